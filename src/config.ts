@@ -1,0 +1,102 @@
+/**
+ * The one place that reads the environment. `loadConfig()` turns raw variables into a validated,
+ * typed `Config` at start-up; nothing else reads `process.env`. Units are in the names.
+ *
+ * | variable | field | default |
+ * |---|---|---|
+ * | DATABASE_URL | databaseUrl | postgresql://postgres@127.0.0.1:5432/slotflow |
+ * | REDIS_URL | redisUrl | redis://127.0.0.1:6379 |
+ * | PORT | port | 3000 |
+ * | BASE_URL | baseUrl (the `{base_url}` of minted links, no trailing slash) | http://localhost:$PORT |
+ * | SLOTFLOW_ADMIN_TOKEN | adminToken | a dev value, with a warning; required when NODE_ENV=production |
+ * | SLOTFLOW_JWT_SECRET | jwtSecret (HS256 key, UTF-8 bytes) | a dev value; required in production |
+ * | SLOTFLOW_SEAL_KEY | sealKey (seals stored values that carry a link) | a dev value; required in production |
+ * | SMTP_URL | smtpUrl | unset: messages are printed to the terminal |
+ * | SLOTFLOW_QUEUE_PREFIX | queuePrefix (BullMQ key prefix) | slotflow |
+ * | SLOTFLOW_DEPOSIT_WAIT_MS | depositWaitMs (how long the web process waits for a worker) | 10000 |
+ * | SLOTFLOW_CALLBACK_BODY_LIMIT_BYTES | callbackBodyLimitBytes | 65536 |
+ * | SLOTFLOW_RATE_LIMIT_PER_MINUTE | rateLimitPerMinute (callback posts per client IP) | 600 |
+ * | SLOTFLOW_SWEEP_INTERVAL_MS | sweepIntervalMs | 1000 |
+ * | SLOTFLOW_WORKER_CONCURRENCY | workerConcurrency (jobs per worker process) | 8 |
+ * | LOG_LEVEL | logLevel | info |
+ *
+ * Throws `ConfigError` naming the variable when a value is malformed or a production secret is
+ * missing.
+ */
+
+export interface Config {
+  nodeEnv: string;
+  databaseUrl: string;
+  redisUrl: string;
+  port: number;
+  baseUrl: string;
+  adminToken: string;
+  jwtSecret: string;
+  sealKey: string;
+  smtpUrl: string | null;
+  queuePrefix: string;
+  depositWaitMs: number;
+  callbackBodyLimitBytes: number;
+  rateLimitPerMinute: number;
+  sweepIntervalMs: number;
+  workerConcurrency: number;
+  logLevel: string;
+  /** Names of secrets that fell back to their development values (the caller warns). */
+  devDefaults: string[];
+}
+
+export class ConfigError extends Error {
+  override name = "ConfigError";
+}
+
+export const DEV_ADMIN_TOKEN = "dev-admin-token";
+const DEV_JWT_SECRET = "dev-jwt-secret-change-me";
+const DEV_SEAL_KEY = "dev-seal-key-change-me";
+
+function int(env: NodeJS.ProcessEnv, name: string, fallback: number, min: number): number {
+  const raw = env[name];
+  if (raw === undefined || raw === "") return fallback;
+  const n = Number(raw);
+  if (!Number.isInteger(n) || n < min) throw new ConfigError(`${name} must be an integer >= ${min}, got "${raw}"`);
+  return n;
+}
+
+/** Reads and validates the environment (default: `process.env`). */
+export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
+  const nodeEnv = env.NODE_ENV ?? "development";
+  const production = nodeEnv === "production";
+  const devDefaults: string[] = [];
+  const secret = (name: string, dev: string): string => {
+    const v = env[name];
+    if (v) return v;
+    if (production) throw new ConfigError(`${name} is required when NODE_ENV=production`);
+    devDefaults.push(name);
+    return dev;
+  };
+  const port = int(env, "PORT", 3000, 0);
+  const baseUrl = (env.BASE_URL || `http://localhost:${port}`).replace(/\/+$/, "");
+  try {
+    new URL(baseUrl);
+  } catch {
+    throw new ConfigError(`BASE_URL must be an absolute URL, got "${baseUrl}"`);
+  }
+  return {
+    nodeEnv,
+    databaseUrl: env.DATABASE_URL || "postgresql://postgres@127.0.0.1:5432/slotflow",
+    redisUrl: env.REDIS_URL || "redis://127.0.0.1:6379",
+    port,
+    baseUrl,
+    adminToken: secret("SLOTFLOW_ADMIN_TOKEN", DEV_ADMIN_TOKEN),
+    jwtSecret: secret("SLOTFLOW_JWT_SECRET", DEV_JWT_SECRET),
+    sealKey: secret("SLOTFLOW_SEAL_KEY", DEV_SEAL_KEY),
+    smtpUrl: env.SMTP_URL || null,
+    queuePrefix: env.SLOTFLOW_QUEUE_PREFIX || "slotflow",
+    depositWaitMs: int(env, "SLOTFLOW_DEPOSIT_WAIT_MS", 10_000, 1),
+    callbackBodyLimitBytes: int(env, "SLOTFLOW_CALLBACK_BODY_LIMIT_BYTES", 64 * 1024, 1),
+    rateLimitPerMinute: int(env, "SLOTFLOW_RATE_LIMIT_PER_MINUTE", 600, 1),
+    sweepIntervalMs: int(env, "SLOTFLOW_SWEEP_INTERVAL_MS", 1000, 10),
+    workerConcurrency: int(env, "SLOTFLOW_WORKER_CONCURRENCY", 8, 1),
+    logLevel: env.LOG_LEVEL || "info",
+    devDefaults,
+  };
+}

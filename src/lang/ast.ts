@@ -1,0 +1,289 @@
+/**
+ * The syntax tree of a `.flow` file (the flow language v1, see docs/language.md).
+ *
+ * Every node carries a `range` into its source so that diagnostics can point at it. The tree is
+ * plain JSON (no classes, no cycles): the checker annotates it and the compiled form stores it,
+ * so the engine runs a deployed version without parsing its source again.
+ *
+ * Positions: `line` and `column` are 1-based and count UTF-16 code units; `offset` is the 0-based
+ * index into the source string. `end` is exclusive.
+ */
+
+export interface Position {
+  line: number;
+  column: number;
+  offset: number;
+}
+
+export interface Range {
+  start: Position;
+  end: Position;
+}
+
+export interface Ident {
+  name: string;
+  range: Range;
+}
+
+/** Names of the built-in scalar types; anything else in a type position names an entity. */
+export type ScalarTypeName = "bool" | "int" | "decimal" | "string" | "datetime" | "duration" | "principal";
+
+export interface TypeRef {
+  kind: "type";
+  /** A scalar name, "list", or an entity name. */
+  name: ScalarTypeName | "list" | string;
+  /** The element type when `name` is "list". */
+  element: TypeRef | null;
+  optional: boolean;
+  range: Range;
+}
+
+export interface Param {
+  name: Ident;
+  type: TypeRef;
+  range: Range;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Declarations
+
+export interface FlowFile {
+  kind: "file";
+  name: Ident;
+  params: Param[];
+  entities: EntityDecl[];
+  events: EventDecl[];
+  states: StateDecl[];
+  maps: MapEventDecl[];
+  range: Range;
+}
+
+export interface Annotation {
+  name: Ident;
+  value: LiteralExpr;
+  range: Range;
+}
+
+export interface FieldDecl {
+  name: Ident;
+  type: TypeRef;
+  annotations: Annotation[];
+  range: Range;
+}
+
+export interface EntityDecl {
+  kind: "entity";
+  name: Ident;
+  fields: FieldDecl[];
+  range: Range;
+}
+
+/** `[Authorize(p => expr)]`: a `principal => bool` predicate, evaluated on ordinary raises only. */
+export interface AuthorizeAttr {
+  param: Ident;
+  body: Expr;
+  range: Range;
+}
+
+export interface EventDecl {
+  kind: "event";
+  name: Ident;
+  params: Param[];
+  authorize: AuthorizeAttr[];
+  range: Range;
+}
+
+export interface StateDecl {
+  kind: "state";
+  name: Ident;
+  modifier: "initial" | "terminal" | null;
+  /** Members in source order. */
+  members: Member[];
+  range: Range;
+}
+
+export type Member = Subscribe | EnterBlock | OnEvent | OnExpired | Milestone;
+
+export interface Subscribe {
+  kind: "subscribe";
+  event: Ident;
+  params: Ident[];
+  alias: Ident;
+  forEach: { variable: Ident; iterable: Expr } | null;
+  settings: Setting[];
+  range: Range;
+}
+
+export type Setting =
+  | { kind: "candidates"; matchers: Expr[]; range: Range }
+  | { kind: "requires"; expr: Expr; range: Range }
+  | { kind: "after"; aliases: Ident[]; range: Range }
+  | { kind: "deadline"; expr: Expr; range: Range };
+
+export interface EnterBlock {
+  kind: "enter";
+  body: Statement[];
+  range: Range;
+}
+
+/** `on x(a, b) { … }` or `on x(a, b) -> S`. An arrow is a handler of one `default` arm. */
+export interface OnEvent {
+  kind: "on";
+  alias: Ident;
+  params: Ident[];
+  handler: Handler;
+  range: Range;
+}
+
+export interface OnExpired {
+  kind: "onExpired";
+  alias: Ident;
+  handler: Handler;
+  range: Range;
+}
+
+export interface Handler {
+  statements: Statement[];
+  arms: Arm[];
+  range: Range;
+}
+
+export interface Arm {
+  kind: "when" | "default";
+  /** null for `default`. */
+  condition: Expr | null;
+  /** null when the arm has no block. */
+  body: Statement[] | null;
+  target: Ident;
+  range: Range;
+}
+
+export interface Milestone {
+  kind: "milestone";
+  name: Ident;
+  condition: Expr;
+  body: Statement[];
+  range: Range;
+}
+
+/** `map event E(<previous params>) to E2(name: expr, …)`. */
+export interface MapEventDecl {
+  kind: "map";
+  from: Ident;
+  fromParams: Param[];
+  to: Ident;
+  args: { name: Ident; value: Expr; range: Range }[];
+  range: Range;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Statements
+
+export type Statement = LetStmt | AssignStmt | SendEmailStmt | DropSlotStmt | IfStmt | ExprStmt;
+
+export interface LetStmt {
+  kind: "let";
+  name: Ident;
+  value: Expr;
+  range: Range;
+}
+
+/** `a.b.c = expr`; `target` is the path, at least one name. */
+export interface AssignStmt {
+  kind: "assign";
+  target: Ident[];
+  value: Expr;
+  range: Range;
+}
+
+export interface SendEmailStmt {
+  kind: "sendEmail";
+  to: Expr;
+  subject: Expr;
+  body: Expr;
+  range: Range;
+}
+
+export interface DropSlotStmt {
+  kind: "dropSlot";
+  alias: Ident;
+  range: Range;
+}
+
+export interface IfStmt {
+  kind: "if";
+  condition: Expr;
+  then: Statement[];
+  /** `else { … }` gives a list; `else if …` gives a list holding one IfStmt. */
+  else: Statement[] | null;
+  range: Range;
+}
+
+export interface ExprStmt {
+  kind: "expr";
+  expr: Expr;
+  range: Range;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Expressions
+
+export type Expr = LiteralExpr | NameExpr | MemberExpr | CallExpr | BinaryExpr | UnaryExpr | ListExpr;
+
+export type DurationUnit = "s" | "m" | "h" | "d";
+
+export type LiteralExpr =
+  | { kind: "literal"; type: "int" | "decimal"; value: number; raw: string; range: Range }
+  | { kind: "literal"; type: "string"; value: string; raw: string; range: Range }
+  | { kind: "literal"; type: "bool"; value: boolean; raw: string; range: Range }
+  | { kind: "literal"; type: "null"; value: null; raw: string; range: Range }
+  /** `value` is the duration in milliseconds; `raw` is the source text (`7d`). */
+  | { kind: "literal"; type: "duration"; value: number; raw: string; range: Range };
+
+export interface NameExpr {
+  kind: "name";
+  name: string;
+  range: Range;
+}
+
+export interface MemberExpr {
+  kind: "member";
+  object: Expr;
+  property: Ident;
+  range: Range;
+}
+
+export interface CallExpr {
+  kind: "call";
+  callee: Expr;
+  args: Expr[];
+  range: Range;
+}
+
+export type BinaryOp = "??" | "||" | "&&" | "==" | "!=" | "<" | "<=" | ">" | ">=" | "+" | "-" | "*" | "/" | "%";
+
+export interface BinaryExpr {
+  kind: "binary";
+  op: BinaryOp;
+  left: Expr;
+  right: Expr;
+  /**
+   * Filled by the checker for arithmetic: "int" when both operands are `int` (then `/` truncates
+   * toward zero and `%` is the integer remainder), "decimal" otherwise. Absent before checking.
+   */
+  numeric?: "int" | "decimal";
+  range: Range;
+}
+
+export interface UnaryExpr {
+  kind: "unary";
+  op: "!" | "-";
+  operand: Expr;
+  range: Range;
+}
+
+export interface ListExpr {
+  kind: "list";
+  elements: Expr[];
+  range: Range;
+}

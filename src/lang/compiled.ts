@@ -1,0 +1,106 @@
+/**
+ * The compiled form of a checked workflow: what `compile()` returns and what each deployed
+ * version stores (column `WorkflowVersion.compiled`). It is plain JSON; the engine runs it
+ * directly and never parses source at run time.
+ *
+ * Statements and expressions are the checked syntax tree nodes of `ast.ts` (with the checker's
+ * annotations); declarations are indexed by name so the engine finds them in O(1).
+ *
+ * `format` changes whenever this shape changes incompatibly; the engine refuses a stored form
+ * whose format it does not know.
+ */
+import type { AuthorizeAttr, Expr, Handler, Statement } from "./ast.js";
+
+export const COMPILED_FORMAT = 1 as const;
+
+/** A resolved type. Entity types name a declared entity. */
+export type TypeSpec =
+  | { kind: "bool" | "int" | "decimal" | "string" | "datetime" | "duration" | "principal"; optional: boolean }
+  | { kind: "list"; element: TypeSpec; optional: boolean }
+  | { kind: "entity"; name: string; optional: boolean };
+
+export interface CompiledParam {
+  name: string;
+  type: TypeSpec;
+}
+
+export interface CompiledField {
+  type: TypeSpec;
+  /** From `@maxLength(n)` / `@minLength(n)`, in UTF-16 code units (JavaScript string length). */
+  maxLength: number | null;
+  minLength: number | null;
+}
+
+export interface CompiledEntity {
+  name: string;
+  /** Fields in declaration order. */
+  fields: Record<string, CompiledField>;
+}
+
+export interface CompiledEvent {
+  name: string;
+  params: CompiledParam[];
+  /** Every `[Authorize(p => …)]` attribute; all must hold on an ordinary raise. */
+  authorize: AuthorizeAttr[];
+}
+
+export interface CompiledSlot {
+  alias: string;
+  event: string;
+  /** The names in `subscribe E(a, b)`: equal to the event's parameter names, in order. */
+  params: string[];
+  forEach: { variable: string; iterable: Expr } | null;
+  /** Matcher expressions (`role("r")`, `user("id")`); null when the setting is absent. */
+  candidates: Expr[] | null;
+  requires: Expr | null;
+  /** Aliases of slots of the same state that must be completed before this one opens. */
+  after: string[];
+  deadline: Expr | null;
+}
+
+export interface CompiledOnEvent {
+  alias: string;
+  /** Names bound to the event's arguments, positionally. */
+  params: string[];
+  handler: Handler;
+}
+
+export interface CompiledMilestone {
+  name: string;
+  condition: Expr;
+  body: Statement[];
+}
+
+export interface CompiledState {
+  name: string;
+  initial: boolean;
+  terminal: boolean;
+  /** Slots in declaration order. */
+  slots: CompiledSlot[];
+  /** The bodies of every `enter` block, in source order (run one after another). */
+  enter: Statement[][];
+  /** `on x(...)` handlers by alias. */
+  on: Record<string, CompiledOnEvent>;
+  /** `on x.expired` handlers by alias. */
+  expired: Record<string, Handler>;
+  milestones: CompiledMilestone[];
+}
+
+/** `map event E(<previous params>) to E2(name: expr, …)`, authored with the version that holds it. */
+export interface CompiledEventMap {
+  from: string;
+  fromParams: CompiledParam[];
+  to: string;
+  args: { name: string; value: Expr }[];
+}
+
+export interface CompiledWorkflow {
+  format: typeof COMPILED_FORMAT;
+  name: string;
+  params: CompiledParam[];
+  entities: Record<string, CompiledEntity>;
+  events: Record<string, CompiledEvent>;
+  initialState: string;
+  states: Record<string, CompiledState>;
+  maps: CompiledEventMap[];
+}
