@@ -1,0 +1,91 @@
+/**
+ * Long-running processes: `serve` (web, workers and sweeper in one process), `web`, `worker`,
+ * `sweeper`. Each stops cleanly on SIGINT/SIGTERM.
+ */
+import { readdirSync, readFileSync } from "node:fs";
+import { join } from "node:path";
+import { deploy } from "../engine/deploy.js";
+import { RefusalError } from "../engine/refusals.js";
+import { createRuntime, warnDevDefaults, type Runtime } from "../runtime.js";
+import { createWebApp } from "../web/app.js";
+import { startCommandWorker } from "../../workers/commands.js";
+import { startMailWorker } from "../../workers/mail.js";
+import { startSweeper } from "../../workers/sweeper.js";
+
+type Closer = () => Promise<unknown>;
+
+function onShutdown(rt: Runtime, closers: Closer[]): void {
+  let stopping = false;
+  const stop = async () => {
+    if (stopping) return;
+    stopping = true;
+    rt.log.info("shutting down");
+    for (const close of closers) await close().catch(() => undefined);
+    await rt.close();
+    process.exit(0);
+  };
+  process.on("SIGINT", stop);
+  process.on("SIGTERM", stop);
+}
+
+/** Deploys every `.flow` file of `dir`; logs each result. */
+export async function deployDirectory(rt: Runtime, dir: string): Promise<void> {
+  for (const file of readdirSync(dir).filter((f) => f.endsWith(".flow")).sort()) {
+    const path = join(dir, file);
+    try {
+      const r = await deploy(rt.db, readFileSync(path, "utf8"), path);
+      rt.log.info({ file: path, workflow: r.name, version: r.version, created: r.created }, "deployed");
+    } catch (err) {
+      if (err instanceof RefusalError) rt.log.error({ file: path, code: err.code, detail: err.message, ...err.extra }, "deploy refused");
+      else throw err;
+    }
+  }
+}
+
+export interface ServeOptions {
+  web: boolean;
+  worker: boolean;
+  sweeper: boolean;
+  deployDir?: string;
+}
+
+export async function serve(opts: ServeOptions): Promise<Runtime> {
+  const rt = createRuntime();
+  warnDevDefaults(rt);
+  const closers: Closer[] = [];
+  if (opts.deployDir) await deployDirectory(rt, opts.deployDir);
+  if (opts.worker) {
+    const commands = startCommandWorker(rt);
+    const mail = startMailWorker(rt);
+    closers.push(() => commands.close(), () => mail.close());
+  }
+  if (opts.sweeper) {
+    const sweeper = await startSweeper(rt);
+    closers.push(() => sweeper.close());
+  }
+  if (opts.web) {
+    const web = createWebApp(rt);
+    const server = await web.listen(rt.config.port);
+    closers.unshift(() => web.close());
+    const address = server.address();
+    const port = typeof address === "object" && address ? address.port : rt.config.port;
+    rt.log.info({ port, baseUrl: rt.config.baseUrl }, "listening");
+  }
+  onShutdown(rt, closers);
+  return rt;
+}
+
+/** What `npm start` prints once the server is up. */
+export function nextSteps(rt: Runtime): string {
+  const base = rt.config.baseUrl;
+  const auth = rt.config.devDefaults.includes("SLOTFLOW_ADMIN_TOKEN") ? rt.config.adminToken : "$SLOTFLOW_ADMIN_TOKEN";
+  return `
+slotflow is running on ${base} (web, worker and sweeper in one process).
+
+Try the vendor-approval example (README.md walks through it):
+  curl -s -X POST ${base}/api/workflows/VendorApproval/runs \\
+    -H 'Authorization: Bearer ${auth}' -H 'Content-Type: application/json' \\
+    -d '{"vendor": {"name": "Acme", "contactEmail": "ap@acme.example"}, "amount": 1200}'
+Then copy the link from the email printed below and POST {"ok": true, "note": "..."} to it.
+`;
+}

@@ -1,0 +1,64 @@
+/**
+ * deposit: a holder of a callback link completes its slot (callback-links spec §3 "Successful
+ * deposit", §5, §7; HTTP API "The callback endpoint").
+ *
+ * Locks: the run row (held by the caller). Reads the link under that lock, so of N concurrent
+ * deposits of one link exactly one finds it live; the others find it burned.
+ * Refuses, changing nothing:
+ *   410 link-burned / link-retired / link-dead (reason: completed, cancelled, expired, dropped,
+ *       run-finished) — a deadline that has passed counts even if the sweeper has not run yet;
+ *   409 slot-not-open — the slot waits on `After` (the link stays live);
+ *   409 requires-failed — `Requires` does not hold (the link stays live);
+ *   422 invalid-body — job data that does not match the event (the web process checked it first).
+ * Bypasses `Candidates` and `[Authorize]`: a deposit has no principal (spec §1 "Bypassed gates").
+ * Throws RuntimeFault from the handler; the caller refuses with handler-failed, the link stays live.
+ */
+import { checkBody } from "../body.js";
+import { evaluate, Scope } from "../interpreter.js";
+import { burnLink, deadDetail, refusalForEndedLink, type LinkRow } from "../link.js";
+import { RefusalCode, refuse } from "../refusals.js";
+import { afterHandler, runHandler } from "../run.js";
+import { completeSlot, slotScope } from "../slot.js";
+import type { Step } from "../step.js";
+import { translateArgs } from "../versioning.js";
+import type { CommandResult } from "./start.js";
+import { summary } from "./start.js";
+import type { Command } from "./types.js";
+
+export async function deposit(step: Step, cmd: Extract<Command, { kind: "deposit" }>): Promise<CommandResult> {
+  const fail = (r: ReturnType<typeof refuse>): CommandResult => ({ outcome: { ok: false, refusal: r }, step: null });
+  const link = (await step.services.tx.link.findUnique({ where: { id: cmd.linkId } })) as LinkRow | null;
+  if (!link || link.runId !== step.run.id) return fail(refuse(RefusalCode.LinkNotFound, "No link matches this URL."));
+  const ended = refusalForEndedLink(link);
+  if (ended) return fail(ended);
+  if (step.run.status === "finished") return fail(refuse(RefusalCode.LinkDead, deadDetail("run-finished"), { reason: "run-finished" }));
+  const slot = step.slots.find((s) => s.id === link.slotId);
+  if (!slot) return fail(refuse(RefusalCode.LinkDead, deadDetail("cancelled"), { reason: "cancelled" }));
+  if (slot.status === "waiting") {
+    return fail(refuse(RefusalCode.SlotNotOpen, "This response is not open yet: it waits for earlier steps of the workflow. The link stays valid; try again later."));
+  }
+  if (slot.deadline && slot.deadline.getTime() <= step.now.getTime()) {
+    return fail(refuse(RefusalCode.LinkDead, deadDetail("expired"), { reason: "expired" }));
+  }
+  const translated = await translateArgs(step, slot.alias, slot.state, link.mintedVersion, cmd.args);
+  if (!translated.ok) return fail(translated.refusal);
+  const event = step.workflow.events[slot.event];
+  const checked = checkBody(translated.args, event.params);
+  if (!checked.ok) return fail(refuse(RefusalCode.InvalidBody, checked.detail, { expects: checked.expects, errors: checked.problems }));
+  const decl = step.workflow.states[slot.state].slots.find((s) => s.alias === slot.alias)!;
+  const scope = slotScope(step, slot, Scope.of(checked.args));
+  if (decl.requires && !evaluate(step, scope, decl.requires)) {
+    return fail(refuse(RefusalCode.RequiresFailed, "This response cannot be accepted now: a condition of the workflow does not hold. The link stays valid."));
+  }
+  burnLink(step, link.id);
+  completeSlot(step, slot, translated.args);
+  step.addHistory("event", { alias: slot.alias, element: slot.element, via: "link" });
+  const on = step.workflow.states[slot.state].on[slot.alias];
+  if (on) {
+    const bound = Object.fromEntries(on.params.map((name, i) => [name, checked.args[event.params[i].name]]));
+    runHandler(step, on.handler, slotScope(step, slot, Scope.of(bound)));
+  } else {
+    afterHandler(step);
+  }
+  return { outcome: { ok: true, status: "completed", run: summary(step) }, step };
+}

@@ -1,0 +1,27 @@
+/**
+ * expire: a slot whose deadline has passed becomes expired, its link dies, and `on x.expired`
+ * runs if the state declares it (language reference "Expiry"). Enqueued by the sweeper.
+ *
+ * Locks: the run row (held by the caller).
+ * Skips (outcome `skipped`, nothing changed) when the slot is no longer open in the run's current
+ * visit or its deadline has not passed — the sweeper may lag or repeat itself.
+ * Throws RuntimeFault from the handler (the caller records an incident; the sweeper retries later).
+ */
+import { afterHandler, runHandler } from "../run.js";
+import { expireSlot, slotScope } from "../slot.js";
+import type { Step } from "../step.js";
+import type { CommandResult } from "./start.js";
+import { summary } from "./start.js";
+import type { Command } from "./types.js";
+
+export async function expire(step: Step, cmd: Extract<Command, { kind: "expire" }>): Promise<CommandResult> {
+  const slot = step.slots.find((s) => s.id === cmd.slotId);
+  if (step.run.status !== "running" || !slot || slot.status !== "open" || !slot.deadline || slot.deadline.getTime() > step.now.getTime()) {
+    return { outcome: { ok: true, status: "skipped", run: summary(step) }, step: null };
+  }
+  expireSlot(step, slot);
+  const handler = step.workflow.states[slot.state].expired[slot.alias];
+  if (handler) runHandler(step, handler, slotScope(step, slot));
+  else afterHandler(step);
+  return { outcome: { ok: true, status: "expired", run: summary(step) }, step };
+}

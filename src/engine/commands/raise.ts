@@ -1,0 +1,70 @@
+/**
+ * raise: a signed-in principal raises a slot's event through the ordinary path
+ * (`POST /api/runs/{id}/slots/{alias}/events`; language reference §7, first column).
+ *
+ * Locks: the run row (held by the caller).
+ * Refuses, changing nothing, in this order:
+ *   404 not-found — no slot of that alias (and element) in the run's current state;
+ *   409 slot-closed — the run finished, or the slot was completed, cancelled, expired or dropped
+ *       (a passed deadline counts even before the sweeper runs);
+ *   409 slot-not-open — the slot waits on `After`;
+ *   403 not-a-candidate — `Candidates` admits no matcher for the principal;
+ *   403 authorize-denied — an `[Authorize]` predicate of the event is false;
+ *   422 invalid-body — the arguments do not match the event;
+ *   409 requires-failed — `Requires` does not hold.
+ * Throws RuntimeFault from a predicate or the handler (the caller refuses with handler-failed).
+ */
+import { checkBody } from "../body.js";
+import { admits, evaluate, Scope, type Principal } from "../interpreter.js";
+import { RefusalCode, refuse } from "../refusals.js";
+import { afterHandler, runHandler } from "../run.js";
+import { completeSlot, slotScope, slotsOf } from "../slot.js";
+import type { Step } from "../step.js";
+import type { CommandResult } from "./start.js";
+import { summary } from "./start.js";
+import type { Command } from "./types.js";
+
+export async function raise(step: Step, cmd: Extract<Command, { kind: "raise" }>): Promise<CommandResult> {
+  const fail = (r: ReturnType<typeof refuse>): CommandResult => ({ outcome: { ok: false, refusal: r }, step: null });
+  if (step.run.status === "finished") return fail(refuse(RefusalCode.SlotClosed, "The run has finished."));
+  const candidates = slotsOf(step, cmd.alias);
+  const decl = step.workflow.states[step.run.state]?.slots.find((s) => s.alias === cmd.alias);
+  if (!decl) return fail(refuse(RefusalCode.NotFound, `The run's current state "${step.run.state}" has no slot "${cmd.alias}".`));
+  if (decl.forEach && cmd.element === null) {
+    return fail(refuse(RefusalCode.NotFound, `Slot "${cmd.alias}" is fanned out: name the element with ?element=N.`));
+  }
+  const slot = candidates.find((s) => s.element === (decl.forEach ? cmd.element : null));
+  if (!slot) return fail(refuse(RefusalCode.NotFound, `Slot "${cmd.alias}" has no element ${cmd.element}.`));
+  if (slot.status === "waiting") return fail(refuse(RefusalCode.SlotNotOpen, `Slot "${cmd.alias}" waits on ${decl.after.join(", ")}.`));
+  if (slot.status !== "open" || (slot.deadline && slot.deadline.getTime() <= step.now.getTime())) {
+    const status = slot.status === "open" ? "expired" : slot.status;
+    return fail(refuse(RefusalCode.SlotClosed, `Slot "${cmd.alias}" is ${status}.`, { slotStatus: status }));
+  }
+  const principal: Principal = { kind: "principal", ...cmd.principal };
+  const base = slotScope(step, slot);
+  if (decl.candidates) {
+    const matchers = decl.candidates.map((m) => evaluate(step, base, m));
+    if (!admits(matchers, principal)) return fail(refuse(RefusalCode.NotACandidate, `The principal is not a candidate for slot "${cmd.alias}".`));
+  }
+  const event = step.workflow.events[slot.event];
+  const checked = checkBody(cmd.args, event.params);
+  if (!checked.ok) return fail(refuse(RefusalCode.InvalidBody, checked.detail, { expects: checked.expects, errors: checked.problems }));
+  for (const attr of event.authorize) {
+    const scope = Scope.of({ ...checked.args, [attr.param.name]: principal });
+    if (!evaluate(step, scope, attr.body)) return fail(refuse(RefusalCode.AuthorizeDenied, `The principal is not authorized to raise ${event.name}.`));
+  }
+  const scope = slotScope(step, slot, Scope.of(checked.args));
+  if (decl.requires && !evaluate(step, scope, decl.requires)) {
+    return fail(refuse(RefusalCode.RequiresFailed, `The Requires condition of slot "${cmd.alias}" does not hold.`));
+  }
+  completeSlot(step, slot, cmd.args);
+  step.addHistory("event", { alias: slot.alias, element: slot.element, via: "raise", principal: principal.id });
+  const on = step.workflow.states[slot.state].on[slot.alias];
+  if (on) {
+    const bound = Object.fromEntries(on.params.map((name, i) => [name, checked.args[event.params[i].name]]));
+    runHandler(step, on.handler, slotScope(step, slot, Scope.of(bound)));
+  } else {
+    afterHandler(step);
+  }
+  return { outcome: { ok: true, status: "completed", run: summary(step) }, step };
+}

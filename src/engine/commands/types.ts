@@ -1,0 +1,68 @@
+/**
+ * The commands applied to runs, and their outcomes. Every change to a run travels as one of these
+ * through the worker path (src/engine/apply.ts), serially per run.
+ *
+ * Job payloads are JSON and never hold a token: a deposit names its link by id.
+ */
+import * as yup from "yup";
+import type { Refusal } from "../refusals.js";
+
+export interface PrincipalClaims {
+  id: string;
+  email: string | null;
+  roles: string[];
+}
+
+export type Command =
+  | { kind: "start"; commandId: string; runId: string; workflow: string; version: number; input: Record<string, unknown> }
+  | { kind: "deposit"; commandId: string; runId: string; linkId: string; args: Record<string, unknown> }
+  | {
+      kind: "raise";
+      commandId: string;
+      runId: string;
+      alias: string;
+      element: number | null;
+      args: Record<string, unknown>;
+      principal: PrincipalClaims;
+    }
+  | { kind: "expire"; commandId: string; runId: string; slotId: string };
+
+export interface RunSummary {
+  id: string;
+  workflow: string;
+  version: number;
+  state: string;
+  status: string;
+}
+
+export type Outcome =
+  | { ok: true; status: "started" | "completed" | "expired" | "skipped"; run: RunSummary }
+  | { ok: false; refusal: Refusal };
+
+const uuid = () => yup.string().required().uuid();
+const json = () => yup.object().required();
+
+/** Schemas of the command catalog, checked when a job is enqueued and again when it is processed. */
+export const commandSchemas = {
+  start: yup.object({ kind: yup.string().oneOf(["start"]).required(), commandId: uuid(), runId: uuid(), workflow: yup.string().required(), version: yup.number().integer().min(1).required(), input: json() }),
+  deposit: yup.object({ kind: yup.string().oneOf(["deposit"]).required(), commandId: uuid(), runId: uuid(), linkId: uuid(), args: json() }),
+  raise: yup.object({
+    kind: yup.string().oneOf(["raise"]).required(),
+    commandId: uuid(),
+    runId: uuid(),
+    alias: yup.string().required(),
+    element: yup.number().integer().min(0).nullable().defined(),
+    args: json(),
+    principal: yup.object({ id: yup.string().required(), email: yup.string().nullable().defined(), roles: yup.array(yup.string().required()).required() }).required(),
+  }),
+  expire: yup.object({ kind: yup.string().oneOf(["expire"]).required(), commandId: yup.string().required(), runId: uuid(), slotId: uuid() }),
+} as const;
+
+/** Throws a yup ValidationError when `value` is not a well-formed command. */
+export function validateCommand(value: unknown): Command {
+  const kind = (value as { kind?: string } | null)?.kind;
+  const schema = kind && kind in commandSchemas ? commandSchemas[kind as keyof typeof commandSchemas] : null;
+  if (!schema) throw new yup.ValidationError(`unknown command kind "${String(kind)}"`);
+  schema.validateSync(value, { strict: true });
+  return value as Command;
+}

@@ -1,0 +1,130 @@
+/**
+ * Deploying a workflow (`POST /api/workflows`, `slotflow deploy`; language reference
+ * "Versioning").
+ *
+ * - Source with errors is refused: `invalid-workflow` (422) with every diagnostic.
+ * - The same source as the current version changes nothing (`created: false`).
+ * - Otherwise version N+1 is stored and becomes current, and every live run is upgraded to it in
+ *   the same transaction, with its row locked. Refused with `version-conflict` (409), storing
+ *   nothing, when:
+ *     - an event's parameters (names or types) differ from the previous version and the new source
+ *       authors no `map event E(<previous params>) to …` whose left side equals the previous
+ *       signature (callback-links spec §7, last row; §9 rule 4);
+ *     - a live run is in a state the new version lacks, or has a live slot whose alias the new
+ *       version's state lacks or subscribes to another, unmapped event.
+ * Links minted under older versions keep working (versioning.ts translates their bodies).
+ */
+import { createHash } from "node:crypto";
+import type { Db } from "../db.js";
+import { compile } from "../lang/compile.js";
+import type { CompiledParam, CompiledWorkflow } from "../lang/compiled.js";
+import type { Diagnostic } from "../lang/diagnostics.js";
+import { RefusalCode, refuse, RefusalError } from "./refusals.js";
+import { loadVersion } from "./workflows.js";
+
+export interface DeployResult {
+  name: string;
+  version: number;
+  created: boolean;
+  warnings: Diagnostic[];
+  upgradedRuns: number;
+}
+
+function signature(params: CompiledParam[]): string {
+  return params.map((p) => `${p.name}: ${typeText(p.type)}`).join(", ");
+}
+
+function typeText(t: CompiledParam["type"]): string {
+  const base = t.kind === "list" ? `list<${typeText(t.element)}>` : t.kind === "entity" ? t.name : t.kind;
+  return t.optional ? `${base}?` : base;
+}
+
+/** Problems that forbid moving from `prev` to `next` (empty when the deploy may proceed). */
+export function versionProblems(prev: CompiledWorkflow, next: CompiledWorkflow): string[] {
+  const problems: string[] = [];
+  for (const [name, event] of Object.entries(prev.events)) {
+    const now = next.events[name];
+    const map = next.maps.find((m) => m.from === name);
+    if (map) {
+      if (signature(map.fromParams) !== signature(event.params)) {
+        problems.push(`map event ${name}(${signature(map.fromParams)}) does not match the previous signature ${name}(${signature(event.params)})`);
+      }
+      continue;
+    }
+    if (now && signature(now.params) !== signature(event.params)) {
+      problems.push(
+        `event ${name} changed from (${signature(event.params)}) to (${signature(now.params)}) with no mapping: add "map event ${name}(${signature(event.params)}) to ${name}(…)"`,
+      );
+    }
+  }
+  return problems;
+}
+
+/** Compiles and deploys `source`. Throws RefusalError (invalid-workflow, version-conflict). */
+export async function deploy(db: Db, source: string, file = "<source>"): Promise<DeployResult> {
+  const { diagnostics, workflow } = compile(source, file);
+  const errors = diagnostics.filter((d) => d.severity === "error");
+  const warnings = diagnostics.filter((d) => d.severity === "warning");
+  if (!workflow || errors.length > 0) {
+    throw new RefusalError(
+      refuse(RefusalCode.InvalidWorkflow, `The workflow has ${errors.length} error(s).`, {
+        diagnostics: diagnostics.map((d) => ({ code: d.code, severity: d.severity, message: d.message, line: d.range.start.line, column: d.range.start.column })),
+      }),
+    );
+  }
+  const sha = createHash("sha256").update(source).digest("hex");
+  return db.$transaction(
+    async (tx) => {
+      await tx.$executeRaw`SELECT pg_advisory_xact_lock(hashtext(${"slotflow.deploy:" + workflow.name}))`;
+      const existing = await tx.workflow.findUnique({ where: { name: workflow.name } });
+      if (!existing) {
+        await tx.workflow.create({ data: { name: workflow.name, currentVersion: 1 } });
+        await tx.workflowVersion.create({ data: { workflowName: workflow.name, version: 1, source, sourceSha256: sha, compiled: workflow as object } });
+        return { name: workflow.name, version: 1, created: true, warnings, upgradedRuns: 0 };
+      }
+      const current = await tx.workflowVersion.findUnique({
+        where: { workflowName_version: { workflowName: workflow.name, version: existing.currentVersion } },
+      });
+      if (current?.sourceSha256 === sha) return { name: workflow.name, version: existing.currentVersion, created: false, warnings, upgradedRuns: 0 };
+      const prev = await loadVersion(tx, workflow.name, existing.currentVersion);
+      const problems = versionProblems(prev, workflow);
+      const runs = await tx.$queryRaw<{ id: string; state: string; visit: number }[]>`
+        SELECT id, state, visit FROM runs WHERE workflow_name = ${workflow.name} AND status = 'running' FOR UPDATE`;
+      for (const run of runs) {
+        const state = workflow.states[run.state];
+        if (!state) {
+          problems.push(`run ${run.id} is in state "${run.state}", which the new version lacks`);
+          continue;
+        }
+        const live = await tx.slot.findMany({ where: { runId: run.id, visit: run.visit, status: { in: ["open", "waiting"] } } });
+        for (const slot of live) {
+          const decl = state.slots.find((s) => s.alias === slot.alias);
+          const mapped = workflow.maps.some((m) => m.from === slot.event && m.to === decl?.event);
+          if (!decl || (decl.event !== slot.event && !mapped)) {
+            problems.push(`run ${run.id} has a live slot "${slot.alias}" (${slot.event}) that the new version's state "${run.state}" does not keep`);
+          }
+        }
+      }
+      if (problems.length > 0) {
+        throw new RefusalError(refuse(RefusalCode.VersionConflict, `The deploy of ${workflow.name} was refused: ${problems.join("; ")}.`, { problems }));
+      }
+      const version = existing.currentVersion + 1;
+      await tx.workflowVersion.create({ data: { workflowName: workflow.name, version, source, sourceSha256: sha, compiled: workflow as object } });
+      await tx.workflow.update({ where: { name: workflow.name }, data: { currentVersion: version } });
+      if (runs.length > 0) {
+        const ids = runs.map((r) => r.id);
+        await tx.run.updateMany({ where: { id: { in: ids } }, data: { version } });
+        await tx.historyEntry.createMany({ data: ids.map((runId) => ({ runId, kind: "upgraded", data: { from: version - 1, to: version } })) });
+        // Slots keep the event name they were created with until they close; a mapped event is
+        // renamed so the slot completes with the new version's event.
+        for (const map of workflow.maps) {
+          if (map.from !== map.to) {
+            await tx.slot.updateMany({ where: { runId: { in: ids }, event: map.from, status: { in: ["open", "waiting"] } }, data: { event: map.to } });
+          }
+        }
+      }
+      return { name: workflow.name, version, created: true, warnings, upgradedRuns: runs.length };
+    },
+    { maxWait: 10_000, timeout: 60_000 },
+  );
+}

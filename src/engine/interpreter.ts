@@ -1,0 +1,346 @@
+/**
+ * Evaluates checked expressions and runs statements of a compiled workflow inside a step.
+ *
+ * Values follow values.ts. Names resolve, innermost first: `let` locals and bound parameters
+ * (scopes), then the aliases of the run's current state (slot references), then workflow
+ * parameters (tracked rows for entity types, read-only input values otherwise).
+ *
+ * Effects go to the step (link mints, mail, slot drops, field writes), so nothing touches the
+ * database until the step flushes. Any runtime error throws `RuntimeFault`, which aborts the
+ * whole step (language reference "Errors"): null dereference, `@maxLength`/`@minLength`
+ * violated, integer overflow or division by zero, minting for a closed slot, mail to null.
+ * Messages name the construct and its line but never a value, so a token cannot leak into them.
+ */
+import type { Expr, Range, Statement } from "../lang/ast.js";
+import { mintLink } from "./link.js";
+import { dropSlot, isAliasDone, liveSlotForAlias } from "./slot.js";
+import type { Step } from "./step.js";
+import { Duration, formatIsoDuration, type Value } from "./values.js";
+
+export class RuntimeFault extends Error {
+  override name = "RuntimeFault";
+  constructor(message: string, readonly range?: Range) {
+    super(range ? `line ${range.start.line}: ${message}` : message);
+  }
+}
+
+export interface Principal {
+  kind: "principal";
+  id: string;
+  email: string | null;
+  roles: string[];
+}
+
+interface EntityRef {
+  kind: "entityRef";
+  name: string;
+}
+
+interface SlotRef {
+  kind: "slotRef";
+  alias: string;
+}
+
+interface Matcher {
+  kind: "matcher";
+  matcher: "role" | "user";
+  value: string;
+}
+
+type Special = EntityRef | SlotRef | Matcher | Principal;
+
+/** A chain of variable bindings. */
+export class Scope {
+  private readonly vars = new Map<string, Value>();
+  constructor(readonly parent: Scope | null = null) {}
+  static of(bindings: Record<string, Value>, parent: Scope | null = null): Scope {
+    const s = new Scope(parent);
+    for (const [k, v] of Object.entries(bindings)) s.vars.set(k, v);
+    return s;
+  }
+  child(): Scope {
+    return new Scope(this);
+  }
+  declare(name: string, value: Value): void {
+    this.vars.set(name, value);
+  }
+  lookup(name: string): { found: boolean; value?: Value; scope?: Scope } {
+    for (let s: Scope | null = this; s; s = s.parent) {
+      if (s.vars.has(name)) return { found: true, value: s.vars.get(name), scope: s };
+    }
+    return { found: false };
+  }
+  set(name: string, value: Value): boolean {
+    for (let s: Scope | null = this; s; s = s.parent) {
+      if (s.vars.has(name)) {
+        s.vars.set(name, value);
+        return true;
+      }
+    }
+    return false;
+  }
+}
+
+function isSpecial(v: Value, kind: Special["kind"]): boolean {
+  return typeof v === "object" && v !== null && !Array.isArray(v) && (v as Special).kind === kind;
+}
+
+/** Evaluates `expr` in `scope` for `step`. */
+export function evaluate(step: Step, scope: Scope, expr: Expr): Value {
+  switch (expr.kind) {
+    case "literal":
+      return expr.type === "duration" ? new Duration(expr.value as number) : expr.value;
+    case "list":
+      return expr.elements.map((e) => evaluate(step, scope, e));
+    case "name":
+      return resolveName(step, scope, expr.name, expr.range);
+    case "member":
+      return member(step, evaluate(step, scope, expr.object), expr.property.name, expr.range);
+    case "call":
+      return call(step, scope, expr);
+    case "unary": {
+      const v = evaluate(step, scope, expr.operand);
+      if (expr.op === "!") return !v;
+      if (v instanceof Duration) return new Duration(-v.ms);
+      if (v === null) throw new RuntimeFault("negation of null", expr.range);
+      return -(v as number);
+    }
+    case "binary":
+      return binary(step, scope, expr);
+  }
+}
+
+function resolveName(step: Step, scope: Scope, name: string, range: Range): Value {
+  const local = scope.lookup(name);
+  if (local.found) return local.value!;
+  const state = step.workflow.states[step.run.state];
+  if (state?.slots.some((s) => s.alias === name)) return { kind: "slotRef", alias: name } satisfies SlotRef;
+  const param = step.workflow.params.find((p) => p.name === name);
+  if (param) {
+    if (param.type.kind === "entity") return { kind: "entityRef", name } satisfies EntityRef;
+    return step.inputValue(name);
+  }
+  throw new RuntimeFault(`unknown name "${name}"`, range);
+}
+
+function member(step: Step, target: Value, name: string, range: Range): Value {
+  if (target === null) throw new RuntimeFault(`null dereference reading ".${name}"`, range);
+  if (isSpecial(target, "entityRef")) {
+    const row = step.entities.get((target as EntityRef).name)!;
+    return row.data[name] ?? null;
+  }
+  if (isSpecial(target, "slotRef")) {
+    if (name === "done") return isAliasDone(step, (target as SlotRef).alias);
+    throw new RuntimeFault(`slot has no member "${name}"`, range);
+  }
+  if (isSpecial(target, "principal")) {
+    const p = target as Principal;
+    if (name === "id") return p.id;
+    if (name === "email") return p.email;
+    if (name === "roles") return [...p.roles];
+  }
+  throw new RuntimeFault(`value has no member "${name}"`, range);
+}
+
+function call(step: Step, scope: Scope, expr: Extract<Expr, { kind: "call" }>): Value {
+  const args = () => expr.args.map((a) => evaluate(step, scope, a));
+  if (expr.callee.kind === "member") {
+    const target = evaluate(step, scope, expr.callee.object);
+    const method = expr.callee.property.name;
+    if (target === null) throw new RuntimeFault(`null dereference calling ".${method}()"`, expr.range);
+    if (isSpecial(target, "slotRef") && method === "CallbackUrl") {
+      const slot = liveSlotForAlias(step, (target as SlotRef).alias);
+      if (!slot) throw new RuntimeFault(`CallbackUrl() on slot "${(target as SlotRef).alias}", which is not open or waiting`, expr.range);
+      return mintLink(step, slot);
+    }
+    if (isSpecial(target, "principal") && method === "hasRole") {
+      const [role] = args();
+      return (target as Principal).roles.includes(String(role));
+    }
+    throw new RuntimeFault(`unknown method "${method}"`, expr.range);
+  }
+  if (expr.callee.kind !== "name") throw new RuntimeFault("expression is not callable", expr.range);
+  const fn = expr.callee.name;
+  const a = args();
+  switch (fn) {
+    case "now":
+      return new Date(step.now);
+    case "len":
+      if (a[0] === null) throw new RuntimeFault("len() of null", expr.range);
+      return (a[0] as string | Value[]).length;
+    case "lower":
+      if (a[0] === null) throw new RuntimeFault("lower() of null", expr.range);
+      return String(a[0]).toLowerCase();
+    case "upper":
+      if (a[0] === null) throw new RuntimeFault("upper() of null", expr.range);
+      return String(a[0]).toUpperCase();
+    case "contains":
+      if (a[0] === null) throw new RuntimeFault("contains() on null", expr.range);
+      return (a[0] as Value[]).some((e) => equals(e, a[1]));
+    case "role":
+    case "user":
+      if (a[0] === null) throw new RuntimeFault(`${fn}() of null`, expr.range);
+      return { kind: "matcher", matcher: fn, value: String(a[0]) } satisfies Matcher;
+  }
+  throw new RuntimeFault(`unknown function "${fn}"`, expr.range);
+}
+
+function checkInt(n: number, range: Range): number {
+  if (!Number.isSafeInteger(n)) throw new RuntimeFault("integer overflow (beyond ±(2^53−1))", range);
+  return n;
+}
+
+/** Text of a value inside string concatenation. */
+export function display(v: Value): string {
+  if (v === null) return "null";
+  if (v instanceof Date) return v.toISOString();
+  if (v instanceof Duration) return formatIsoDuration(v.ms);
+  if (Array.isArray(v)) return `[${v.map(display).join(", ")}]`;
+  return String(v);
+}
+
+function binary(step: Step, scope: Scope, expr: Extract<Expr, { kind: "binary" }>): Value {
+  const { op, range } = expr;
+  if (op === "&&") return Boolean(evaluate(step, scope, expr.left)) && Boolean(evaluate(step, scope, expr.right));
+  if (op === "||") return Boolean(evaluate(step, scope, expr.left)) || Boolean(evaluate(step, scope, expr.right));
+  const l = evaluate(step, scope, expr.left);
+  if (op === "??") return l !== null ? l : evaluate(step, scope, expr.right);
+  const r = evaluate(step, scope, expr.right);
+  switch (op) {
+    case "==":
+      return equals(l, r);
+    case "!=":
+      return !equals(l, r);
+    case "<":
+    case "<=":
+    case ">":
+    case ">=": {
+      if (l === null || r === null) throw new RuntimeFault(`comparison "${op}" with null`, range);
+      const [a, b] = [ordinal(l), ordinal(r)];
+      return op === "<" ? a < b : op === "<=" ? a <= b : op === ">" ? a > b : a >= b;
+    }
+    case "+":
+      if (typeof l === "string" || typeof r === "string") return display(l) + display(r);
+      if (l instanceof Date && r instanceof Duration) return new Date(l.getTime() + r.ms);
+      if (l instanceof Duration && r instanceof Date) return new Date(r.getTime() + l.ms);
+      if (l instanceof Duration && r instanceof Duration) return new Duration(l.ms + r.ms);
+      return arithmetic(expr, l, r);
+    case "-":
+      if (l instanceof Date && r instanceof Duration) return new Date(l.getTime() - r.ms);
+      if (l instanceof Date && r instanceof Date) return new Duration(l.getTime() - r.getTime());
+      if (l instanceof Duration && r instanceof Duration) return new Duration(l.ms - r.ms);
+      return arithmetic(expr, l, r);
+    default:
+      return arithmetic(expr, l, r);
+  }
+}
+
+function arithmetic(expr: Extract<Expr, { kind: "binary" }>, l: Value, r: Value): Value {
+  const { op, range } = expr;
+  if (l === null || r === null) throw new RuntimeFault(`arithmetic "${op}" with null`, range);
+  if (l instanceof Duration && typeof r === "number" && (op === "*" || op === "/")) {
+    return new Duration(op === "*" ? l.ms * r : l.ms / r);
+  }
+  const a = l as number;
+  const b = r as number;
+  const int = expr.numeric === "int";
+  switch (op) {
+    case "+":
+      return int ? checkInt(a + b, range) : a + b;
+    case "-":
+      return int ? checkInt(a - b, range) : a - b;
+    case "*":
+      return int ? checkInt(a * b, range) : a * b;
+    case "/":
+      if (b === 0) throw new RuntimeFault("division by zero", range);
+      return int ? Math.trunc(a / b) : a / b;
+    case "%":
+      if (b === 0) throw new RuntimeFault("division by zero", range);
+      return a % b;
+  }
+  throw new RuntimeFault(`unsupported operator "${op}"`, range);
+}
+
+function ordinal(v: Value): number | string {
+  if (v instanceof Date) return v.getTime();
+  if (v instanceof Duration) return v.ms;
+  return v as number | string;
+}
+
+/** Structural equality of two values (dates by instant, durations by length, lists by element). */
+export function equals(a: Value, b: Value): boolean {
+  if (a instanceof Date && b instanceof Date) return a.getTime() === b.getTime();
+  if (a instanceof Duration && b instanceof Duration) return a.ms === b.ms;
+  if (Array.isArray(a) && Array.isArray(b)) return a.length === b.length && a.every((x, i) => equals(x, b[i]));
+  return a === b;
+}
+
+/** True when the matcher values of a `Candidates` setting admit `principal`. */
+export function admits(matchers: Value[], principal: Principal): boolean {
+  return matchers.some((m) => {
+    const matcher = m as Matcher;
+    return matcher.matcher === "role" ? principal.roles.includes(matcher.value) : principal.id === matcher.value;
+  });
+}
+
+/** Runs `statements` in a child of `scope`. */
+export function execute(step: Step, scope: Scope, statements: Statement[]): void {
+  const local = scope.child();
+  for (const st of statements) executeOne(step, local, st);
+}
+
+function executeOne(step: Step, scope: Scope, st: Statement): void {
+  switch (st.kind) {
+    case "let":
+      scope.declare(st.name.name, evaluate(step, scope, st.value));
+      return;
+    case "assign":
+      assign(step, scope, st);
+      return;
+    case "sendEmail": {
+      const to = evaluate(step, scope, st.to);
+      if (to === null) throw new RuntimeFault("send email to null", st.range);
+      const subject = evaluate(step, scope, st.subject);
+      const body = evaluate(step, scope, st.body);
+      const id = step.queueMail(display(to), display(subject), display(body));
+      step.addHistory("email-queued", { outboxId: id, to: display(to) });
+      return;
+    }
+    case "dropSlot":
+      dropSlot(step, st.alias.name);
+      return;
+    case "if":
+      if (evaluate(step, scope, st.condition)) execute(step, scope, st.then);
+      else if (st.else) execute(step, scope, st.else);
+      return;
+    case "expr":
+      evaluate(step, scope, st.expr);
+      return;
+  }
+}
+
+function assign(step: Step, scope: Scope, st: Extract<Statement, { kind: "assign" }>): void {
+  const value = evaluate(step, scope, st.value);
+  const [head, ...path] = st.target.map((t) => t.name);
+  if (path.length === 0) {
+    if (!scope.set(head, value)) throw new RuntimeFault(`cannot assign to "${head}"`, st.range);
+    return;
+  }
+  const param = step.workflow.params.find((p) => p.name === head);
+  if (!param || param.type.kind !== "entity" || path.length !== 1) {
+    throw new RuntimeFault(`cannot assign to "${st.target.map((t) => t.name).join(".")}"`, st.range);
+  }
+  const row = step.entities.get(head)!;
+  const field = step.workflow.entities[row.entity].fields[path[0]];
+  if (value === null && !field.type.optional) throw new RuntimeFault(`null assigned to required field "${head}.${path[0]}"`, st.range);
+  if (typeof value === "string") {
+    if (field.maxLength !== null && value.length > field.maxLength) {
+      throw new RuntimeFault(`"${head}.${path[0]}" takes at most ${field.maxLength} characters (@maxLength), got ${value.length}`, st.range);
+    }
+    if (field.minLength !== null && value.length < field.minLength) {
+      throw new RuntimeFault(`"${head}.${path[0]}" takes at least ${field.minLength} characters (@minLength), got ${value.length}`, st.range);
+    }
+  }
+  row.data[path[0]] = value;
+  step.markEntityDirty(head);
+}

@@ -1,0 +1,53 @@
+/**
+ * The checks a callback deposit passes before it is queued, shared by the HTTP endpoint and the
+ * testing kit's `Workflow.Redeem` so both refuse exactly alike (callback-links spec §4 rules 2–3,
+ * §7):
+ *
+ *   404 link-not-found — no link has this token (any string: malformed ones never reach the database);
+ *   410 link-burned / link-retired / link-dead — the link has ended (re-checked under the run lock);
+ *   422 invalid-body — the body does not match the slot's event as it was at the minting version.
+ *
+ * Returns the `deposit` command to apply; it names the link by id and never carries the token.
+ */
+import { randomUUID } from "node:crypto";
+import type { Db } from "../db.js";
+import { checkBody } from "./body.js";
+import type { Command } from "./commands/types.js";
+import { hashToken, isTokenShaped, refusalForEndedLink, type LinkStatus } from "./link.js";
+import { RefusalCode, refuse, type LinkEndReason, type Refusal } from "./refusals.js";
+import { toJson } from "./values.js";
+import { loadVersion } from "./workflows.js";
+
+export type PreparedDeposit = { ok: true; cmd: Extract<Command, { kind: "deposit" }> } | { ok: false; refusal: Refusal };
+
+const NOT_FOUND = refuse(RefusalCode.LinkNotFound, "No link matches this URL. Check that it was copied whole.");
+
+/** `body` is the parsed JSON, or undefined when the request had none. */
+export async function prepareDeposit(db: Db, token: string, body: unknown): Promise<PreparedDeposit> {
+  if (!isTokenShaped(token)) return { ok: false, refusal: NOT_FOUND };
+  const link = await db.link.findUnique({
+    where: { tokenSha256: hashToken(token) },
+    select: {
+      id: true,
+      runId: true,
+      mintedVersion: true,
+      status: true,
+      endReason: true,
+      slot: { select: { state: true, alias: true } },
+      run: { select: { workflowName: true } },
+    },
+  });
+  if (!link) return { ok: false, refusal: NOT_FOUND };
+  const ended = refusalForEndedLink({ status: link.status as LinkStatus, endReason: link.endReason as LinkEndReason | null });
+  if (ended) return { ok: false, refusal: ended };
+  const wf = await loadVersion(db, link.run.workflowName, link.mintedVersion);
+  const decl = wf.states[link.slot.state]?.slots.find((s) => s.alias === link.slot.alias);
+  const event = decl ? wf.events[decl.event] : undefined;
+  if (!event) return { ok: false, refusal: NOT_FOUND };
+  const checked = checkBody(body, event.params);
+  if (!checked.ok) {
+    return { ok: false, refusal: refuse(RefusalCode.InvalidBody, checked.detail, { expects: checked.expects, errors: checked.problems }) };
+  }
+  const args = Object.fromEntries(Object.entries(checked.args).map(([k, v]) => [k, toJson(v)]));
+  return { ok: true, cmd: { kind: "deposit", commandId: randomUUID(), runId: link.runId, linkId: link.id, args } };
+}

@@ -1,0 +1,65 @@
+/**
+ * Every way the engine refuses a request, as one enum of codes. A code is the suffix of the RFC 9457
+ * problem `type` the HTTP API answers with; the status for each code is mapped once, in
+ * src/web/problems.ts. Nothing matches on message text: callers branch on `code`.
+ */
+
+export const RefusalCode = {
+  // callback links (callback-links spec §7; HTTP API "The callback endpoint")
+  LinkNotFound: "link-not-found",
+  LinkBurned: "link-burned",
+  LinkRetired: "link-retired",
+  LinkDead: "link-dead",
+  // slot gates (both paths)
+  SlotNotOpen: "slot-not-open",
+  RequiresFailed: "requires-failed",
+  SlotClosed: "slot-closed",
+  // ordinary raise path
+  NotACandidate: "not-a-candidate",
+  AuthorizeDenied: "authorize-denied",
+  Unauthorized: "unauthorized",
+  // bodies
+  InvalidBody: "invalid-body",
+  MalformedJson: "malformed-json",
+  UnsupportedMediaType: "unsupported-media-type",
+  PayloadTooLarge: "payload-too-large",
+  MethodNotAllowed: "method-not-allowed",
+  // run time
+  HandlerFailed: "handler-failed",
+  // lookups and deploys
+  NotFound: "not-found",
+  InvalidWorkflow: "invalid-workflow",
+  VersionConflict: "version-conflict",
+  // service
+  RateLimited: "rate-limited",
+  Unavailable: "unavailable",
+} as const;
+
+export type RefusalCode = (typeof RefusalCode)[keyof typeof RefusalCode];
+
+/** Why a link is dead (the `reason` of a 410 `link-dead`). */
+export type LinkEndReason = "completed" | "cancelled" | "expired" | "dropped" | "run-finished";
+
+/** A refusal: a code, a human sentence, and optional machine-readable members for the problem body. */
+export interface Refusal {
+  code: RefusalCode;
+  detail: string;
+  /** Extra problem members (`reason`, `expects`, `errors`, `diagnostics`…). Never a token. */
+  extra?: Record<string, unknown>;
+}
+
+/** A refusal thrown through layers that cannot return it (HTTP handlers, the testing kit). */
+export class RefusalError extends Error {
+  override name = "RefusalError";
+  readonly code: RefusalCode;
+  readonly extra: Record<string, unknown>;
+  constructor(refusal: Refusal) {
+    super(refusal.detail);
+    this.code = refusal.code;
+    this.extra = refusal.extra ?? {};
+  }
+}
+
+export function refuse(code: RefusalCode, detail: string, extra?: Record<string, unknown>): Refusal {
+  return { code, detail, extra };
+}

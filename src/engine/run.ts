@@ -1,0 +1,86 @@
+/**
+ * The run lifecycle. This module alone writes `runs.state`, `runs.status`, `runs.visit` and
+ * `runs.milestones`.
+ *
+ *   (start) --> running in the initial state
+ *   running --arm to a state--> running in that state (a new visit: its slots are created anew)
+ *   running --arm to a terminal state--> finished (after the terminal state's `enter` runs)
+ *
+ * Entering a state (language reference "Handlers and execution"): create its slots (open, or
+ * waiting on `After`), run its `enter` blocks, then its milestones. Leaving a state cancels every
+ * slot of it not completed.
+ */
+import type { Handler } from "../lang/ast.js";
+import { evaluate, execute, RuntimeFault, Scope } from "./interpreter.js";
+import { cancelStateSlots, createSlotsForState, openSatisfiedSlots } from "./slot.js";
+import type { Step } from "./step.js";
+
+/** The maximum number of state entries in one step, so that a cycle of arms cannot spin forever. */
+const MAX_ENTRIES_PER_STEP = 1000;
+
+/** Enters `stateName` as a new visit (the first state of a new run included). */
+export function enterState(step: Step, stateName: string, first = false): void {
+  const state = step.workflow.states[stateName];
+  if (!state) throw new RuntimeFault(`state "${stateName}" does not exist in this version`);
+  if (!first) step.run.visit += 1;
+  step.run.state = stateName;
+  step.run.milestones = [];
+  step.addHistory("state-entered", { state: stateName, visit: step.run.visit });
+  createSlotsForState(step, stateName);
+  for (const body of state.enter) execute(step, stepScope(), body);
+  if (state.terminal) {
+    step.run.status = "finished";
+    step.run.finishedAt = step.now;
+    step.addHistory("run-finished", { state: stateName });
+    return;
+  }
+  afterHandler(step);
+}
+
+/** Handler bodies outside slot handlers see workflow parameters and aliases only. */
+function stepScope(): Scope {
+  return new Scope();
+}
+
+/**
+ * Runs a handler (`on x(...)` or `on x.expired`): its statements, then the first arm whose
+ * condition holds (or `default`), then moves to the arm's target. With no arm taken the run stays:
+ * slots whose `After` is now satisfied open, and milestones are evaluated.
+ */
+export function runHandler(step: Step, handler: Handler, scope: Scope): void {
+  const local = scope.child();
+  execute(step, local, handler.statements);
+  for (const arm of handler.arms) {
+    if (arm.kind === "when" && !evaluate(step, local, arm.condition!)) continue;
+    if (arm.body) execute(step, local, arm.body);
+    transition(step, arm.target.name);
+    return;
+  }
+  afterHandler(step);
+}
+
+/** Leaves the current state and enters `target`. */
+export function transition(step: Step, target: string): void {
+  if (++step.entries > MAX_ENTRIES_PER_STEP) throw new RuntimeFault(`more than ${MAX_ENTRIES_PER_STEP} state entries in one step`);
+  const next = step.workflow.states[target];
+  if (!next) throw new RuntimeFault(`state "${target}" does not exist in this version`);
+  cancelStateSlots(step, next.terminal ? "run-finished" : "cancelled");
+  enterState(step, target);
+}
+
+/**
+ * After every handler: open slots whose predecessors completed, then fire milestones of the
+ * current state whose condition holds, each once per visit; repeat while a milestone fired, since
+ * its body may satisfy another.
+ */
+export function afterHandler(step: Step): void {
+  const state = step.workflow.states[step.run.state];
+  for (;;) {
+    openSatisfiedSlots(step);
+    const due = state.milestones.find((m) => !step.run.milestones.includes(m.name) && Boolean(evaluate(step, stepScope(), m.condition)));
+    if (!due) return;
+    step.run.milestones = [...step.run.milestones, due.name];
+    step.addHistory("milestone", { name: due.name });
+    execute(step, stepScope(), due.body);
+  }
+}

@@ -1,0 +1,121 @@
+/**
+ * The slot lifecycle (language reference "Handlers and execution"). This module alone writes
+ * `slots.status`.
+ *
+ *   waiting --all After predecessors completed--> open        (the deadline clock starts)
+ *   open    --event accepted--> completed
+ *   open    --deadline passed--> expired
+ *   waiting/open --state left--> cancelled
+ *   waiting/open --`drop slot x`--> dropped
+ *
+ * Every close records why the slot's live link dies (link.ts writes it at flush).
+ */
+import { randomUUID } from "node:crypto";
+import type { CompiledSlot } from "../lang/compiled.js";
+import { evaluate, RuntimeFault, Scope } from "./interpreter.js";
+import type { LinkEndReason } from "./refusals.js";
+import type { SlotRecord, SlotStatus, Step } from "./step.js";
+import { Duration, type Value } from "./values.js";
+
+export function isSlotLive(slot: SlotRecord): boolean {
+  return slot.status === "open" || slot.status === "waiting";
+}
+
+/** The compiled declaration of a slot record. */
+export function declOf(step: Step, slot: SlotRecord): CompiledSlot {
+  const decl = step.workflow.states[slot.state]?.slots.find((s) => s.alias === slot.alias);
+  if (!decl) throw new RuntimeFault(`slot "${slot.alias}" is not declared in state "${slot.state}" of this version`);
+  return decl;
+}
+
+/** A scope binding the slot's fan-out variable, if it has one. */
+export function slotScope(step: Step, slot: SlotRecord, parent: Scope | null = null): Scope {
+  const decl = declOf(step, slot);
+  return decl.forEach ? Scope.of({ [decl.forEach.variable]: slot.elementValue }, parent) : new Scope(parent);
+}
+
+/** Slots of the current state with `alias`. */
+export function slotsOf(step: Step, alias: string): SlotRecord[] {
+  return step.slots.filter((s) => s.alias === alias && s.state === step.run.state && s.visit === step.run.visit);
+}
+
+/** `x.done`: every slot of the alias is completed (vacuously true for an empty fan-out). */
+export function isAliasDone(step: Step, alias: string): boolean {
+  return slotsOf(step, alias).every((s) => s.status === "completed");
+}
+
+/** The single (not fanned-out) slot of `alias` when it is open or waiting; else null. */
+export function liveSlotForAlias(step: Step, alias: string): SlotRecord | null {
+  const slot = slotsOf(step, alias).find((s) => s.element === null);
+  return slot && isSlotLive(slot) ? slot : null;
+}
+
+/** Creates the slots of the state just entered, all waiting, then opens those with no pending `After`. */
+export function createSlotsForState(step: Step, stateName: string): void {
+  const state = step.workflow.states[stateName];
+  for (const decl of state.slots) {
+    const base = { state: stateName, visit: step.run.visit, alias: decl.alias, event: decl.event, status: "waiting" as SlotStatus };
+    const empty = { openedAt: null, deadline: null, closedAt: null, args: null };
+    if (!decl.forEach) {
+      step.addSlot({ id: randomUUID(), ...base, element: null, elementValue: null, ...empty });
+      continue;
+    }
+    const list = evaluate(step, new Scope(), decl.forEach.iterable);
+    if (list === null) throw new RuntimeFault(`"for each" over null in slot "${decl.alias}"`, decl.forEach.iterable.range);
+    (list as Value[]).forEach((value, element) => {
+      step.addSlot({ id: randomUUID(), ...base, element, elementValue: value, ...empty });
+    });
+  }
+  openSatisfiedSlots(step);
+}
+
+/** Opens every waiting slot of the current state whose `After` predecessors are all completed. */
+export function openSatisfiedSlots(step: Step): void {
+  for (const slot of step.slots) {
+    if (slot.status !== "waiting" || slot.state !== step.run.state) continue;
+    const decl = declOf(step, slot);
+    if (decl.after.every((alias) => isAliasDone(step, alias))) openSlot(step, slot, decl);
+  }
+}
+
+function openSlot(step: Step, slot: SlotRecord, decl: CompiledSlot): void {
+  slot.status = "open";
+  slot.openedAt = step.now;
+  if (decl.deadline) {
+    const d = evaluate(step, slotScope(step, slot), decl.deadline);
+    if (d instanceof Duration) slot.deadline = new Date(step.now.getTime() + d.ms);
+    else if (d instanceof Date) slot.deadline = d;
+    else if (d !== null) throw new RuntimeFault(`Deadline of slot "${slot.alias}" is neither a duration nor a datetime`, decl.deadline.range);
+  }
+  step.markSlotDirty(slot);
+  step.addHistory("slot-opened", { alias: slot.alias, element: slot.element, deadline: slot.deadline?.toISOString() ?? null });
+}
+
+function close(step: Step, slot: SlotRecord, status: SlotStatus, linkReason: LinkEndReason): void {
+  if (!isSlotLive(slot)) throw new RuntimeFault(`slot "${slot.alias}" is already ${slot.status}`);
+  slot.status = status;
+  slot.closedAt = step.now;
+  step.markSlotDirty(slot);
+  step.recordLinkEnd(slot.id, linkReason);
+  step.addHistory(`slot-${status}`, { alias: slot.alias, element: slot.element });
+}
+
+/** An accepted event completes the slot with its arguments (JSON form). */
+export function completeSlot(step: Step, slot: SlotRecord, argsJson: Record<string, unknown>): void {
+  slot.args = argsJson;
+  close(step, slot, "completed", "completed");
+}
+
+export function expireSlot(step: Step, slot: SlotRecord): void {
+  close(step, slot, "expired", "expired");
+}
+
+/** `drop slot x`: cancels every live slot of the alias (all elements when fanned out). */
+export function dropSlot(step: Step, alias: string): void {
+  for (const slot of slotsOf(step, alias)) if (isSlotLive(slot)) close(step, slot, "dropped", "dropped");
+}
+
+/** Leaving a state cancels its live slots; their links die as `cancelled`, or `run-finished` when the next state is terminal. */
+export function cancelStateSlots(step: Step, reason: "cancelled" | "run-finished"): void {
+  for (const slot of step.slots) if (slot.state === step.run.state && isSlotLive(slot)) close(step, slot, "cancelled", reason);
+}

@@ -1,0 +1,61 @@
+/**
+ * Read models for the API: a run with its tracked rows, slots, incidents and history; its outbox.
+ * Nothing here ever returns a token: sealed values are shown with the token as `[redacted]`.
+ */
+import type { Db } from "../db.js";
+import { redactForOutput, type Sealer } from "./seal.js";
+
+export async function showRun(db: Db, sealer: Sealer, runId: string) {
+  const run = await db.run.findUnique({
+    where: { id: runId },
+    include: {
+      entities: true,
+      slots: { orderBy: [{ visit: "asc" }, { alias: "asc" }, { element: "asc" }] },
+      incidents: { orderBy: { id: "asc" } },
+      history: { orderBy: { id: "asc" } },
+    },
+  });
+  if (!run) return null;
+  return {
+    id: run.id,
+    workflow: run.workflowName,
+    version: run.version,
+    state: run.state,
+    status: run.status,
+    input: redactForOutput(run.input, sealer),
+    entities: Object.fromEntries(run.entities.map((e) => [e.name, redactForOutput(e.data, sealer)])),
+    slots: run.slots.map((s) => ({
+      alias: s.alias,
+      element: s.element,
+      state: s.state,
+      visit: s.visit,
+      event: s.event,
+      status: s.status,
+      openedAt: s.openedAt,
+      deadline: s.deadline,
+      closedAt: s.closedAt,
+    })),
+    incidents: run.incidents.map((i) => ({ at: i.at, command: i.command, code: i.code, message: i.message })),
+    history: run.history.map((h) => ({ at: h.at, kind: h.kind, data: redactForOutput(h.data, sealer) })),
+    createdAt: run.createdAt,
+    finishedAt: run.finishedAt,
+  };
+}
+
+export type RunView = NonNullable<Awaited<ReturnType<typeof showRun>>>;
+
+/** The run's outbox: recipient, subject, status; bodies only while undelivered, tokens redacted. */
+export async function showOutbox(db: Db, sealer: Sealer, runId: string) {
+  const rows = await db.outboxMessage.findMany({ where: { runId }, orderBy: { createdAt: "asc" } });
+  return rows.map((m) => ({
+    id: m.id,
+    to: m.to,
+    subject: m.subject,
+    status: m.status,
+    body: m.body === null ? null : (redactForOutput(JSON.parse(m.body), sealer) as string),
+    messageId: m.messageId,
+    attempts: m.attempts,
+    createdAt: m.createdAt,
+    deliveredAt: m.deliveredAt,
+  }));
+}

@@ -1,0 +1,85 @@
+/**
+ * Every diagnostic code of the flow compiler, in one table. Code elsewhere refers to a code by its
+ * name (`Codes.UnknownState`), never by its number or its message; docs/diagnostics.md describes
+ * each one with an example. A code, once published, keeps its meaning.
+ *
+ * Ranges: FLOW0xx lexical and syntax, FLOW1xx declarations and names, FLOW2xx types,
+ * FLOW3xx slots, handlers and links, FLOW999 an internal compiler fault.
+ */
+export const Codes = {
+  // --- lexical --------------------------------------------------------------------------------
+  UnexpectedCharacter: "FLOW001",
+  UnterminatedString: "FLOW002",
+  UnterminatedComment: "FLOW003",
+  InvalidEscape: "FLOW004",
+  InvalidNumber: "FLOW005",
+  NumberOutOfRange: "FLOW006",
+  // --- syntax ---------------------------------------------------------------------------------
+  ExpectedToken: "FLOW010",
+  UnexpectedToken: "FLOW011",
+  ExpectedContextualWord: "FLOW020",
+  UnknownSetting: "FLOW021",
+  SettingArity: "FLOW022",
+  AfterNotAlias: "FLOW023",
+  InvalidAssignmentTarget: "FLOW024",
+  StatementAfterArm: "FLOW025",
+  SendEmailFields: "FLOW026",
+  // --- declarations and names -----------------------------------------------------------------
+  DuplicateName: "FLOW100",
+  UnknownType: "FLOW101",
+  UnknownEvent: "FLOW102",
+  UnknownState: "FLOW103",
+  UnknownAlias: "FLOW104",
+  UnknownName: "FLOW105",
+  UnknownMember: "FLOW106",
+  NoInitialState: "FLOW107",
+  MultipleInitialStates: "FLOW108",
+  NoTerminalState: "FLOW109",
+  TerminalStateMember: "FLOW110",
+  UnreachableState: "FLOW111",
+  PrincipalNotAllowed: "FLOW112",
+  EntityTypeNotAllowed: "FLOW113",
+  InvalidTypeArguments: "FLOW114",
+  EntityCycle: "FLOW115",
+  ReservedTypeName: "FLOW116",
+  UnknownAnnotation: "FLOW117",
+  InvalidAnnotation: "FLOW118",
+  Shadowing: "FLOW119",
+  UnknownFunction: "FLOW120",
+  NotCallable: "FLOW121",
+  // --- types ----------------------------------------------------------------------------------
+  TypeMismatch: "FLOW200",
+  OperatorTypes: "FLOW201",
+  ConditionNotBool: "FLOW202",
+  CoalesceNotOptional: "FLOW203",
+  NotAList: "FLOW204",
+  DeadlineType: "FLOW205",
+  ArgumentCount: "FLOW206",
+  CannotInferType: "FLOW207",
+  // --- slots, handlers, links -----------------------------------------------------------------
+  SubscribeParams: "FLOW300",
+  HandlerParamCount: "FLOW301",
+  DuplicateHandler: "FLOW302",
+  DuplicateSetting: "FLOW303",
+  InvalidMatcher: "FLOW304",
+  MatcherOutsideCandidates: "FLOW305",
+  AfterSelf: "FLOW306",
+  AfterCycle: "FLOW307",
+  ExpiredWithoutDeadline: "FLOW308",
+  AliasNotInScope: "FLOW309",
+  CallbackUrlFanOut: "FLOW310",
+  CallbackUrlInOwnHandler: "FLOW311",
+  CallbackUrlAuthorize: "FLOW312",
+  CallbackUrlDiscarded: "FLOW313",
+  SlotNotAValue: "FLOW314",
+  ReadOnlyAssignment: "FLOW315",
+  InvalidAssignmentPath: "FLOW316",
+  ExpressionNotCall: "FLOW317",
+  MapUnknownParam: "FLOW320",
+  MapMissingParam: "FLOW321",
+  // --- internal -------------------------------------------------------------------------------
+  InternalError: "FLOW999",
+} as const;
+
+export type CodeName = keyof typeof Codes;
+export type Code = (typeof Codes)[CodeName];

@@ -1,0 +1,1160 @@
+/**
+ * The parser of the flow language: tokens (lexer.ts) to the syntax tree of ast.ts, with a range on
+ * every node and a diagnostic for every syntax error (the parser recovers and goes on, so one file
+ * can report several). Built once per process on Chevrotain's EmbeddedActionsParser.
+ *
+ * Shapes the grammar leaves to the parser (see docs/language.md, "Grammar"):
+ * - items of a `{ … }` body (declarations, members, fields, settings, statements, arms) are parsed
+ *   in any order and separated by a newline or `;`; two items on one line without `;` are an error
+ *   (FLOW010), statements after an arm are an error (FLOW025);
+ * - `a.b.c = e` is parsed as an expression followed by `=`, then the left side must be a dotted
+ *   path of names (FLOW024);
+ * - setting names, `email`, `slot`, `each`, `expired`, `Authorize`, `subject` and `body` are
+ *   identifiers whose spelling is checked here (FLOW020, FLOW021, FLOW026);
+ * - binary operators are read flat and grouped by precedence (loosest first):
+ *   `??` · `||` · `&&` · `== !=` · `< <= > >=` · `+ -` · `* / %`, all left-associative.
+ */
+import { EmbeddedActionsParser, EOF, type IParserErrorMessageProvider, type IToken, type TokenType } from "chevrotain";
+import type {
+  Annotation, Arm, AuthorizeAttr, BinaryOp as BinaryOpName, EntityDecl, EventDecl, Expr, FieldDecl, FlowFile,
+  Handler, Ident, LiteralExpr, MapEventDecl, Member, Param, Range, Setting, StateDecl, Statement, TypeRef,
+} from "./ast.js";
+import type { Diagnostic } from "./diagnostics.js";
+import { Codes } from "./codes.js";
+import {
+  allTokens, Arrow, Assign, At, BinaryOp, Bang, classifyNumber, Colon, Comma, decodeString, Dot, FatArrow, Gt,
+  Identifier, Kw, LBracket, LCurly, lex, LParen, Lt, Minus, Newline, NumberLit, Question, RBracket, RCurly,
+  RParen, Sep, StringLit,
+} from "./lexer.js";
+import { LineIndex } from "./positions.js";
+
+export interface ParseResult {
+  /** The tree, or null when the source has any lexical or syntax error. */
+  ast: FlowFile | null;
+  diagnostics: Diagnostic[];
+}
+
+/**
+ * Parses one `.flow` source. Never throws on any input; every problem is a diagnostic (FLOW0xx).
+ * `lines` may be passed when the caller already built the index of `source`.
+ */
+export function parse(source: string, lines: LineIndex = new LineIndex(source)): ParseResult {
+  const lexed = lex(source, lines);
+  const diagnostics: Diagnostic[] = [...lexed.diagnostics];
+  const parser = getParser();
+  parser.begin(lines, diagnostics);
+  parser.input = lexed.tokens;
+  const file = parser.file();
+  const lastEnd = lexed.tokens.length > 0 ? tokEnd(lexed.tokens[lexed.tokens.length - 1]) : 0;
+  const seen = new Set<number>();
+  for (const err of parser.errors) {
+    const tok = err.token;
+    const real = Number.isFinite(tok.startOffset) && tok.tokenType !== EOF;
+    const start = real ? tok.startOffset : lastEnd;
+    if (seen.has(start)) continue;
+    seen.add(start);
+    diagnostics.push({
+      code: err.name === "MismatchedTokenException" ? Codes.ExpectedToken : Codes.UnexpectedToken,
+      severity: "error",
+      message: err.message,
+      range: lines.range(start, real ? tokEnd(tok) : lastEnd),
+    });
+  }
+  parser.end();
+  diagnostics.sort((a, b) => a.range.start.offset - b.range.start.offset);
+  const failed = diagnostics.some((d) => d.severity === "error");
+  return { ast: failed ? null : file, diagnostics };
+}
+
+// --- error messages ----------------------------------------------------------------------------
+
+/** How a token reads in a message. */
+export function describeToken(tok: IToken): string {
+  if (tok.tokenType === EOF) return "end of file";
+  if (tok.tokenType === Newline) return "end of line";
+  const image = tok.image.length > 24 ? `${tok.image.slice(0, 24)}…` : tok.image;
+  return `'${image}'`;
+}
+
+function label(type: TokenType): string {
+  return type.LABEL ?? type.name;
+}
+
+const RULE_WANTS: Record<string, string> = {
+  topDecl: "a declaration (entity, event, state or map event)",
+  member: "a state member (subscribe, enter, on or milestone)",
+  statement: "a statement",
+  handlerItem: "a statement or an arm (when or default)",
+  expression: "an expression",
+  unary: "an expression",
+  postfix: "an expression",
+  primary: "an expression",
+  onDecl: "'(' or '.expired', then a handler '{ … }' or '-> State'",
+  arm: "an arm",
+  ifStmt: "'{' or 'if' after 'else'",
+  literal: "a literal",
+  stateDecl: "'state'",
+  sendStmt: "'subject: …' or 'body: …'",
+};
+
+const messages: IParserErrorMessageProvider = {
+  buildMismatchTokenMessage: ({ expected, actual }) =>
+    expected === EOF
+      ? `unexpected ${describeToken(actual)}: expected a declaration (entity, event, state or map event)`
+      : `expected ${label(expected)}, found ${describeToken(actual)}`,
+  buildNotAllInputParsedMessage: ({ firstRedundant }) =>
+    `unexpected ${describeToken(firstRedundant)}: expected a declaration (entity, event, state or map event)`,
+  buildNoViableAltMessage: ({ actual, ruleName }) =>
+    `expected ${RULE_WANTS[ruleName] ?? "something else"}, found ${describeToken(actual[0])}`,
+  buildEarlyExitMessage: ({ actual, ruleName }) =>
+    `expected ${RULE_WANTS[ruleName] ?? "something else"}, found ${describeToken(actual[0])}`,
+};
+
+// --- helpers -----------------------------------------------------------------------------------
+
+function tokEnd(tok: IToken): number {
+  return tok.startOffset + tok.image.length;
+}
+
+const PRECEDENCE: Record<string, number> = {
+  "??": 1, "||": 2, "&&": 3, "==": 4, "!=": 4, "<": 5, "<=": 5, ">": 5, ">=": 5, "+": 6, "-": 6, "*": 7, "/": 7, "%": 7,
+};
+
+const NOWHERE: Range = { start: { line: 1, column: 1, offset: 0 }, end: { line: 1, column: 1, offset: 0 } };
+const ERROR_EXPR: Expr = { kind: "name", name: "<error>", range: NOWHERE };
+const ERROR_IDENT: Ident = { name: "<error>", range: NOWHERE };
+const ERROR_TYPE: TypeRef = { kind: "type", name: "<error>", element: null, optional: false, range: NOWHERE };
+const ERROR_STMT: Statement = { kind: "expr", expr: ERROR_EXPR, range: NOWHERE };
+const ERROR_HANDLER: Handler = { statements: [], arms: [], range: NOWHERE };
+const ERROR_ARM: Arm = { kind: "default", condition: null, body: null, target: ERROR_IDENT, range: NOWHERE };
+const ERROR_MEMBER: Member = { kind: "enter", body: [], range: NOWHERE };
+const ERROR_LITERAL: LiteralExpr = { kind: "literal", type: "null", value: null, raw: "null", range: NOWHERE };
+const ERROR_FILE: FlowFile = {
+  kind: "file", name: ERROR_IDENT, params: [], entities: [], events: [], states: [], maps: [], range: NOWHERE,
+};
+const RECOVER = {
+  expr: { recoveryValueFunc: () => ERROR_EXPR },
+  stmt: { recoveryValueFunc: () => ERROR_STMT },
+  member: { recoveryValueFunc: () => ERROR_MEMBER },
+  handler: { recoveryValueFunc: () => ERROR_HANDLER },
+};
+
+type HandlerItem = { arm: Arm } | { stmt: Statement };
+type EmailField = { name: Ident; value: Expr };
+type TopDecl =
+  | { kind: "entity"; decl: EntityDecl }
+  | { kind: "event"; decl: EventDecl }
+  | { kind: "state"; decl: StateDecl }
+  | { kind: "map"; decl: MapEventDecl }
+  | null;
+
+// --- the parser --------------------------------------------------------------------------------
+
+class FlowParser extends EmbeddedActionsParser {
+  private lines: LineIndex = new LineIndex("");
+  private diags: Diagnostic[] = [];
+
+  constructor() {
+    super(allTokens, { recoveryEnabled: true, maxLookahead: 3, errorMessageProvider: messages });
+    this.performSelfAnalysis();
+  }
+
+  /** Points the builder at one source; `end()` lets go of it. */
+  begin(lines: LineIndex, diags: Diagnostic[]): void {
+    this.lines = lines;
+    this.diags = diags;
+  }
+
+  end(): void {
+    this.lines = new LineIndex("");
+    this.diags = [];
+    this.input = [];
+  }
+
+  // --- ranges and small builders (called inside ACTION only) ---
+
+  private tr(tok: IToken): Range {
+    return this.lines.range(tok.startOffset, tokEnd(tok));
+  }
+
+  private span(a: Range | IToken, b: Range | IToken): Range {
+    const s = "start" in a ? a.start.offset : a.startOffset;
+    const e = "end" in b ? b.end.offset : tokEnd(b);
+    return this.lines.range(s, e);
+  }
+
+  private ident(tok: IToken): Ident {
+    return { name: tok.image, range: this.tr(tok) };
+  }
+
+  private error(code: string, message: string, range: Range): void {
+    this.diags.push({ code, severity: "error", message, range });
+  }
+
+  /** Reports FLOW020 unless `tok` spells the contextual word `word`. */
+  private expectWord(tok: IToken, word: string, where: string): void {
+    if (tok.isInsertedInRecovery || tok.image === word) return;
+    this.error(Codes.ExpectedContextualWord, `expected '${word}' ${where}, found '${tok.image}'`, this.tr(tok));
+  }
+
+  private missingSep(tok: IToken): void {
+    if (tok.isInsertedInRecovery || tok.tokenType === EOF) return;
+    this.error(Codes.ExpectedToken, `expected a newline or ';' before ${describeToken(tok)}`, this.tr(tok));
+  }
+
+  private numberLiteral(tok: IToken, negative: IToken | null): LiteralExpr {
+    const { value, problem } = classifyNumber(tok.image);
+    const range = negative ? this.span(negative, tok) : this.tr(tok);
+    const raw = negative ? `-${tok.image}` : tok.image;
+    if (problem || !value) {
+      if (problem) this.error(problem.code, problem.message, this.tr(tok));
+      return { kind: "literal", type: "int", value: 0, raw, range };
+    }
+    const v = negative ? -value.value : value.value;
+    return { kind: "literal", type: value.type, value: v, raw, range } as LiteralExpr;
+  }
+
+  private stringLiteral(tok: IToken): LiteralExpr {
+    const { value, problems } = decodeString(tok.image);
+    for (const p of problems) {
+      this.error(p.code, p.message, this.lines.range(tok.startOffset + p.offset, tok.startOffset + p.offset + p.length));
+    }
+    return { kind: "literal", type: "string", value, raw: tok.image, range: this.tr(tok) };
+  }
+
+  private binaryTree(first: Expr, rest: { op: IToken; right: Expr }[]): Expr {
+    if (rest.length === 0) return first;
+    const operands: Expr[] = [first];
+    const ops: string[] = [];
+    const reduce = (): void => {
+      const right = operands.pop()!;
+      const left = operands.pop()!;
+      const op = ops.pop()! as BinaryOpName;
+      operands.push({ kind: "binary", op, left, right, range: this.span(left.range, right.range) });
+    };
+    for (const { op, right } of rest) {
+      const p = PRECEDENCE[op.image] ?? 0;
+      while (ops.length > 0 && (PRECEDENCE[ops[ops.length - 1]] ?? 0) >= p) reduce();
+      ops.push(op.image);
+      operands.push(right);
+    }
+    while (ops.length > 0) reduce();
+    return operands[0];
+  }
+
+  /** `a.b.c` as an assignment target, or null (and FLOW024) when `e` is not a dotted path. */
+  private assignTarget(e: Expr): Ident[] | null {
+    const path: Ident[] = [];
+    let cur: Expr = e;
+    while (cur.kind === "member") {
+      path.unshift(cur.property);
+      cur = cur.object;
+    }
+    if (cur.kind === "name") {
+      path.unshift({ name: cur.name, range: cur.range });
+      return path;
+    }
+    this.error(Codes.InvalidAssignmentTarget, "only a name or a dotted path of names (a.b) can be assigned", e.range);
+    return null;
+  }
+
+  // --- file and declarations ---
+
+  file = this.RULE("file", (): FlowFile => {
+    let kw: IToken | null = null;
+    let name: IToken | null = null;
+    let params: Param[] = [];
+    const decls: TopDecl[] = [];
+    this.OPTION(() => {
+      kw = this.CONSUME(Kw.workflow);
+      name = this.CONSUME(Identifier);
+      this.OPTION2(() => {
+        params = this.SUBRULE(this.paramList);
+      });
+    });
+    let needSep = kw !== null;
+    this.MANY(() =>
+      this.OR([
+        { ALT: () => { this.CONSUME(Sep); needSep = false; } },
+        {
+          ALT: () => {
+            const first = this.LA(1);
+            const errorsBefore = this.errors.length;
+            const d = this.SUBRULE(this.topDecl);
+            this.ACTION(() => {
+              if (needSep && this.errors.length === errorsBefore) this.missingSep(first);
+              needSep = this.errors.length === errorsBefore;
+              decls.push(d);
+            });
+          },
+        },
+      ]),
+    );
+    return this.ACTION(() => {
+      const whole = this.lines.range(0, this.lines.source.length);
+      if (kw === null) {
+        const first = this.lines.range(0, 0);
+        this.error(Codes.ExpectedToken, "expected 'workflow Name(…)' at the start of the file", first);
+      }
+      const out: FlowFile = {
+        kind: "file",
+        name: name ? this.ident(name) : ERROR_IDENT,
+        params,
+        entities: [], events: [], states: [], maps: [],
+        range: whole,
+      };
+      for (const d of decls) {
+        if (d === null) continue;
+        if (d.kind === "entity") out.entities.push(d.decl);
+        else if (d.kind === "event") out.events.push(d.decl);
+        else if (d.kind === "state") out.states.push(d.decl);
+        else out.maps.push(d.decl);
+      }
+      return out;
+    });
+  }, { recoveryValueFunc: () => ERROR_FILE });
+
+  private topDecl = this.RULE(
+    "topDecl",
+    (): TopDecl =>
+      this.OR([
+        { ALT: () => ({ kind: "entity" as const, decl: this.SUBRULE(this.entityDecl) }) },
+        { ALT: () => ({ kind: "event" as const, decl: this.SUBRULE(this.eventDecl) }) },
+        { ALT: () => ({ kind: "state" as const, decl: this.SUBRULE(this.stateDecl) }) },
+        { ALT: () => ({ kind: "map" as const, decl: this.SUBRULE(this.mapDecl) }) },
+      ]),
+    { recoveryValueFunc: () => null },
+  );
+
+  private paramList = this.RULE(
+    "paramList",
+    (): Param[] => {
+      const params: Param[] = [];
+      this.CONSUME(LParen);
+      this.OPTION(() => {
+        params.push(this.SUBRULE(this.param));
+        this.MANY(() => {
+          this.CONSUME(Comma);
+          params.push(this.SUBRULE2(this.param));
+        });
+        this.OPTION2(() => this.CONSUME2(Comma));
+      });
+      this.CONSUME(RParen);
+      return params;
+    },
+    { recoveryValueFunc: () => [] },
+  );
+
+  private param = this.RULE(
+    "param",
+    (): Param => {
+      const name = this.CONSUME(Identifier);
+      this.CONSUME(Colon);
+      const type = this.SUBRULE(this.typeRef);
+      return this.ACTION(() => ({ name: this.ident(name), type, range: this.span(this.tr(name), type.range) }));
+    },
+    { recoveryValueFunc: () => ({ name: ERROR_IDENT, type: ERROR_TYPE, range: NOWHERE }) },
+  );
+
+  private typeRef = this.RULE(
+    "typeRef",
+    (): TypeRef => {
+      const name = this.CONSUME(Identifier);
+      let element: TypeRef | null = null;
+      let close: IToken | null = null;
+      let q: IToken | null = null;
+      this.OPTION(() => {
+        this.CONSUME(Lt);
+        element = this.SUBRULE(this.typeRef);
+        close = this.CONSUME(Gt);
+      });
+      this.OPTION2(() => {
+        q = this.CONSUME(Question);
+      });
+      return this.ACTION(() => {
+        const last = q ?? close ?? name;
+        return { kind: "type", name: name.image, element, optional: q !== null, range: this.span(name, last) };
+      });
+    },
+    { recoveryValueFunc: () => ERROR_TYPE },
+  );
+
+  private entityDecl = this.RULE(
+    "entityDecl",
+    (): EntityDecl => {
+      const kw = this.CONSUME(Kw.entity);
+      const name = this.CONSUME(Identifier);
+      this.CONSUME(LCurly);
+      const fields: FieldDecl[] = [];
+      let needSep = false;
+      this.MANY(() =>
+        this.OR([
+          { ALT: () => { this.CONSUME(Sep); needSep = false; } },
+          {
+            ALT: () => {
+              const first = this.LA(1);
+            const errorsBefore = this.errors.length;
+              const f = this.SUBRULE(this.fieldDecl);
+              this.ACTION(() => {
+                if (needSep && this.errors.length === errorsBefore) this.missingSep(first);
+                needSep = this.errors.length === errorsBefore;
+                fields.push(f);
+              });
+            },
+          },
+        ]),
+      );
+      const close = this.CONSUME(RCurly);
+      return this.ACTION(() => ({ kind: "entity", name: this.ident(name), fields, range: this.span(kw, close) }));
+    },
+    { recoveryValueFunc: () => ({ kind: "entity" as const, name: ERROR_IDENT, fields: [], range: NOWHERE }) },
+  );
+
+  private fieldDecl = this.RULE(
+    "fieldDecl",
+    (): FieldDecl => {
+      const name = this.CONSUME(Identifier);
+      this.CONSUME(Colon);
+      const type = this.SUBRULE(this.typeRef);
+      const annotations: Annotation[] = [];
+      this.MANY(() => {
+        annotations.push(this.SUBRULE(this.annotation));
+      });
+      return this.ACTION(() => {
+        const last = annotations.length > 0 ? annotations[annotations.length - 1].range : type.range;
+        return { name: this.ident(name), type, annotations, range: this.span(this.tr(name), last) };
+      });
+    },
+    { recoveryValueFunc: () => ({ name: ERROR_IDENT, type: ERROR_TYPE, annotations: [], range: NOWHERE }) },
+  );
+
+  private annotation = this.RULE(
+    "annotation",
+    (): Annotation => {
+      const at = this.CONSUME(At);
+      const name = this.CONSUME(Identifier);
+      this.CONSUME(LParen);
+      const value = this.SUBRULE(this.literal);
+      const close = this.CONSUME(RParen);
+      return this.ACTION(() => ({ name: this.ident(name), value, range: this.span(at, close) }));
+    },
+    { recoveryValueFunc: () => ({ name: ERROR_IDENT, value: ERROR_LITERAL, range: NOWHERE }) },
+  );
+
+  private literal = this.RULE("literal", (): LiteralExpr => {
+    let minus: IToken | null = null;
+    return this.OR([
+      {
+        ALT: () => {
+          this.OPTION(() => {
+            minus = this.CONSUME(Minus);
+          });
+          const t = this.CONSUME(NumberLit);
+          return this.ACTION(() => this.numberLiteral(t, minus));
+        },
+      },
+      { ALT: () => { const t = this.CONSUME(StringLit); return this.ACTION(() => this.stringLiteral(t)); } },
+      { ALT: () => { const t = this.CONSUME(Kw.true); return this.ACTION(() => this.boolLiteral(t, true)); } },
+      { ALT: () => { const t = this.CONSUME(Kw.false); return this.ACTION(() => this.boolLiteral(t, false)); } },
+      { ALT: () => { const t = this.CONSUME(Kw.null); return this.ACTION(() => this.nullLiteral(t)); } },
+    ]);
+  }, { recoveryValueFunc: () => ERROR_LITERAL });
+
+  private boolLiteral(t: IToken, value: boolean): LiteralExpr {
+    return { kind: "literal", type: "bool", value, raw: t.image, range: this.tr(t) };
+  }
+
+  private nullLiteral(t: IToken): LiteralExpr {
+    return { kind: "literal", type: "null", value: null, raw: t.image, range: this.tr(t) };
+  }
+
+  private eventDecl = this.RULE("eventDecl", (): EventDecl => {
+    const authorize: AuthorizeAttr[] = [];
+    this.MANY(() => {
+      authorize.push(this.SUBRULE(this.attribute));
+      this.OPTION(() => this.CONSUME(Sep));
+    });
+    const kw = this.CONSUME(Kw.event);
+    const name = this.CONSUME(Identifier);
+    const params = this.SUBRULE(this.paramList);
+    return this.ACTION(() => {
+      const start = authorize.length > 0 ? authorize[0].range : this.tr(kw);
+      const lastTok = this.LA(0);
+      return { kind: "event", name: this.ident(name), params, authorize, range: this.span(start, lastTok) };
+    });
+  }, { recoveryValueFunc: () => ({ kind: "event" as const, name: ERROR_IDENT, params: [], authorize: [], range: NOWHERE }) });
+
+  private attribute = this.RULE(
+    "attribute",
+    (): AuthorizeAttr => {
+      const open = this.CONSUME(LBracket);
+      const word = this.CONSUME(Identifier);
+      this.CONSUME(LParen);
+      const param = this.CONSUME2(Identifier);
+      this.CONSUME(FatArrow);
+      const body = this.SUBRULE(this.expression);
+      this.CONSUME(RParen);
+      const close = this.CONSUME(RBracket);
+      return this.ACTION(() => {
+        this.expectWord(word, "Authorize", "as the attribute of an event");
+        return { param: this.ident(param), body, range: this.span(open, close) };
+      });
+    },
+    { recoveryValueFunc: () => ({ param: ERROR_IDENT, body: ERROR_EXPR, range: NOWHERE }) },
+  );
+
+  private stateDecl = this.RULE("stateDecl", (): StateDecl => {
+    let modifier: IToken | null = null;
+    this.OPTION(() => {
+      modifier = this.OR([{ ALT: () => this.CONSUME(Kw.initial) }, { ALT: () => this.CONSUME(Kw.terminal) }]);
+    });
+    const kw = this.CONSUME(Kw.state);
+    const name = this.CONSUME(Identifier);
+    const members: Member[] = [];
+    let close: IToken | null = null;
+    this.OPTION2(() => {
+      this.CONSUME(LCurly);
+      let needSep = false;
+      this.MANY(() =>
+        this.OR2([
+          { ALT: () => { this.CONSUME(Sep); needSep = false; } },
+          {
+            ALT: () => {
+              const first = this.LA(1);
+            const errorsBefore = this.errors.length;
+              const m = this.SUBRULE(this.member);
+              this.ACTION(() => {
+                if (needSep && this.errors.length === errorsBefore) this.missingSep(first);
+                needSep = this.errors.length === errorsBefore;
+                if (m) members.push(m);
+              });
+            },
+          },
+        ]),
+      );
+      close = this.CONSUME(RCurly);
+    });
+    return this.ACTION(() => {
+      const m = modifier as IToken | null;
+      return {
+        kind: "state",
+        name: this.ident(name),
+        modifier: m === null ? null : (m.image as "initial" | "terminal"),
+        members,
+        range: this.span(m ?? kw, close ?? name),
+      };
+    });
+  }, { recoveryValueFunc: () => ({ kind: "state" as const, name: ERROR_IDENT, modifier: null, members: [], range: NOWHERE }) });
+
+  private member = this.RULE(
+    "member",
+    (): Member | null =>
+      this.OR([
+        { ALT: () => this.SUBRULE(this.subscribeDecl) },
+        {
+          ALT: () => {
+            const kw = this.CONSUME(Kw.enter);
+            const body = this.SUBRULE(this.block);
+            return this.ACTION(() => ({ kind: "enter" as const, body: body.statements, range: this.span(kw, body.range) }));
+          },
+        },
+        { ALT: () => this.SUBRULE(this.onDecl) },
+        { ALT: () => this.SUBRULE(this.milestoneDecl) },
+      ]),
+    { recoveryValueFunc: () => null },
+  );
+
+  private subscribeDecl = this.RULE("subscribeDecl", (): Member => {
+    const kw = this.CONSUME(Kw.subscribe);
+    const event = this.CONSUME(Identifier);
+    const params: IToken[] = [];
+    this.CONSUME(LParen);
+    this.OPTION(() => {
+      params.push(this.CONSUME2(Identifier));
+      this.MANY(() => {
+        this.CONSUME(Comma);
+        params.push(this.CONSUME3(Identifier));
+      });
+    });
+    this.CONSUME(RParen);
+    this.CONSUME(Kw.as);
+    const alias = this.CONSUME4(Identifier);
+    let forEach: { each: IToken; variable: IToken; iterable: Expr } | null = null;
+    this.OPTION2(() => {
+      this.CONSUME(Kw.for);
+      const each = this.CONSUME5(Identifier);
+      const variable = this.CONSUME6(Identifier);
+      this.CONSUME(Kw.in);
+      const iterable = this.SUBRULE(this.expression);
+      forEach = { each, variable, iterable };
+    });
+    const settings: Setting[] = [];
+    let close: IToken | null = null;
+    this.OPTION3(() => {
+      this.CONSUME(LCurly);
+      let needSep = false;
+      this.MANY2(() =>
+        this.OR([
+          { ALT: () => { this.CONSUME(Sep); needSep = false; } },
+          {
+            ALT: () => {
+              const first = this.LA(1);
+            const errorsBefore = this.errors.length;
+              const s = this.SUBRULE(this.setting);
+              this.ACTION(() => {
+                if (needSep && this.errors.length === errorsBefore) this.missingSep(first);
+                needSep = this.errors.length === errorsBefore;
+                if (s) settings.push(s);
+              });
+            },
+          },
+        ]),
+      );
+      close = this.CONSUME(RCurly);
+    });
+    return this.ACTION(() => {
+      const fe = forEach as { each: IToken; variable: IToken; iterable: Expr } | null;
+      if (fe) this.expectWord(fe.each, "each", "after 'for'");
+      const end: Range | IToken = close ?? (fe ? fe.iterable.range : alias);
+      return {
+        kind: "subscribe",
+        event: this.ident(event),
+        params: params.map((p) => this.ident(p)),
+        alias: this.ident(alias),
+        forEach: fe ? { variable: this.ident(fe.variable), iterable: fe.iterable } : null,
+        settings,
+        range: this.span(kw, end),
+      };
+    });
+  }, RECOVER.member);
+
+  private setting = this.RULE(
+    "setting",
+    (): Setting | null => {
+      const name = this.CONSUME(Identifier);
+      this.CONSUME(Colon);
+      const exprs: Expr[] = [this.SUBRULE(this.expression)];
+      this.MANY(() => {
+        this.CONSUME(Comma);
+        exprs.push(this.SUBRULE2(this.expression));
+      });
+      return this.ACTION(() => this.buildSetting(name, exprs));
+    },
+    { recoveryValueFunc: () => null },
+  );
+
+  private buildSetting(name: IToken, exprs: Expr[]): Setting | null {
+    const range = this.span(name, exprs[exprs.length - 1].range);
+    switch (name.image) {
+      case "Candidates":
+        return { kind: "candidates", matchers: exprs, range };
+      case "Requires":
+      case "Deadline": {
+        if (exprs.length > 1) {
+          this.error(Codes.SettingArity, `${name.image} takes one expression`, this.span(exprs[1].range, exprs[exprs.length - 1].range));
+        }
+        return name.image === "Requires"
+          ? { kind: "requires", expr: exprs[0], range }
+          : { kind: "deadline", expr: exprs[0], range };
+      }
+      case "After": {
+        const aliases: Ident[] = [];
+        for (const e of exprs) {
+          if (e.kind === "name") aliases.push({ name: e.name, range: e.range });
+          else this.error(Codes.AfterNotAlias, "After lists slot aliases of this state, separated by commas", e.range);
+        }
+        return { kind: "after", aliases, range };
+      }
+      default:
+        this.error(
+          Codes.UnknownSetting,
+          `unknown setting '${name.image}': the settings are Candidates, Requires, After and Deadline`,
+          this.tr(name),
+        );
+        return null;
+    }
+  }
+
+  private onDecl = this.RULE("onDecl", (): Member => {
+    const kw = this.CONSUME(Kw.on);
+    const alias = this.CONSUME(Identifier);
+    const params: IToken[] = [];
+    let expired: IToken | null = null;
+    this.OR([
+      {
+        ALT: () => {
+          this.CONSUME(LParen);
+          this.OPTION(() => {
+            params.push(this.CONSUME2(Identifier));
+            this.MANY(() => {
+              this.CONSUME(Comma);
+              params.push(this.CONSUME3(Identifier));
+            });
+          });
+          this.CONSUME(RParen);
+        },
+      },
+      {
+        ALT: () => {
+          this.CONSUME(Dot);
+          expired = this.CONSUME4(Identifier);
+        },
+      },
+    ]);
+    const handler = this.SUBRULE(this.handlerOrArrow);
+    return this.ACTION(() => {
+      const range = this.span(kw, handler.range);
+      const exp = expired as IToken | null;
+      if (exp !== null) {
+        this.expectWord(exp, "expired", `after 'on ${alias.image}.'`);
+        return { kind: "onExpired" as const, alias: this.ident(alias), handler, range };
+      }
+      return { kind: "on" as const, alias: this.ident(alias), params: params.map((p) => this.ident(p)), handler, range };
+    });
+  }, RECOVER.member);
+
+  private handlerOrArrow = this.RULE(
+    "handlerOrArrow",
+    (): Handler =>
+      this.OR([
+        { ALT: () => this.SUBRULE(this.handlerBody) },
+        {
+          ALT: () => {
+            const arrow = this.CONSUME(Arrow);
+            const target = this.CONSUME(Identifier);
+            return this.ACTION(() => {
+              const range = this.span(arrow, target);
+              const arm: Arm = { kind: "default", condition: null, body: null, target: this.ident(target), range };
+              return { statements: [], arms: [arm], range };
+            });
+          },
+        },
+      ]),
+    { recoveryValueFunc: () => ERROR_HANDLER },
+  );
+
+  private handlerBody = this.RULE("handlerBody", (): Handler => {
+    const open = this.CONSUME(LCurly);
+    const statements: Statement[] = [];
+    const arms: Arm[] = [];
+    let needSep = false;
+    this.MANY(() =>
+      this.OR([
+        { ALT: () => { this.CONSUME(Sep); needSep = false; } },
+        {
+          ALT: () => {
+            const first = this.LA(1);
+            const errorsBefore = this.errors.length;
+            const item = this.SUBRULE(this.handlerItem);
+            this.ACTION(() => {
+              if (needSep && this.errors.length === errorsBefore) this.missingSep(first);
+              needSep = this.errors.length === errorsBefore;
+              if ("arm" in item) arms.push(item.arm);
+              else if (arms.length > 0) {
+                this.error(Codes.StatementAfterArm, "statements come before the arms (when/default) of a handler", item.stmt.range);
+              } else statements.push(item.stmt);
+            });
+          },
+        },
+      ]),
+    );
+    const close = this.CONSUME(RCurly);
+    return this.ACTION(() => ({ statements, arms, range: this.span(open, close) }));
+  }, RECOVER.handler);
+
+  private handlerItem = this.RULE(
+    "handlerItem",
+    (): HandlerItem =>
+      this.OR([
+        { ALT: () => ({ arm: this.SUBRULE(this.arm) }) },
+        { ALT: () => ({ stmt: this.SUBRULE(this.statement) }) },
+      ]),
+    { recoveryValueFunc: () => ({ stmt: ERROR_STMT }) },
+  );
+
+  private arm = this.RULE("arm", (): Arm => {
+    let kw: IToken | null = null;
+    let condition: Expr | null = null;
+    this.OR([
+      {
+        ALT: () => {
+          kw = this.CONSUME(Kw.when);
+          this.CONSUME(LParen);
+          condition = this.SUBRULE(this.expression);
+          this.CONSUME(RParen);
+        },
+      },
+      { ALT: () => { kw = this.CONSUME(Kw.default); } },
+    ]);
+    let body: Statement[] | null = null;
+    this.OPTION(() => {
+      body = this.SUBRULE(this.block).statements;
+    });
+    this.CONSUME(Arrow);
+    const target = this.CONSUME(Identifier);
+    return this.ACTION(() => {
+      const k = kw as unknown as IToken;
+      return {
+        kind: k.image === "when" ? ("when" as const) : ("default" as const),
+        condition,
+        body,
+        target: this.ident(target),
+        range: this.span(k, target),
+      };
+    });
+  }, { recoveryValueFunc: () => ERROR_ARM });
+
+  private milestoneDecl = this.RULE("milestoneDecl", (): Member => {
+    const kw = this.CONSUME(Kw.milestone);
+    const name = this.CONSUME(Identifier);
+    this.CONSUME(Kw.when);
+    this.CONSUME(LParen);
+    const condition = this.SUBRULE(this.expression);
+    this.CONSUME(RParen);
+    const body = this.SUBRULE(this.block);
+    return this.ACTION(() => ({
+      kind: "milestone" as const,
+      name: this.ident(name),
+      condition,
+      body: body.statements,
+      range: this.span(kw, body.range),
+    }));
+  }, RECOVER.member);
+
+  private mapDecl = this.RULE("mapDecl", (): MapEventDecl => {
+    const kw = this.CONSUME(Kw.map);
+    this.CONSUME(Kw.event);
+    const from = this.CONSUME(Identifier);
+    const fromParams = this.SUBRULE(this.paramList);
+    this.CONSUME(Kw.to);
+    const to = this.CONSUME2(Identifier);
+    this.CONSUME(LParen);
+    const args: { name: Ident; value: Expr; range: Range }[] = [];
+    this.OPTION(() => {
+      args.push(this.SUBRULE(this.mapArg));
+      this.MANY(() => {
+        this.CONSUME(Comma);
+        args.push(this.SUBRULE2(this.mapArg));
+      });
+      this.OPTION2(() => this.CONSUME2(Comma));
+    });
+    const close = this.CONSUME(RParen);
+    return this.ACTION(() => ({
+      kind: "map",
+      from: this.ident(from),
+      fromParams,
+      to: this.ident(to),
+      args,
+      range: this.span(kw, close),
+    }));
+  }, { recoveryValueFunc: () => ({ kind: "map" as const, from: ERROR_IDENT, fromParams: [], to: ERROR_IDENT, args: [], range: NOWHERE }) });
+
+  private mapArg = this.RULE(
+    "mapArg",
+    (): { name: Ident; value: Expr; range: Range } => {
+      const name = this.CONSUME(Identifier);
+      this.CONSUME(Colon);
+      const value = this.SUBRULE(this.expression);
+      return this.ACTION(() => ({ name: this.ident(name), value, range: this.span(this.tr(name), value.range) }));
+    },
+    { recoveryValueFunc: () => ({ name: ERROR_IDENT, value: ERROR_EXPR, range: NOWHERE }) },
+  );
+
+  // --- statements ---
+
+  private block = this.RULE(
+    "block",
+    (): { statements: Statement[]; range: Range } => {
+      const open = this.CONSUME(LCurly);
+      const statements: Statement[] = [];
+      let needSep = false;
+      this.MANY(() =>
+        this.OR([
+          { ALT: () => { this.CONSUME(Sep); needSep = false; } },
+          {
+            ALT: () => {
+              const first = this.LA(1);
+            const errorsBefore = this.errors.length;
+              const s = this.SUBRULE(this.statement);
+              this.ACTION(() => {
+                if (needSep && this.errors.length === errorsBefore) this.missingSep(first);
+                needSep = this.errors.length === errorsBefore;
+                statements.push(s);
+              });
+            },
+          },
+        ]),
+      );
+      const close = this.CONSUME(RCurly);
+      return this.ACTION(() => ({ statements, range: this.span(open, close) }));
+    },
+    { recoveryValueFunc: () => ({ statements: [], range: NOWHERE }) },
+  );
+
+  private statement = this.RULE(
+    "statement",
+    (): Statement =>
+      this.OR([
+        { ALT: () => this.SUBRULE(this.letStmt) },
+        { ALT: () => this.SUBRULE(this.sendStmt) },
+        { ALT: () => this.SUBRULE(this.dropStmt) },
+        { ALT: () => this.SUBRULE(this.ifStmt) },
+        { ALT: () => this.SUBRULE(this.exprOrAssign) },
+      ]),
+    { recoveryValueFunc: () => ERROR_STMT },
+  );
+
+  private letStmt = this.RULE("letStmt", (): Statement => {
+    const kw = this.CONSUME(Kw.let);
+    const name = this.CONSUME(Identifier);
+    this.CONSUME(Assign);
+    const value = this.SUBRULE(this.expression);
+    return this.ACTION(() => ({ kind: "let" as const, name: this.ident(name), value, range: this.span(kw, value.range) }));
+  }, RECOVER.stmt);
+
+  private sendStmt = this.RULE("sendStmt", (): Statement => {
+    const kw = this.CONSUME(Kw.send);
+    const word = this.CONSUME(Identifier);
+    this.CONSUME(Kw.to);
+    const to = this.SUBRULE(this.expression);
+    const open = this.CONSUME(LCurly);
+    const fields: EmailField[] = [];
+    let needSep = false;
+    this.MANY(() =>
+      this.OR([
+        { ALT: () => { this.CONSUME(Sep); needSep = false; } },
+        { ALT: () => { this.CONSUME(Comma); needSep = false; } },
+        {
+          ALT: () => {
+            const first = this.LA(1);
+            const errorsBefore = this.errors.length;
+            const f = this.SUBRULE(this.emailField);
+            this.ACTION(() => {
+              if (needSep && this.errors.length === errorsBefore) this.missingSep(first);
+              needSep = this.errors.length === errorsBefore;
+              fields.push(f);
+            });
+          },
+        },
+      ]),
+    );
+    const close = this.CONSUME(RCurly);
+    return this.ACTION(() => {
+      this.expectWord(word, "email", "after 'send'");
+      const range = this.span(kw, close);
+      let subject: Expr | null = null;
+      let body: Expr | null = null;
+      for (const f of fields) {
+        if (f.name.name !== "subject" && f.name.name !== "body") {
+          this.error(Codes.SendEmailFields, `unknown field '${f.name.name}': an email has 'subject' and 'body'`, f.name.range);
+        } else if ((f.name.name === "subject" ? subject : body) !== null) {
+          this.error(Codes.SendEmailFields, `'${f.name.name}' is given twice`, f.name.range);
+        } else if (f.name.name === "subject") subject = f.value;
+        else body = f.value;
+      }
+      const missing = [subject === null ? "subject" : null, body === null ? "body" : null].filter((x) => x !== null);
+      if (missing.length > 0) {
+        this.error(Codes.SendEmailFields, `the email needs ${missing.map((m) => `'${m}'`).join(" and ")}`, this.span(open, close));
+      }
+      return { kind: "sendEmail" as const, to, subject: subject ?? ERROR_EXPR, body: body ?? ERROR_EXPR, range };
+    });
+  }, RECOVER.stmt);
+
+  private emailField = this.RULE(
+    "emailField",
+    (): EmailField => {
+      const name = this.CONSUME(Identifier);
+      this.CONSUME(Colon);
+      const value = this.SUBRULE(this.expression);
+      return this.ACTION(() => ({ name: this.ident(name), value }));
+    },
+    { recoveryValueFunc: () => ({ name: { name: "subject", range: NOWHERE }, value: ERROR_EXPR }) },
+  );
+
+  private dropStmt = this.RULE("dropStmt", (): Statement => {
+    const kw = this.CONSUME(Kw.drop);
+    const word = this.CONSUME(Identifier);
+    const alias = this.CONSUME2(Identifier);
+    return this.ACTION(() => {
+      this.expectWord(word, "slot", "after 'drop'");
+      return { kind: "dropSlot" as const, alias: this.ident(alias), range: this.span(kw, alias) };
+    });
+  }, RECOVER.stmt);
+
+  private ifStmt = this.RULE("ifStmt", (): Statement => {
+    const kw = this.CONSUME(Kw.if);
+    this.CONSUME(LParen);
+    const condition = this.SUBRULE(this.expression);
+    this.CONSUME(RParen);
+    const then = this.SUBRULE(this.block);
+    let elseBody: Statement[] | null = null;
+    let end: Range = then.range;
+    this.OPTION(() => {
+      this.CONSUME(Kw.else);
+      this.OR([
+        {
+          ALT: () => {
+            const b = this.SUBRULE2(this.block);
+            elseBody = b.statements;
+            end = b.range;
+          },
+        },
+        {
+          ALT: () => {
+            const nested = this.SUBRULE(this.ifStmt);
+            elseBody = [nested];
+            end = nested.range;
+          },
+        },
+      ]);
+    });
+    return this.ACTION(() => ({
+      kind: "if" as const,
+      condition,
+      then: then.statements,
+      else: elseBody,
+      range: this.span(kw, end),
+    }));
+  }, RECOVER.stmt);
+
+  private exprOrAssign = this.RULE("exprOrAssign", (): Statement => {
+    const left = this.SUBRULE(this.expression);
+    let value: Expr | null = null;
+    this.OPTION(() => {
+      this.CONSUME(Assign);
+      value = this.SUBRULE2(this.expression);
+    });
+    return this.ACTION(() => {
+      const v = value as Expr | null;
+      if (v === null) return { kind: "expr" as const, expr: left, range: left.range };
+      const target = this.assignTarget(left);
+      const range = this.span(left.range, v.range);
+      if (target === null) return { kind: "expr" as const, expr: v, range };
+      return { kind: "assign" as const, target, value: v, range };
+    });
+  }, RECOVER.stmt);
+
+  // --- expressions ---
+
+  private expression = this.RULE(
+    "expression",
+    (): Expr => {
+      const first = this.SUBRULE(this.unary);
+      const rest: { op: IToken; right: Expr }[] = [];
+      this.MANY(() => {
+        const op = this.CONSUME(BinaryOp);
+        const right = this.SUBRULE2(this.unary);
+        rest.push({ op, right });
+      });
+      return this.ACTION(() => this.binaryTree(first, rest));
+    },
+    { recoveryValueFunc: () => ERROR_EXPR },
+  );
+
+  private unary = this.RULE(
+    "unary",
+    (): Expr =>
+      this.OR([
+        {
+          ALT: () => {
+            const op = this.OR2([{ ALT: () => this.CONSUME(Bang) }, { ALT: () => this.CONSUME(Minus) }]);
+            const operand = this.SUBRULE(this.unary);
+            return this.ACTION(() => ({
+              kind: "unary" as const,
+              op: op.image as "!" | "-",
+              operand,
+              range: this.span(op, operand.range),
+            }));
+          },
+        },
+        { ALT: () => this.SUBRULE(this.postfix) },
+      ]),
+    { recoveryValueFunc: () => ERROR_EXPR },
+  );
+
+  private postfix = this.RULE("postfix", (): Expr => {
+    let expr = this.SUBRULE(this.primary);
+    this.MANY(() =>
+      this.OR([
+        {
+          ALT: () => {
+            this.CONSUME(Dot);
+            const prop = this.CONSUME(Identifier);
+            this.ACTION(() => {
+              expr = { kind: "member", object: expr, property: this.ident(prop), range: this.span(expr.range, prop) };
+            });
+          },
+        },
+        {
+          ALT: () => {
+            this.CONSUME(LParen);
+            const args: Expr[] = [];
+            this.OPTION(() => {
+              args.push(this.SUBRULE(this.expression));
+              this.MANY2(() => {
+                this.CONSUME(Comma);
+                args.push(this.SUBRULE2(this.expression));
+              });
+            });
+            const close = this.CONSUME(RParen);
+            this.ACTION(() => {
+              expr = { kind: "call", callee: expr, args, range: this.span(expr.range, close) };
+            });
+          },
+        },
+      ]),
+    );
+    return expr;
+  }, RECOVER.expr);
+
+  private primary = this.RULE(
+    "primary",
+    (): Expr =>
+      this.OR([
+        { ALT: () => { const t = this.CONSUME(NumberLit); return this.ACTION(() => this.numberLiteral(t, null)); } },
+        { ALT: () => { const t = this.CONSUME(StringLit); return this.ACTION(() => this.stringLiteral(t)); } },
+        { ALT: () => { const t = this.CONSUME(Kw.true); return this.ACTION(() => this.boolLiteral(t, true)); } },
+        { ALT: () => { const t = this.CONSUME(Kw.false); return this.ACTION(() => this.boolLiteral(t, false)); } },
+        { ALT: () => { const t = this.CONSUME(Kw.null); return this.ACTION(() => this.nullLiteral(t)); } },
+        {
+          ALT: () => {
+            const t = this.CONSUME(Identifier);
+            return this.ACTION(() => ({ kind: "name" as const, name: t.image, range: this.tr(t) }));
+          },
+        },
+        {
+          ALT: () => {
+            const open = this.CONSUME(LParen);
+            const inner = this.SUBRULE(this.expression);
+            const close = this.CONSUME(RParen);
+            return this.ACTION(() => ({ ...inner, range: this.span(open, close) }) as Expr);
+          },
+        },
+        {
+          ALT: () => {
+            const open = this.CONSUME(LBracket);
+            const elements: Expr[] = [];
+            this.OPTION(() => {
+              elements.push(this.SUBRULE2(this.expression));
+              this.MANY(() => {
+                this.CONSUME(Comma);
+                elements.push(this.SUBRULE3(this.expression));
+              });
+              this.OPTION2(() => this.CONSUME2(Comma));
+            });
+            const close = this.CONSUME(RBracket);
+            return this.ACTION(() => ({ kind: "list" as const, elements, range: this.span(open, close) }));
+          },
+        },
+      ]),
+    { recoveryValueFunc: () => ERROR_EXPR },
+  );
+}
+
+let instance: FlowParser | null = null;
+
+/** The one parser of the process (Chevrotain parsers are costly to build and reusable). */
+function getParser(): FlowParser {
+  instance ??= new FlowParser();
+  return instance;
+}

@@ -1,0 +1,94 @@
+/**
+ * Delivery of the transactional outbox (`send email`). This module alone writes `outbox.status`.
+ *
+ *   pending --delivered--> sent       (the body is dropped: it may carry a link)
+ *   pending --attempts exhausted--> failed (the body is dropped too)
+ *
+ * A message row is written in the same transaction as the step that queued it, so it exists only
+ * if the step committed. After commit the worker enqueues a `deliver` job; the sweeper re-enqueues
+ * rows left pending (a worker that died between commit and enqueue). Delivery is at least once:
+ * a crash between sending and marking `sent` sends again.
+ *
+ * Transport: nodemailer over SMTP_URL; when it is unset, the message is written to the terminal
+ * (stdout) as a plain block — that print is the delivery, so it shows the link as a recipient would
+ * see it. Log lines never contain the body.
+ */
+import nodemailer, { type Transporter } from "nodemailer";
+import type { Db } from "../db.js";
+import type { Logger } from "../log.js";
+import { isSealed, type Sealer } from "../engine/seal.js";
+
+export const MAX_DELIVERY_ATTEMPTS = 5;
+const FROM = "slotflow <no-reply@slotflow.local>";
+
+export interface Mail {
+  to: string;
+  subject: string;
+  body: string;
+}
+
+export interface MailTransport {
+  /** Sends one message; returns its message id. */
+  send(mail: Mail): Promise<string>;
+}
+
+/** SMTP through nodemailer. */
+export function smtpTransport(smtpUrl: string): MailTransport {
+  const transporter: Transporter = nodemailer.createTransport(smtpUrl);
+  return {
+    async send(mail) {
+      const info = await transporter.sendMail({ from: FROM, to: mail.to, subject: mail.subject, text: mail.body });
+      return String(info.messageId);
+    },
+  };
+}
+
+/** Prints each message to `out` (default stdout) instead of sending it. */
+export function terminalTransport(out: NodeJS.WritableStream = process.stdout): MailTransport {
+  let n = 0;
+  return {
+    async send(mail) {
+      const id = `<terminal-${process.pid}-${++n}-${Date.now()}@slotflow.local>`;
+      out.write(
+        `\n----- email (SMTP_URL is not set: printed instead of sent) -----\nTo: ${mail.to}\nSubject: ${mail.subject}\n\n${mail.body}\n----- end of email -----\n\n`,
+      );
+      return id;
+    },
+  };
+}
+
+/** Delivers one outbox message if it is still pending. Throws when sending fails and attempts remain (the job retries). */
+export async function deliverOutbox(db: Db, sealer: Sealer, transport: MailTransport, outboxId: string, log?: Logger): Promise<"sent" | "skipped" | "failed"> {
+  const result = await db.$transaction(
+    async (tx) => {
+      const rows = await tx.$queryRaw<{ id: string; to: string; subject: string; body: string | null; status: string; attempts: number }[]>`
+        SELECT id, "to", subject, body, status, attempts FROM outbox WHERE id = ${outboxId}::uuid FOR UPDATE SKIP LOCKED`;
+      const row = rows[0];
+      if (!row || row.status !== "pending") return { kind: "skipped" as const };
+      const stored = row.body === null ? "" : (JSON.parse(row.body) as unknown);
+      const body = isSealed(stored) ? sealer.unseal(stored) : String(stored);
+      try {
+        const messageId = await transport.send({ to: row.to, subject: row.subject, body });
+        await tx.outboxMessage.update({
+          where: { id: row.id },
+          data: { status: "sent", body: null, messageId, deliveredAt: new Date(), attempts: row.attempts + 1 },
+        });
+        return { kind: "sent" as const };
+      } catch (err) {
+        return { kind: "error" as const, err, attempts: row.attempts + 1 };
+      }
+    },
+    { maxWait: 10_000, timeout: 60_000 },
+  );
+  if (result.kind === "sent") log?.info({ outboxId }, "email delivered");
+  if (result.kind !== "error") return result.kind;
+  const failed = result.attempts >= MAX_DELIVERY_ATTEMPTS;
+  const message = result.err instanceof Error ? result.err.message : String(result.err);
+  await db.outboxMessage.update({
+    where: { id: outboxId },
+    data: { attempts: result.attempts, lastError: message.slice(0, 500), ...(failed ? { status: "failed", body: null } : {}) },
+  });
+  log?.warn({ outboxId, attempts: result.attempts, failed }, "email delivery failed");
+  if (failed) return "failed";
+  throw result.err;
+}

@@ -1,0 +1,56 @@
+/**
+ * The sweeper: a BullMQ job scheduler fires a `sweep` job every SLOTFLOW_SWEEP_INTERVAL_MS; the
+ * sweep enqueues an `expire` command for each open slot past its deadline (the command worker
+ * applies it under the run lock, and skips it if the slot closed meanwhile) and re-enqueues
+ * outbox messages left pending for more than 30 s. Any number of sweepers may run: the scheduler
+ * fires each tick once, and job ids (`expire-<slot>`, the outbox id) de-duplicate.
+ *
+ * The sweeper only makes expiry prompt; correctness does not depend on it, since deposits and
+ * raises check the deadline themselves.
+ */
+import { Worker, type ConnectionOptions } from "bullmq";
+import { QUEUE, redisConnection } from "../src/queue/queues.js";
+import type { Runtime } from "../src/runtime.js";
+
+const BATCH = 500;
+const MAIL_GRACE_MS = 30_000;
+
+/** One sweep; returns how many expiries and mail deliveries it enqueued. */
+export async function sweepOnce(rt: Runtime, now = new Date()): Promise<{ expiries: number; mail: number }> {
+  const due = await rt.db.slot.findMany({
+    where: { status: "open", deadline: { lte: now } },
+    select: { id: true, runId: true },
+    orderBy: { deadline: "asc" },
+    take: BATCH,
+  });
+  for (const slot of due) {
+    await rt.queues.enqueue({ kind: "expire", commandId: `expire-${slot.id}`, runId: slot.runId, slotId: slot.id }, { removeOnComplete: true });
+  }
+  const stale = await rt.db.outboxMessage.findMany({
+    where: { status: "pending", createdAt: { lte: new Date(now.getTime() - MAIL_GRACE_MS) } },
+    select: { id: true },
+    take: BATCH,
+  });
+  await rt.queues.enqueueMail(stale.map((m) => m.id));
+  return { expiries: due.length, mail: stale.length };
+}
+
+export async function startSweeper(rt: Runtime): Promise<Worker> {
+  await rt.queues.sweep.upsertJobScheduler(
+    "sweep-deadlines",
+    { every: rt.config.sweepIntervalMs },
+    { name: "sweep", data: {}, opts: { removeOnComplete: true, removeOnFail: 100 } },
+  );
+  const connection = redisConnection(rt.config, true);
+  const worker = new Worker(
+    QUEUE.sweep,
+    async () => {
+      const swept = await sweepOnce(rt);
+      if (swept.expiries || swept.mail) rt.log.info(swept, "sweep");
+      return swept;
+    },
+    { connection: connection as ConnectionOptions, prefix: rt.config.queuePrefix, concurrency: 1 },
+  );
+  worker.on("error", (err) => rt.log.error({ err: err.message }, "sweeper error"));
+  return worker;
+}
