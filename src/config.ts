@@ -18,6 +18,7 @@
  * | SLOTFLOW_RATE_LIMIT_PER_MINUTE | rateLimitPerMinute (callback posts per client IP) | 600 |
  * | SLOTFLOW_SWEEP_INTERVAL_MS | sweepIntervalMs | 1000 |
  * | SLOTFLOW_WORKER_CONCURRENCY | workerConcurrency (jobs per worker process) | 8 |
+ * | SLOTFLOW_TRUST_PROXY | trustProxy (`1`: client address from X-Forwarded-For) | off |
  * | LOG_LEVEL | logLevel | info |
  *
  * Throws `ConfigError` naming the variable when a value is malformed or a production secret is
@@ -41,6 +42,7 @@ export interface Config {
   sweepIntervalMs: number;
   workerConcurrency: number;
   logLevel: string;
+  trustProxy: boolean;
   /** Names of secrets that fell back to their development values (the caller warns). */
   devDefaults: string[];
 }
@@ -97,6 +99,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     sweepIntervalMs: int(env, "SLOTFLOW_SWEEP_INTERVAL_MS", 1000, 10),
     workerConcurrency: int(env, "SLOTFLOW_WORKER_CONCURRENCY", 8, 1),
     logLevel: env.LOG_LEVEL || "info",
+    trustProxy: env.SLOTFLOW_TRUST_PROXY === "1",
     devDefaults,
   };
 }

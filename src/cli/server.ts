@@ -72,6 +72,7 @@ export async function serve(opts: ServeOptions): Promise<Runtime> {
     rt.log.info({ port, baseUrl: rt.config.baseUrl }, "listening");
   }
   onShutdown(rt, closers);
+  rt.log.info({ web: opts.web, worker: opts.worker, sweeper: opts.sweeper }, "ready");
   return rt;
 }
 

@@ -244,8 +244,10 @@ export class Step {
     }
     if (this.mail.length > 0) {
       await tx.outboxMessage.createMany({
-        data: this.mail.map((m) => ({
+        data: this.mail.map((m, i) => ({
           id: m.id,
+          // 1 ms apart, so that reading the outbox in creation order keeps the order of `send email`.
+          createdAt: new Date(this.now.getTime() + i),
           runId: run.id,
           to: m.to,
           subject: m.subject,

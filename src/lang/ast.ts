@@ -272,8 +272,19 @@ export interface BinaryExpr {
    * toward zero and `%` is the integer remainder), "decimal" otherwise. Absent before checking.
    */
   numeric?: "int" | "decimal";
+  /**
+   * Filled by the checker for every binary operator: the kinds of the two operand types, without
+   * `?`. The interpreter picks the operation from it, never from run-time values: `+` with a
+   * "string" side concatenates; "datetime"/"duration" sides select time arithmetic
+   * (datetime ± duration, datetime − datetime, duration ± duration) and time comparisons.
+   * Absent before checking.
+   */
+  operandTypes?: { left: OperandKind; right: OperandKind };
   range: Range;
 }
+
+/** The kind of an operand's type, without `?` (see BinaryExpr.operandTypes). */
+export type OperandKind = "bool" | "int" | "decimal" | "string" | "datetime" | "duration" | "null" | "list" | "entity" | "principal";
 
 export interface UnaryExpr {
   kind: "unary";

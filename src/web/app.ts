@@ -26,7 +26,7 @@ export interface WebApp {
 }
 
 export function createWebApp(rt: Runtime): WebApp {
-  const app = new Koa({ proxy: process.env.SLOTFLOW_TRUST_PROXY === "1" });
+  const app = new Koa({ proxy: rt.config.trustProxy });
   const limiterRedis = new Redis(rt.config.redisUrl, { maxRetriesPerRequest: 1, enableOfflineQueue: false, connectTimeout: 2000 });
   limiterRedis.on("error", () => undefined);
   const rateLimit = redisRateLimit(limiterRedis, rt.config.rateLimitPerMinute, rt.config.queuePrefix);

@@ -1,0 +1,74 @@
+/**
+ * The built-in functions (docs/language.md, "Built-in functions"). A call `f(…)` whose callee is a
+ * plain name always means the built-in of that name; variables are never callable.
+ *
+ * | function | type | notes |
+ * |---|---|---|
+ * | `now()` | `datetime` | the time of the current step (one value for the whole step) |
+ * | `len(s)` / `len(xs)` | `string -> int`, `list<T> -> int` | UTF-16 code units for a string |
+ * | `lower(s)`, `upper(s)` | `string -> string` | Unicode case mapping, no locale |
+ * | `contains(xs, x)` | `list<T>, T -> bool` | element equality as `==` |
+ * | `role(r)`, `user(id)` | `string -> matcher` | only as the entries of `Candidates` |
+ *
+ * Arguments must not be optional (give a fallback with `??`).
+ */
+import { comparable, isExactly, isOptional, showType, T, type Ty } from "./types.js";
+
+export type BuiltinResult = { type: Ty; bad?: { index: number; message: string } };
+
+export interface Builtin {
+  name: string;
+  /** How the signature reads in messages. */
+  signature: string;
+  arity: number;
+  /** True for `role` and `user`, which only `Candidates` may use. */
+  matcher: boolean;
+  /** The result type; `bad` names the first argument that does not fit. */
+  type(args: Ty[]): BuiltinResult;
+}
+
+function needString(result: Ty, sig: string) {
+  return (args: Ty[]): BuiltinResult =>
+    args[0].kind === "error" || isExactly(args[0], "string")
+      ? { type: result }
+      : { type: result, bad: { index: 0, message: `${sig} needs a string, found ${showType(args[0])}` } };
+}
+
+const list: Builtin[] = [
+  { name: "now", signature: "now(): datetime", arity: 0, matcher: false, type: () => ({ type: T.datetime }) },
+  {
+    name: "len",
+    signature: "len(string | list<T>): int",
+    arity: 1,
+    matcher: false,
+    type: ([a]) => {
+      if (a.kind === "error" || ((a.kind === "string" || a.kind === "list") && !isOptional(a))) return { type: T.int };
+      return { type: T.int, bad: { index: 0, message: `len() needs a string or a list, found ${showType(a)}` } };
+    },
+  },
+  { name: "lower", signature: "lower(string): string", arity: 1, matcher: false, type: needString(T.string, "lower()") },
+  { name: "upper", signature: "upper(string): string", arity: 1, matcher: false, type: needString(T.string, "upper()") },
+  {
+    name: "contains",
+    signature: "contains(list<T>, T): bool",
+    arity: 2,
+    matcher: false,
+    type: ([xs, x]) => {
+      if (xs.kind === "error") return { type: T.bool };
+      if (xs.kind !== "list" || xs.optional) {
+        return { type: T.bool, bad: { index: 0, message: `contains() needs a list first, found ${showType(xs)}` } };
+      }
+      if (!comparable(xs.element, x)) {
+        return {
+          type: T.bool,
+          bad: { index: 1, message: `contains() on ${showType(xs)} cannot look for ${showType(x)}` },
+        };
+      }
+      return { type: T.bool };
+    },
+  },
+  { name: "role", signature: "role(string)", arity: 1, matcher: true, type: needString(T.matcher, "role()") },
+  { name: "user", signature: "user(string)", arity: 1, matcher: true, type: needString(T.matcher, "user()") },
+];
+
+export const BUILTINS: ReadonlyMap<string, Builtin> = new Map(list.map((b) => [b.name, b]));

@@ -1,0 +1,66 @@
+/**
+ * What the checker knows about each declaration once it has resolved it, and the one place that
+ * collects diagnostics.
+ */
+import type { EntityDecl, Range, StateDecl, Subscribe } from "./ast.js";
+import type { Diagnostic } from "./diagnostics.js";
+import type { Ty } from "./types.js";
+
+export interface FieldInfo {
+  name: string;
+  type: Ty;
+  range: Range;
+  maxLength: number | null;
+  minLength: number | null;
+}
+
+export interface EntityInfo {
+  name: string;
+  fields: Map<string, FieldInfo>;
+  decl: EntityDecl;
+}
+
+export interface ParamInfo {
+  name: string;
+  type: Ty;
+  range: Range;
+}
+
+export interface EventInfo {
+  name: string;
+  params: ParamInfo[];
+  hasAuthorize: boolean;
+}
+
+/** A slot declared by `subscribe E(…) as alias` in a state. */
+export interface SlotInfo {
+  alias: string;
+  state: string;
+  event: EventInfo | null;
+  fannedOut: boolean;
+  /** The fan-out variable's element type (`error` when not fanned out or unknown). */
+  elementType: Ty;
+  hasDeadline: boolean;
+  decl: Subscribe;
+}
+
+export interface StateInfo {
+  name: string;
+  decl: StateDecl;
+  terminal: boolean;
+  /** The first slot of each alias, by alias. */
+  slots: Map<string, SlotInfo>;
+}
+
+/** Collects diagnostics in the order they are found. */
+export class Reporter {
+  readonly diagnostics: Diagnostic[] = [];
+
+  error(code: string, message: string, range: Range): void {
+    this.diagnostics.push({ code, severity: "error", message, range });
+  }
+
+  warning(code: string, message: string, range: Range): void {
+    this.diagnostics.push({ code, severity: "warning", message, range });
+  }
+}

@@ -1,0 +1,96 @@
+/**
+ * The README's session, over real HTTP against a real `slotflow serve` process on real PostgreSQL
+ * and Redis: deploy the examples, start a VendorApproval run, copy the link from the printed
+ * email, POST the decision, see the run in Approved. Then the link's promises: a second POST
+ * answers 410, GET answers 405 with Allow: POST without spending it, and the token is in no log
+ * line, no table (pg_dump) and no Redis key.
+ */
+import test from "ava";
+import { execFileSync } from "node:child_process";
+import { Redis } from "ioredis";
+import { dropDatabase } from "../helpers/db.js";
+import { ADMIN_TOKEN, eventually, printedLinks, request, startCluster, type Cluster } from "../helpers/server.js";
+
+let cluster: Cluster;
+
+test.before(async () => {
+  cluster = await startCluster("readme", { args: ["--deploy", "examples"] });
+});
+
+test.after.always(async () => {
+  await cluster?.stop();
+  if (cluster) await dropDatabase(cluster.databaseUrl);
+});
+
+/** Splits captured output into log lines (JSON records) and the rest (printed emails). */
+function logLines(output: string[]): string[] {
+  return output.filter((l) => l.startsWith("{"));
+}
+
+test.serial("a vendor approves through the emailed link; the link is then spent, and the token was never stored or logged", async (t) => {
+  const base = cluster.baseUrl;
+  const started = await request(base, "POST", "/api/workflows/VendorApproval/runs", {
+    token: ADMIN_TOKEN,
+    json: { vendor: { name: "Acme", contactEmail: "ap@acme.example" }, amount: 1200 },
+  });
+  t.is(started.status, 201, started.text);
+  t.like(started.body, { version: 1, state: "Review", status: "running" });
+  const runId = started.body.id as string;
+
+  const [url] = await eventually(async () => {
+    const links = printedLinks(cluster.output());
+    return links.length > 0 ? links : null;
+  });
+  t.true(url.startsWith(`${base}/api/workflow/callback/`));
+  const token = url.split("/").pop()!;
+  const path = new URL(url).pathname;
+
+  // GET never spends the link and never says whether the token exists.
+  const get = await request(base, "GET", path);
+  t.is(get.status, 405);
+  t.is(get.headers.get("allow"), "POST");
+  t.is(get.body.code, "method-not-allowed");
+  const getUnknown = await request(base, "GET", "/api/workflow/callback/unknown-token");
+  t.is(getUnknown.status, 405);
+  t.deepEqual(getUnknown.body, get.body);
+
+  const posted = await request(base, "POST", path, { json: { ok: true, note: "Looks right" } });
+  t.is(posted.status, 200, posted.text);
+  t.deepEqual(posted.body, { status: "completed" });
+
+  const again = await request(base, "POST", path, { json: { ok: true, note: "Looks right" } });
+  t.is(again.status, 410);
+  t.is(again.body.code, "link-burned");
+  t.is(again.headers.get("content-type"), "application/problem+json");
+
+  const shown = await request(base, "GET", `/api/runs/${runId}`, { token: ADMIN_TOKEN });
+  t.is(shown.status, 200);
+  t.like(shown.body, { state: "Approved", status: "finished", workflow: "VendorApproval" });
+  t.is(shown.body.entities.vendor.reviewNote, "Looks right");
+  t.is(shown.body.entities.vendor.approvalUrl, `${base}/api/workflow/callback/[redacted]`);
+
+  // The token is in no log line...
+  await eventually(async () => cluster.output().some((l) => l.includes('"msg":"email delivered"')));
+  const logs = logLines(cluster.output());
+  t.true(logs.length > 5);
+  t.false(logs.some((l) => l.includes(token)), "a log line contains the token");
+  t.true(logs.some((l) => l.includes("/api/workflow/callback/[redacted]")), "the access log shows the redacted path");
+  // ...in no row of any table...
+  const dump = execFileSync("pg_dump", ["--data-only", cluster.databaseUrl], { encoding: "utf8", maxBuffer: 64 * 1024 * 1024 });
+  t.true(dump.includes(runId));
+  t.false(dump.includes(token), "pg_dump contains the token");
+  // ...and in no Redis key or value of this cluster's queues.
+  const redis = new Redis(cluster.env.REDIS_URL!);
+  try {
+    const keys = await redis.keys(`${cluster.env.SLOTFLOW_QUEUE_PREFIX}:*`);
+    t.true(keys.length > 0);
+    for (const key of keys) {
+      t.false(key.includes(token));
+      const type = await redis.type(key);
+      const dumped = type === "string" ? await redis.get(key) : type === "hash" ? JSON.stringify(await redis.hgetall(key)) : type === "list" ? JSON.stringify(await redis.lrange(key, 0, -1)) : type === "zset" ? JSON.stringify(await redis.zrange(key, 0, -1)) : type === "stream" ? JSON.stringify(await redis.xrange(key, "-", "+")) : type === "set" ? JSON.stringify(await redis.smembers(key)) : "";
+      t.false((dumped ?? "").includes(token), `Redis key ${key} holds the token`);
+    }
+  } finally {
+    redis.disconnect();
+  }
+});

@@ -1,0 +1,166 @@
+/**
+ * A real slotflow server for end-to-end tests: `slotflow serve` (or `web` / `worker`) in a child
+ * process, on a free port, with its own fresh database and its own BullMQ key prefix, its output
+ * captured line by line so tests can read (and scan) every log line.
+ */
+import { spawn, type ChildProcess } from "node:child_process";
+import { randomBytes } from "node:crypto";
+import { createServer } from "node:net";
+import { fileURLToPath } from "node:url";
+import { freshDatabase } from "./db.js";
+
+export const ROOT = fileURLToPath(new URL("../..", import.meta.url));
+export const ADMIN_TOKEN = "test-admin-token";
+export const JWT_SECRET = "test-jwt-secret";
+
+export async function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const s = createServer();
+    s.once("error", reject);
+    s.listen(0, "127.0.0.1", () => {
+      const port = (s.address() as { port: number }).port;
+      s.close(() => resolve(port));
+    });
+  });
+}
+
+export interface ServerProcess {
+  child: ChildProcess;
+  role: string;
+  /** Every line written to stdout and stderr so far. */
+  output: string[];
+  stop(): Promise<void>;
+}
+
+export interface Cluster {
+  baseUrl: string;
+  databaseUrl: string;
+  env: NodeJS.ProcessEnv;
+  processes: ServerProcess[];
+  /** All captured output of all processes. */
+  output(): string[];
+  /** Starts one more process of `role` sharing this cluster's database and queues. */
+  spawn(role: "serve" | "web" | "worker" | "sweeper", opts?: { port?: number; args?: string[] }): Promise<ServerProcess>;
+  stop(): Promise<void>;
+}
+
+function startProcess(role: string, args: string[], env: NodeJS.ProcessEnv, readyWhen: RegExp): Promise<ServerProcess> {
+  const child = spawn(process.execPath, ["--import=tsx", "src/cli/main.ts", role, ...args], { cwd: ROOT, env, stdio: ["ignore", "pipe", "pipe"] });
+  const output: string[] = [];
+  const proc: ServerProcess = {
+    child,
+    role,
+    output,
+    stop: () =>
+      new Promise<void>((resolve) => {
+        if (child.exitCode !== null) return resolve();
+        child.once("exit", () => resolve());
+        child.kill("SIGTERM");
+        setTimeout(() => child.kill("SIGKILL"), 5000).unref();
+      }),
+  };
+  return new Promise((resolve, reject) => {
+    let buffered = "";
+    const onData = (chunk: Buffer) => {
+      buffered += chunk.toString("utf8");
+      const lines = buffered.split("\n");
+      buffered = lines.pop() ?? "";
+      for (const line of lines) {
+        output.push(line);
+        if (readyWhen.test(line)) resolve(proc);
+      }
+    };
+    child.stdout!.on("data", onData);
+    child.stderr!.on("data", onData);
+    child.once("exit", (code) => reject(new Error(`slotflow ${role} exited with ${code} before it was ready:\n${output.join("\n")}`)));
+    setTimeout(() => reject(new Error(`slotflow ${role} was not ready in 30 s:\n${output.join("\n")}`)), 30_000).unref();
+  });
+}
+
+/** Starts `roles` (default: one `serve`) against a fresh database. */
+export async function startCluster(
+  label: string,
+  opts: { roles?: ("serve" | "web" | "worker" | "sweeper")[]; env?: NodeJS.ProcessEnv; args?: string[] } = {},
+): Promise<Cluster> {
+  const databaseUrl = await freshDatabase(label);
+  const port = await freePort();
+  const baseUrl = `http://127.0.0.1:${port}`;
+  const env: NodeJS.ProcessEnv = {
+    ...process.env,
+    DATABASE_URL: databaseUrl,
+    REDIS_URL: process.env.REDIS_URL || "redis://127.0.0.1:6379",
+    PORT: String(port),
+    BASE_URL: baseUrl,
+    SLOTFLOW_ADMIN_TOKEN: ADMIN_TOKEN,
+    SLOTFLOW_JWT_SECRET: JWT_SECRET,
+    SLOTFLOW_SEAL_KEY: "test-seal-key",
+    SLOTFLOW_QUEUE_PREFIX: `sft-${randomBytes(4).toString("hex")}`,
+    SLOTFLOW_SWEEP_INTERVAL_MS: "200",
+    LOG_LEVEL: "info",
+    SMTP_URL: "",
+    ...opts.env,
+  };
+  const processes: ServerProcess[] = [];
+  const cluster: Cluster = {
+    baseUrl,
+    databaseUrl,
+    env,
+    processes,
+    output: () => processes.flatMap((p) => p.output),
+    async spawn(role, spawnOpts = {}) {
+      const e = { ...env, PORT: String(spawnOpts.port ?? port) };
+      const p = await startProcess(role, spawnOpts.args ?? [], e, /"msg":"ready"/);
+      processes.push(p);
+      return p;
+    },
+    async stop() {
+      await Promise.all(processes.map((p) => p.stop()));
+    },
+  };
+  for (const role of opts.roles ?? ["serve"]) await cluster.spawn(role, { args: opts.args });
+  return cluster;
+}
+
+/** A JSON request to the cluster. */
+export async function request(
+  baseUrl: string,
+  method: string,
+  path: string,
+  opts: { token?: string; json?: unknown; text?: string; body?: string; headers?: Record<string, string> } = {},
+): Promise<{ status: number; headers: Headers; body: any; text: string }> {
+  const headers: Record<string, string> = { ...opts.headers };
+  if (opts.token) headers.authorization = `Bearer ${opts.token}`;
+  let body: string | undefined = opts.body;
+  if (opts.json !== undefined) {
+    headers["content-type"] ??= "application/json";
+    body = JSON.stringify(opts.json);
+  } else if (opts.text !== undefined) {
+    headers["content-type"] ??= "text/plain";
+    body = opts.text;
+  }
+  const res = await fetch(new URL(path, baseUrl), { method, headers, body });
+  const text = await res.text();
+  let parsed: unknown = undefined;
+  try {
+    parsed = text ? JSON.parse(text) : undefined;
+  } catch {
+    parsed = undefined;
+  }
+  return { status: res.status, headers: res.headers, body: parsed, text };
+}
+
+/** Links printed by the terminal mail transport, in order. */
+export function printedLinks(output: string[]): string[] {
+  return output.flatMap((l) => [...l.matchAll(/https?:\/\/[^\s"]+\/api\/workflow\/callback\/[A-Za-z0-9_-]{43}/g)].map((m) => m[0]));
+}
+
+/** Waits until `predicate` holds (polling every 50 ms), or fails after `ms`. */
+export async function eventually<T>(fn: () => Promise<T | undefined | null | false>, ms = 10_000): Promise<T> {
+  const until = Date.now() + ms;
+  for (;;) {
+    const v = await fn();
+    if (v) return v;
+    if (Date.now() > until) throw new Error("condition did not hold in time");
+    await new Promise((r) => setTimeout(r, 50));
+  }
+}
