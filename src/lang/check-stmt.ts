@@ -106,7 +106,7 @@ export class StatementChecker {
           if (b?.kind === "alias" && b.slot && !b.slot.fannedOut && env.closedAlias !== b.slot.alias) {
             report.warning(
               Codes.CallbackUrlDiscarded,
-              `the link minted here is discarded and can never be read again; it still retires '${b.slot.alias}''s previous link`,
+              `the link minted here is discarded and can never be read again (minting still retires the previous link of '${b.slot.alias}')`,
               s.range,
             );
           }

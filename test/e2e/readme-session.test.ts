@@ -87,7 +87,7 @@ test.serial("a vendor approves through the emailed link; the link is then spent,
     for (const key of keys) {
       t.false(key.includes(token));
       const type = await redis.type(key);
-      const dumped = type === "string" ? await redis.get(key) : type === "hash" ? JSON.stringify(await redis.hgetall(key)) : type === "list" ? JSON.stringify(await redis.lrange(key, 0, -1)) : type === "zset" ? JSON.stringify(await redis.zrange(key, 0, -1)) : type === "stream" ? JSON.stringify(await redis.xrange(key, "-", "+")) : type === "set" ? JSON.stringify(await redis.smembers(key)) : "";
+      const dumped = type === "string" ? await redis.get(key) : type === "hash" ? JSON.stringify(await redis.hgetall(key)) : type === "list" ? JSON.stringify(await redis.lrange(key, 0, -1)) : type === "zset" ? JSON.stringify(await redis.zrange(key, "0", "-1")) : type === "stream" ? JSON.stringify(await redis.xrange(key, "-", "+")) : type === "set" ? JSON.stringify(await redis.smembers(key)) : "";
       t.false((dumped ?? "").includes(token), `Redis key ${key} holds the token`);
     }
   } finally {

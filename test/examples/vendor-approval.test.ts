@@ -40,7 +40,7 @@ test.serial("the vendor approves through the link: the run ends in Approved with
   t.is(run.state, "Approved");
   t.is(run.status, "finished");
   t.is(run.entities.vendor.reviewNote, "verified");
-  const [link] = await sql(process.env.DATABASE_URL!, "SELECT status FROM links l JOIN slots s ON s.id = l.slot_id WHERE l.run_id = $1 AND s.alias = 'decision'", [run.id]);
+  const [link] = await sql(process.env.DATABASE_URL!, "SELECT l.status FROM links l JOIN slots s ON s.id = l.slot_id WHERE l.run_id = $1 AND s.alias = 'decision'", [run.id]);
   t.is(link.status, "burned");
 });
 

@@ -1,0 +1,110 @@
+/**
+ * The compiler's front door: source text in, diagnostics and the compiled form out
+ * (docs/language.md; the codes are listed in docs/diagnostics.md).
+ */
+import { readFileSync } from "node:fs";
+import type { FlowFile } from "./ast.js";
+import { check } from "./checker.js";
+import { Codes } from "./codes.js";
+import type { CompiledWorkflow } from "./compiled.js";
+import type { Diagnostic } from "./diagnostics.js";
+import { emit } from "./emit.js";
+import { parse } from "./parser.js";
+import { LineIndex } from "./positions.js";
+
+export interface CompileResult {
+  /** Every error and warning, in source order. */
+  diagnostics: Diagnostic[];
+  /** The compiled workflow; null exactly when `diagnostics` holds an error. */
+  workflow: CompiledWorkflow | null;
+  /** The checked syntax tree; null when the source has a lexical or syntax error. */
+  ast: FlowFile | null;
+}
+
+/**
+ * Compiles one `.flow` source. Never throws: an internal fault becomes a FLOW999 diagnostic.
+ * `file` names the source in that diagnostic's message only (formatDiagnostic takes it again).
+ * Every diagnostic range lies within `source`.
+ */
+export function compile(source: string, file = "<input>"): CompileResult {
+  let lines: LineIndex | null = null;
+  try {
+    lines = new LineIndex(source);
+    const parsed = parse(source, lines);
+    if (parsed.ast === null) return { diagnostics: clamp(parsed.diagnostics, lines), workflow: null, ast: null };
+    const checked = check(parsed.ast);
+    const diagnostics = clamp([...parsed.diagnostics, ...checked.diagnostics], lines).sort(
+      (a, b) => a.range.start.offset - b.range.start.offset,
+    );
+    const failed = diagnostics.some((d) => d.severity === "error");
+    return { diagnostics, workflow: failed ? null : emit(parsed.ast, checked.model), ast: parsed.ast };
+  } catch (err) {
+    const where = (lines ?? new LineIndex("")).range(0, 0);
+    const message = err instanceof Error ? err.message : String(err);
+    return {
+      diagnostics: [
+        { code: Codes.InternalError, severity: "error", message: `internal compiler error in ${file}: ${message}`, range: where },
+      ],
+      workflow: null,
+      ast: null,
+    };
+  }
+}
+
+/** Re-derives every position from its offset, clamped into the source, and drops repeats. */
+function clamp(diagnostics: Diagnostic[], lines: LineIndex): Diagnostic[] {
+  const seen = new Set<string>();
+  const out: Diagnostic[] = [];
+  for (const d of diagnostics) {
+    const key = `${d.code}:${d.range.start.offset}:${d.range.end.offset}:${d.message}`;
+    if (seen.has(key)) continue;
+    seen.add(key);
+    out.push({ ...d, range: lines.range(d.range.start.offset, d.range.end.offset) });
+  }
+  return out;
+}
+
+let cached: { source: string; lines: LineIndex } | null = null;
+
+/**
+ * Renders a diagnostic as three lines: `FILE:LINE:COL: error FLOWnnn: message`, the source line,
+ * and a caret line (`^` under the start, `~` to the end of the range on that line).
+ */
+export function formatDiagnostic(d: Diagnostic, source: string, file: string): string {
+  if (cached === null || cached.source !== source) cached = { source, lines: new LineIndex(source) };
+  const { start, end } = d.range;
+  const text = cached.lines.lineText(start.line);
+  const header = `${file}:${start.line}:${start.column}: ${d.severity} ${d.code}: ${d.message}`;
+  const indent = text.slice(0, start.column - 1).replace(/[^\t]/g, " ");
+  const endColumn = end.line === start.line ? end.column : text.length + 1;
+  const width = Math.max(1, endColumn - start.column);
+  return `${header}\n${text}\n${indent}^${"~".repeat(width - 1)}`;
+}
+
+/**
+ * `slotflow check FILE…`: compiles each file and writes every diagnostic (formatted, line by line)
+ * and a summary line to `out`. A file that cannot be read is reported as an error.
+ * Returns the exit code: 1 when any file has an error or cannot be read, else 0.
+ */
+export function checkFiles(paths: string[], out: (line: string) => void): number {
+  let errors = 0;
+  let warnings = 0;
+  for (const path of paths) {
+    let source: string;
+    try {
+      source = readFileSync(path, "utf8");
+    } catch (err) {
+      errors++;
+      out(`${path}: error: cannot read the file: ${err instanceof Error ? err.message : String(err)}`);
+      continue;
+    }
+    for (const d of compile(source, path).diagnostics) {
+      if (d.severity === "error") errors++;
+      else warnings++;
+      for (const line of formatDiagnostic(d, source, path).split("\n")) out(line);
+    }
+  }
+  const plural = (n: number, word: string) => `${n} ${word}${n === 1 ? "" : "s"}`;
+  out(`${plural(paths.length, "file")} checked: ${plural(errors, "error")}, ${plural(warnings, "warning")}`);
+  return errors > 0 ? 1 : 0;
+}

@@ -1,0 +1,112 @@
+/**
+ * Builds the compiled form (compiled.ts) of a checked file. Called only when the checker found no
+ * error, so every name resolves and every type is known.
+ *
+ * The name-keyed records (`entities`, `events`, `states`, `on`, `expired`, `fields`) are objects
+ * without a prototype: look names up with `Object.hasOwn` (after a JSON round trip they are plain
+ * objects again, and names such as `constructor` are valid identifiers).
+ */
+import type { FlowFile, Handler, Setting, StateDecl } from "./ast.js";
+import type { CheckedModel } from "./checker.js";
+import {
+  COMPILED_FORMAT, type CompiledEntity, type CompiledEvent, type CompiledOnEvent, type CompiledParam,
+  type CompiledSlot, type CompiledState, type CompiledWorkflow,
+} from "./compiled.js";
+import type { ParamInfo } from "./info.js";
+import { toTypeSpec } from "./types.js";
+
+function record<T>(entries: Iterable<[string, T]>): Record<string, T> {
+  const out = Object.create(null) as Record<string, T>;
+  for (const [k, v] of entries) out[k] = v;
+  return out;
+}
+
+function params(list: ParamInfo[]): CompiledParam[] {
+  return list.map((p) => ({ name: p.name, type: toTypeSpec(p.type) }));
+}
+
+/** The compiled form of `file`, which `check` accepted without errors. */
+export function emit(file: FlowFile, model: CheckedModel): CompiledWorkflow {
+  const entities = record<CompiledEntity>(
+    [...model.entities.values()].map((e) => [
+      e.name,
+      {
+        name: e.name,
+        fields: record(
+          [...e.fields.values()].map((f) => [f.name, { type: toTypeSpec(f.type), maxLength: f.maxLength, minLength: f.minLength }]),
+        ),
+      },
+    ]),
+  );
+  const events = record<CompiledEvent>(
+    file.events.map((e) => [
+      e.name.name,
+      { name: e.name.name, params: params(model.events.get(e.name.name)!.params), authorize: e.authorize },
+    ]),
+  );
+  return {
+    format: COMPILED_FORMAT,
+    name: file.name.name,
+    params: params(model.params),
+    entities,
+    events,
+    initialState: model.initialState!,
+    states: record(file.states.map((s) => [s.name.name, state(s)])),
+    maps: model.maps.map(({ decl, fromParams }) => ({
+      from: decl.from.name,
+      fromParams: params(fromParams),
+      to: decl.to.name,
+      args: decl.args.map((a) => ({ name: a.name.name, value: a.value })),
+    })),
+  };
+}
+
+function setting<K extends Setting["kind"]>(settings: Setting[], kind: K): Extract<Setting, { kind: K }> | null {
+  return (settings.find((s) => s.kind === kind) as Extract<Setting, { kind: K }> | undefined) ?? null;
+}
+
+function state(s: StateDecl): CompiledState {
+  const slots: CompiledSlot[] = [];
+  const enter: CompiledState["enter"] = [];
+  const on: [string, CompiledOnEvent][] = [];
+  const expired: [string, Handler][] = [];
+  const milestones: CompiledState["milestones"] = [];
+  for (const m of s.members) {
+    switch (m.kind) {
+      case "subscribe":
+        slots.push({
+          alias: m.alias.name,
+          event: m.event.name,
+          params: m.params.map((p) => p.name),
+          forEach: m.forEach ? { variable: m.forEach.variable.name, iterable: m.forEach.iterable } : null,
+          candidates: setting(m.settings, "candidates")?.matchers ?? null,
+          requires: setting(m.settings, "requires")?.expr ?? null,
+          after: setting(m.settings, "after")?.aliases.map((a) => a.name) ?? [],
+          deadline: setting(m.settings, "deadline")?.expr ?? null,
+        });
+        break;
+      case "enter":
+        enter.push(m.body);
+        break;
+      case "on":
+        on.push([m.alias.name, { alias: m.alias.name, params: m.params.map((p) => p.name), handler: m.handler }]);
+        break;
+      case "onExpired":
+        expired.push([m.alias.name, m.handler]);
+        break;
+      case "milestone":
+        milestones.push({ name: m.name.name, condition: m.condition, body: m.body });
+        break;
+    }
+  }
+  return {
+    name: s.name.name,
+    initial: s.modifier === "initial",
+    terminal: s.modifier === "terminal",
+    slots,
+    enter,
+    on: record(on),
+    expired: record(expired),
+    milestones,
+  };
+}
