@@ -283,10 +283,14 @@ export function admits(matchers: Value[], principal: Principal): boolean {
   });
 }
 
-/** Runs `statements` in a child of `scope`. */
+/** Runs `statements` in a child of `scope` (a block: its `let`s end with it). */
 export function execute(step: Step, scope: Scope, statements: Statement[]): void {
-  const local = scope.child();
-  for (const st of statements) executeOne(step, local, st);
+  executeIn(step, scope.child(), statements);
+}
+
+/** Runs `statements` in `scope` itself, so their `let`s stay visible after them (a handler's arms see them). */
+export function executeIn(step: Step, scope: Scope, statements: Statement[]): void {
+  for (const st of statements) executeOne(step, scope, st);
 }
 
 function executeOne(step: Step, scope: Scope, st: Statement): void {

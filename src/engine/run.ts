@@ -11,7 +11,7 @@
  * slot of it not completed.
  */
 import type { Handler } from "../lang/ast.js";
-import { evaluate, execute, RuntimeFault, Scope } from "./interpreter.js";
+import { evaluate, execute, executeIn, RuntimeFault, Scope } from "./interpreter.js";
 import { cancelStateSlots, createSlotsForState, openSatisfiedSlots } from "./slot.js";
 import type { Step } from "./step.js";
 
@@ -49,7 +49,7 @@ function stepScope(): Scope {
  */
 export function runHandler(step: Step, handler: Handler, scope: Scope): void {
   const local = scope.child();
-  execute(step, local, handler.statements);
+  executeIn(step, local, handler.statements);
   for (const arm of handler.arms) {
     if (arm.kind === "when" && !evaluate(step, local, arm.condition!)) continue;
     if (arm.body) execute(step, local, arm.body);

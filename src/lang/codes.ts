@@ -14,6 +14,7 @@ export const Codes = {
   InvalidEscape: "FLOW004",
   InvalidNumber: "FLOW005",
   NumberOutOfRange: "FLOW006",
+  TooDeep: "FLOW007",
   // --- syntax ---------------------------------------------------------------------------------
   ExpectedToken: "FLOW010",
   UnexpectedToken: "FLOW011",

@@ -134,7 +134,17 @@ export interface LexResult {
   /** Tokens for the parser, newlines already reduced to `Sep` where they end an item. */
   tokens: IToken[];
   diagnostics: Diagnostic[];
+  /** True when the source exceeds a nesting limit (FLOW007); it is then not parsed. */
+  tooDeep: boolean;
 }
+
+/**
+ * Limits that keep the recursive parser and checker within the stack: brackets nested more than
+ * MAX_NESTING deep, more than MAX_NESTING unary operators in a row, more than MAX_OPERATORS binary
+ * operators in one statement, or more than MAX_NESTING `else if` in one chain.
+ */
+export const MAX_NESTING = 64;
+export const MAX_OPERATORS = 2000;
 
 /**
  * Tokenizes `source`. Never throws: characters that start no token, unterminated strings and
@@ -226,7 +236,8 @@ export function lex(source: string, lines: LineIndex): LexResult {
     prevClosesType = closesType;
     i++;
   }
-  return { tokens: out, diagnostics };
+  const tooDeep = checkLimits(out, lines, diagnostics);
+  return { tokens: out, diagnostics, tooDeep };
 
   function emit(tok: IToken): void {
     out.push(tok);
@@ -239,6 +250,47 @@ export function lex(source: string, lines: LineIndex): LexResult {
     if (at >= 0) stack.length = at;
   }
 }
+
+const UNARY = new Set<TokenType>([Bang, Minus]);
+
+/** Reports the first nesting limit `tokens` exceeds (FLOW007); true when one is. */
+function checkLimits(tokens: IToken[], lines: LineIndex, diagnostics: Diagnostic[]): boolean {
+  let depth = 0;
+  let unaryRun = 0;
+  let operators = 0;
+  let elseIfs = 0;
+  for (let i = 0; i < tokens.length; i++) {
+    const t = tokens[i].tokenType;
+    if (t === LParen || t === LBracket || t === LCurly) depth++;
+    else if (t === RParen || t === RBracket || t === RCurly) depth = Math.max(0, depth - 1);
+    if (t === LCurly || t === RCurly || t === Newline || t === Semi) operators = 0;
+    if (t === Newline || t === Semi) elseIfs = 0;
+    if (t === Kw.if && i > 0 && tokens[i - 1].tokenType === Kw.else) elseIfs++;
+    const prev = i > 0 ? tokens[i - 1].tokenType : null;
+    const unaryHere = UNARY.has(t) && (prev === null || !ENDS_OPERAND.has(prev));
+    unaryRun = unaryHere ? unaryRun + 1 : 0;
+    if (BINARY_OPS.includes(t) && !unaryHere) operators++;
+    let what: string | null = null;
+    if (depth > MAX_NESTING) what = `brackets nested more than ${MAX_NESTING} deep`;
+    else if (unaryRun > MAX_NESTING) what = `more than ${MAX_NESTING} unary operators in a row`;
+    else if (operators > MAX_OPERATORS) what = `more than ${MAX_OPERATORS} operators in one statement`;
+    else if (elseIfs > MAX_NESTING) what = `more than ${MAX_NESTING} 'else if' in one chain`;
+    if (what !== null) {
+      const tok = tokens[i];
+      diagnostics.push({
+        code: Codes.TooDeep,
+        severity: "error",
+        message: `too deeply nested: ${what}; the file is not parsed further`,
+        range: lines.range(tok.startOffset, tok.startOffset + tok.image.length),
+      });
+      return true;
+    }
+  }
+  return false;
+}
+
+/** Tokens after which `-` or `!` is binary (`a - b`), not unary. */
+const ENDS_OPERAND = new Set<TokenType>([Identifier, NumberLit, StringLit, RParen, RBracket, Kw.true, Kw.false, Kw.null]);
 
 // --- literal values ----------------------------------------------------------------------------
 

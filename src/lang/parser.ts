@@ -14,7 +14,9 @@
  * - binary operators are read flat and grouped by precedence (loosest first):
  *   `??` · `||` · `&&` · `== !=` · `< <= > >=` · `+ -` · `* / %`, all left-associative.
  */
-import { EmbeddedActionsParser, EOF, type IParserErrorMessageProvider, type IToken, type TokenType } from "chevrotain";
+import {
+  EmbeddedActionsParser, EOF, type IParserErrorMessageProvider, type IToken, type ParserMethod, type TokenType,
+} from "chevrotain";
 import type {
   Annotation, Arm, AuthorizeAttr, BinaryOp as BinaryOpName, EntityDecl, EventDecl, Expr, FieldDecl, FlowFile,
   Handler, Ident, LiteralExpr, MapEventDecl, Member, Param, Range, Setting, StateDecl, Statement, TypeRef,
@@ -41,6 +43,7 @@ export interface ParseResult {
 export function parse(source: string, lines: LineIndex = new LineIndex(source)): ParseResult {
   const lexed = lex(source, lines);
   const diagnostics: Diagnostic[] = [...lexed.diagnostics];
+  if (lexed.tooDeep) return { ast: null, diagnostics };
   const parser = getParser();
   parser.begin(lines, diagnostics);
   parser.input = lexed.tokens;
@@ -112,6 +115,14 @@ const messages: IParserErrorMessageProvider = {
 
 // --- helpers -----------------------------------------------------------------------------------
 
+/**
+ * One alternative of an OR. Passing the closure as an argument (not as an object property) keeps
+ * it anonymous, so no per-call function naming happens when the code runs through esbuild/tsx.
+ */
+function alt<T>(f: () => T): { ALT: () => T } {
+  return { ALT: f };
+}
+
 function tokEnd(tok: IToken): number {
   return tok.startOffset + tok.image.length;
 }
@@ -119,6 +130,9 @@ function tokEnd(tok: IToken): number {
 const PRECEDENCE: Record<string, number> = {
   "??": 1, "||": 2, "&&": 3, "==": 4, "!=": 4, "<": 5, "<=": 5, ">": 5, ">=": 5, "+": 6, "-": 6, "*": 7, "/": 7, "%": 7,
 };
+
+/** The DSL index of `items()`'s MANY/OR/CONSUME/SUBRULE; no rule uses it otherwise. */
+const ITEMS_IDX = 7;
 
 const NOWHERE: Range = { start: { line: 1, column: 1, offset: 0 }, end: { line: 1, column: 1, offset: 0 } };
 const ERROR_EXPR: Expr = { kind: "name", name: "<error>", range: NOWHERE };
@@ -177,10 +191,11 @@ class FlowParser extends EmbeddedActionsParser {
     return this.lines.range(tok.startOffset, tokEnd(tok));
   }
 
+  /** From the start of `a` to the end of `b` (positions of ranges are shared, not copied). */
   private span(a: Range | IToken, b: Range | IToken): Range {
-    const s = "start" in a ? a.start.offset : a.startOffset;
-    const e = "end" in b ? b.end.offset : tokEnd(b);
-    return this.lines.range(s, e);
+    const start = "start" in a ? a.start : this.lines.position(a.startOffset);
+    const end = "end" in b ? b.end : this.lines.position(tokEnd(b));
+    return end.offset >= start.offset ? { start, end } : { start, end: start };
   }
 
   private ident(tok: IToken): Ident {
@@ -226,20 +241,21 @@ class FlowParser extends EmbeddedActionsParser {
     if (rest.length === 0) return first;
     const operands: Expr[] = [first];
     const ops: string[] = [];
-    const reduce = (): void => {
-      const right = operands.pop()!;
-      const left = operands.pop()!;
-      const op = ops.pop()! as BinaryOpName;
-      operands.push({ kind: "binary", op, left, right, range: this.span(left.range, right.range) });
-    };
     for (const { op, right } of rest) {
       const p = PRECEDENCE[op.image] ?? 0;
-      while (ops.length > 0 && (PRECEDENCE[ops[ops.length - 1]] ?? 0) >= p) reduce();
+      while (ops.length > 0 && (PRECEDENCE[ops[ops.length - 1]] ?? 0) >= p) this.reduce(operands, ops);
       ops.push(op.image);
       operands.push(right);
     }
-    while (ops.length > 0) reduce();
+    while (ops.length > 0) this.reduce(operands, ops);
     return operands[0];
+  }
+
+  private reduce(operands: Expr[], ops: string[]): void {
+    const right = operands.pop()!;
+    const left = operands.pop()!;
+    const op = ops.pop()! as BinaryOpName;
+    operands.push({ kind: "binary", op, left, right, range: this.span(left.range, right.range) });
   }
 
   /** `a.b.c` as an assignment target, or null (and FLOW024) when `e` is not a dotted path. */
@@ -258,6 +274,34 @@ class FlowParser extends EmbeddedActionsParser {
     return null;
   }
 
+  /**
+   * The items of a body: `item { Sep item }`, where items are parsed by `rule` and handed to
+   * `take`. Two items on one line without `;` are reported (FLOW010), except after an item that
+   * already failed to parse. Uses DSL index ITEMS_IDX, so a rule may call it once.
+   */
+  private items<T>(rule: ParserMethod<[], T>, take: (item: T) => void, needSepFirst = false): void {
+    let needSep = needSepFirst;
+    this.many(ITEMS_IDX, () =>
+      this.or(ITEMS_IDX, [
+        alt(() => {
+          this.consume(ITEMS_IDX, Sep);
+          needSep = false;
+        }),
+        alt(() => {
+          const first = this.LA(1);
+          const errorsBefore = this.errors.length;
+          const item = this.subrule(ITEMS_IDX, rule);
+          this.ACTION(() => {
+            const clean = this.errors.length === errorsBefore;
+            if (needSep && clean) this.missingSep(first);
+            needSep = clean;
+            take(item);
+          });
+        }),
+      ]),
+    );
+  }
+
   // --- file and declarations ---
 
   file = this.RULE("file", (): FlowFile => {
@@ -272,24 +316,7 @@ class FlowParser extends EmbeddedActionsParser {
         params = this.SUBRULE(this.paramList);
       });
     });
-    let needSep = kw !== null;
-    this.MANY(() =>
-      this.OR([
-        { ALT: () => { this.CONSUME(Sep); needSep = false; } },
-        {
-          ALT: () => {
-            const first = this.LA(1);
-            const errorsBefore = this.errors.length;
-            const d = this.SUBRULE(this.topDecl);
-            this.ACTION(() => {
-              if (needSep && this.errors.length === errorsBefore) this.missingSep(first);
-              needSep = this.errors.length === errorsBefore;
-              decls.push(d);
-            });
-          },
-        },
-      ]),
-    );
+    this.items(this.topDecl, (d) => decls.push(d), kw !== null);
     return this.ACTION(() => {
       const whole = this.lines.range(0, this.lines.source.length);
       if (kw === null) {
@@ -318,10 +345,10 @@ class FlowParser extends EmbeddedActionsParser {
     "topDecl",
     (): TopDecl =>
       this.OR([
-        { ALT: () => ({ kind: "entity" as const, decl: this.SUBRULE(this.entityDecl) }) },
-        { ALT: () => ({ kind: "event" as const, decl: this.SUBRULE(this.eventDecl) }) },
-        { ALT: () => ({ kind: "state" as const, decl: this.SUBRULE(this.stateDecl) }) },
-        { ALT: () => ({ kind: "map" as const, decl: this.SUBRULE(this.mapDecl) }) },
+        alt(() => ({ kind: "entity" as const, decl: this.SUBRULE(this.entityDecl) })),
+        alt(() => ({ kind: "event" as const, decl: this.SUBRULE(this.eventDecl) })),
+        alt(() => ({ kind: "state" as const, decl: this.SUBRULE(this.stateDecl) })),
+        alt(() => ({ kind: "map" as const, decl: this.SUBRULE(this.mapDecl) })),
       ]),
     { recoveryValueFunc: () => null },
   );
@@ -386,24 +413,7 @@ class FlowParser extends EmbeddedActionsParser {
       const name = this.CONSUME(Identifier);
       this.CONSUME(LCurly);
       const fields: FieldDecl[] = [];
-      let needSep = false;
-      this.MANY(() =>
-        this.OR([
-          { ALT: () => { this.CONSUME(Sep); needSep = false; } },
-          {
-            ALT: () => {
-              const first = this.LA(1);
-            const errorsBefore = this.errors.length;
-              const f = this.SUBRULE(this.fieldDecl);
-              this.ACTION(() => {
-                if (needSep && this.errors.length === errorsBefore) this.missingSep(first);
-                needSep = this.errors.length === errorsBefore;
-                fields.push(f);
-              });
-            },
-          },
-        ]),
-      );
+      this.items(this.fieldDecl, (f) => fields.push(f));
       const close = this.CONSUME(RCurly);
       return this.ACTION(() => ({ kind: "entity", name: this.ident(name), fields, range: this.span(kw, close) }));
     },
@@ -444,19 +454,17 @@ class FlowParser extends EmbeddedActionsParser {
   private literal = this.RULE("literal", (): LiteralExpr => {
     let minus: IToken | null = null;
     return this.OR([
-      {
-        ALT: () => {
-          this.OPTION(() => {
-            minus = this.CONSUME(Minus);
-          });
-          const t = this.CONSUME(NumberLit);
-          return this.ACTION(() => this.numberLiteral(t, minus));
-        },
-      },
-      { ALT: () => { const t = this.CONSUME(StringLit); return this.ACTION(() => this.stringLiteral(t)); } },
-      { ALT: () => { const t = this.CONSUME(Kw.true); return this.ACTION(() => this.boolLiteral(t, true)); } },
-      { ALT: () => { const t = this.CONSUME(Kw.false); return this.ACTION(() => this.boolLiteral(t, false)); } },
-      { ALT: () => { const t = this.CONSUME(Kw.null); return this.ACTION(() => this.nullLiteral(t)); } },
+      alt(() => {
+        this.OPTION(() => {
+          minus = this.CONSUME(Minus);
+        });
+        const t = this.CONSUME(NumberLit);
+        return this.ACTION(() => this.numberLiteral(t, minus));
+      }),
+      alt(() => { const t = this.CONSUME(StringLit); return this.ACTION(() => this.stringLiteral(t)); }),
+      alt(() => { const t = this.CONSUME(Kw.true); return this.ACTION(() => this.boolLiteral(t, true)); }),
+      alt(() => { const t = this.CONSUME(Kw.false); return this.ACTION(() => this.boolLiteral(t, false)); }),
+      alt(() => { const t = this.CONSUME(Kw.null); return this.ACTION(() => this.nullLiteral(t)); }),
     ]);
   }, { recoveryValueFunc: () => ERROR_LITERAL });
 
@@ -506,7 +514,7 @@ class FlowParser extends EmbeddedActionsParser {
   private stateDecl = this.RULE("stateDecl", (): StateDecl => {
     let modifier: IToken | null = null;
     this.OPTION(() => {
-      modifier = this.OR([{ ALT: () => this.CONSUME(Kw.initial) }, { ALT: () => this.CONSUME(Kw.terminal) }]);
+      modifier = this.OR([alt(() => this.CONSUME(Kw.initial)), alt(() => this.CONSUME(Kw.terminal))]);
     });
     const kw = this.CONSUME(Kw.state);
     const name = this.CONSUME(Identifier);
@@ -514,24 +522,9 @@ class FlowParser extends EmbeddedActionsParser {
     let close: IToken | null = null;
     this.OPTION2(() => {
       this.CONSUME(LCurly);
-      let needSep = false;
-      this.MANY(() =>
-        this.OR2([
-          { ALT: () => { this.CONSUME(Sep); needSep = false; } },
-          {
-            ALT: () => {
-              const first = this.LA(1);
-            const errorsBefore = this.errors.length;
-              const m = this.SUBRULE(this.member);
-              this.ACTION(() => {
-                if (needSep && this.errors.length === errorsBefore) this.missingSep(first);
-                needSep = this.errors.length === errorsBefore;
-                if (m) members.push(m);
-              });
-            },
-          },
-        ]),
-      );
+      this.items(this.member, (m) => {
+        if (m) members.push(m);
+      });
       close = this.CONSUME(RCurly);
     });
     return this.ACTION(() => {
@@ -550,16 +543,14 @@ class FlowParser extends EmbeddedActionsParser {
     "member",
     (): Member | null =>
       this.OR([
-        { ALT: () => this.SUBRULE(this.subscribeDecl) },
-        {
-          ALT: () => {
-            const kw = this.CONSUME(Kw.enter);
-            const body = this.SUBRULE(this.block);
-            return this.ACTION(() => ({ kind: "enter" as const, body: body.statements, range: this.span(kw, body.range) }));
-          },
-        },
-        { ALT: () => this.SUBRULE(this.onDecl) },
-        { ALT: () => this.SUBRULE(this.milestoneDecl) },
+        alt(() => this.SUBRULE(this.subscribeDecl)),
+        alt(() => {
+          const kw = this.CONSUME(Kw.enter);
+          const body = this.SUBRULE(this.block);
+          return this.ACTION(() => ({ kind: "enter" as const, body: body.statements, range: this.span(kw, body.range) }));
+        }),
+        alt(() => this.SUBRULE(this.onDecl)),
+        alt(() => this.SUBRULE(this.milestoneDecl)),
       ]),
     { recoveryValueFunc: () => null },
   );
@@ -592,24 +583,9 @@ class FlowParser extends EmbeddedActionsParser {
     let close: IToken | null = null;
     this.OPTION3(() => {
       this.CONSUME(LCurly);
-      let needSep = false;
-      this.MANY2(() =>
-        this.OR([
-          { ALT: () => { this.CONSUME(Sep); needSep = false; } },
-          {
-            ALT: () => {
-              const first = this.LA(1);
-            const errorsBefore = this.errors.length;
-              const s = this.SUBRULE(this.setting);
-              this.ACTION(() => {
-                if (needSep && this.errors.length === errorsBefore) this.missingSep(first);
-                needSep = this.errors.length === errorsBefore;
-                if (s) settings.push(s);
-              });
-            },
-          },
-        ]),
-      );
+      this.items(this.setting, (s) => {
+        if (s) settings.push(s);
+      });
       close = this.CONSUME(RCurly);
     });
     return this.ACTION(() => {
@@ -681,25 +657,21 @@ class FlowParser extends EmbeddedActionsParser {
     const params: IToken[] = [];
     let expired: IToken | null = null;
     this.OR([
-      {
-        ALT: () => {
-          this.CONSUME(LParen);
-          this.OPTION(() => {
-            params.push(this.CONSUME2(Identifier));
-            this.MANY(() => {
-              this.CONSUME(Comma);
-              params.push(this.CONSUME3(Identifier));
-            });
+      alt(() => {
+        this.CONSUME(LParen);
+        this.OPTION(() => {
+          params.push(this.CONSUME2(Identifier));
+          this.MANY(() => {
+            this.CONSUME(Comma);
+            params.push(this.CONSUME3(Identifier));
           });
-          this.CONSUME(RParen);
-        },
-      },
-      {
-        ALT: () => {
-          this.CONSUME(Dot);
-          expired = this.CONSUME4(Identifier);
-        },
-      },
+        });
+        this.CONSUME(RParen);
+      }),
+      alt(() => {
+        this.CONSUME(Dot);
+        expired = this.CONSUME4(Identifier);
+      }),
     ]);
     const handler = this.SUBRULE(this.handlerOrArrow);
     return this.ACTION(() => {
@@ -717,18 +689,16 @@ class FlowParser extends EmbeddedActionsParser {
     "handlerOrArrow",
     (): Handler =>
       this.OR([
-        { ALT: () => this.SUBRULE(this.handlerBody) },
-        {
-          ALT: () => {
-            const arrow = this.CONSUME(Arrow);
-            const target = this.CONSUME(Identifier);
-            return this.ACTION(() => {
-              const range = this.span(arrow, target);
-              const arm: Arm = { kind: "default", condition: null, body: null, target: this.ident(target), range };
-              return { statements: [], arms: [arm], range };
-            });
-          },
-        },
+        alt(() => this.SUBRULE(this.handlerBody)),
+        alt(() => {
+          const arrow = this.CONSUME(Arrow);
+          const target = this.CONSUME(Identifier);
+          return this.ACTION(() => {
+            const range = this.span(arrow, target);
+            const arm: Arm = { kind: "default", condition: null, body: null, target: this.ident(target), range };
+            return { statements: [], arms: [arm], range };
+          });
+        }),
       ]),
     { recoveryValueFunc: () => ERROR_HANDLER },
   );
@@ -737,27 +707,12 @@ class FlowParser extends EmbeddedActionsParser {
     const open = this.CONSUME(LCurly);
     const statements: Statement[] = [];
     const arms: Arm[] = [];
-    let needSep = false;
-    this.MANY(() =>
-      this.OR([
-        { ALT: () => { this.CONSUME(Sep); needSep = false; } },
-        {
-          ALT: () => {
-            const first = this.LA(1);
-            const errorsBefore = this.errors.length;
-            const item = this.SUBRULE(this.handlerItem);
-            this.ACTION(() => {
-              if (needSep && this.errors.length === errorsBefore) this.missingSep(first);
-              needSep = this.errors.length === errorsBefore;
-              if ("arm" in item) arms.push(item.arm);
-              else if (arms.length > 0) {
-                this.error(Codes.StatementAfterArm, "statements come before the arms (when/default) of a handler", item.stmt.range);
-              } else statements.push(item.stmt);
-            });
-          },
-        },
-      ]),
-    );
+    this.items(this.handlerItem, (item) => {
+      if ("arm" in item) arms.push(item.arm);
+      else if (arms.length > 0) {
+        this.error(Codes.StatementAfterArm, "statements come before the arms (when/default) of a handler", item.stmt.range);
+      } else statements.push(item.stmt);
+    });
     const close = this.CONSUME(RCurly);
     return this.ACTION(() => ({ statements, arms, range: this.span(open, close) }));
   }, RECOVER.handler);
@@ -766,8 +721,8 @@ class FlowParser extends EmbeddedActionsParser {
     "handlerItem",
     (): HandlerItem =>
       this.OR([
-        { ALT: () => ({ arm: this.SUBRULE(this.arm) }) },
-        { ALT: () => ({ stmt: this.SUBRULE(this.statement) }) },
+        alt(() => ({ arm: this.SUBRULE(this.arm) })),
+        alt(() => ({ stmt: this.SUBRULE(this.statement) })),
       ]),
     { recoveryValueFunc: () => ({ stmt: ERROR_STMT }) },
   );
@@ -776,15 +731,13 @@ class FlowParser extends EmbeddedActionsParser {
     let kw: IToken | null = null;
     let condition: Expr | null = null;
     this.OR([
-      {
-        ALT: () => {
-          kw = this.CONSUME(Kw.when);
-          this.CONSUME(LParen);
-          condition = this.SUBRULE(this.expression);
-          this.CONSUME(RParen);
-        },
-      },
-      { ALT: () => { kw = this.CONSUME(Kw.default); } },
+      alt(() => {
+        kw = this.CONSUME(Kw.when);
+        this.CONSUME(LParen);
+        condition = this.SUBRULE(this.expression);
+        this.CONSUME(RParen);
+      }),
+      alt(() => { kw = this.CONSUME(Kw.default); }),
     ]);
     let body: Statement[] | null = null;
     this.OPTION(() => {
@@ -867,24 +820,7 @@ class FlowParser extends EmbeddedActionsParser {
     (): { statements: Statement[]; range: Range } => {
       const open = this.CONSUME(LCurly);
       const statements: Statement[] = [];
-      let needSep = false;
-      this.MANY(() =>
-        this.OR([
-          { ALT: () => { this.CONSUME(Sep); needSep = false; } },
-          {
-            ALT: () => {
-              const first = this.LA(1);
-            const errorsBefore = this.errors.length;
-              const s = this.SUBRULE(this.statement);
-              this.ACTION(() => {
-                if (needSep && this.errors.length === errorsBefore) this.missingSep(first);
-                needSep = this.errors.length === errorsBefore;
-                statements.push(s);
-              });
-            },
-          },
-        ]),
-      );
+      this.items(this.statement, (s) => statements.push(s));
       const close = this.CONSUME(RCurly);
       return this.ACTION(() => ({ statements, range: this.span(open, close) }));
     },
@@ -895,11 +831,11 @@ class FlowParser extends EmbeddedActionsParser {
     "statement",
     (): Statement =>
       this.OR([
-        { ALT: () => this.SUBRULE(this.letStmt) },
-        { ALT: () => this.SUBRULE(this.sendStmt) },
-        { ALT: () => this.SUBRULE(this.dropStmt) },
-        { ALT: () => this.SUBRULE(this.ifStmt) },
-        { ALT: () => this.SUBRULE(this.exprOrAssign) },
+        alt(() => this.SUBRULE(this.letStmt)),
+        alt(() => this.SUBRULE(this.sendStmt)),
+        alt(() => this.SUBRULE(this.dropStmt)),
+        alt(() => this.SUBRULE(this.ifStmt)),
+        alt(() => this.SUBRULE(this.exprOrAssign)),
       ]),
     { recoveryValueFunc: () => ERROR_STMT },
   );
@@ -922,20 +858,18 @@ class FlowParser extends EmbeddedActionsParser {
     let needSep = false;
     this.MANY(() =>
       this.OR([
-        { ALT: () => { this.CONSUME(Sep); needSep = false; } },
-        { ALT: () => { this.CONSUME(Comma); needSep = false; } },
-        {
-          ALT: () => {
-            const first = this.LA(1);
-            const errorsBefore = this.errors.length;
-            const f = this.SUBRULE(this.emailField);
-            this.ACTION(() => {
-              if (needSep && this.errors.length === errorsBefore) this.missingSep(first);
-              needSep = this.errors.length === errorsBefore;
-              fields.push(f);
-            });
-          },
-        },
+        alt(() => { this.CONSUME(Sep); needSep = false; }),
+        alt(() => { this.CONSUME(Comma); needSep = false; }),
+        alt(() => {
+          const first = this.LA(1);
+          const errorsBefore = this.errors.length;
+          const f = this.SUBRULE(this.emailField);
+          this.ACTION(() => {
+            if (needSep && this.errors.length === errorsBefore) this.missingSep(first);
+            needSep = this.errors.length === errorsBefore;
+            fields.push(f);
+          });
+        }),
       ]),
     );
     const close = this.CONSUME(RCurly);
@@ -992,20 +926,16 @@ class FlowParser extends EmbeddedActionsParser {
     this.OPTION(() => {
       this.CONSUME(Kw.else);
       this.OR([
-        {
-          ALT: () => {
-            const b = this.SUBRULE2(this.block);
-            elseBody = b.statements;
-            end = b.range;
-          },
-        },
-        {
-          ALT: () => {
-            const nested = this.SUBRULE(this.ifStmt);
-            elseBody = [nested];
-            end = nested.range;
-          },
-        },
+        alt(() => {
+          const b = this.SUBRULE2(this.block);
+          elseBody = b.statements;
+          end = b.range;
+        }),
+        alt(() => {
+          const nested = this.SUBRULE(this.ifStmt);
+          elseBody = [nested];
+          end = nested.range;
+        }),
       ]);
     });
     return this.ACTION(() => ({
@@ -1055,19 +985,17 @@ class FlowParser extends EmbeddedActionsParser {
     "unary",
     (): Expr =>
       this.OR([
-        {
-          ALT: () => {
-            const op = this.OR2([{ ALT: () => this.CONSUME(Bang) }, { ALT: () => this.CONSUME(Minus) }]);
-            const operand = this.SUBRULE(this.unary);
-            return this.ACTION(() => ({
-              kind: "unary" as const,
-              op: op.image as "!" | "-",
-              operand,
-              range: this.span(op, operand.range),
-            }));
-          },
-        },
-        { ALT: () => this.SUBRULE(this.postfix) },
+        alt(() => {
+          const op = this.OR2([alt(() => this.CONSUME(Bang)), alt(() => this.CONSUME(Minus))]);
+          const operand = this.SUBRULE(this.unary);
+          return this.ACTION(() => ({
+            kind: "unary" as const,
+            op: op.image as "!" | "-",
+            operand,
+            range: this.span(op, operand.range),
+          }));
+        }),
+        alt(() => this.SUBRULE(this.postfix)),
       ]),
     { recoveryValueFunc: () => ERROR_EXPR },
   );
@@ -1076,32 +1004,28 @@ class FlowParser extends EmbeddedActionsParser {
     let expr = this.SUBRULE(this.primary);
     this.MANY(() =>
       this.OR([
-        {
-          ALT: () => {
-            this.CONSUME(Dot);
-            const prop = this.CONSUME(Identifier);
-            this.ACTION(() => {
-              expr = { kind: "member", object: expr, property: this.ident(prop), range: this.span(expr.range, prop) };
+        alt(() => {
+          this.CONSUME(Dot);
+          const prop = this.CONSUME(Identifier);
+          this.ACTION(() => {
+            expr = { kind: "member", object: expr, property: this.ident(prop), range: this.span(expr.range, prop) };
+          });
+        }),
+        alt(() => {
+          this.CONSUME(LParen);
+          const args: Expr[] = [];
+          this.OPTION(() => {
+            args.push(this.SUBRULE(this.expression));
+            this.MANY2(() => {
+              this.CONSUME(Comma);
+              args.push(this.SUBRULE2(this.expression));
             });
-          },
-        },
-        {
-          ALT: () => {
-            this.CONSUME(LParen);
-            const args: Expr[] = [];
-            this.OPTION(() => {
-              args.push(this.SUBRULE(this.expression));
-              this.MANY2(() => {
-                this.CONSUME(Comma);
-                args.push(this.SUBRULE2(this.expression));
-              });
-            });
-            const close = this.CONSUME(RParen);
-            this.ACTION(() => {
-              expr = { kind: "call", callee: expr, args, range: this.span(expr.range, close) };
-            });
-          },
-        },
+          });
+          const close = this.CONSUME(RParen);
+          this.ACTION(() => {
+            expr = { kind: "call", callee: expr, args, range: this.span(expr.range, close) };
+          });
+        }),
       ]),
     );
     return expr;
@@ -1111,41 +1035,35 @@ class FlowParser extends EmbeddedActionsParser {
     "primary",
     (): Expr =>
       this.OR([
-        { ALT: () => { const t = this.CONSUME(NumberLit); return this.ACTION(() => this.numberLiteral(t, null)); } },
-        { ALT: () => { const t = this.CONSUME(StringLit); return this.ACTION(() => this.stringLiteral(t)); } },
-        { ALT: () => { const t = this.CONSUME(Kw.true); return this.ACTION(() => this.boolLiteral(t, true)); } },
-        { ALT: () => { const t = this.CONSUME(Kw.false); return this.ACTION(() => this.boolLiteral(t, false)); } },
-        { ALT: () => { const t = this.CONSUME(Kw.null); return this.ACTION(() => this.nullLiteral(t)); } },
-        {
-          ALT: () => {
-            const t = this.CONSUME(Identifier);
-            return this.ACTION(() => ({ kind: "name" as const, name: t.image, range: this.tr(t) }));
-          },
-        },
-        {
-          ALT: () => {
-            const open = this.CONSUME(LParen);
-            const inner = this.SUBRULE(this.expression);
-            const close = this.CONSUME(RParen);
-            return this.ACTION(() => ({ ...inner, range: this.span(open, close) }) as Expr);
-          },
-        },
-        {
-          ALT: () => {
-            const open = this.CONSUME(LBracket);
-            const elements: Expr[] = [];
-            this.OPTION(() => {
-              elements.push(this.SUBRULE2(this.expression));
-              this.MANY(() => {
-                this.CONSUME(Comma);
-                elements.push(this.SUBRULE3(this.expression));
-              });
-              this.OPTION2(() => this.CONSUME2(Comma));
+        alt(() => { const t = this.CONSUME(NumberLit); return this.ACTION(() => this.numberLiteral(t, null)); }),
+        alt(() => { const t = this.CONSUME(StringLit); return this.ACTION(() => this.stringLiteral(t)); }),
+        alt(() => { const t = this.CONSUME(Kw.true); return this.ACTION(() => this.boolLiteral(t, true)); }),
+        alt(() => { const t = this.CONSUME(Kw.false); return this.ACTION(() => this.boolLiteral(t, false)); }),
+        alt(() => { const t = this.CONSUME(Kw.null); return this.ACTION(() => this.nullLiteral(t)); }),
+        alt(() => {
+          const t = this.CONSUME(Identifier);
+          return this.ACTION(() => ({ kind: "name" as const, name: t.image, range: this.tr(t) }));
+        }),
+        alt(() => {
+          const open = this.CONSUME(LParen);
+          const inner = this.SUBRULE(this.expression);
+          const close = this.CONSUME(RParen);
+          return this.ACTION(() => ({ ...inner, range: this.span(open, close) }) as Expr);
+        }),
+        alt(() => {
+          const open = this.CONSUME(LBracket);
+          const elements: Expr[] = [];
+          this.OPTION(() => {
+            elements.push(this.SUBRULE2(this.expression));
+            this.MANY(() => {
+              this.CONSUME(Comma);
+              elements.push(this.SUBRULE3(this.expression));
             });
-            const close = this.CONSUME(RBracket);
-            return this.ACTION(() => ({ kind: "list" as const, elements, range: this.span(open, close) }));
-          },
-        },
+            this.OPTION2(() => this.CONSUME2(Comma));
+          });
+          const close = this.CONSUME(RBracket);
+          return this.ACTION(() => ({ kind: "list" as const, elements, range: this.span(open, close) }));
+        }),
       ]),
     { recoveryValueFunc: () => ERROR_EXPR },
   );

@@ -1,0 +1,95 @@
+/**
+ * Fault injection for end-to-end tests:
+ *
+ * - `spawnWithEnv` starts one more slotflow process for a cluster with some environment variables
+ *   overridden (for example a DATABASE_URL whose port is closed). It joins `cluster.processes`,
+ *   so `cluster.stop()` stops it and `cluster.output()` includes its lines.
+ * - `TcpProxy` forwards a loopback port to another one (PostgreSQL, Redis) until `cut()` closes
+ *   every connection and stops listening, so the dependency becomes unreachable for whoever
+ *   connected through the proxy (connections are refused), while the rest of the cluster,
+ *   connected directly, keeps working.
+ */
+import { spawn } from "node:child_process";
+import net from "node:net";
+import type { Cluster, ServerProcess } from "./server.js";
+import { ROOT } from "./server.js";
+
+export function spawnWithEnv(
+  cluster: Cluster,
+  role: "serve" | "web" | "worker" | "sweeper",
+  opts: { port: number; env: NodeJS.ProcessEnv },
+): Promise<ServerProcess> {
+  const env = { ...cluster.env, PORT: String(opts.port), ...opts.env };
+  const child = spawn(process.execPath, ["--import=tsx", "src/cli/main.ts", role], { cwd: ROOT, env, stdio: ["ignore", "pipe", "pipe"] });
+  const output: string[] = [];
+  const proc: ServerProcess = {
+    child,
+    role,
+    output,
+    stop: () =>
+      new Promise<void>((resolve) => {
+        if (child.exitCode !== null || child.signalCode !== null) return resolve();
+        child.once("exit", () => resolve());
+        child.kill("SIGTERM");
+        setTimeout(() => child.kill("SIGKILL"), 5000).unref();
+      }),
+  };
+  cluster.processes.push(proc);
+  return new Promise((resolve, reject) => {
+    const buffered = { out: "", err: "" };
+    const reader = (which: "out" | "err") => (chunk: Buffer) => {
+      buffered[which] += chunk.toString("utf8");
+      const lines = buffered[which].split("\n");
+      buffered[which] = lines.pop() ?? "";
+      for (const line of lines) {
+        output.push(line);
+        if (/"msg":"ready"/.test(line)) resolve(proc);
+      }
+    };
+    child.stdout!.on("data", reader("out"));
+    child.stderr!.on("data", reader("err"));
+    child.once("exit", (code) => reject(new Error(`slotflow ${role} exited with ${code} before it was ready:\n${output.join("\n")}`)));
+    setTimeout(() => reject(new Error(`slotflow ${role} was not ready in 30 s:\n${output.join("\n")}`)), 30_000).unref();
+  });
+}
+
+export class TcpProxy {
+  private server: net.Server | null = null;
+  private readonly sockets = new Set<net.Socket>();
+  port = 0;
+
+  constructor(private readonly targetPort: number, private readonly targetHost = "127.0.0.1") {}
+
+  /** Starts forwarding on a free loopback port (or `port`, when restarting). */
+  async start(port = 0): Promise<number> {
+    const server = net.createServer((client) => {
+      const upstream = net.connect(this.targetPort, this.targetHost);
+      for (const s of [client, upstream]) {
+        this.sockets.add(s);
+        s.on("close", () => this.sockets.delete(s));
+        s.on("error", () => {
+          client.destroy();
+          upstream.destroy();
+        });
+      }
+      client.pipe(upstream);
+      upstream.pipe(client);
+    });
+    await new Promise<void>((resolve, reject) => {
+      server.once("error", reject);
+      server.listen(port, "127.0.0.1", () => resolve());
+    });
+    this.server = server;
+    this.port = (server.address() as net.AddressInfo).port;
+    return this.port;
+  }
+
+  /** Closes every forwarded connection and stops listening: new connections are refused. */
+  async cut(): Promise<void> {
+    const server = this.server;
+    this.server = null;
+    for (const s of this.sockets) s.destroy();
+    this.sockets.clear();
+    if (server) await new Promise<void>((resolve) => server.close(() => resolve()));
+  }
+}
