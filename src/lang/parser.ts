@@ -26,7 +26,7 @@ import { Codes } from "./codes.js";
 import {
   allTokens, Arrow, Assign, At, BinaryOp, Bang, classifyNumber, Colon, Comma, decodeString, Dot, FatArrow, Gt,
   Identifier, Kw, LBracket, LCurly, lex, LParen, Lt, Minus, Newline, NumberLit, Question, RBracket, RCurly,
-  RParen, Sep, StringLit,
+  RParen, Semi, Sep, StringLit,
 } from "./lexer.js";
 import { LineIndex } from "./positions.js";
 
@@ -49,13 +49,17 @@ export function parse(source: string, lines: LineIndex = new LineIndex(source)):
   parser.input = lexed.tokens;
   const file = parser.file();
   const lastEnd = lexed.tokens.length > 0 ? tokEnd(lexed.tokens[lexed.tokens.length - 1]) : 0;
-  const seen = new Set<number>();
-  for (const err of parser.errors) {
+  // One syntax error per item: errors before the next separator after a reported one are the
+  // same mistake seen again by the recovering parser.
+  const separators = lexed.tokens.filter((t) => t.tokenType === Newline || t.tokenType === Semi).map((t) => t.startOffset);
+  let quietUntil = -1;
+  const errors = [...parser.errors].sort((a, b) => offsetOf(a.token, lastEnd) - offsetOf(b.token, lastEnd));
+  for (const err of errors) {
     const tok = err.token;
     const real = Number.isFinite(tok.startOffset) && tok.tokenType !== EOF;
     const start = real ? tok.startOffset : lastEnd;
-    if (seen.has(start)) continue;
-    seen.add(start);
+    if (start <= quietUntil) continue;
+    quietUntil = separators.find((o) => o >= start) ?? Infinity;
     diagnostics.push({
       code: err.name === "MismatchedTokenException" ? Codes.ExpectedToken : Codes.UnexpectedToken,
       severity: "error",
@@ -121,6 +125,10 @@ const messages: IParserErrorMessageProvider = {
  */
 function alt<T>(f: () => T): { ALT: () => T } {
   return { ALT: f };
+}
+
+function offsetOf(tok: IToken, fallback: number): number {
+  return Number.isFinite(tok.startOffset) && tok.tokenType !== EOF ? tok.startOffset : fallback;
 }
 
 function tokEnd(tok: IToken): number {

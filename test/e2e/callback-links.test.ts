@@ -498,7 +498,7 @@ test.serial("no token of any link mailed in this file is in the database, in Red
     const keys: string[] = [];
     let cursor = "0";
     do {
-      const [next, batch] = await redis.scan(cursor, "MATCH", `${cluster.env.SLOTFLOW_QUEUE_PREFIX}:*`, "COUNT", 1000);
+      const [next, batch] = await redis.scan(cursor, "MATCH", `${cluster.env.SLOTFLOW_QUEUE_PREFIX}:*`, "COUNT", "1000");
       cursor = next;
       keys.push(...batch);
     } while (cursor !== "0");
@@ -514,7 +514,7 @@ test.serial("no token of any link mailed in this file is in the database, in Red
             : type === "list"
               ? JSON.stringify(await redis.lrange(key, 0, -1))
               : type === "zset"
-                ? JSON.stringify(await redis.zrange(key, 0, -1, "WITHSCORES"))
+                ? JSON.stringify(await redis.zrange(key, "0", "-1", "WITHSCORES"))
                 : type === "set"
                   ? JSON.stringify(await redis.smembers(key))
                   : type === "stream"
