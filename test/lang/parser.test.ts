@@ -83,7 +83,7 @@ test("nodes carry 1-based line/column and 0-based offsets, end exclusive", (t) =
   const file = parse(source).ast!;
   const s = file.states[0];
   t.deepEqual(s.range.start, { line: 2, column: 1, offset: 11 });
-  t.deepEqual(s.range.end, { line: 4, column: 2, offset: 54 });
+  t.deepEqual(s.range.end, { line: 4, column: 2, offset: 56 });
   const enter = s.members[0];
   if (enter.kind !== "enter" || enter.body[0].kind !== "let") return t.fail();
   const value = enter.body[0].value as BinaryExpr;
@@ -197,7 +197,7 @@ test("a newline after the > of list<…> ends the item", (t) => {
 });
 
 test("a line may not start with .member (no continuation before a dot)", (t) => {
-  expectDiagnostics(t, inEnter("    let x = v\n      ⟦.⟧s"), [Codes.UnexpectedToken]);
+  expectDiagnostics(t, inEnter("    let x = v\n      ⟦.⟧s"), [Codes.ExpectedToken]);
 });
 
 test("comments and blank lines between items are fine", (t) => {
@@ -227,15 +227,15 @@ test("a file must start with the workflow header (FLOW010)", (t) => {
   expectDiagnostics(t, "⟦⟧entity E { }\n", [Codes.ExpectedToken]);
 });
 
-test("a stray token at the top level is FLOW010", (t) => {
-  expectDiagnostics(t, "workflow W\ninitial state S\nterminal state T\n⟦}⟧\n", [Codes.ExpectedToken]);
+test("a stray token at the top level is FLOW011", (t) => {
+  expectDiagnostics(t, "workflow W\ninitial state S\nterminal state T\n⟦}⟧\n", [Codes.UnexpectedToken]);
 });
 
 test("the contextual words are checked where the grammar needs them (FLOW020)", (t) => {
   expectDiagnostics(
     t,
     `workflow W(names: list<string>)
-⟦[Authorise(p => true)]⟧
+[⟦Authorise⟧(p => true)]
 event G()
 initial state S {
   subscribe G() as g for ⟦every⟧ x in names
