@@ -704,7 +704,7 @@ class FlowParser extends EmbeddedActionsParser {
           return this.ACTION(() => {
             const range = this.span(arrow, target);
             const arm: Arm = { kind: "default", condition: null, body: null, target: this.ident(target), range };
-            return { statements: [], arms: [arm], range };
+            return { statements: [], arms: [arm], range: { start: range.start, end: range.end } };
           });
         }),
       ]),

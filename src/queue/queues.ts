@@ -54,9 +54,21 @@ export class Queues {
     return this.events;
   }
 
-  /** Starts listening for job completions (call once at start-up so the first wait is not slow). */
-  async ready(): Promise<void> {
-    await this.queueEvents().waitUntilReady();
+  /**
+   * Starts listening for job completions (call once at start-up so the first wait is not slow).
+   * Resolves false when Redis did not answer within `timeoutMs`; the process still starts and
+   * answers 503 until Redis is back.
+   */
+  async ready(timeoutMs = 3000): Promise<boolean> {
+    let timer: NodeJS.Timeout | undefined;
+    const late = new Promise<boolean>((resolve) => {
+      timer = setTimeout(() => resolve(false), timeoutMs);
+    });
+    try {
+      return await Promise.race([this.queueEvents().waitUntilReady().then(() => true), late]);
+    } finally {
+      clearTimeout(timer);
+    }
   }
 
   /** Enqueues a command without waiting. */

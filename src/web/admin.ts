@@ -11,6 +11,7 @@ import { RefusalCode, RefusalError, refuse } from "../engine/refusals.js";
 import { showOutbox, showRun } from "../engine/views.js";
 import type { Runtime } from "../runtime.js";
 import { requireAdmin, verifyPrincipal } from "./auth.js";
+import { dependency } from "./dependency.js";
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
@@ -51,9 +52,9 @@ export function adminRouter(rt: Runtime): Router {
   });
 
   router.post("/workflows/:name/runs", admin, json, async (ctx) => {
-    const prepared = await prepareStart(rt.db, ctx.params.name, ctx.request.body ?? {});
+    const prepared = await dependency(rt.log, "database", () => prepareStart(rt.db, ctx.params.name, ctx.request.body ?? {}));
     if (!prepared.ok) throw new RefusalError(prepared.refusal);
-    const outcome = await rt.queues.submit(prepared.cmd);
+    const outcome = await dependency(rt.log, "redis", () => rt.queues.submit(prepared.cmd));
     if (outcome === "accepted") {
       ctx.status = 202;
       ctx.body = { id: prepared.cmd.runId, status: "accepted" };
@@ -84,9 +85,9 @@ export function adminRouter(rt: Runtime): Router {
       }
     }
     const body = (ctx.request as { rawBody?: string }).rawBody?.trim() ? ctx.request.body : undefined;
-    const prepared = await prepareRaise(rt.db, ctx.params.id, ctx.params.alias, element, body, principal);
+    const prepared = await dependency(rt.log, "database", () => prepareRaise(rt.db, ctx.params.id, ctx.params.alias, element, body, principal));
     if (!prepared.ok) throw new RefusalError(prepared.refusal);
-    const outcome = await rt.queues.submit(prepared.cmd);
+    const outcome = await dependency(rt.log, "redis", () => rt.queues.submit(prepared.cmd));
     if (outcome === "accepted") {
       ctx.status = 202;
       ctx.body = { status: "accepted" };

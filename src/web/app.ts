@@ -76,7 +76,7 @@ export function createWebApp(rt: Runtime): WebApp {
   return {
     app,
     async listen(port = rt.config.port) {
-      await rt.queues.ready();
+      if (!(await rt.queues.ready())) rt.log.warn("Redis is not answering; requests that need it answer 503 until it does");
       server = await new Promise<Server>((resolve) => {
         const s = app.listen(port, () => resolve(s));
       });

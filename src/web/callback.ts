@@ -20,6 +20,7 @@ import type { Context } from "koa";
 import { prepareDeposit } from "../engine/redeem.js";
 import { RefusalCode, RefusalError } from "../engine/refusals.js";
 import type { Runtime } from "../runtime.js";
+import { dependency } from "./dependency.js";
 import { metrics } from "./metrics.js";
 import { sendProblem } from "./problems.js";
 import type { RateLimit } from "./rate-limit.js";
@@ -59,7 +60,7 @@ export function callbackRouter(rt: Runtime, rateLimit: RateLimit): Router {
       sendProblem(ctx, { code: RefusalCode.MethodNotAllowed, detail: "A callback link is answered with POST only." });
       return;
     }
-    await rateLimit.consume(ctx);
+    await dependency(rt.log, "redis", () => rateLimit.consume(ctx));
     if (hasBody(ctx) && !ctx.is("application/json", "+json")) {
       sendProblem(ctx, { code: RefusalCode.UnsupportedMediaType, detail: "Send the body as application/json." });
       return;
@@ -68,9 +69,9 @@ export function callbackRouter(rt: Runtime, rateLimit: RateLimit): Router {
   }, parse, async (ctx) => {
     const raw = (ctx.request as { rawBody?: string }).rawBody;
     const body = raw === undefined || raw.trim() === "" ? undefined : ctx.request.body;
-    const prepared = await prepareDeposit(rt.db, ctx.params.token, body);
+    const prepared = await dependency(rt.log, "database", () => prepareDeposit(rt.db, ctx.params.token, body));
     if (!prepared.ok) throw new RefusalError(prepared.refusal);
-    const outcome = await rt.queues.submit(prepared.cmd);
+    const outcome = await dependency(rt.log, "redis", () => rt.queues.submit(prepared.cmd));
     if (outcome === "accepted") {
       metrics.deposits.inc({ outcome: "accepted" });
       ctx.status = 202;

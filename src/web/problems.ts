@@ -3,8 +3,8 @@
  * `application/problem+json`. Handlers throw `RefusalError`; `problemMiddleware` answers it.
  *
  * A problem's `type` is `https://slotflow.dev/problems/<code>` and `code` repeats the bare code.
- * Errors that are not refusals answer 500 with no internal detail — except when PostgreSQL or
- * Redis cannot be reached, which answers 503 `unavailable` with `Retry-After` (nothing applied).
+ * Errors that are not refusals answer 500 with no internal detail. (Unreachable PostgreSQL or
+ * Redis is turned into 503 `unavailable` where the call is made: see dependency.ts.)
  */
 import type { Context, Middleware } from "koa";
 import { RefusalCode, RefusalError, type Refusal } from "../engine/refusals.js";
@@ -81,18 +81,6 @@ export function sendProblem(ctx: Context, refusal: Refusal): void {
   if (refusal.code === RefusalCode.Unauthorized) ctx.set("WWW-Authenticate", 'Bearer realm="slotflow"');
 }
 
-const CONNECTIVITY = /ECONNREFUSED|ECONNRESET|ETIMEDOUT|EHOSTUNREACH|Connection is closed|enableOfflineQueue|MaxRetriesPerRequest|Can't reach database|Connection terminated|connect ECONN|P1001|P1017|timeout exceeded when trying to connect/i;
-
-/** True for errors that mean PostgreSQL or Redis could not be reached. */
-export function isConnectivityError(err: unknown): boolean {
-  const e = err as { code?: string; name?: string; message?: string; cause?: unknown } | null;
-  if (!e) return false;
-  if (e.code && ["ECONNREFUSED", "ECONNRESET", "ETIMEDOUT", "EHOSTUNREACH", "P1001", "P1017", "P2024"].includes(e.code)) return true;
-  if (e.name === "MaxRetriesPerRequestError") return true;
-  if (typeof e.message === "string" && CONNECTIVITY.test(e.message)) return true;
-  return e.cause ? isConnectivityError(e.cause) : false;
-}
-
 /** Catches everything downstream and answers with a problem document. */
 export function problemMiddleware(log: Logger): Middleware {
   return async (ctx, next) => {
@@ -107,10 +95,6 @@ export function problemMiddleware(log: Logger): Middleware {
       if (status === 413) return sendProblem(ctx, { code: RefusalCode.PayloadTooLarge, detail: "The body is larger than this endpoint accepts." });
       if (status === 415) return sendProblem(ctx, { code: RefusalCode.UnsupportedMediaType, detail: "Send the body as application/json." });
       if (status === 400) return sendProblem(ctx, { code: RefusalCode.MalformedJson, detail: "The body is not valid JSON." });
-      if (isConnectivityError(err)) {
-        log.warn({ err: (err as Error).message }, "dependency unreachable");
-        return sendProblem(ctx, { code: RefusalCode.Unavailable, detail: "The service cannot reach its database or queue right now; nothing was applied. Try again shortly." });
-      }
       log.error({ err: (err as Error)?.message, stack: (err as Error)?.stack }, "unhandled error");
       ctx.status = 500;
       ctx.type = "application/problem+json";

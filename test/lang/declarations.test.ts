@@ -73,7 +73,7 @@ terminal state T`,
 });
 
 test("an unknown type is FLOW101", (t) => {
-  expectDiagnostics(t, "workflow W(a: ⟦Nope⟧)\nevent E(x: ⟦strng⟧?)\ninitial state S\nterminal state T\n", [Codes.UnknownType, Codes.UnknownType]);
+  expectDiagnostics(t, "workflow W(a: ⟦Nope⟧)\nevent E(x: ⟦strng?⟧)\ninitial state S\nterminal state T\n", [Codes.UnknownType, Codes.UnknownType]);
 });
 
 test("principal is not a type of workflow parameters, event parameters or fields (FLOW112)", (t) => {
@@ -158,7 +158,7 @@ entity V {
   a: int ⟦@maxLength(3)⟧
   b: string @maxLength(⟦-1⟧)
   c: string? @minLength(⟦2.5⟧)
-  d: string @maxLength("⟦x⟧")
+  d: string @maxLength(⟦"x"⟧)
   e: string @maxLength(3) ⟦@maxLength(4)⟧
   ⟦f⟧: string @minLength(5) @maxLength(4)
   g: string? @minLength(0) @maxLength(400)
