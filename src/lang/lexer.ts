@@ -147,8 +147,9 @@ export const MAX_NESTING = 64;
 export const MAX_OPERATORS = 2000;
 
 /**
- * Tokenizes `source`. Never throws: characters that start no token, unterminated strings and
- * comments become diagnostics (FLOW001–FLOW003) and lexing continues.
+ * Tokenizes `source` and applies the newline rules above. Never throws: characters that start no
+ * token, unterminated strings and comments become diagnostics (FLOW001–FLOW003) and lexing goes
+ * on; a source beyond the nesting limits gets FLOW007 and `tooDeep`.
  */
 export function lex(source: string, lines: LineIndex): LexResult {
   const diagnostics: Diagnostic[] = [];

@@ -345,6 +345,22 @@ test.serial("wrong types, absent optional parameters and undeclared properties a
   t.is(job.handled, 1);
 });
 
+test.serial("a handler that fails at run time answers 500 handler-failed, records an incident, applies nothing, and the link stays live", async (t) => {
+  const run = await basic("fault");
+  const url = await run.link("typed");
+  const res = await postLink(url, { ...validTyped, comment: "c".repeat(21) });
+  problem(t, res, 500, "handler-failed");
+  const shown = await run.show();
+  t.is(shown.entities.job.handled, 0, "nothing of the failed step was kept");
+  t.is(shown.entities.job.count, null);
+  t.is(slotStatus(shown, "typed"), "open");
+  t.is(shown.incidents.length, 1);
+  t.is(shown.incidents[0]?.code, "handler-failed");
+  t.regex(shown.incidents[0]?.message ?? "", /maxLength|at most 20/);
+  completed(t, await postLink(url, { ...validTyped, comment: "c".repeat(20) }), "a body the handler accepts");
+  t.is((await run.show()).entities.job.comment, "c".repeat(20));
+});
+
 test.serial("__proto__ and constructor keys are refused 422 invalid-body and change nothing", async (t) => {
   const run = await basic("proto");
   const url = await run.link("answer");

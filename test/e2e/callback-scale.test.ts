@@ -23,7 +23,7 @@ import { dropDatabase, sql } from "../helpers/db.js";
 import { deployFixture, eventsOn, postLink, showRun, slotStatus, startRun, uniqueTitle, type Answer } from "../helpers/callback.js";
 import { spawnWithEnv, TcpProxy } from "../helpers/faults.js";
 import { linkIn, linksIn, parseEmails, tokenOf, waitForEmail } from "../helpers/mail.js";
-import { freePort, startCluster, type Cluster } from "../helpers/server.js";
+import { freePort, request, startCluster, type Cluster } from "../helpers/server.js";
 
 let cluster: Cluster;
 let base: string;
@@ -60,6 +60,11 @@ const basic = (prefix: string) => begin("CbBasic", prefix, { handled: 0 });
 function problem(t: import("ava").ExecutionContext, res: Answer, status: number, code: string, what = ""): void {
   t.is(res.status, status, `${what} ${res.text}`);
   t.is(res.body?.code, code, `${what} ${res.text}`);
+}
+
+/** The error log lines of a process, for failure messages. */
+function errorsOf(output: string[]): string {
+  return output.filter((l) => /"level":(50|40)/.test(l)).slice(-3).join("\n");
 }
 
 // --- 1. single use across processes --------------------------------------------------------------
@@ -142,7 +147,11 @@ test.serial("a deposit command applied once and delivered again with the same co
     }
     t.is((await run.show()).entities.job.handled, 1);
   } finally {
+    // Queues.close() leaves open the Redis connection it made for its QueueEvents
+    // (src/queue/queues.ts, queueEvents()); close it too, or this test process cannot exit.
+    const events = (queues as unknown as { events: { opts?: { connection?: { disconnect?: () => void } } } | null }).events;
     await queues.close();
+    events?.opts?.connection?.disconnect?.();
     await db.$disconnect();
   }
 });
@@ -168,7 +177,7 @@ test.serial("a link whose slot deadline has passed is refused 410 link-dead (exp
 
 // --- 8. dependencies unreachable -----------------------------------------------------------------
 
-test.serial("a web process that cannot reach Redis answers 503 unavailable with Retry-After, applies nothing, and the link still works elsewhere", async (t) => {
+test.serial("a web process that loses Redis answers 503 unavailable with Retry-After, applies nothing, and the link still works elsewhere", async (t) => {
   const run = await basic("noredis");
   const url = await run.link("answer");
   const redisUrl = new URL(cluster.env.REDIS_URL!);
@@ -180,9 +189,11 @@ test.serial("a web process that cannot reach Redis answers 503 unavailable with 
   via.port = String(proxyPort);
   const web = await spawnWithEnv(cluster, "web", { port, env: { REDIS_URL: via.toString() } });
   try {
+    const before = await request(`http://127.0.0.1:${port}`, "GET", "/readyz");
+    t.is(before.status, 200, `through the proxy, Redis answers at first: ${before.text}`);
     await proxy.cut();
     const res = await postLink(url, { ok: true, note: "through the broken web" }, { origin: `http://127.0.0.1:${port}` });
-    problem(t, res, 503, "unavailable");
+    problem(t, res, 503, "unavailable", errorsOf(web.output));
     t.regex(res.headers.get("retry-after") ?? "", /^[1-9]\d*$/);
     const shown = await run.show();
     t.is(shown.entities.job.handled, 0);
@@ -196,6 +207,26 @@ test.serial("a web process that cannot reach Redis answers 503 unavailable with 
   }
 });
 
+test.serial("a web process started while Redis is unreachable answers 503 unavailable with Retry-After, applies nothing, and the link still works elsewhere", async (t) => {
+  const run = await basic("redisdown");
+  const url = await run.link("answer");
+  const port = await freePort();
+  const web = await spawnWithEnv(cluster, "web", { port, env: { REDIS_URL: "redis://127.0.0.1:1" } });
+  try {
+    const res = await postLink(url, { ok: true, note: "through the broken web" }, { origin: `http://127.0.0.1:${port}` });
+    problem(t, res, 503, "unavailable", errorsOf(web.output));
+    t.regex(res.headers.get("retry-after") ?? "", /^[1-9]\d*$/);
+    const shown = await run.show();
+    t.is(shown.entities.job.handled, 0);
+    t.is(slotStatus(shown, "answer"), "open");
+    const ok = await postLink(url, { ok: true, note: "through a healthy web" });
+    t.is(ok.status, 200, ok.text);
+    t.is((await run.show()).entities.job.handled, 1);
+  } finally {
+    await web.stop();
+  }
+});
+
 test.serial("a web process that cannot reach PostgreSQL answers 503 unavailable with Retry-After, applies nothing, and the link still works elsewhere", async (t) => {
   const run = await basic("nopg");
   const url = await run.link("answer");
@@ -205,7 +236,7 @@ test.serial("a web process that cannot reach PostgreSQL answers 503 unavailable 
   const web = await spawnWithEnv(cluster, "web", { port, env: { DATABASE_URL: unreachable.toString() } });
   try {
     const res = await postLink(url, { ok: true, note: "through the broken web" }, { origin: `http://127.0.0.1:${port}` });
-    problem(t, res, 503, "unavailable");
+    problem(t, res, 503, "unavailable", errorsOf(web.output));
     t.regex(res.headers.get("retry-after") ?? "", /^[1-9]\d*$/);
     const shown = await run.show();
     t.is(shown.entities.job.handled, 0);

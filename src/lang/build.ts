@@ -1,0 +1,170 @@
+/**
+ * Node builders for the grammar (grammar.ts): ranges from token offsets, literal values, operator
+ * precedence, and the shapes the grammar reads loosely and settles here (slot settings, assignment
+ * targets), with the diagnostics found while doing so. One builder serves one parse.
+ */
+import { EOF, type IToken } from "chevrotain";
+import type { BinaryOp as BinaryOpName, Expr, Ident, LiteralExpr, Range, Setting } from "./ast.js";
+import { Codes } from "./codes.js";
+import type { Diagnostic } from "./diagnostics.js";
+import { classifyNumber, decodeString, Newline } from "./lexer.js";
+import type { LineIndex } from "./positions.js";
+
+/** Binding strength of the binary operators (higher binds tighter); all are left-associative. */
+const PRECEDENCE: Record<string, number> = {
+  "??": 1, "||": 2, "&&": 3, "==": 4, "!=": 4, "<": 5, "<=": 5, ">": 5, ">=": 5, "+": 6, "-": 6, "*": 7, "/": 7, "%": 7,
+};
+
+/** The offset just past `tok`. */
+export function tokEnd(tok: IToken): number {
+  return tok.startOffset + tok.image.length;
+}
+
+/** How a token reads in a message. */
+export function describeToken(tok: IToken): string {
+  if (tok.tokenType === EOF) return "end of file";
+  if (tok.tokenType === Newline) return "end of line";
+  const image = tok.image.length > 24 ? `${tok.image.slice(0, 24)}…` : tok.image;
+  return `'${image}'`;
+}
+
+export class AstBuilder {
+  constructor(
+    readonly lines: LineIndex,
+    private readonly diags: Diagnostic[],
+  ) {}
+
+  /** The range of one token. */
+  tr(tok: IToken): Range {
+    return this.lines.range(tok.startOffset, tokEnd(tok));
+  }
+
+  /** From the start of `a` to the end of `b` (positions of ranges are shared, not copied). */
+  span(a: Range | IToken, b: Range | IToken): Range {
+    const start = "start" in a ? a.start : this.lines.position(a.startOffset);
+    const end = "end" in b ? b.end : this.lines.position(tokEnd(b));
+    return end.offset >= start.offset ? { start, end } : { start, end: start };
+  }
+
+  ident(tok: IToken): Ident {
+    return { name: tok.image, range: this.tr(tok) };
+  }
+
+  /** Records a syntax error. */
+  error(code: string, message: string, range: Range): void {
+    this.diags.push({ code, severity: "error", message, range });
+  }
+
+  /** Reports FLOW020 unless `tok` spells the contextual word `word`. */
+  expectWord(tok: IToken, word: string, where: string): void {
+    if (tok.isInsertedInRecovery || tok.image === word) return;
+    this.error(Codes.ExpectedContextualWord, `expected '${word}' ${where}, found '${tok.image}'`, this.tr(tok));
+  }
+
+  /** FLOW010 before `tok`: two items on one line without `;`. */
+  missingSep(tok: IToken): void {
+    if (tok.isInsertedInRecovery || tok.tokenType === EOF) return;
+    this.error(Codes.ExpectedToken, `expected a newline or ';' before ${describeToken(tok)}`, this.tr(tok));
+  }
+
+  /** An int, decimal or duration literal (FLOW005/FLOW006 when the token is none of them). */
+  numberLiteral(tok: IToken, negative: IToken | null): LiteralExpr {
+    const { value, problem } = classifyNumber(tok.image);
+    const range = negative ? this.span(negative, tok) : this.tr(tok);
+    const raw = negative ? `-${tok.image}` : tok.image;
+    if (problem || !value) {
+      if (problem) this.error(problem.code, problem.message, this.tr(tok));
+      return { kind: "literal", type: "int", value: 0, raw, range };
+    }
+    const v = negative ? -value.value : value.value;
+    return { kind: "literal", type: value.type, value: v, raw, range } as LiteralExpr;
+  }
+
+  /** A string literal with its escapes decoded (FLOW004 for a bad escape). */
+  stringLiteral(tok: IToken): LiteralExpr {
+    const { value, problems } = decodeString(tok.image);
+    for (const p of problems) {
+      this.error(p.code, p.message, this.lines.range(tok.startOffset + p.offset, tok.startOffset + p.offset + p.length));
+    }
+    return { kind: "literal", type: "string", value, raw: tok.image, range: this.tr(tok) };
+  }
+
+  /** Groups `first op right op right …` by precedence, left-associative. */
+  binaryTree(first: Expr, rest: { op: IToken; right: Expr }[]): Expr {
+    if (rest.length === 0) return first;
+    const operands: Expr[] = [first];
+    const ops: string[] = [];
+    for (const { op, right } of rest) {
+      const p = PRECEDENCE[op.image] ?? 0;
+      while (ops.length > 0 && (PRECEDENCE[ops[ops.length - 1]] ?? 0) >= p) this.reduce(operands, ops);
+      ops.push(op.image);
+      operands.push(right);
+    }
+    while (ops.length > 0) this.reduce(operands, ops);
+    return operands[0];
+  }
+
+  private reduce(operands: Expr[], ops: string[]): void {
+    const right = operands.pop()!;
+    const left = operands.pop()!;
+    const op = ops.pop()! as BinaryOpName;
+    operands.push({ kind: "binary", op, left, right, range: this.span(left.range, right.range) });
+  }
+
+  /** `a.b.c` as an assignment target, or null (and FLOW024) when `e` is not a dotted path. */
+  assignTarget(e: Expr): Ident[] | null {
+    const path: Ident[] = [];
+    let cur: Expr = e;
+    while (cur.kind === "member") {
+      path.unshift(cur.property);
+      cur = cur.object;
+    }
+    if (cur.kind === "name") {
+      path.unshift({ name: cur.name, range: cur.range });
+      return path;
+    }
+    this.error(Codes.InvalidAssignmentTarget, "only a name or a dotted path of names (a.b) can be assigned", e.range);
+    return null;
+  }
+
+  boolLiteral(t: IToken, value: boolean): LiteralExpr {
+    return { kind: "literal", type: "bool", value, raw: t.image, range: this.tr(t) };
+  }
+
+  nullLiteral(t: IToken): LiteralExpr {
+    return { kind: "literal", type: "null", value: null, raw: t.image, range: this.tr(t) };
+  }
+
+  /** A slot setting from `Name: e1, e2…` (FLOW021–FLOW023 when it does not fit). */
+  buildSetting(name: IToken, exprs: Expr[]): Setting | null {
+    const range = this.span(name, exprs[exprs.length - 1].range);
+    switch (name.image) {
+      case "Candidates":
+        return { kind: "candidates", matchers: exprs, range };
+      case "Requires":
+      case "Deadline": {
+        if (exprs.length > 1) {
+          this.error(Codes.SettingArity, `${name.image} takes one expression`, this.span(exprs[1].range, exprs[exprs.length - 1].range));
+        }
+        return name.image === "Requires"
+          ? { kind: "requires", expr: exprs[0], range }
+          : { kind: "deadline", expr: exprs[0], range };
+      }
+      case "After": {
+        const aliases: Ident[] = [];
+        for (const e of exprs) {
+          if (e.kind === "name") aliases.push({ name: e.name, range: e.range });
+          else this.error(Codes.AfterNotAlias, "After lists slot aliases of this state, separated by commas", e.range);
+        }
+        return { kind: "after", aliases, range };
+      }
+      default:
+        this.error(
+          Codes.UnknownSetting,
+          `unknown setting '${name.image}': the settings are Candidates, Requires, After and Deadline`,
+          this.tr(name),
+        );
+        return null;
+    }
+  }
+}
