@@ -9,6 +9,7 @@
  * raises check the deadline themselves.
  */
 import { Worker, type ConnectionOptions } from "bullmq";
+import { dueExpiries } from "../src/engine/expiry.js";
 import { QUEUE, redisConnection } from "../src/queue/queues.js";
 import type { Runtime } from "../src/runtime.js";
 
@@ -17,15 +18,8 @@ const MAIL_GRACE_MS = 30_000;
 
 /** One sweep; returns how many expiries and mail deliveries it enqueued. */
 export async function sweepOnce(rt: Runtime, now = new Date()): Promise<{ expiries: number; mail: number }> {
-  const due = await rt.db.slot.findMany({
-    where: { status: "open", deadline: { lte: now } },
-    select: { id: true, runId: true },
-    orderBy: { deadline: "asc" },
-    take: BATCH,
-  });
-  for (const slot of due) {
-    await rt.queues.enqueue({ kind: "expire", commandId: `expire-${slot.id}`, runId: slot.runId, slotId: slot.id }, { removeOnComplete: true });
-  }
+  const due = await dueExpiries(rt.db, now, BATCH);
+  for (const cmd of due) await rt.queues.enqueue(cmd, { removeOnComplete: true });
   const stale = await rt.db.outboxMessage.findMany({
     where: { status: "pending", createdAt: { lte: new Date(now.getTime() - MAIL_GRACE_MS) } },
     select: { id: true },

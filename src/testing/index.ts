@@ -23,6 +23,7 @@ import { createDb, type Db } from "../db.js";
 import { applyCommand, type EngineDeps } from "../engine/apply.js";
 import type { PrincipalClaims, RunSummary } from "../engine/commands/types.js";
 import { deploy } from "../engine/deploy.js";
+import { dueExpiries } from "../engine/expiry.js";
 import { prepareRaise, prepareStart } from "../engine/prepare.js";
 import { prepareDeposit } from "../engine/redeem.js";
 import { RefusalError } from "../engine/refusals.js";
@@ -90,6 +91,20 @@ export class Workflow {
     if (!prepared.ok) throw new RefusalError(prepared.refusal);
     await apply(prepared.cmd);
     return { status: "completed" };
+  }
+
+  /**
+   * Does what the sweeper does, in process: expires every open slot whose deadline has passed,
+   * running `on x.expired`. Returns how many slots it expired. To make a deadline pass without
+   * waiting, move it in SQL (see docs/testing.md).
+   */
+  static async sweep(): Promise<number> {
+    let expired = 0;
+    for (const cmd of await dueExpiries(engine().db, new Date())) {
+      const { outcome } = await applyCommand(engine(), cmd);
+      if (outcome.ok && outcome.status === "expired") expired++;
+    }
+    return expired;
   }
 
   /** Closes the kit's database connections (call once, after all tests). */

@@ -5,6 +5,7 @@
  */
 import test from "ava";
 import { RefusalError, Workflow } from "../../src/testing/index.js";
+import { sql } from "../helpers/db.js";
 import { useKitDatabase } from "../helpers/kit.js";
 
 useKitDatabase(test, "ticket");
@@ -64,4 +65,16 @@ test.serial("escalation returns gold tickets to Triage (list literal + contains)
   await basic.raise("assign", { agent: "sam" }, agent);
   await basic.raise("escalate", undefined, agent);
   t.is(basic.state, "Working");
+});
+
+test.serial("an unassigned ticket expires after its deadline: on assign.expired counts an escalation and moves on to Working", async (t) => {
+  const run = await (await Workflow.deploy("examples/support-ticket.flow")).start(input());
+  t.is(await Workflow.sweep(), 0, "nothing is due yet");
+  await sql(process.env.DATABASE_URL!, "UPDATE slots SET deadline = now() - interval '1 second' WHERE run_id = $1 AND alias = 'assign'", [run.id]);
+  t.is(await Workflow.sweep(), 1);
+  await run.refresh();
+  t.is(run.state, "Working");
+  t.is(run.entities.ticket.escalations, 1);
+  t.is(run.slots.find((s) => s.alias === "assign")!.status, "expired");
+  t.is(await Workflow.sweep(), 0, "a slot expires once");
 });

@@ -1,0 +1,19 @@
+/**
+ * Finding slots whose deadline has passed. The sweeper turns each into an `expire` command on the
+ * queue; the testing kit applies them in process (`Workflow.sweep()`).
+ */
+import type { Db } from "../db.js";
+import type { Command } from "./commands/types.js";
+
+/** `expire` commands for up to `limit` open slots whose deadline is at or before `now`, oldest first. */
+export async function dueExpiries(db: Db, now: Date, limit = 500): Promise<Extract<Command, { kind: "expire" }>[]> {
+  const due = await db.slot.findMany({
+    where: { status: "open", deadline: { lte: now } },
+    select: { id: true, runId: true },
+    orderBy: { deadline: "asc" },
+    take: limit,
+  });
+  // The command id is derived from the slot: a slot expires at most once, however many sweepers
+  // see it, and a repeated command is answered from `applied_commands`.
+  return due.map((s) => ({ kind: "expire", commandId: `expire-${s.id}`, runId: s.runId, slotId: s.id }));
+}
