@@ -21,7 +21,7 @@ import { Sealer } from "../../src/engine/seal.js";
 import { Queues } from "../../src/queue/queues.js";
 import { dropDatabase, sql } from "../helpers/db.js";
 import { deployFixture, eventsOn, postLink, showRun, slotStatus, startRun, uniqueTitle, type Answer } from "../helpers/callback.js";
-import { spawnWithEnv, TcpProxy } from "../helpers/faults.js";
+import { kill, spawnWithEnv, TcpProxy } from "../helpers/faults.js";
 import { linkIn, linksIn, parseEmails, tokenOf, waitForEmail } from "../helpers/mail.js";
 import { freePort, request, startCluster, type Cluster } from "../helpers/server.js";
 
@@ -202,7 +202,7 @@ test.serial("a web process that loses Redis answers 503 unavailable with Retry-A
     t.is(ok.status, 200, ok.text);
     t.is((await run.show()).entities.job.note, "through a healthy web");
   } finally {
-    await web.stop();
+    await kill(web);
     await proxy.cut();
   }
 });
@@ -223,7 +223,7 @@ test.serial("a web process started while Redis is unreachable answers 503 unavai
     t.is(ok.status, 200, ok.text);
     t.is((await run.show()).entities.job.handled, 1);
   } finally {
-    await web.stop();
+    await kill(web);
   }
 });
 
@@ -245,7 +245,7 @@ test.serial("a web process that cannot reach PostgreSQL answers 503 unavailable 
     t.is(ok.status, 200, ok.text);
     t.is((await run.show()).entities.job.note, "through a healthy web");
   } finally {
-    await web.stop();
+    await kill(web);
   }
 });
 

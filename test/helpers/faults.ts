@@ -53,6 +53,18 @@ export function spawnWithEnv(
   });
 }
 
+/**
+ * Ends a process at once (SIGKILL) and waits for it to exit. For processes a test broke on
+ * purpose, which need not shut down gracefully (a web process whose Redis is gone waits on it).
+ */
+export function kill(proc: ServerProcess): Promise<void> {
+  return new Promise<void>((resolve) => {
+    if (proc.child.exitCode !== null || proc.child.signalCode !== null) return resolve();
+    proc.child.once("exit", () => resolve());
+    proc.child.kill("SIGKILL");
+  });
+}
+
 export class TcpProxy {
   private server: net.Server | null = null;
   private readonly sockets = new Set<net.Socket>();

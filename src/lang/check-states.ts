@@ -1,0 +1,347 @@
+/**
+ * The checks of states (docs/language.md, "States", "Slots", "Scopes", "Execution"): initial and
+ * terminal states, slots and their settings, `After` cycles, handlers and their arms, milestones,
+ * and which states can be reached.
+ */
+import type { FlowFile, Handler, Ident, Member, StateDecl, Subscribe } from "./ast.js";
+import { Codes } from "./codes.js";
+import type { ExprChecker, ExprEnv } from "./check-expr.js";
+import type { StatementChecker, StmtEnv } from "./check-stmt.js";
+import type { EventInfo, Reporter, SlotInfo, StateInfo } from "./info.js";
+import type { Scope } from "./scope.js";
+import { showType, T, type Ty } from "./types.js";
+
+/** What the state checks need from the rest of the checker. */
+export interface StateContext {
+  report: Reporter;
+  events: Map<string, EventInfo>;
+  /** The workflow parameters. */
+  root: Scope;
+  aliasStates: Map<string, string[]>;
+  exprs: ExprChecker;
+  stmts: StatementChecker;
+  duplicate(what: string, name: Ident, where?: string): void;
+}
+
+const SETTING_NAMES = { candidates: "Candidates", requires: "Requires", after: "After", deadline: "Deadline" } as const;
+
+export class StateChecker {
+  /** The first state of each name. */
+  readonly states = new Map<string, StateInfo>();
+  private readonly stateInfoOf = new Map<StateDecl, StateInfo>();
+  initialState: string | null = null;
+
+  constructor(private readonly ctx: StateContext) {}
+
+  /** Checks every state of `file` (after `declare`). */
+  checkAll(file: FlowFile): void {
+    for (const s of file.states) this.checkState(s, this.stateInfoOf.get(s)!);
+  }
+
+  /** Registers the states and their slot aliases; checks the initial/terminal counts. */
+  declare(file: FlowFile): void {
+    const initials: StateDecl[] = [];
+    let terminals = 0;
+    for (const s of file.states) {
+      const info: StateInfo = { name: s.name.name, decl: s, terminal: s.modifier === "terminal", slots: new Map() };
+      this.stateInfoOf.set(s, info);
+      if (this.states.has(s.name.name)) this.ctx.duplicate("state", s.name);
+      else this.states.set(s.name.name, info);
+      if (s.modifier === "initial") initials.push(s);
+      if (s.modifier === "terminal") terminals++;
+      for (const m of s.members) {
+        if (m.kind !== "subscribe") continue;
+        const alias = m.alias.name;
+        if (info.slots.has(alias)) {
+          this.ctx.duplicate("slot alias", m.alias, `state ${s.name.name}`);
+          continue;
+        }
+        info.slots.set(alias, {
+          alias,
+          state: s.name.name,
+          event: this.ctx.events.get(m.event.name) ?? null,
+          fannedOut: m.forEach !== null,
+          elementType: T.error,
+          hasDeadline: m.settings.some((x) => x.kind === "deadline"),
+          decl: m,
+        });
+        const owners = this.ctx.aliasStates.get(alias) ?? [];
+        if (!owners.includes(s.name.name)) owners.push(s.name.name);
+        this.ctx.aliasStates.set(alias, owners);
+      }
+    }
+    if (initials.length === 0) {
+      this.ctx.report.error(Codes.NoInitialState, "the workflow has no initial state: mark one state 'initial'", file.name.range);
+    } else {
+      this.initialState = initials[0].name.name;
+      for (const extra of initials.slice(1)) {
+        this.ctx.report.error(
+          Codes.MultipleInitialStates,
+          `a second initial state '${extra.name.name}': the workflow already starts in '${this.initialState}'`,
+          extra.name.range,
+        );
+      }
+    }
+    if (terminals === 0) {
+      this.ctx.report.error(Codes.NoTerminalState, "the workflow has no terminal state: mark at least one state 'terminal'", file.name.range);
+    }
+  }
+
+  private checkState(s: StateDecl, info: StateInfo): void {
+    const scope = this.ctx.root.child();
+    for (const slot of info.slots.values()) {
+      this.ctx.stmts.declare(scope, { kind: "alias", name: slot.alias, type: { kind: "slot", alias: slot.alias }, range: slot.decl.alias.range, slot });
+    }
+    const env: StmtEnv = { scope, closedAlias: null, state: info };
+    for (const m of s.members) {
+      if (m.kind !== "subscribe") continue;
+      if (info.terminal) {
+        this.terminalMember(m, s);
+        continue;
+      }
+      const own = info.slots.get(m.alias.name);
+      this.checkSubscribe(m, info, own?.decl === m ? own : null);
+    }
+    if (!info.terminal) this.afterCycles(info);
+    const onSeen = new Set<string>();
+    const expiredSeen = new Set<string>();
+    const milestones = new Set<string>();
+    for (const m of s.members) {
+      switch (m.kind) {
+        case "subscribe":
+          break;
+        case "enter":
+          this.ctx.stmts.block(m.body, env);
+          break;
+        case "on":
+        case "onExpired":
+          if (info.terminal) this.terminalMember(m, s);
+          else this.checkHandler(m, info, env, m.kind === "on" ? onSeen : expiredSeen);
+          break;
+        case "milestone":
+          if (info.terminal) {
+            this.terminalMember(m, s);
+            break;
+          }
+          if (milestones.has(m.name.name)) this.ctx.duplicate("milestone", m.name, `state ${s.name.name}`);
+          milestones.add(m.name.name);
+          this.ctx.stmts.condition(m.condition, env, "the condition of a milestone");
+          this.ctx.stmts.block(m.body, env);
+          break;
+      }
+    }
+  }
+
+  private terminalMember(m: Exclude<Member, { kind: "enter" }>, s: StateDecl): void {
+    const what = m.kind === "subscribe" ? "slots (subscribe)" : m.kind === "milestone" ? "milestones" : "event handlers";
+    const at = m.kind === "milestone" ? m.name.range : m.alias.range;
+    this.ctx.report.error(
+      Codes.TerminalStateMember,
+      `terminal state ${s.name.name} cannot have ${what}: a run is finished once it enters a terminal state (only 'enter' runs)`,
+      at,
+    );
+  }
+
+  private checkSubscribe(sub: Subscribe, state: StateInfo, slot: SlotInfo | null): void {
+    const report = this.ctx.report;
+    const event = this.ctx.events.get(sub.event.name) ?? null;
+    if (event === null) {
+      report.error(Codes.UnknownEvent, `unknown event '${sub.event.name}'`, sub.event.range);
+    } else {
+      const names = event.params.map((p) => p.name);
+      const expected = `subscribe ${event.name}(${names.join(", ")})`;
+      if (sub.params.length !== names.length) {
+        const range =
+          sub.params.length > 0
+            ? { start: sub.params[0].range.start, end: sub.params[sub.params.length - 1].range.end }
+            : sub.event.range;
+        report.error(Codes.SubscribeParams, `the names must be the event's parameters in order: ${expected}`, range);
+      } else {
+        sub.params.forEach((p, i) => {
+          if (p.name !== names[i]) {
+            report.error(Codes.SubscribeParams, `parameter ${i + 1} of ${event.name} is '${names[i]}', not '${p.name}' (${expected})`, p.range);
+          }
+        });
+      }
+    }
+
+    const base = this.ctx.root.child();
+    if (sub.forEach !== null) {
+      const t = this.ctx.exprs.check(sub.forEach.iterable, { scope: this.ctx.root, closedAlias: null });
+      let element: Ty = T.error;
+      if (t.kind === "list" && !t.optional) element = t.element;
+      else if (t.kind !== "error") {
+        report.error(Codes.NotAList, `for each needs a list, found ${showType(t)}`, sub.forEach.iterable.range);
+      }
+      if (slot) slot.elementType = element;
+      const v = sub.forEach.variable;
+      if (state.slots.has(v.name)) {
+        report.error(Codes.Shadowing, `'${v.name}' would hide the slot alias '${v.name}': choose another name`, v.range);
+      } else {
+        this.ctx.stmts.declare(base, { kind: "fanOut", name: v.name, type: element, range: v.range });
+      }
+    }
+    const env: ExprEnv = { scope: base, closedAlias: null };
+
+    const seen = new Set<string>();
+    for (const setting of sub.settings) {
+      const name = SETTING_NAMES[setting.kind];
+      if (seen.has(setting.kind)) report.error(Codes.DuplicateSetting, `${name} is given twice`, setting.range);
+      seen.add(setting.kind);
+      switch (setting.kind) {
+        case "candidates":
+          for (const m of setting.matchers) this.ctx.exprs.checkMatcher(m, env);
+          break;
+        case "requires": {
+          const scope = base.child();
+          event?.params.forEach((p, i) => {
+            const range = sub.params[i]?.range ?? p.range;
+            this.ctx.stmts.declare(scope, { kind: "eventParam", name: p.name, type: p.type, range });
+          });
+          this.ctx.stmts.condition(setting.expr, { scope, closedAlias: null }, "Requires");
+          break;
+        }
+        case "after":
+          for (const a of setting.aliases) {
+            if (a.name === sub.alias.name) {
+              report.error(Codes.AfterSelf, `slot '${a.name}' cannot wait for itself`, a.range);
+            } else if (!state.slots.has(a.name)) {
+              report.error(Codes.UnknownAlias, `After names slots of this state; state ${state.name} has no slot alias '${a.name}'`, a.range);
+            }
+          }
+          break;
+        case "deadline": {
+          const t = this.ctx.exprs.check(setting.expr, env);
+          if (t.kind !== "error" && t.kind !== "duration" && t.kind !== "datetime") {
+            report.error(Codes.DeadlineType, `Deadline must be a duration or a datetime, found ${showType(t)}`, setting.expr.range);
+          }
+          break;
+        }
+      }
+    }
+  }
+
+  /** `After` may not make slots of one state wait for each other in a cycle. */
+  private afterCycles(state: StateInfo): void {
+    const edges = new Map<string, Ident[]>();
+    for (const slot of state.slots.values()) {
+      const next: Ident[] = [];
+      for (const s of slot.decl.settings) {
+        if (s.kind !== "after") continue;
+        for (const a of s.aliases) if (a.name !== slot.alias && state.slots.has(a.name)) next.push(a);
+      }
+      edges.set(slot.alias, next);
+    }
+    const color = new Map<string, "active" | "done">();
+    const stack: { alias: string; via: Ident | null }[] = [];
+    const reported = new Set<string>();
+    const visit = (alias: string): void => {
+      color.set(alias, "active");
+      for (const to of edges.get(alias) ?? []) {
+        stack.push({ alias, via: to });
+        if (color.get(to.name) === "active") {
+          const cycle = stack.slice(stack.findIndex((s) => s.alias === to.name));
+          const key = cycle.map((c) => c.alias).sort().join(",");
+          if (!reported.has(key)) {
+            reported.add(key);
+            const path = [...cycle.map((c) => c.alias), to.name].join(" → ");
+            this.ctx.report.error(Codes.AfterCycle, `After makes a cycle: ${path}; these slots would wait for each other forever`, cycle[0].via!.range);
+          }
+        } else if (!color.has(to.name)) visit(to.name);
+        stack.pop();
+      }
+      color.set(alias, "done");
+    };
+    for (const alias of edges.keys()) if (!color.has(alias)) visit(alias);
+  }
+
+  private checkHandler(m: Extract<Member, { kind: "on" | "onExpired" }>, state: StateInfo, env: StmtEnv, seen: Set<string>): void {
+    const report = this.ctx.report;
+    const alias = m.alias.name;
+    const slot = state.slots.get(alias) ?? null;
+    const header = m.kind === "on" ? `on ${alias}(…)` : `on ${alias}.expired`;
+    if (slot === null) {
+      report.error(Codes.UnknownAlias, `state ${state.name} has no slot alias '${alias}'`, m.alias.range);
+    } else if (seen.has(alias)) {
+      report.error(Codes.DuplicateHandler, `'${header}' is given twice in state ${state.name}`, m.alias.range);
+    }
+    seen.add(alias);
+
+    let scope = env.scope.child();
+    if (slot?.decl.forEach) {
+      scope.declare({ kind: "fanOut", name: slot.decl.forEach.variable.name, type: slot.elementType, range: slot.decl.forEach.variable.range });
+      scope = scope.child();
+    }
+    if (m.kind === "on") {
+      const event = slot?.event ?? null;
+      if (event !== null && m.params.length !== event.params.length) {
+        const range = m.params.length > 0 ? { start: m.params[0].range.start, end: m.params[m.params.length - 1].range.end } : m.alias.range;
+        report.error(
+          Codes.HandlerParamCount,
+          `${event.name} has ${event.params.length} parameter(s) (${event.params.map((p) => p.name).join(", ")}); this handler binds ${m.params.length}`,
+          range,
+        );
+      }
+      const names = new Set<string>();
+      m.params.forEach((p, i) => {
+        if (names.has(p.name)) {
+          this.ctx.duplicate("parameter", p, `'${header}'`);
+          return;
+        }
+        names.add(p.name);
+        const type = event?.params[i]?.type ?? T.error;
+        this.ctx.stmts.declare(scope, { kind: "eventParam", name: p.name, type, range: p.range });
+      });
+    } else if (slot !== null && !slot.hasDeadline) {
+      report.warning(
+        Codes.ExpiredWithoutDeadline,
+        `slot '${alias}' has no Deadline, so 'on ${alias}.expired' never runs`,
+        m.alias.range,
+      );
+    }
+    this.handler(m.handler, { scope, closedAlias: slot ? alias : null, state });
+  }
+
+  private handler(h: Handler, env: StmtEnv): void {
+    this.ctx.stmts.statements(h.statements, env);
+    for (const arm of h.arms) {
+      if (arm.condition !== null) this.ctx.stmts.condition(arm.condition, env, "the condition of when");
+      if (arm.body !== null) this.ctx.stmts.block(arm.body, env);
+      if (!this.states.has(arm.target.name)) {
+        this.ctx.report.error(Codes.UnknownState, `unknown state '${arm.target.name}'`, arm.target.range);
+      }
+    }
+  }
+
+
+  /** FLOW111 for each state no chain of arms from the initial state reaches. */
+  reachability(file: FlowFile): void {
+    if (this.initialState === null) return;
+    const next = new Map<string, string[]>();
+    for (const s of file.states) {
+      const targets = next.get(s.name.name) ?? [];
+      for (const m of s.members) {
+        if (m.kind === "on" || m.kind === "onExpired") for (const a of m.handler.arms) targets.push(a.target.name);
+      }
+      next.set(s.name.name, targets);
+    }
+    const reached = new Set<string>([this.initialState]);
+    const queue = [this.initialState];
+    while (queue.length > 0) {
+      for (const t of next.get(queue.pop()!) ?? []) {
+        if (!reached.has(t)) {
+          reached.add(t);
+          queue.push(t);
+        }
+      }
+    }
+    for (const s of file.states) {
+      if (reached.has(s.name.name) || this.states.get(s.name.name)?.decl !== s) continue;
+      this.ctx.report.warning(
+        Codes.UnreachableState,
+        `state ${s.name.name} is never entered: no arm leads to it from the initial state ${this.initialState}`,
+        s.name.range,
+      );
+    }
+  }
+}
