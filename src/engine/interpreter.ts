@@ -7,8 +7,10 @@
  *
  * Effects go to the step (link mints, mail, slot drops, field writes), so nothing touches the
  * database until the step flushes. Any runtime error throws `RuntimeFault`, which aborts the
- * whole step (language reference "Errors"): null dereference, `@maxLength`/`@minLength`
- * violated, integer overflow or division by zero, minting for a closed slot, mail to null.
+ * whole step (language reference "Errors"): `@maxLength`/`@minLength` violated, integer overflow
+ * or division by zero, minting for a closed slot, mail with a null address, subject or body, a
+ * null where a value is required. Reading a member through null gives null, and null in string
+ * concatenation is empty text (language reference "Semantics").
  * Messages name the construct and its line but never a value, so a token cannot leak into them.
  */
 import type { Expr, Range, Statement } from "../lang/ast.js";
@@ -124,7 +126,8 @@ function resolveName(step: Step, scope: Scope, name: string, range: Range): Valu
 }
 
 function member(step: Step, target: Value, name: string, range: Range): Value {
-  if (target === null) throw new RuntimeFault(`null dereference reading ".${name}"`, range);
+  // Reading through null gives null (the checker types such a read as optional).
+  if (target === null) return null;
   if (isSpecial(target, "entityRef")) {
     const row = step.entities.get((target as EntityRef).name)!;
     return row.data[name] ?? null;
@@ -138,6 +141,11 @@ function member(step: Step, target: Value, name: string, range: Range): Value {
     if (name === "id") return p.id;
     if (name === "email") return p.email;
     if (name === "roles") return [...p.roles];
+  }
+  if (typeof target === "object" && !Array.isArray(target) && !(target instanceof Date) && !(target instanceof Duration)) {
+    // A nested entity value (an entity-typed field, or an element of a list of entities): a record.
+    const fields = target as Record<string, Value>;
+    return Object.prototype.hasOwnProperty.call(fields, name) ? (fields[name] ?? null) : null;
   }
   throw new RuntimeFault(`value has no member "${name}"`, range);
 }
@@ -192,7 +200,7 @@ function checkInt(n: number, range: Range): number {
 
 /** Text of a value inside string concatenation. */
 export function display(v: Value): string {
-  if (v === null) return "null";
+  if (v === null) return "";
   if (v instanceof Date) return v.toISOString();
   if (v instanceof Duration) return formatIsoDuration(v.ms);
   if (Array.isArray(v)) return `[${v.map(display).join(", ")}]`;
@@ -305,7 +313,9 @@ function executeOne(step: Step, scope: Scope, st: Statement): void {
       const to = evaluate(step, scope, st.to);
       if (to === null) throw new RuntimeFault("send email to null", st.range);
       const subject = evaluate(step, scope, st.subject);
+      if (subject === null) throw new RuntimeFault("send email with a null subject", st.range);
       const body = evaluate(step, scope, st.body);
+      if (body === null) throw new RuntimeFault("send email with a null body", st.range);
       const id = step.queueMail(display(to), display(subject), display(body));
       step.addHistory("email-queued", { outboxId: id, to: display(to) });
       return;

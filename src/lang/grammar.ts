@@ -82,6 +82,7 @@ function alt<T>(f: () => T): { ALT: () => T } {
 /** The DSL index of `items()`'s MANY/OR/CONSUME/SUBRULE; no rule uses it otherwise. */
 const ITEMS_IDX = 7;
 
+/** Placeholders a rule returns after a recovered syntax error (such a tree is discarded). */
 const NOWHERE: Range = { start: { line: 1, column: 1, offset: 0 }, end: { line: 1, column: 1, offset: 0 } };
 const ERROR_EXPR: Expr = { kind: "name", name: "<error>", range: NOWHERE };
 const ERROR_IDENT: Ident = { name: "<error>", range: NOWHERE };

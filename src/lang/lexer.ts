@@ -47,9 +47,6 @@ export const Kw = Object.fromEntries(
   ]),
 ) as Record<ReservedWord, TokenType>;
 
-/** The set of reserved keywords (they can never be names). */
-export const RESERVED_WORDS: ReadonlySet<string> = new Set(RESERVED);
-
 function punct(name: string, text: string, categories: TokenType[] = []): TokenType {
   return createToken({ name, pattern: text, label: `'${text}'`, categories });
 }

@@ -55,8 +55,3 @@ export class LineIndex {
     return Math.min(Math.trunc(offset), this.source.length);
   }
 }
-
-/** A range that covers `a` and `b` (from the start of `a` to the end of `b`). */
-export function spanRanges(a: Range, b: Range): Range {
-  return { start: a.start, end: b.end.offset >= a.start.offset ? b.end : a.end };
-}
