@@ -14,12 +14,19 @@ import { startSweeper } from "../../workers/sweeper.js";
 
 type Closer = () => Promise<unknown>;
 
+/** How long a graceful stop may take before the process exits anyway (an unreachable Redis can stall it). */
+const SHUTDOWN_GRACE_MS = 5000;
+
 function onShutdown(rt: Runtime, closers: Closer[]): void {
   let stopping = false;
   const stop = async () => {
     if (stopping) return;
     stopping = true;
     rt.log.info("shutting down");
+    setTimeout(() => {
+      rt.log.warn({ graceMs: SHUTDOWN_GRACE_MS }, "shutdown took too long; exiting");
+      process.exit(1);
+    }, SHUTDOWN_GRACE_MS).unref();
     for (const close of closers) await close().catch(() => undefined);
     await rt.close();
     process.exit(0);

@@ -34,6 +34,7 @@ export class Queues {
   readonly mail: Queue;
   readonly sweep: Queue;
   private events: QueueEvents | null = null;
+  private eventsConnection: Redis | null = null;
   private readonly connection: Redis;
 
   constructor(readonly config: Pick<Config, "redisUrl" | "queuePrefix" | "depositWaitMs">) {
@@ -49,6 +50,7 @@ export class Queues {
     if (!this.events) {
       const conn = redisConnection(this.config, true);
       conn.on("error", () => undefined);
+      this.eventsConnection = conn;
       this.events = new QueueEvents(QUEUE.commands, { connection: conn as ConnectionOptions, prefix: this.config.queuePrefix, autorun: true });
     }
     return this.events;
@@ -115,9 +117,22 @@ export class Queues {
     );
   }
 
-  /** Redis answers? (readiness) */
-  async ping(): Promise<boolean> {
+  /** Redis answers within `timeoutMs`? (readiness; waits for a connection still being made) */
+  async ping(timeoutMs = 1000): Promise<boolean> {
     try {
+      if (this.connection.status !== "ready") {
+        await new Promise<void>((resolve, reject) => {
+          const onReady = () => {
+            clearTimeout(timer);
+            resolve();
+          };
+          const timer = setTimeout(() => {
+            this.connection.off("ready", onReady);
+            reject(new Error("not ready"));
+          }, timeoutMs);
+          this.connection.once("ready", onReady);
+        });
+      }
       return (await this.connection.ping()) === "PONG";
     } catch {
       return false;
@@ -126,6 +141,7 @@ export class Queues {
 
   async close(): Promise<void> {
     await Promise.allSettled([this.events?.close(), this.commands.close(), this.mail.close(), this.sweep.close()]);
+    this.eventsConnection?.disconnect();
     this.connection.disconnect();
   }
 }

@@ -147,11 +147,7 @@ test.serial("a deposit command applied once and delivered again with the same co
     }
     t.is((await run.show()).entities.job.handled, 1);
   } finally {
-    // Queues.close() leaves open the Redis connection it made for its QueueEvents
-    // (src/queue/queues.ts, queueEvents()); close it too, or this test process cannot exit.
-    const events = (queues as unknown as { events: { opts?: { connection?: { disconnect?: () => void } } } | null }).events;
     await queues.close();
-    events?.opts?.connection?.disconnect?.();
     await db.$disconnect();
   }
 });
