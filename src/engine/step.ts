@@ -118,7 +118,7 @@ export class Step {
     ]);
     const slots: SlotRecord[] = slotRows.map((r) => {
       const slot = workflow.states[r.state]?.slots.find((s) => s.alias === r.alias);
-      const elementType = slot?.forEach ? elementTypeOf(workflow, slot.forEach.iterable) : null;
+      const elementType = slot?.forEach?.elementType ?? null;
       return {
         id: r.id,
         state: r.state,
@@ -288,13 +288,4 @@ export function entityJson(e: EntityRecord): Record<string, unknown> {
   const out: Record<string, unknown> = {};
   for (const [k, v] of Object.entries(e.data)) out[k] = toJson(v);
   return out;
-}
-
-function elementTypeOf(workflow: CompiledWorkflow, iterable: { kind: string; name?: string }) {
-  // The fan-out list is almost always a workflow parameter; its element type gives the JSON form.
-  if (iterable.kind === "name") {
-    const p = workflow.params.find((x) => x.name === iterable.name);
-    if (p && p.type.kind === "list") return p.type.element;
-  }
-  return null;
 }

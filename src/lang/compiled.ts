@@ -49,7 +49,8 @@ export interface CompiledSlot {
   event: string;
   /** The names in `subscribe E(a, b)`: equal to the event's parameter names, in order. */
   params: string[];
-  forEach: { variable: string; iterable: Expr } | null;
+  /** Fan-out: the variable, the list expression, and the type of its elements. */
+  forEach: { variable: string; iterable: Expr; elementType: TypeSpec } | null;
   /** Matcher expressions (`role("r")`, `user("id")`); null when the setting is absent. */
   candidates: Expr[] | null;
   requires: Expr | null;

@@ -51,7 +51,7 @@ export function emit(file: FlowFile, model: CheckedModel): CompiledWorkflow {
     entities,
     events,
     initialState: model.initialState!,
-    states: record(file.states.map((s) => [s.name.name, state(s)])),
+    states: record(file.states.map((s) => [s.name.name, state(s, model)])),
     maps: model.maps.map(({ decl, fromParams }) => ({
       from: decl.from.name,
       fromParams: params(fromParams),
@@ -65,7 +65,7 @@ function setting<K extends Setting["kind"]>(settings: Setting[], kind: K): Extra
   return (settings.find((s) => s.kind === kind) as Extract<Setting, { kind: K }> | undefined) ?? null;
 }
 
-function state(s: StateDecl): CompiledState {
+function state(s: StateDecl, model: CheckedModel): CompiledState {
   const slots: CompiledSlot[] = [];
   const enter: CompiledState["enter"] = [];
   const on: [string, CompiledOnEvent][] = [];
@@ -78,7 +78,13 @@ function state(s: StateDecl): CompiledState {
           alias: m.alias.name,
           event: m.event.name,
           params: m.params.map((p) => p.name),
-          forEach: m.forEach ? { variable: m.forEach.variable.name, iterable: m.forEach.iterable } : null,
+          forEach: m.forEach
+            ? {
+                variable: m.forEach.variable.name,
+                iterable: m.forEach.iterable,
+                elementType: toTypeSpec(model.states.get(s.name.name)!.slots.get(m.alias.name)!.elementType),
+              }
+            : null,
           candidates: setting(m.settings, "candidates")?.matchers ?? null,
           requires: setting(m.settings, "requires")?.expr ?? null,
           after: setting(m.settings, "after")?.aliases.map((a) => a.name) ?? [],
