@@ -64,6 +64,16 @@ export async function lockRun(tx: Tx, runId: string, sealer: Sealer): Promise<Ru
   };
 }
 
+/**
+ * Records an incident on the run, unless its latest incident is the same failure of the same
+ * command kind (an expiry handler that keeps failing is retried by every sweep; one incident says it).
+ */
+async function recordIncident(tx: Tx, runId: string, command: string, message: string): Promise<void> {
+  const latest = await tx.incident.findFirst({ where: { runId }, orderBy: { id: "desc" }, select: { command: true, message: true } });
+  if (latest && latest.command === command && latest.message === message) return;
+  await tx.incident.create({ data: { runId, command, code: RefusalCode.HandlerFailed, message } });
+}
+
 /** Applies `cmd`; see the module header for the contract. */
 export async function applyCommand(deps: EngineDeps, cmd: Command): Promise<Applied> {
   let fault: RuntimeFault | null = null;
@@ -88,7 +98,7 @@ export async function applyCommand(deps: EngineDeps, cmd: Command): Promise<Appl
       if (!(err instanceof RuntimeFault)) throw err;
       fault = err;
       const message = redactTokens(err.message);
-      if (run) await tx.incident.create({ data: { runId: run.id, command: cmd.kind, code: RefusalCode.HandlerFailed, message } });
+      if (run) await recordIncident(tx, run.id, cmd.kind, message);
       return {
         outcome: { ok: false as const, refusal: refuse(RefusalCode.HandlerFailed, `The workflow failed while handling this request; nothing was applied. ${message}`) },
         queuedMail: [],
