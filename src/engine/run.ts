@@ -12,8 +12,9 @@
  */
 import type { Handler } from "../lang/ast.js";
 import { evaluate, execute, executeIn, RuntimeFault, Scope } from "./interpreter.js";
-import { cancelStateSlots, createSlotsForState, openSatisfiedSlots } from "./slot.js";
-import type { Step } from "./step.js";
+import { cancelStateSlots, completeSlot, createSlotsForState, openSatisfiedSlots, slotScope } from "./slot.js";
+import type { SlotRecord, Step } from "./step.js";
+import type { Value } from "./values.js";
 
 /** The maximum number of state entries in one step, so that a cycle of arms cannot spin forever. */
 const MAX_ENTRIES_PER_STEP = 1000;
@@ -57,6 +58,22 @@ export function runHandler(step: Step, handler: Handler, scope: Scope): void {
     return;
   }
   afterHandler(step);
+}
+
+/**
+ * An event accepted on `slot` (language reference "An event completes slot x"): the slot completes
+ * with the arguments (`argsJson`, stored), then `on x(...)` runs with the runtime `args` bound to
+ * its names by position — or, with no handler, waiting slots open and milestones are evaluated.
+ * `via` is recorded in the run's history (`{ via: "link" }`, `{ via: "raise", principal }`).
+ */
+export function acceptEvent(step: Step, slot: SlotRecord, args: Record<string, Value>, argsJson: Record<string, unknown>, via: Record<string, unknown>): void {
+  completeSlot(step, slot, argsJson);
+  step.addHistory("event", { alias: slot.alias, element: slot.element, ...via });
+  const on = step.workflow.states[slot.state].on[slot.alias];
+  if (!on) return afterHandler(step);
+  const event = step.workflow.events[slot.event];
+  const bound = Object.fromEntries(on.params.map((name, i) => [name, args[event.params[i].name]]));
+  runHandler(step, on.handler, slotScope(step, slot, Scope.of(bound)));
 }
 
 /** Leaves the current state and enters `target`. */

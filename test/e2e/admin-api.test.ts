@@ -10,7 +10,8 @@ import { readFileSync } from "node:fs";
 import { promisify } from "node:util";
 import { signPrincipal } from "../../src/web/auth.js";
 import { dropDatabase } from "../helpers/db.js";
-import { ADMIN_TOKEN, JWT_SECRET, ROOT, eventually, printedLinks, request, startCluster, type Cluster } from "../helpers/server.js";
+import { linkIn, waitForEmail } from "../helpers/mail.js";
+import { ADMIN_TOKEN, JWT_SECRET, ROOT, request, startCluster, type Cluster } from "../helpers/server.js";
 
 const run = promisify(execFile);
 let cluster: Cluster;
@@ -116,7 +117,7 @@ test.serial("a runtime error refuses the deposit with handler-failed, applies no
   t.is((await deploy("test/fixtures/faulty.flow")).status, 201);
   const started = await request(cluster.baseUrl, "POST", "/api/workflows/Faulty/runs", { ...admin, json: { job: { name: "backup" } } });
   t.is(started.status, 201, started.text);
-  const link = await eventually(async () => printedLinks(cluster.output()).find((l) => cluster.output().some((o) => o.includes("finish backup"))) && printedLinks(cluster.output()).at(-1));
+  const link = linkIn(await waitForEmail(() => cluster.output(), "finish backup"));
   const path = new URL(link).pathname;
   const failed = await request(cluster.baseUrl, "POST", path, { json: { note: "finished after a long night" } });
   t.is(failed.status, 500);

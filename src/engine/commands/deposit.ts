@@ -17,8 +17,8 @@ import { checkBody } from "../body.js";
 import { evaluate, Scope } from "../interpreter.js";
 import { burnLink, deadDetail, refusalForEndedLink, type LinkRow } from "../link.js";
 import { RefusalCode, refuse } from "../refusals.js";
-import { afterHandler, runHandler } from "../run.js";
-import { completeSlot, slotScope } from "../slot.js";
+import { acceptEvent } from "../run.js";
+import { slotScope } from "../slot.js";
 import type { Step } from "../step.js";
 import { translateArgs } from "../versioning.js";
 import type { CommandResult } from "./start.js";
@@ -51,14 +51,6 @@ export async function deposit(step: Step, cmd: Extract<Command, { kind: "deposit
     return fail(refuse(RefusalCode.RequiresFailed, "This response cannot be accepted now: a condition of the workflow does not hold. The link stays valid."));
   }
   burnLink(step, link.id);
-  completeSlot(step, slot, translated.args);
-  step.addHistory("event", { alias: slot.alias, element: slot.element, via: "link" });
-  const on = step.workflow.states[slot.state].on[slot.alias];
-  if (on) {
-    const bound = Object.fromEntries(on.params.map((name, i) => [name, checked.args[event.params[i].name]]));
-    runHandler(step, on.handler, slotScope(step, slot, Scope.of(bound)));
-  } else {
-    afterHandler(step);
-  }
+  acceptEvent(step, slot, checked.args, translated.args, { via: "link" });
   return { outcome: { ok: true, status: "completed", run: summary(step) }, step };
 }

@@ -17,8 +17,8 @@
 import { checkBody } from "../body.js";
 import { admits, evaluate, Scope, type Principal } from "../interpreter.js";
 import { RefusalCode, refuse } from "../refusals.js";
-import { afterHandler, runHandler } from "../run.js";
-import { completeSlot, slotScope, slotsOf } from "../slot.js";
+import { acceptEvent } from "../run.js";
+import { slotScope, slotsOf } from "../slot.js";
 import type { Step } from "../step.js";
 import type { CommandResult } from "./start.js";
 import { summary } from "./start.js";
@@ -57,14 +57,6 @@ export async function raise(step: Step, cmd: Extract<Command, { kind: "raise" }>
   if (decl.requires && !evaluate(step, scope, decl.requires)) {
     return fail(refuse(RefusalCode.RequiresFailed, `The Requires condition of slot "${cmd.alias}" does not hold.`));
   }
-  completeSlot(step, slot, cmd.args);
-  step.addHistory("event", { alias: slot.alias, element: slot.element, via: "raise", principal: principal.id });
-  const on = step.workflow.states[slot.state].on[slot.alias];
-  if (on) {
-    const bound = Object.fromEntries(on.params.map((name, i) => [name, checked.args[event.params[i].name]]));
-    runHandler(step, on.handler, slotScope(step, slot, Scope.of(bound)));
-  } else {
-    afterHandler(step);
-  }
+  acceptEvent(step, slot, checked.args, cmd.args, { via: "raise", principal: principal.id });
   return { outcome: { ok: true, status: "completed", run: summary(step) }, step };
 }
