@@ -1,18 +1,12 @@
 /**
  * Structured logs (pino, JSON lines on stdout). Tokens never reach a log line: the access log
  * writes the callback path as `/api/workflow/callback/[redacted]`, and as a last line of defence
- * every serialized line passes `redactLinks`, which blanks the token segment of any callback path.
+ * every serialized line passes `redactTokens`, which blanks the token segment of any callback path.
  */
 import { pino, type Logger } from "pino";
+import { redactTokens } from "./engine/seal.js";
 
 export type { Logger };
-
-const CALLBACK_PATH = /(\/api\/workflow\/callback\/)[^\s"'?#\\/<>]+/g;
-
-/** Replaces the token in every callback path or URL inside `text` with `[redacted]`. */
-export function redactLinks(text: string): string {
-  return text.replace(CALLBACK_PATH, "$1[redacted]");
-}
 
 /** A logger writing JSON lines to `destination` (default stdout), with links redacted. */
 export function createLogger(level = "info", destination?: NodeJS.WritableStream): Logger {
@@ -21,7 +15,7 @@ export function createLogger(level = "info", destination?: NodeJS.WritableStream
       level,
       base: { pid: process.pid },
       hooks: {
-        streamWrite: (line: string) => redactLinks(line),
+        streamWrite: (line: string) => redactTokens(line),
       },
     },
     destination ?? pino.destination({ dest: 1, sync: true }),

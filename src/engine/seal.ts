@@ -27,9 +27,12 @@ export function carriesLink(text: string): boolean {
   return LINK_IN_TEXT.test(text);
 }
 
-/** `text` with every callback token replaced by `[redacted]`. */
+/**
+ * `text` with the token segment of every callback path replaced by `[redacted]` — any segment,
+ * well-formed or not, so that a hostile or mistyped token is not logged either.
+ */
 export function redactTokens(text: string): string {
-  return text.replace(/(\/api\/workflow\/callback\/)[A-Za-z0-9_-]+/g, "$1[redacted]");
+  return text.replace(/(\/api\/workflow\/callback\/)[^\s"'?#\\/<>]+/g, "$1[redacted]");
 }
 
 export class Sealer {

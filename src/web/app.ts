@@ -9,8 +9,8 @@ import type { Server } from "node:http";
 import Koa from "koa";
 import Router from "@koa/router";
 import { Redis } from "ioredis";
-import { redactLinks } from "../log.js";
 import { RefusalCode } from "../engine/refusals.js";
+import { redactTokens } from "../engine/seal.js";
 import type { Runtime } from "../runtime.js";
 import { adminRouter } from "./admin.js";
 import { callbackRouter } from "./callback.js";
@@ -39,7 +39,7 @@ export function createWebApp(rt: Runtime): WebApp {
       const ms = performance.now() - started;
       const route = (ctx as unknown as { _matchedRoute?: string })._matchedRoute ?? "unmatched";
       metrics.http.observe({ method: ctx.method, route, status: String(ctx.status) }, ms / 1000);
-      rt.log.info({ method: ctx.method, path: redactLinks(ctx.path), status: ctx.status, ms: Math.round(ms * 10) / 10 }, "request");
+      rt.log.info({ method: ctx.method, path: redactTokens(ctx.path), status: ctx.status, ms: Math.round(ms * 10) / 10 }, "request");
     }
   });
   app.use(problemMiddleware(rt.log));
