@@ -1,0 +1,31 @@
+/** src/config.ts: defaults, validation, and the secrets production requires. */
+import test from "ava";
+import { ConfigError, loadConfig } from "../../src/config.js";
+
+test("defaults follow the documented table and name the secrets left on development values", (t) => {
+  const c = loadConfig({});
+  t.is(c.databaseUrl, "postgresql://postgres@127.0.0.1:5432/slotflow");
+  t.is(c.redisUrl, "redis://127.0.0.1:6379");
+  t.is(c.port, 3000);
+  t.is(c.baseUrl, "http://localhost:3000");
+  t.is(c.callbackBodyLimitBytes, 65536);
+  t.is(c.smtpUrl, null);
+  t.deepEqual(c.devDefaults, ["SLOTFLOW_ADMIN_TOKEN", "SLOTFLOW_JWT_SECRET", "SLOTFLOW_SEAL_KEY"]);
+});
+
+test("BASE_URL follows PORT and loses a trailing slash", (t) => {
+  t.is(loadConfig({ PORT: "8080" }).baseUrl, "http://localhost:8080");
+  t.is(loadConfig({ BASE_URL: "https://flows.example.com/" }).baseUrl, "https://flows.example.com");
+});
+
+test("malformed numbers and URLs are refused with the variable's name", (t) => {
+  t.throws(() => loadConfig({ PORT: "eighty" }), { instanceOf: ConfigError, message: /PORT/ });
+  t.throws(() => loadConfig({ SLOTFLOW_CALLBACK_BODY_LIMIT_BYTES: "0" }), { instanceOf: ConfigError, message: /SLOTFLOW_CALLBACK_BODY_LIMIT_BYTES/ });
+  t.throws(() => loadConfig({ BASE_URL: "not a url" }), { instanceOf: ConfigError, message: /BASE_URL/ });
+});
+
+test("production refuses to start without its secrets", (t) => {
+  t.throws(() => loadConfig({ NODE_ENV: "production" }), { instanceOf: ConfigError, message: /SLOTFLOW_ADMIN_TOKEN is required/ });
+  const c = loadConfig({ NODE_ENV: "production", SLOTFLOW_ADMIN_TOKEN: "a", SLOTFLOW_JWT_SECRET: "b", SLOTFLOW_SEAL_KEY: "c" });
+  t.deepEqual(c.devDefaults, []);
+});
