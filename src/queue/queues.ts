@@ -12,7 +12,7 @@
  * ignores an `add` whose id already exists, and a second poster must never be handed the outcome
  * of the first one's job.
  */
-import { Queue, QueueEvents, type ConnectionOptions } from "bullmq";
+import { Queue, QueueEvents, type ConnectionOptions, type Job } from "bullmq";
 import { Redis } from "ioredis";
 import type { Config } from "../config.js";
 import { validateCommand, type Command, type Outcome } from "../engine/commands/types.js";
@@ -74,9 +74,9 @@ export class Queues {
   }
 
   /** Enqueues a command without waiting. */
-  async enqueue(cmd: Command, opts: { removeOnComplete?: boolean } = {}): Promise<void> {
+  async enqueue(cmd: Command, opts: { removeOnComplete?: boolean } = {}): Promise<Job> {
     validateCommand(cmd);
-    await this.commands.add(cmd.kind, cmd, {
+    return this.commands.add(cmd.kind, cmd, {
       jobId: cmd.commandId,
       attempts: 8,
       backoff: { type: "exponential", delay: 250 },
@@ -92,9 +92,7 @@ export class Queues {
    */
   async submit(cmd: Command, waitMs = this.config.depositWaitMs): Promise<Outcome | "accepted"> {
     const events = this.queueEvents();
-    await this.enqueue(cmd);
-    const job = await this.commands.getJob(cmd.commandId);
-    if (!job) throw new Error("job vanished before it could be awaited");
+    const job = await this.enqueue(cmd);
     let timer: NodeJS.Timeout | undefined;
     const timeout = new Promise<"accepted">((resolve) => {
       timer = setTimeout(() => resolve("accepted"), waitMs);
