@@ -3,6 +3,7 @@
  * fixture workflow, start a run, read it back, sign a principal, POST to a link, and send a request
  * with a byte-exact path (or from another loopback address), which `fetch` cannot do.
  */
+import type { ExecutionContext } from "ava";
 import { randomBytes } from "node:crypto";
 import { readFileSync } from "node:fs";
 import http from "node:http";
@@ -11,6 +12,22 @@ import { signPrincipal } from "../../src/web/auth.js";
 import { ADMIN_TOKEN, JWT_SECRET, ROOT, request } from "./server.js";
 
 export type Answer = Awaited<ReturnType<typeof request>>;
+
+/**
+ * Asserts the single-use outcome of simultaneous posts of one link: exactly one 200
+ * `{"status":"completed"}`, every other answer 410 `link-burned`. Returns the winner's index.
+ */
+export function assertOneWinner(t: ExecutionContext, answers: Answer[]): number {
+  const winners = answers.flatMap((a, i) => (a.status === 200 ? [i] : []));
+  t.is(winners.length, 1, `statuses: ${answers.map((a) => a.status).join(",")}`);
+  t.deepEqual(answers[winners[0]]?.body, { status: "completed" });
+  const others = answers.filter((_, i) => i !== winners[0]);
+  t.deepEqual(
+    others.map((a) => [a.status, a.body?.code]),
+    others.map(() => [410, "link-burned"]),
+  );
+  return winners[0];
+}
 
 /** Deploys `test/fixtures/<file>` through `POST /api/workflows`; throws with the diagnostics if refused. */
 export async function deployFixture(baseUrl: string, file: string): Promise<{ name: string; version: number }> {

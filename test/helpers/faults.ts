@@ -9,48 +9,15 @@
  *   connected through the proxy (connections are refused), while the rest of the cluster,
  *   connected directly, keeps working.
  */
-import { spawn } from "node:child_process";
 import net from "node:net";
 import type { Cluster, ServerProcess } from "./server.js";
-import { ROOT } from "./server.js";
 
 export function spawnWithEnv(
   cluster: Cluster,
   role: "serve" | "web" | "worker" | "sweeper",
   opts: { port: number; env: NodeJS.ProcessEnv },
 ): Promise<ServerProcess> {
-  const env = { ...cluster.env, PORT: String(opts.port), ...opts.env };
-  const child = spawn(process.execPath, ["--import=tsx", "src/cli/main.ts", role], { cwd: ROOT, env, stdio: ["ignore", "pipe", "pipe"] });
-  const output: string[] = [];
-  const proc: ServerProcess = {
-    child,
-    role,
-    output,
-    stop: () =>
-      new Promise<void>((resolve) => {
-        if (child.exitCode !== null || child.signalCode !== null) return resolve();
-        child.once("exit", () => resolve());
-        child.kill("SIGTERM");
-        setTimeout(() => child.kill("SIGKILL"), 5000).unref();
-      }),
-  };
-  cluster.processes.push(proc);
-  return new Promise((resolve, reject) => {
-    const buffered = { out: "", err: "" };
-    const reader = (which: "out" | "err") => (chunk: Buffer) => {
-      buffered[which] += chunk.toString("utf8");
-      const lines = buffered[which].split("\n");
-      buffered[which] = lines.pop() ?? "";
-      for (const line of lines) {
-        output.push(line);
-        if (/"msg":"ready"/.test(line)) resolve(proc);
-      }
-    };
-    child.stdout!.on("data", reader("out"));
-    child.stderr!.on("data", reader("err"));
-    child.once("exit", (code) => reject(new Error(`slotflow ${role} exited with ${code} before it was ready:\n${output.join("\n")}`)));
-    setTimeout(() => reject(new Error(`slotflow ${role} was not ready in 30 s:\n${output.join("\n")}`)), 30_000).unref();
-  });
+  return cluster.spawn(role, { port: opts.port, env: opts.env });
 }
 
 /**

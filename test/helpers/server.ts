@@ -40,7 +40,7 @@ export interface Cluster {
   /** All captured output of all processes. */
   output(): string[];
   /** Starts one more process of `role` sharing this cluster's database and queues. */
-  spawn(role: "serve" | "web" | "worker" | "sweeper", opts?: { port?: number; args?: string[] }): Promise<ServerProcess>;
+  spawn(role: "serve" | "web" | "worker" | "sweeper", opts?: { port?: number; args?: string[]; env?: NodeJS.ProcessEnv }): Promise<ServerProcess>;
   stop(): Promise<void>;
 }
 
@@ -53,25 +53,28 @@ function startProcess(role: string, args: string[], env: NodeJS.ProcessEnv, read
     output,
     stop: () =>
       new Promise<void>((resolve) => {
-        if (child.exitCode !== null) return resolve();
+        if (child.exitCode !== null || child.signalCode !== null) return resolve();
         child.once("exit", () => resolve());
         child.kill("SIGTERM");
         setTimeout(() => child.kill("SIGKILL"), 5000).unref();
       }),
   };
   return new Promise((resolve, reject) => {
-    let buffered = "";
-    const onData = (chunk: Buffer) => {
-      buffered += chunk.toString("utf8");
-      const lines = buffered.split("\n");
-      buffered = lines.pop() ?? "";
-      for (const line of lines) {
-        output.push(line);
-        if (readyWhen.test(line)) resolve(proc);
-      }
+    // One buffer per stream, so a line split across chunks is never spliced with the other stream's.
+    const reader = () => {
+      let buffered = "";
+      return (chunk: Buffer) => {
+        buffered += chunk.toString("utf8");
+        const lines = buffered.split("\n");
+        buffered = lines.pop() ?? "";
+        for (const line of lines) {
+          output.push(line);
+          if (readyWhen.test(line)) resolve(proc);
+        }
+      };
     };
-    child.stdout!.on("data", onData);
-    child.stderr!.on("data", onData);
+    child.stdout!.on("data", reader());
+    child.stderr!.on("data", reader());
     child.once("exit", (code) => reject(new Error(`slotflow ${role} exited with ${code} before it was ready:\n${output.join("\n")}`)));
     setTimeout(() => reject(new Error(`slotflow ${role} was not ready in 30 s:\n${output.join("\n")}`)), 30_000).unref();
   });
@@ -108,10 +111,10 @@ export async function startCluster(
     processes,
     output: () => processes.flatMap((p) => p.output),
     async spawn(role, spawnOpts = {}) {
-      const e = { ...env, PORT: String(spawnOpts.port ?? port) };
-      const p = await startProcess(role, spawnOpts.args ?? [], e, /"msg":"ready"/);
-      processes.push(p);
-      return p;
+      const e = { ...env, PORT: String(spawnOpts.port ?? port), ...spawnOpts.env };
+      const proc = await startProcess(role, spawnOpts.args ?? [], e, /"msg":"ready"/);
+      processes.push(proc);
+      return proc;
     },
     async stop() {
       await Promise.all(processes.map((p) => p.stop()));
