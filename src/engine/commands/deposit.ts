@@ -21,36 +21,34 @@ import { acceptEvent } from "../run.js";
 import { slotScope } from "../slot.js";
 import type { Step } from "../step.js";
 import { translateArgs } from "../versioning.js";
-import type { CommandResult } from "./start.js";
-import { summary } from "./start.js";
+import { applied, refused, type CommandResult } from "./result.js";
 import type { Command } from "./types.js";
 
 export async function deposit(step: Step, cmd: Extract<Command, { kind: "deposit" }>): Promise<CommandResult> {
-  const fail = (r: ReturnType<typeof refuse>): CommandResult => ({ outcome: { ok: false, refusal: r }, step: null });
   const link = (await step.services.tx.link.findUnique({ where: { id: cmd.linkId } })) as LinkRow | null;
-  if (!link || link.runId !== step.run.id) return fail(refuse(RefusalCode.LinkNotFound, "No link matches this URL."));
+  if (!link || link.runId !== step.run.id) return refused(refuse(RefusalCode.LinkNotFound, "No link matches this URL."));
   const ended = refusalForEndedLink(link);
-  if (ended) return fail(ended);
-  if (step.run.status === "finished") return fail(refuse(RefusalCode.LinkDead, deadDetail("run-finished"), { reason: "run-finished" }));
+  if (ended) return refused(ended);
+  if (step.run.status === "finished") return refused(refuse(RefusalCode.LinkDead, deadDetail("run-finished"), { reason: "run-finished" }));
   const slot = step.slots.find((s) => s.id === link.slotId);
-  if (!slot) return fail(refuse(RefusalCode.LinkDead, deadDetail("cancelled"), { reason: "cancelled" }));
+  if (!slot) return refused(refuse(RefusalCode.LinkDead, deadDetail("cancelled"), { reason: "cancelled" }));
   if (slot.status === "waiting") {
-    return fail(refuse(RefusalCode.SlotNotOpen, "This response is not open yet: it waits for earlier steps of the workflow. The link stays valid; try again later."));
+    return refused(refuse(RefusalCode.SlotNotOpen, "This response is not open yet: it waits for earlier steps of the workflow. The link stays valid; try again later."));
   }
   if (slot.deadline && slot.deadline.getTime() <= step.now.getTime()) {
-    return fail(refuse(RefusalCode.LinkDead, deadDetail("expired"), { reason: "expired" }));
+    return refused(refuse(RefusalCode.LinkDead, deadDetail("expired"), { reason: "expired" }));
   }
   const translated = await translateArgs(step, slot.alias, slot.state, link.mintedVersion, cmd.args);
-  if (!translated.ok) return fail(translated.refusal);
+  if (!translated.ok) return refused(translated.refusal);
   const event = step.workflow.events[slot.event];
   const checked = checkBody(translated.args, event.params);
-  if (!checked.ok) return fail(refuse(RefusalCode.InvalidBody, checked.detail, { expects: checked.expects, errors: checked.problems }));
+  if (!checked.ok) return refused(refuse(RefusalCode.InvalidBody, checked.detail, { expects: checked.expects, errors: checked.problems }));
   const decl = step.workflow.states[slot.state].slots.find((s) => s.alias === slot.alias)!;
   const scope = slotScope(step, slot, Scope.of(checked.args));
   if (decl.requires && !evaluate(step, scope, decl.requires)) {
-    return fail(refuse(RefusalCode.RequiresFailed, "This response cannot be accepted now: a condition of the workflow does not hold. The link stays valid."));
+    return refused(refuse(RefusalCode.RequiresFailed, "This response cannot be accepted now: a condition of the workflow does not hold. The link stays valid."));
   }
   burnLink(step, link.id);
   acceptEvent(step, slot, checked.args, translated.args, { via: "link" });
-  return { outcome: { ok: true, status: "completed", run: summary(step) }, step };
+  return applied(step, "completed");
 }

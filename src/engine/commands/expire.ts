@@ -10,8 +10,7 @@
 import { afterHandler, runHandler } from "../run.js";
 import { expireSlot, slotScope } from "../slot.js";
 import type { Step } from "../step.js";
-import type { CommandResult } from "./start.js";
-import { summary } from "./start.js";
+import { applied, summary, type CommandResult } from "./result.js";
 import type { Command } from "./types.js";
 
 export async function expire(step: Step, cmd: Extract<Command, { kind: "expire" }>): Promise<CommandResult> {
@@ -23,5 +22,5 @@ export async function expire(step: Step, cmd: Extract<Command, { kind: "expire" 
   const handler = step.workflow.states[slot.state].expired[slot.alias];
   if (handler) runHandler(step, handler, slotScope(step, slot));
   else afterHandler(step);
-  return { outcome: { ok: true, status: "expired", run: summary(step) }, step };
+  return applied(step, "expired");
 }

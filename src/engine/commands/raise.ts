@@ -20,43 +20,41 @@ import { RefusalCode, refuse } from "../refusals.js";
 import { acceptEvent } from "../run.js";
 import { slotScope, slotsOf } from "../slot.js";
 import type { Step } from "../step.js";
-import type { CommandResult } from "./start.js";
-import { summary } from "./start.js";
+import { applied, refused, type CommandResult } from "./result.js";
 import type { Command } from "./types.js";
 
 export async function raise(step: Step, cmd: Extract<Command, { kind: "raise" }>): Promise<CommandResult> {
-  const fail = (r: ReturnType<typeof refuse>): CommandResult => ({ outcome: { ok: false, refusal: r }, step: null });
-  if (step.run.status === "finished") return fail(refuse(RefusalCode.SlotClosed, "The run has finished."));
+  if (step.run.status === "finished") return refused(refuse(RefusalCode.SlotClosed, "The run has finished."));
   const candidates = slotsOf(step, cmd.alias);
   const decl = step.workflow.states[step.run.state]?.slots.find((s) => s.alias === cmd.alias);
-  if (!decl) return fail(refuse(RefusalCode.NotFound, `The run's current state "${step.run.state}" has no slot "${cmd.alias}".`));
+  if (!decl) return refused(refuse(RefusalCode.NotFound, `The run's current state "${step.run.state}" has no slot "${cmd.alias}".`));
   if (decl.forEach && cmd.element === null) {
-    return fail(refuse(RefusalCode.NotFound, `Slot "${cmd.alias}" is fanned out: name the element with ?element=N.`));
+    return refused(refuse(RefusalCode.NotFound, `Slot "${cmd.alias}" is fanned out: name the element with ?element=N.`));
   }
   const slot = candidates.find((s) => s.element === (decl.forEach ? cmd.element : null));
-  if (!slot) return fail(refuse(RefusalCode.NotFound, `Slot "${cmd.alias}" has no element ${cmd.element}.`));
-  if (slot.status === "waiting") return fail(refuse(RefusalCode.SlotNotOpen, `Slot "${cmd.alias}" waits on ${decl.after.join(", ")}.`));
+  if (!slot) return refused(refuse(RefusalCode.NotFound, `Slot "${cmd.alias}" has no element ${cmd.element}.`));
+  if (slot.status === "waiting") return refused(refuse(RefusalCode.SlotNotOpen, `Slot "${cmd.alias}" waits on ${decl.after.join(", ")}.`));
   if (slot.status !== "open" || (slot.deadline && slot.deadline.getTime() <= step.now.getTime())) {
     const status = slot.status === "open" ? "expired" : slot.status;
-    return fail(refuse(RefusalCode.SlotClosed, `Slot "${cmd.alias}" is ${status}.`, { slotStatus: status }));
+    return refused(refuse(RefusalCode.SlotClosed, `Slot "${cmd.alias}" is ${status}.`, { slotStatus: status }));
   }
   const principal: Principal = { kind: "principal", ...cmd.principal };
   const base = slotScope(step, slot);
   if (decl.candidates) {
     const matchers = decl.candidates.map((m) => evaluate(step, base, m));
-    if (!admits(matchers, principal)) return fail(refuse(RefusalCode.NotACandidate, `The principal is not a candidate for slot "${cmd.alias}".`));
+    if (!admits(matchers, principal)) return refused(refuse(RefusalCode.NotACandidate, `The principal is not a candidate for slot "${cmd.alias}".`));
   }
   const event = step.workflow.events[slot.event];
   const checked = checkBody(cmd.args, event.params);
-  if (!checked.ok) return fail(refuse(RefusalCode.InvalidBody, checked.detail, { expects: checked.expects, errors: checked.problems }));
+  if (!checked.ok) return refused(refuse(RefusalCode.InvalidBody, checked.detail, { expects: checked.expects, errors: checked.problems }));
   for (const attr of event.authorize) {
     const scope = Scope.of({ ...checked.args, [attr.param.name]: principal });
-    if (!evaluate(step, scope, attr.body)) return fail(refuse(RefusalCode.AuthorizeDenied, `The principal is not authorized to raise ${event.name}.`));
+    if (!evaluate(step, scope, attr.body)) return refused(refuse(RefusalCode.AuthorizeDenied, `The principal is not authorized to raise ${event.name}.`));
   }
   const scope = slotScope(step, slot, Scope.of(checked.args));
   if (decl.requires && !evaluate(step, scope, decl.requires)) {
-    return fail(refuse(RefusalCode.RequiresFailed, `The Requires condition of slot "${cmd.alias}" does not hold.`));
+    return refused(refuse(RefusalCode.RequiresFailed, `The Requires condition of slot "${cmd.alias}" does not hold.`));
   }
   acceptEvent(step, slot, checked.args, cmd.args, { via: "raise", principal: principal.id });
-  return { outcome: { ok: true, status: "completed", run: summary(step) }, step };
+  return applied(step, "completed");
 }

@@ -14,13 +14,9 @@ import { enterState } from "../run.js";
 import { Step, type EntityRecord, type StepServices } from "../step.js";
 import { toJson, type Value } from "../values.js";
 import { loadVersion } from "../workflows.js";
-import type { Command, Outcome } from "./types.js";
+import { applied, refused, type CommandResult } from "./result.js";
+import type { Command } from "./types.js";
 import type { CompiledWorkflow } from "../../lang/compiled.js";
-
-export interface CommandResult {
-  outcome: Outcome;
-  step: Step | null;
-}
 
 /**
  * Checks run input against the workflow's parameters: scalars by type, entity-typed parameters as
@@ -89,7 +85,7 @@ export function checkInput(workflow: CompiledWorkflow, input: unknown) {
 export async function startRun(services: StepServices, cmd: Extract<Command, { kind: "start" }>): Promise<CommandResult> {
   const workflow = await loadVersion(services.tx, cmd.workflow, cmd.version);
   const checked = checkInput(workflow, cmd.input);
-  if (!checked.ok) return { outcome: { ok: false, refusal: checked.refusal }, step: null };
+  if (!checked.ok) return refused(checked.refusal);
   const step = new Step(
     services,
     workflow,
@@ -100,10 +96,5 @@ export async function startRun(services: StepServices, cmd: Extract<Command, { k
   );
   step.addHistory("run-started", { version: cmd.version });
   enterState(step, workflow.initialState, true);
-  return { outcome: { ok: true, status: "started", run: summary(step) }, step };
-}
-
-export function summary(step: Step) {
-  const r = step.run;
-  return { id: r.id, workflow: r.workflowName, version: r.version, state: r.state, status: r.status };
+  return applied(step, "started");
 }
