@@ -2,7 +2,6 @@
  * The admin and engine API (bearer SLOTFLOW_ADMIN_TOKEN), and the ordinary raise path (bearer: a
  * principal's JWT). See docs/http-api.md for every status and problem type.
  */
-import { bodyParser } from "@koa/bodyparser";
 import Router from "@koa/router";
 import type { Context } from "koa";
 import { deploy } from "../engine/deploy.js";
@@ -12,6 +11,7 @@ import { showOutbox, showRun } from "../engine/views.js";
 import type { Runtime } from "../runtime.js";
 import { requireAdmin, verifyPrincipal } from "./auth.js";
 import { dependency } from "./dependency.js";
+import { readBody } from "./request-body.js";
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
@@ -21,16 +21,18 @@ export function adminRouter(rt: Runtime): Router {
     requireAdmin(ctx, rt.config.adminToken);
     await next();
   };
-  const json = bodyParser({ enableTypes: ["json"], jsonLimit: "1mb", jsonStrict: false });
-  const text = bodyParser({ enableTypes: ["text"], textLimit: "2mb", extendTypes: { text: ["text/plain", "text/*", "application/octet-stream"] } });
+  /** Request bodies (request-body.ts): JSON up to 1 MiB, `.flow` sources up to 2 MiB, decoded. */
+  const JSON_LIMIT_BYTES = 1024 * 1024;
+  const TEXT_LIMIT_BYTES = 2 * 1024 * 1024;
   const runOr404 = async (id: string) => {
     const view = UUID.test(id) ? await showRun(rt.db, rt.sealer, id) : null;
     if (!view) throw new RefusalError(refuse(RefusalCode.NotFound, "No run has this id."));
     return view;
   };
 
-  router.post("/workflows", admin, text, async (ctx) => {
-    const source = typeof ctx.request.body === "string" ? ctx.request.body : "";
+  router.post("/workflows", admin, async (ctx) => {
+    const text = await readBody(ctx, "text", TEXT_LIMIT_BYTES);
+    const source = typeof text === "string" ? text : "";
     if (!source.trim()) throw new RefusalError(refuse(RefusalCode.InvalidWorkflow, "Send the .flow source as the body (Content-Type: text/plain)."));
     const result = await deploy(rt.db, source, ctx.get("x-slotflow-filename") || "<source>");
     const warnings = result.warnings.map((d) => ({ code: d.code, severity: d.severity, message: d.message, line: d.range.start.line, column: d.range.start.column }));
@@ -51,8 +53,9 @@ export function adminRouter(rt: Runtime): Router {
     };
   });
 
-  router.post("/workflows/:name/runs", admin, json, async (ctx) => {
-    const prepared = await dependency(rt.log, "database", () => prepareStart(rt.db, ctx.params.name, ctx.request.body ?? {}));
+  router.post("/workflows/:name/runs", admin, async (ctx) => {
+    const input = await readBody(ctx, "json", JSON_LIMIT_BYTES);
+    const prepared = await dependency(rt.log, "database", () => prepareStart(rt.db, ctx.params.name, input === undefined ? {} : input));
     if (!prepared.ok) throw new RefusalError(prepared.refusal);
     const outcome = await dependency(rt.log, "redis", () => rt.queues.submit(prepared.cmd));
     if (outcome === "accepted") {
@@ -74,7 +77,7 @@ export function adminRouter(rt: Runtime): Router {
     ctx.body = await showOutbox(rt.db, rt.sealer, ctx.params.id);
   });
 
-  router.post("/runs/:id/slots/:alias/events", json, async (ctx) => {
+  router.post("/runs/:id/slots/:alias/events", async (ctx) => {
     const principal = await verifyPrincipal(ctx, rt.config.jwtSecret);
     const rawElement = ctx.query.element;
     let element: number | null = null;
@@ -84,7 +87,7 @@ export function adminRouter(rt: Runtime): Router {
         throw new RefusalError(refuse(RefusalCode.NotFound, "?element must be a non-negative integer (the index of the fanned-out slot)."));
       }
     }
-    const body = (ctx.request as { rawBody?: string }).rawBody?.trim() ? ctx.request.body : undefined;
+    const body = await readBody(ctx, "json", JSON_LIMIT_BYTES);
     const prepared = await dependency(rt.log, "database", () => prepareRaise(rt.db, ctx.params.id, ctx.params.alias, element, body, principal));
     if (!prepared.ok) throw new RefusalError(prepared.refusal);
     const outcome = await dependency(rt.log, "redis", () => rt.queues.submit(prepared.cmd));
