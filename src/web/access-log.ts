@@ -2,8 +2,9 @@
  * The access log and the request-duration metric (issue 8 item 6: redaction is structural).
  *
  * One line per request: `{method, path, status, ms}`. `path` is never the raw path:
- *   - a request that matched a route logs the route's template (`/api/workflow/callback/:token`,
- *     `/api/runs/:id`), so a token in a matched path cannot reach the log whatever its spelling;
+ *   - a request that matched a route logs the route's template, its `:token` parameter written
+ *     `[redacted]` (`/api/workflow/callback/[redacted]`, `/api/runs/:id`), so a token in a matched
+ *     path cannot reach the log whatever its spelling;
  *   - an unmatched path is logged percent-decoded with every run of 32 or more token characters
  *     (`A–Z a–z 0–9 _ -`) replaced by `[redacted]` — a token is 43 such characters, so a mistyped,
  *     re-cased or oddly nested callback path (`/API/WORKFLOW/CALLBACK/…`, `/api/workflow//callback/…`,
@@ -28,7 +29,7 @@ export function redactUnmatchedPath(path: string): string {
 
 /** What the access log writes for a request: its route template, or its redacted path. */
 export function loggedPath(matchedRoute: string | undefined, path: string): string {
-  return matchedRoute ?? redactUnmatchedPath(path);
+  return matchedRoute === undefined ? redactUnmatchedPath(path) : matchedRoute.replace(/:token\b/g, "[redacted]");
 }
 
 export function accessLog(log: Logger): Middleware {
