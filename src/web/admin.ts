@@ -7,6 +7,7 @@ import type { Context } from "koa";
 import { deploy } from "../engine/deploy.js";
 import { prepareRaise, prepareStart } from "../engine/prepare.js";
 import { RefusalCode, RefusalError, refuse } from "../engine/refusals.js";
+import { isStorableString, UNSTORABLE_PROBLEM, unstorablePaths } from "../engine/storable.js";
 import { showOutbox, showRun } from "../engine/views.js";
 import type { Runtime } from "../runtime.js";
 import { requireAdmin, verifyPrincipal } from "./auth.js";
@@ -24,6 +25,13 @@ export function adminRouter(rt: Runtime): Router {
   /** Request bodies (request-body.ts): JSON up to 1 MiB, `.flow` sources up to 2 MiB, decoded. */
   const JSON_LIMIT_BYTES = 1024 * 1024;
   const TEXT_LIMIT_BYTES = 2 * 1024 * 1024;
+  // path parameters PostgreSQL cannot store (`%00`) name nothing: 404, before any query
+  for (const param of ["name", "alias"]) {
+    router.param(param, (value, _ctx, next) => {
+      if (!isStorableString(value)) throw new RefusalError(refuse(RefusalCode.NotFound, "No such workflow or slot."));
+      return next();
+    });
+  }
   const runOr404 = async (id: string) => {
     const view = UUID.test(id) ? await showRun(rt.db, rt.sealer, id) : null;
     if (!view) throw new RefusalError(refuse(RefusalCode.NotFound, "No run has this id."));
@@ -34,6 +42,7 @@ export function adminRouter(rt: Runtime): Router {
     const text = await readBody(ctx, "text", TEXT_LIMIT_BYTES);
     const source = typeof text === "string" ? text : "";
     if (!source.trim()) throw new RefusalError(refuse(RefusalCode.InvalidWorkflow, "Send the .flow source as the body (Content-Type: text/plain)."));
+    if (!isStorableString(source)) throw new RefusalError(refuse(RefusalCode.InvalidWorkflow, "The source contains U+0000, which cannot be stored; remove it."));
     const result = await deploy(rt.db, source, ctx.get("x-slotflow-filename") || "<source>");
     const warnings = result.warnings.map((d) => ({ code: d.code, severity: d.severity, message: d.message, line: d.range.start.line, column: d.range.start.column }));
     ctx.status = result.created ? 201 : 200;
@@ -55,6 +64,11 @@ export function adminRouter(rt: Runtime): Router {
 
   router.post("/workflows/:name/runs", admin, async (ctx) => {
     const input = await readBody(ctx, "json", JSON_LIMIT_BYTES);
+    const unstorable = unstorablePaths(input);
+    if (unstorable.length > 0) {
+      const errors = unstorable.map((name) => ({ name, problem: UNSTORABLE_PROBLEM }));
+      throw new RefusalError(refuse(RefusalCode.InvalidBody, `The run input ${UNSTORABLE_PROBLEM}: ${unstorable.join(", ")}.`, { errors }));
+    }
     const prepared = await dependency(rt.log, "database", () => prepareStart(rt.db, ctx.params.name, input === undefined ? {} : input));
     if (!prepared.ok) throw new RefusalError(prepared.refusal);
     const outcome = await dependency(rt.log, "redis", () => rt.queues.submit(prepared.cmd));

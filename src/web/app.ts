@@ -6,7 +6,7 @@
  * The access log writes route templates, never raw paths (access-log.ts); requests no route takes
  * and requests Node's parser refuses are answered with problem documents (fallback.ts).
  */
-import type { Server } from "node:http";
+import { createServer, type Server } from "node:http";
 import Koa from "koa";
 import Router from "@koa/router";
 import { Redis } from "ioredis";
@@ -14,7 +14,7 @@ import type { Runtime } from "../runtime.js";
 import { adminRouter } from "./admin.js";
 import { callbackRouter } from "./callback.js";
 import { accessLog } from "./access-log.js";
-import { answerClientErrors, unmatchedRoute } from "./fallback.js";
+import { answerClientErrors, requireHost, unmatchedRoute } from "./fallback.js";
 import { registry } from "./metrics.js";
 import { openApiDocument } from "./openapi.js";
 import { problemMiddleware } from "./problems.js";
@@ -34,6 +34,7 @@ export function createWebApp(rt: Runtime): WebApp {
 
   app.use(accessLog(rt.log));
   app.use(problemMiddleware(rt.log));
+  app.use(requireHost());
 
   const ops = new Router();
   ops.get("/healthz", (ctx) => {
@@ -65,8 +66,10 @@ export function createWebApp(rt: Runtime): WebApp {
     async listen(port = rt.config.port) {
       if (!(await rt.queues.ready())) rt.log.warn("Redis is not answering; requests that need it answer 503 until it does");
       server = await new Promise<Server>((resolve) => {
-        const s = app.listen(port, () => resolve(s));
+        // Node's own Host check answers a bare 400; requireHost() answers it with a problem body
+        const s = createServer({ requireHostHeader: false }, app.callback());
         answerClientErrors(s);
+        s.listen(port, () => resolve(s));
       });
       return server;
     },

@@ -9,7 +9,9 @@
  *   - a request the parser refuses before Koa sees it (bad request line, CL+TE, bad header
  *     characters…): 400, or 431 when its headers are too large, with a problem body of type
  *     `about:blank` (RFC 9457 §4.2.1: no semantics beyond the status) and `Connection: close`.
- *     A request timeout answers 408 the same way; a reset or closed socket gets nothing.
+ *     A request timeout answers 408 the same way; a reset or closed socket gets nothing;
+ *   - an HTTP/1.1 request without `Host` (RFC 9112 §3.2): 400, the same `about:blank` problem
+ *     (the server is created with Node's own bare-400 check off, so that this answer has a body).
  */
 import type { Server } from "node:http";
 import { STATUS_CODES } from "node:http";
@@ -36,10 +38,31 @@ export function unmatchedRoute(routers: Router[]): Middleware {
   };
 }
 
+/** The `about:blank` problem document for a protocol-level refusal with `status`. */
+function protocolProblem(status: number): { title: string; body: string } {
+  const title = STATUS_CODES[status] ?? "Bad Request";
+  const detail =
+    status === 431 ? "The request's header fields are too large." : status === 408 ? "The request took too long to arrive." : "The request is not valid HTTP/1.1.";
+  return { title, body: JSON.stringify({ type: "about:blank", title, status, detail }) };
+}
+
+/** First middleware: 400 for an HTTP/1.1 request that names no `Host`. */
+export function requireHost(): Middleware {
+  return async (ctx, next) => {
+    if (ctx.req.httpVersion === "1.1" && ctx.req.headers.host === undefined) {
+      ctx.status = 400;
+      ctx.type = "application/problem+json";
+      ctx.body = protocolProblem(400).body;
+      ctx.set("Connection", "close");
+      return;
+    }
+    await next();
+  };
+}
+
 /** The raw HTTP/1.1 answer to a request the parser refused: status line, headers, problem body. */
 export function clientErrorResponse(status: number): string {
-  const title = STATUS_CODES[status] ?? "Bad Request";
-  const body = JSON.stringify({ type: "about:blank", title, status, detail: status === 431 ? "The request's header fields are too large." : status === 408 ? "The request took too long to arrive." : "The request is not valid HTTP/1.1." });
+  const { title, body } = protocolProblem(status);
   return (
     `HTTP/1.1 ${status} ${title}\r\n` +
     "Content-Type: application/problem+json\r\n" +
