@@ -20,15 +20,12 @@
  * Every refusal is thrown as a `RefusalError` before anything is looked up or changed.
  */
 import { createBrotliDecompress, createUnzip } from "node:zlib";
-import type { Readable } from "node:stream";
+import { pipeline, type Readable } from "node:stream";
 import type { Context } from "koa";
 import getRawBody from "raw-body";
 import { RefusalCode, RefusalError, refuse } from "../engine/refusals.js";
 
 export type BodyKind = "json" | "text";
-
-/** The decoded codings; a request naming any other is refused 415. */
-export const ACCEPTED_ENCODINGS = ["identity", "gzip", "deflate", "br"] as const;
 
 /** True when the request carries a body (`Transfer-Encoding`, or `Content-Length` above 0). */
 export function carriesBody(ctx: Context): boolean {
@@ -47,6 +44,7 @@ export function acceptsMediaType(ctx: Context, kind: BodyKind): boolean {
   return type.startsWith("text/") || type === "application/octet-stream";
 }
 
+/** The request's bytes decoded per `Content-Encoding`; a failing request stream fails the decoder too. */
 function decoded(ctx: Context): Readable {
   const coding = (ctx.get("content-encoding") || "identity").trim().toLowerCase();
   switch (coding) {
@@ -54,9 +52,9 @@ function decoded(ctx: Context): Readable {
       return ctx.req;
     case "gzip":
     case "deflate":
-      return ctx.req.pipe(createUnzip());
+      return pipeline(ctx.req, createUnzip(), () => undefined);
     case "br":
-      return ctx.req.pipe(createBrotliDecompress());
+      return pipeline(ctx.req, createBrotliDecompress(), () => undefined);
     default:
       throw unsupported("This Content-Encoding is not supported; send the body as identity, gzip, deflate or br.");
   }
