@@ -10,12 +10,15 @@
  *       or with a Content-Encoding that is unknown or false;
  *   413 payload-too-large above SLOTFLOW_CALLBACK_BODY_LIMIT_BYTES (64 KiB by default, decoded);
  *   400 malformed-json (request-body.ts: a request that carried a body is judged on it);
- *   404 / 410 / 422 from `prepareDeposit` (link lookup and body check at the minting version);
+ *   400 invalid-idempotency-key when an `Idempotency-Key` header is not 1–255 printable ASCII;
+ *   404 / 410 / 422 from `prepareDeposit` (link lookup and body check at the minting version; a
+ *       retry under the Idempotency-Key of the request that burned the link answers 200 again);
  *   then the deposit is queued and applied by a worker under the run lock: 200 `{"status":"completed"}`,
  *   409 / 410 / 500 refusals, or 202 `{"status":"accepted"}` when the worker takes longer than
  *   SLOTFLOW_DEPOSIT_WAIT_MS; 503 `unavailable` when PostgreSQL or Redis cannot be reached.
  */
 import Router from "@koa/router";
+import { fingerprint } from "../engine/idempotency.js";
 import { prepareDeposit } from "../engine/redeem.js";
 import { RefusalCode, RefusalError } from "../engine/refusals.js";
 import type { Runtime } from "../runtime.js";
@@ -38,9 +41,20 @@ export function callbackRouter(rt: Runtime, rateLimit: RateLimit): Router {
     }
     await dependency(rt.log, "redis", () => rateLimit.consume(ctx));
     const body = await readBody(ctx, "json", rt.config.callbackBodyLimitBytes);
-    const prepared = await dependency(rt.log, "database", () => prepareDeposit(rt.db, ctx.params.token, body));
+    const key = ctx.headers["idempotency-key"];
+    const idempotency = fingerprint(typeof key === "string" ? key : undefined, body);
+    if (idempotency !== null && "code" in idempotency) throw new RefusalError(idempotency);
+    const prepared = await dependency(rt.log, "database", () => prepareDeposit(rt.db, ctx.params.token, body, idempotency));
     if (!prepared.ok) throw new RefusalError(prepared.refusal);
-    const outcome = await dependency(rt.log, "redis", () => rt.queues.submit(prepared.cmd));
+    const cmd = prepared.cmd;
+    if (cmd === null) {
+      // This request, under its Idempotency-Key, is the one that already completed the slot.
+      metrics.deposits.inc({ outcome: "replayed" });
+      ctx.status = 200;
+      ctx.body = { status: "completed" };
+      return;
+    }
+    const outcome = await dependency(rt.log, "redis", () => rt.queues.submit(cmd));
     if (outcome === "accepted") {
       metrics.deposits.inc({ outcome: "accepted" });
       ctx.status = 202;
