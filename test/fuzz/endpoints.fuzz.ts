@@ -1,7 +1,7 @@
 /**
  * Fuzz suite (issue 8 "Suites that keep it so"): generated requests against one real
  * `slotflow serve` on PostgreSQL and Redis — the public callback endpoint (tokens, bodies,
- * encodings, content types, methods), raw malformed HTTP over a socket, the admin API (auth,
+ * encodings, content types, methods, Idempotency-Key), raw malformed HTTP over a socket, the admin API (auth,
  * mutated `.flow` sources, malformed input) and the raise path (forged JWTs).
  *
  * Generation is fast-check with a fixed seed (`FUZZ_SEED`, default 20261122), so a run is
@@ -172,9 +172,19 @@ function encodeBody(spec: BodySpec, index: number): { headers: Record<string, st
   return { headers, body: bytes };
 }
 
+/** `Idempotency-Key` values: mostly none; printable ASCII ones, an empty one, an overlong one. */
+const idempotencyKey = fc.option(
+  fc.oneof(
+    { weight: 4, arbitrary: fc.stringMatching(/^[\x20-\x7e]{1,40}$/).map((k) => k.trim() || "k") },
+    { weight: 1, arbitrary: fc.constantFrom("", "k".repeat(300), "same-key") },
+  ),
+  { freq: 3 },
+);
+
 function callbackRequests(n: number): FuzzRequest[] {
-  return fc.sample(fc.tuple(method, callbackPath, bodySpec), { seed: SEED, numRuns: n }).map(([m, path, spec], i) => {
+  return fc.sample(fc.tuple(method, callbackPath, bodySpec, idempotencyKey), { seed: SEED, numRuns: n }).map(([m, path, spec, key], i) => {
     const { headers, body } = encodeBody(spec, i);
+    if (key !== null) headers["idempotency-key"] = key;
     return { method: m, path, headers, body, label: `${m} ${path.slice(0, 90)} ${JSON.stringify(headers)} ${spec.text?.slice(0, 80) ?? "(no body)"}` };
   });
 }
