@@ -3,8 +3,9 @@
  * HTTP API "Request bodies").
  *
  *   - A request *carries a body* when it has `Transfer-Encoding` or a `Content-Length` above 0.
- *     Such a request is judged on that body, always: `readBody` never answers "no body" for it.
- *     Zero bytes (no `Content-Length`, or `Content-Length: 0`) is "no body" (`undefined`).
+ *     Such a request is judged on that body, always: whitespace is a body (not JSON), `null` is a
+ *     body (not an object). Only zero bytes — no `Content-Length`, `Content-Length: 0`, or an empty
+ *     chunked or compressed body — is "no body" (`undefined`).
  *   - Media type, checked first: `json` endpoints take `application/json` and every
  *     `application/<anything>+json` (`application/problem+json`, `application/merge-patch+json`…),
  *     all parsed as JSON; `text` endpoints take `text/*` and `application/octet-stream`. Any other
@@ -91,6 +92,8 @@ export async function readBody(ctx: Context, kind: BodyKind, limitBytes: number)
     // a Content-Length that does not match the bytes sent, or a client that went away mid-body
     throw new RefusalError(refuse(RefusalCode.MalformedJson, "The body could not be read as sent (its length does not match Content-Length, or it was cut off)."));
   }
+  // zero bytes (a chunked or compressed empty body) is no body, however it was framed
+  if (text.length === 0) return undefined;
   if (kind === "text") return text;
   try {
     return JSON.parse(text) as unknown;

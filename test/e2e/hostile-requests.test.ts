@@ -230,6 +230,14 @@ test.serial("+json media types are parsed as JSON; null, whitespace and scalars 
   t.is((await run.show()).entities.job.note, "p");
 });
 
+test.serial("zero bytes is no body however framed: an empty chunked body completes an event without parameters", async (t) => {
+  const run = await basic("empty-chunked");
+  const ping = await run.link("ping");
+  const res = await rawRequest({ port: portOf(base), method: "POST", path: new URL(ping).pathname, headers: { "content-type": "application/json", "transfer-encoding": "chunked" } });
+  t.is(res.status, 200, res.text);
+  t.is((await run.show()).entities.job.pinged, true);
+});
+
 // --- item 5: values PostgreSQL cannot store ------------------------------------------------------
 
 test.serial("U+0000 and unpaired surrogates are refused 422 naming the field, in callback and raise bodies, and nothing changes", async (t) => {
