@@ -121,6 +121,10 @@ test.serial("a body whose Content-Encoding gzip or deflate is false is refused 4
       `deploy ${coding}`,
     );
   }
+  // the size limit counts decoded bytes: a small gzip that expands past 64 KiB is 413
+  const bomb = gzipSync(Buffer.from(JSON.stringify({ ok: true, note: "x".repeat(200_000) })));
+  t.true(bomb.length < 4096);
+  problem(t, await postLink(url, undefined, { body: bomb as unknown as string, headers: { "content-type": "application/json", "content-encoding": "gzip" } }), 413, "payload-too-large", "a gzip expanding past the limit");
   const shown = await run.show();
   t.is(shown.entities.job.handled, 0);
   t.is(slotStatus(shown, "answer"), "open");
