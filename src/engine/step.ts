@@ -11,6 +11,7 @@
  * Every string written by `flush()` that carries a callback link is sealed first (seal.ts).
  */
 import { randomUUID } from "node:crypto";
+import type { Limits } from "../config.js";
 import type { Tx } from "../db.js";
 import type { CompiledWorkflow } from "../lang/compiled.js";
 import type { LinkEndReason } from "./refusals.js";
@@ -59,6 +60,8 @@ export interface StepServices {
   sealer: Sealer;
   /** `{base_url}` of minted links, no trailing slash. */
   baseUrl: string;
+  /** Input and fan-out limits (config.ts); the defaults when absent. */
+  limits?: Limits;
 }
 
 interface PendingMint {

@@ -6,12 +6,20 @@ import { bodyParser } from "@koa/bodyparser";
 import Router from "@koa/router";
 import type { Context } from "koa";
 import { deploy } from "../engine/deploy.js";
+import { compileOffThread } from "../lang/compile-async.js";
 import { prepareRaise, prepareStart } from "../engine/prepare.js";
 import { RefusalCode, RefusalError, refuse } from "../engine/refusals.js";
 import { showOutbox, showRun } from "../engine/views.js";
 import type { Runtime } from "../runtime.js";
 import { requireAdmin, verifyPrincipal } from "./auth.js";
 import { dependency } from "./dependency.js";
+
+/** A workflow name is an identifier of the flow language; anything else names no workflow (404). */
+const WORKFLOW_NAME = /^[A-Za-z_][A-Za-z0-9_]{0,199}$/;
+
+function workflowNameOr404(name: string): void {
+  if (!WORKFLOW_NAME.test(name)) throw new RefusalError(refuse(RefusalCode.NotFound, "No workflow has this name (workflow names are identifiers)."));
+}
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
@@ -21,8 +29,27 @@ export function adminRouter(rt: Runtime): Router {
     requireAdmin(ctx, rt.config.adminToken);
     await next();
   };
+  const { limits } = rt.config;
   const json = bodyParser({ enableTypes: ["json"], jsonLimit: "1mb", jsonStrict: false });
-  const text = bodyParser({ enableTypes: ["text"], textLimit: "2mb", extendTypes: { text: ["text/plain", "text/*", "application/octet-stream"] } });
+  // Limits answer 413 with a detail naming the limit (issue 8 items 15–17).
+  const tooLarge = (what: string, limit: number, variable: string) =>
+    new RefusalError(refuse(RefusalCode.PayloadTooLarge, `${what} must be at most ${limit} bytes (${variable}).`, { limit }));
+  const limited = (parser: ReturnType<typeof bodyParser>, what: string, limit: number, variable: string) => async (ctx: Context, next: () => Promise<unknown>) => {
+    try {
+      await parser(ctx, async () => undefined);
+    } catch (err) {
+      if ((err as { status?: number }).status === 413) throw tooLarge(what, limit, variable);
+      throw err;
+    }
+    await next();
+  };
+  const inputJson = limited(bodyParser({ enableTypes: ["json"], jsonLimit: limits.maxInputBytes, jsonStrict: false }), "A run's input", limits.maxInputBytes, "SLOTFLOW_MAX_INPUT_BYTES");
+  const text = limited(
+    bodyParser({ enableTypes: ["text"], textLimit: limits.maxSourceBytes, extendTypes: { text: ["text/plain", "text/*", "application/octet-stream"] } }),
+    "A .flow source",
+    limits.maxSourceBytes,
+    "SLOTFLOW_MAX_SOURCE_BYTES",
+  );
   const runOr404 = async (id: string) => {
     const view = UUID.test(id) ? await showRun(rt.db, rt.sealer, id) : null;
     if (!view) throw new RefusalError(refuse(RefusalCode.NotFound, "No run has this id."));
@@ -32,7 +59,7 @@ export function adminRouter(rt: Runtime): Router {
   router.post("/workflows", admin, text, async (ctx) => {
     const source = typeof ctx.request.body === "string" ? ctx.request.body : "";
     if (!source.trim()) throw new RefusalError(refuse(RefusalCode.InvalidWorkflow, "Send the .flow source as the body (Content-Type: text/plain)."));
-    const result = await deploy(rt.db, source, ctx.get("x-slotflow-filename") || "<source>");
+    const result = await deploy(rt.db, source, ctx.get("x-slotflow-filename") || "<source>", { maxSourceBytes: limits.maxSourceBytes, compile: compileOffThread });
     const warnings = result.warnings.map((d) => ({ code: d.code, severity: d.severity, message: d.message, line: d.range.start.line, column: d.range.start.column }));
     ctx.status = result.created ? 201 : 200;
     ctx.body = { name: result.name, version: result.version, created: result.created, upgradedRuns: result.upgradedRuns, warnings };
@@ -40,6 +67,7 @@ export function adminRouter(rt: Runtime): Router {
   });
 
   router.get("/workflows/:name", admin, async (ctx) => {
+    workflowNameOr404(ctx.params.name);
     const wf = await rt.db.workflow.findUnique({ where: { name: ctx.params.name }, include: { versions: { orderBy: { version: "asc" } } } });
     if (!wf) throw new RefusalError(refuse(RefusalCode.NotFound, `No workflow named "${ctx.params.name}" is deployed.`));
     const current = wf.versions.find((v) => v.version === wf.currentVersion)!;
@@ -51,8 +79,9 @@ export function adminRouter(rt: Runtime): Router {
     };
   });
 
-  router.post("/workflows/:name/runs", admin, json, async (ctx) => {
-    const prepared = await dependency(rt.log, "database", () => prepareStart(rt.db, ctx.params.name, ctx.request.body ?? {}));
+  router.post("/workflows/:name/runs", admin, inputJson, async (ctx) => {
+    workflowNameOr404(ctx.params.name);
+    const prepared = await dependency(rt.log, "database", () => prepareStart(rt.db, ctx.params.name, ctx.request.body ?? {}, limits));
     if (!prepared.ok) throw new RefusalError(prepared.refusal);
     const outcome = await dependency(rt.log, "redis", () => rt.queues.submit(prepared.cmd));
     if (outcome === "accepted") {

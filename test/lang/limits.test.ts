@@ -61,3 +61,7 @@ test("a well-formed surrogate pair (an emoji) is fine", (t) => {
   const r = compile(inEnter('    let a = "😀"'));
   t.false(r.diagnostics.some((d) => d.code === Codes.UnstorableCharacter));
 });
+
+test("the escape \\u{0} is FLOW004: a literal can never make a string PostgreSQL cannot store", (t) => {
+  expectDiagnostics(t, inEnter('    let a = "x⟦\\u{0}⟧y"\n    let b = "\\u{1F600}"'), [Codes.InvalidEscape]);
+});
