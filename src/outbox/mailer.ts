@@ -3,6 +3,7 @@
  *
  *   pending --delivered--> sent       (the body is dropped: it may carry a link)
  *   pending --attempts exhausted--> failed (the body is dropped too)
+ *   pending --recipient not one plain address--> failed (at once; see engine/email-address.ts)
  *
  * A message row is written in the same transaction as the step that queued it, so it exists only
  * if the step committed. After commit the worker enqueues a `deliver` job; the sweeper re-enqueues
@@ -16,10 +17,12 @@
 import nodemailer, { type Transporter } from "nodemailer";
 import type { Db } from "../db.js";
 import type { Logger } from "../log.js";
+import { isEmailAddress } from "../engine/email-address.js";
 import { isSealed, type Sealer } from "../engine/seal.js";
 
 export const MAX_DELIVERY_ATTEMPTS = 5;
-const FROM = "slotflow <no-reply@slotflow.local>";
+const FROM_ADDRESS = "no-reply@slotflow.local";
+const FROM = `slotflow <${FROM_ADDRESS}>`;
 
 export interface Mail {
   to: string;
@@ -37,7 +40,8 @@ export function smtpTransport(smtpUrl: string): MailTransport {
   const transporter: Transporter = nodemailer.createTransport(smtpUrl);
   return {
     async send(mail) {
-      const info = await transporter.sendMail({ from: FROM, to: mail.to, subject: mail.subject, text: mail.body });
+      // The envelope names the one recipient explicitly: nodemailer never re-parses `to` into a list.
+      const info = await transporter.sendMail({ from: FROM, to: mail.to, envelope: { from: FROM_ADDRESS, to: [mail.to] }, subject: mail.subject, text: mail.body });
       return String(info.messageId);
     },
   };
@@ -65,6 +69,15 @@ export async function deliverOutbox(db: Db, sealer: Sealer, transport: MailTrans
         SELECT id, "to", subject, body, status, attempts FROM outbox WHERE id = ${outboxId}::uuid FOR UPDATE SKIP LOCKED`;
       const row = rows[0];
       if (!row || row.status !== "pending") return { kind: "skipped" as const };
+      // `send email` queues only single plain addresses; a row that holds anything else (queued
+      // before that rule) fails at once rather than waiting out its attempts (issue 8 item 18).
+      if (!isEmailAddress(row.to)) {
+        await tx.outboxMessage.update({
+          where: { id: row.id },
+          data: { status: "failed", body: null, attempts: row.attempts + 1, lastError: "the recipient is not exactly one email address" },
+        });
+        return { kind: "failed" as const };
+      }
       const stored = row.body === null ? "" : (JSON.parse(row.body) as unknown);
       const body = isSealed(stored) ? sealer.unseal(stored) : String(stored);
       try {
