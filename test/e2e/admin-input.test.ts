@@ -1,5 +1,7 @@
 /**
- * Run input through `POST /api/workflows/{name}/runs` (issue 8 items 14–16), against a real server:
+ * Deployed sources (issue 8 items 15, 17) and run input through `POST /api/workflows/{name}/runs`
+ * (items 14–16), against a real server. Sources: over the size limit 413, a NUL 422 with the
+ * position, an error on every line 422 with at most 101 diagnostics. Run input:
  * recursive checks with the path of every problem, forged sealed values refused (and a run that
  * holds look-alike text keeps working), limits that answer 413/422 and never 503, bad path
  * parameters that answer 404, and values PostgreSQL cannot store refused with the field named.
@@ -8,14 +10,16 @@
 import test from "ava";
 import { dropDatabase, sql } from "../helpers/db.js";
 import { deployFixture, principalJwt, rawRequest, portOf } from "../helpers/callback.js";
+import { generateAllErrors } from "../../bench/compile.js";
 import { ADMIN_TOKEN, request, startCluster, type Cluster } from "../helpers/server.js";
 
 const MAX_FANOUT = 5;
 const MAX_INPUT_BYTES = 4096;
+const MAX_SOURCE_BYTES = 64 * 1024;
 let cluster: Cluster;
 
 test.before(async () => {
-  cluster = await startCluster("input", { env: { SLOTFLOW_MAX_FANOUT: String(MAX_FANOUT), SLOTFLOW_MAX_INPUT_BYTES: String(MAX_INPUT_BYTES) } });
+  cluster = await startCluster("input", { env: { SLOTFLOW_MAX_FANOUT: String(MAX_FANOUT), SLOTFLOW_MAX_INPUT_BYTES: String(MAX_INPUT_BYTES), SLOTFLOW_MAX_SOURCE_BYTES: String(MAX_SOURCE_BYTES) } });
   await deployFixture(cluster.baseUrl, "nested-input.flow");
 });
 test.after.always(async () => {
@@ -198,4 +202,34 @@ test.serial("bad path parameters are 404, never 503", async (t) => {
   }
   const shown = await rawRequest({ port: portOf(cluster.baseUrl), method: "GET", path: "/api/workflows/%00", headers: { authorization: `Bearer ${ADMIN_TOKEN}` } });
   t.is(shown.status, 404, shown.text);
+});
+
+const deploySource = (text: string) => request(cluster.baseUrl, "POST", "/api/workflows", { token: ADMIN_TOKEN, text });
+const versionCount = async () => Number((await sql<{ n: string }>(cluster.databaseUrl, "SELECT count(*) AS n FROM workflow_versions"))[0].n);
+
+test.serial("a source over SLOTFLOW_MAX_SOURCE_BYTES is 413 and stores nothing", async (t) => {
+  const before = await versionCount();
+  const res = await deploySource(generateAllErrors(MAX_SOURCE_BYTES + 1024, "type"));
+  t.is(res.status, 413, res.text);
+  t.is(res.body.code, "payload-too-large");
+  t.is(res.body.limit, MAX_SOURCE_BYTES);
+  t.is(await versionCount(), before);
+});
+
+// (A lone surrogate cannot travel in a UTF-8 text body: the decoder makes it U+FFFD. test/lang covers it.)
+test.serial("a NUL in a source is 422 FLOW009 at its line and column, not 500", async (t) => {
+  const source = "workflow Nul\nevent Go()\ninitial state S {\n  subscribe Go() as go\n  on go() -> Done // a\u0000b\n}\nterminal state Done\n";
+  const res = await deploySource(source);
+  t.is(res.status, 422, res.text);
+  t.is(res.body.code, "invalid-workflow");
+  const found = res.body.diagnostics.filter((d: { code: string }) => d.code === "FLOW009").map((d: { line: number; column: number }) => [d.line, d.column]);
+  t.deepEqual(found, [[5, 23]]);
+});
+
+test.serial("a source with an error on every line is 422 with 100 diagnostics and a FLOW008 counting the rest", async (t) => {
+  const res = await deploySource(generateAllErrors(60 * 1024, "type"));
+  t.is(res.status, 422, res.text.slice(0, 500));
+  t.is(res.body.diagnostics.length, 101);
+  t.is(res.body.diagnostics[100].code, "FLOW008");
+  t.regex(res.body.diagnostics[100].message, /^\d+ more errors (and 1 more warning )?not shown/);
 });
