@@ -46,28 +46,30 @@ export function openApiDocument(baseUrl: string) {
       },
       "/api/workflows": {
         post: {
-          summary: "Compile and deploy a .flow source",
+          summary:
+            "Compile and deploy a .flow source (at most SLOTFLOW_MAX_SOURCE_BYTES, else 413; at most 100 diagnostics, then FLOW008 counting the rest)",
           security: admin,
           requestBody: { required: true, content: { "text/plain": { schema: { type: "string" } } } },
           responses: responses(
             { "201": jsonOk("Deployed as a new version"), "200": jsonOk("Unchanged: same source as the current version") },
-            ["unauthorized", "invalid-workflow", "version-conflict"],
+            ["unauthorized", "payload-too-large", "invalid-workflow", "version-conflict", "unavailable"],
           ),
         },
       },
       "/api/workflows/{name}": {
-        parameters: [{ name: "name", in: "path", required: true, schema: { type: "string" } }],
+        parameters: [{ name: "name", in: "path", required: true, schema: { type: "string", pattern: "^[A-Za-z_][A-Za-z0-9_]*$" }, description: "A workflow name (an identifier); any other name is 404." }],
         get: { summary: "Versions and the current source", security: admin, responses: responses({ "200": jsonOk("The workflow") }, ["unauthorized", "not-found"]) },
       },
       "/api/workflows/{name}/runs": {
-        parameters: [{ name: "name", in: "path", required: true, schema: { type: "string" } }],
+        parameters: [{ name: "name", in: "path", required: true, schema: { type: "string", pattern: "^[A-Za-z_][A-Za-z0-9_]*$" }, description: "A workflow name (an identifier); any other name is 404." }],
         post: {
-          summary: "Start a run; the body is the run's input (the workflow's parameters by name)",
+          summary:
+            "Start a run; the body is the run's input (the workflow's parameters by name), checked at every depth: 422 invalid-body with errors [{name: path, problem}]; limits SLOTFLOW_MAX_INPUT_BYTES (413), SLOTFLOW_MAX_INPUT_DEPTH and SLOTFLOW_MAX_FANOUT (422)",
           security: admin,
           requestBody: { required: true, content: { "application/json": { schema: { type: "object" } } } },
           responses: responses(
             { "201": jsonOk("Started: {id, version, state, status}"), "202": jsonOk("Queued: {id, status: accepted}") },
-            ["unauthorized", "not-found", "invalid-body", "malformed-json", "handler-failed", "unavailable"],
+            ["unauthorized", "not-found", "invalid-body", "malformed-json", "payload-too-large", "handler-failed", "unavailable"],
           ),
         },
       },
