@@ -59,7 +59,8 @@ export function adminRouter(rt: Runtime): Router {
   router.post("/workflows", admin, text, async (ctx) => {
     const source = typeof ctx.request.body === "string" ? ctx.request.body : "";
     if (!source.trim()) throw new RefusalError(refuse(RefusalCode.InvalidWorkflow, "Send the .flow source as the body (Content-Type: text/plain)."));
-    const result = await deploy(rt.db, source, ctx.get("x-slotflow-filename") || "<source>", { maxSourceBytes: limits.maxSourceBytes, compile: compileOffThread });
+    const file = ctx.get("x-slotflow-filename") || "<source>";
+    const result = await dependency(rt.log, "database", () => deploy(rt.db, source, file, { maxSourceBytes: limits.maxSourceBytes, compile: compileOffThread }));
     const warnings = result.warnings.map((d) => ({ code: d.code, severity: d.severity, message: d.message, line: d.range.start.line, column: d.range.start.column }));
     ctx.status = result.created ? 201 : 200;
     ctx.body = { name: result.name, version: result.version, created: result.created, upgradedRuns: result.upgradedRuns, warnings };
