@@ -7,10 +7,11 @@
  * requests queue there one at a time. The thread is unref'd while idle, so it never keeps a CLI
  * process or a test alive.
  *
- * Errors: rejects when the thread dies (the next call starts a new one). `compile` itself never
- * throws (an internal fault is a FLOW999 diagnostic).
+ * Never rejects, like `compile`: a thread that dies (out of memory, say) answers each waiting
+ * compilation with a FLOW999 diagnostic, and the next call starts a new thread.
  */
 import { Worker } from "node:worker_threads";
+import { Codes } from "./codes.js";
 import type { CompiledWorkflow } from "./compiled.js";
 import type { Diagnostic } from "./diagnostics.js";
 
@@ -21,7 +22,7 @@ export interface OffThreadResult {
 
 interface Pending {
   resolve(r: OffThreadResult): void;
-  reject(e: Error): void;
+  file: string;
 }
 
 let worker: Worker | null = null;
@@ -52,7 +53,11 @@ function start(): Worker {
   });
   const fail = (err: Error) => {
     if (worker === w) worker = null;
-    for (const p of pending.values()) p.reject(err);
+    const at = { line: 1, column: 1, offset: 0 };
+    for (const p of pending.values()) {
+      const message = `internal compiler error in ${p.file}: the compiler thread failed (${err.message})`;
+      p.resolve({ diagnostics: [{ code: Codes.InternalError, severity: "error", message, range: { start: at, end: at } }], workflow: null });
+    }
     pending.clear();
   };
   w.on("error", fail);
@@ -65,8 +70,8 @@ export function compileOffThread(source: string, file = "<input>"): Promise<OffT
   worker ??= start();
   const w = worker;
   const id = nextId++;
-  return new Promise<OffThreadResult>((resolve, reject) => {
-    pending.set(id, { resolve, reject });
+  return new Promise<OffThreadResult>((resolve) => {
+    pending.set(id, { resolve, file });
     w.ref();
     w.postMessage({ id, source, file });
   });
