@@ -5,8 +5,11 @@
  * PostgreSQL cannot store are FLOW009 wherever they stand. Speed is measured by bench/compile.ts.
  */
 import test from "ava";
+import { mkdtempSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import { Codes } from "../../src/lang/codes.js";
-import { compile } from "../../src/lang/compile.js";
+import { checkFiles, compile } from "../../src/lang/compile.js";
 import { MAX_DIAGNOSTICS } from "../../src/lang/diagnostics.js";
 import { expectDiagnostics, inEnter } from "./helpers.js";
 
@@ -64,4 +67,14 @@ test("a well-formed surrogate pair (an emoji) is fine", (t) => {
 
 test("the escape \\u{0} is FLOW004: a literal can never make a string PostgreSQL cannot store", (t) => {
   expectDiagnostics(t, inEnter('    let a = "x⟦\\u{0}⟧y"\n    let b = "\\u{1F600}"'), [Codes.InvalidEscape]);
+});
+
+test("slotflow check counts every error of a capped file in its summary, not only those shown", (t) => {
+  const dir = mkdtempSync(join(tmpdir(), "flow-cap-"));
+  const path = join(dir, "big.flow");
+  writeFileSync(path, everyLine(250, (i) => `    let v${i} = "a" - ${i}`));
+  const lines: string[] = [];
+  t.is(checkFiles([path], (l) => lines.push(l)), 1);
+  t.is(lines.at(-1), "1 file checked: 250 errors, 0 warnings");
+  t.is(lines.filter((l) => l.startsWith(`${path}:`)).length, MAX_DIAGNOSTICS + 1);
 });
