@@ -5,6 +5,7 @@
  *   live --CallbackUrl() again for the same slot--> retired        (at most one live link per slot)
  *   live --successful deposit--> burned                             (single use)
  *   live --slot completed/cancelled/expired/dropped, run finished--> dead (end_reason says which)
+ *   live --an operator's revoke (`link/revoke`, `slotflow revoke`)--> dead, end_reason "revoked"
  *
  * A token is `sfl_` + 32 bytes from `crypto.randomBytes` (256 bits, spec §8) in base64url + a
  * checksum (token.ts gives the format). Only its SHA-256 (hex) is stored; the URL `{BASE_URL}/api/workflow/callback/{token}`
@@ -80,6 +81,8 @@ export function deadDetail(reason: LinkEndReason): string {
       return "This link no longer works: its slot was withdrawn.";
     case "run-finished":
       return "This link no longer works: its workflow run has finished.";
+    case "revoked":
+      return "This link no longer works: it was revoked.";
   }
 }
 
@@ -90,4 +93,13 @@ export function deadDetail(reason: LinkEndReason): string {
 export function burnLink(step: Step, linkId: string, idempotency: IdempotencyFingerprint | null = null): void {
   step.recordBurn(linkId, idempotency);
   step.addHistory("link-burned", { linkId });
+}
+
+/**
+ * Ends the live link `linkId` of `slot` with reason "revoked" at flush (issue 10 §2): the slot and
+ * the run are untouched, and the workflow may mint a new link for the slot later.
+ */
+export function revokeLink(step: Step, slot: SlotRecord, linkId: string): void {
+  step.recordLinkEnd(slot.id, "revoked");
+  step.addHistory("link-revoked", { linkId, alias: slot.alias });
 }

@@ -134,10 +134,10 @@ test.serial("keyboard only: Tab to the choice, Space, Tab, Enter sends; the outc
   const run = await begin("keys");
   const page = await openPage(await run.link("plain"));
   await page.keyboard.press("Tab");
-  t.is(await page.evaluate(() => (document.activeElement as HTMLInputElement | null)?.value), "true", "the first Tab reaches the Yes choice");
+  t.is(await page.locator(":focus").getAttribute("value"), "true", "the first Tab reaches the Yes choice");
   await page.keyboard.press("Space");
   await page.keyboard.press("Tab");
-  t.is(await page.evaluate(() => document.activeElement?.textContent), "Send answer");
+  t.is(await page.locator(":focus").innerText(), "Send answer");
   await page.keyboard.press("Enter");
   await t.notThrowsAsync(outcome(page).filter({ hasText: "Done" }).waitFor({ timeout: 15_000 }));
   t.is(await outcome(page).getAttribute("aria-live"), "polite");
@@ -163,7 +163,7 @@ test.serial("at 360 px and at desktop width axe-core finds no serious or critica
     const result = await new AxeBuilder({ page }).analyze();
     const bad = result.violations.filter((v) => v.impact === "serious" || v.impact === "critical");
     t.deepEqual(bad.map((v) => `${v.id}: ${v.nodes.map((n) => n.target.join(" ")).join(", ")}`), [], name);
-    const overflow = await page.evaluate(() => document.documentElement.scrollWidth - document.documentElement.clientWidth);
+    const overflow = await page.evaluate<number>("document.documentElement.scrollWidth - document.documentElement.clientWidth");
     t.is(overflow, 0, `${name}: no horizontal scrolling`);
     if (name === "phone") await page.screenshot({ path: join(ARTIFACTS, "responder-phone.png"), fullPage: true });
     await page.context().close();
