@@ -70,6 +70,8 @@ export function callbackRouter(rt: Runtime, rateLimit: RateLimit): Router {
       return;
     }
     if (ctx.method !== "POST") {
+      // A 405 is heuristically cacheable, and a browser gets the page at the same URL: say so.
+      if (ctx.method === "GET") ctx.vary("Accept");
       sendProblem(ctx, { code: RefusalCode.MethodNotAllowed, detail: "A callback link is answered with POST only." });
       return;
     }

@@ -63,8 +63,10 @@ async function fillOrder(page: Page, opts: { qty?: string; due?: boolean } = {})
   }
   await page.getByLabel("Lead time", { exact: true }).fill("3");
   await page.getByLabel("Lead time: unit").selectOption("D");
-  await page.getByRole("button", { name: "Add an item" }).click();
+  await page.getByRole("group", { name: "Tags" }).getByRole("button", { name: "Add an item" }).click();
   await page.getByLabel("Item", { exact: true }).fill("urgent");
+  await page.getByRole("group", { name: "Pallet grid" }).getByRole("button", { name: "Add an item" }).click();
+  await page.getByLabel("Item (as JSON)").fill("[1, 2]");
 }
 
 test.serial("a person opens the link from the email, fills every control and sends: the page says done and the run has the answer", async (t) => {
@@ -89,6 +91,7 @@ test.serial("a person opens the link from the email, fills every control and sen
   t.is(new Date(job.due).toISOString(), "2026-12-01T08:30:00.000Z", "the chosen offset was sent");
   t.is(job.lead, "P3D");
   t.deepEqual(job.tags, ["urgent"]);
+  t.deepEqual(job.grid, [[1, 2]], "a list of lists, typed as JSON");
   t.is(job.gift, null, "bool? left at 'No answer' is null");
 
   // A reload after success shows "done" (the page asks again under its own key), never "already used".
@@ -159,7 +162,7 @@ test.serial("at 360 px and at desktop width axe-core finds no serious or critica
   const url = await run.link("order");
   for (const [name, viewport] of [["phone", PHONE], ["desktop", DESKTOP]] as const) {
     const page = await openPage(url, viewport);
-    await page.getByRole("button", { name: "Add an item" }).click();
+    await page.getByRole("group", { name: "Tags" }).getByRole("button", { name: "Add an item" }).click();
     const result = await new AxeBuilder({ page }).analyze();
     const bad = result.violations.filter((v) => v.impact === "serious" || v.impact === "critical");
     t.deepEqual(bad.map((v) => `${v.id}: ${v.nodes.map((n) => n.target.join(" ")).join(", ")}`), [], name);

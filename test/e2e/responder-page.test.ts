@@ -10,7 +10,9 @@ import test from "ava";
 import { dropDatabase } from "../helpers/db.js";
 import { deployFixture, portOf, postLink, principalJwt, rawRequest, showRun, slotStatus, startRun, uniqueTitle } from "../helpers/callback.js";
 import { linkIn, parseEmails, linksIn, tokenOf, waitForEmail } from "../helpers/mail.js";
-import { request, startCluster, type Cluster } from "../helpers/server.js";
+import { ADMIN_TOKEN, request, ROOT, startCluster, type Cluster } from "../helpers/server.js";
+import { readFileSync } from "node:fs";
+import { join } from "node:path";
 
 let cluster: Cluster;
 let base: string;
@@ -19,6 +21,8 @@ test.before(async () => {
   cluster = await startCluster("rpage");
   base = cluster.baseUrl;
   await deployFixture(base, "responder-page.flow");
+  const example = await request(base, "POST", "/api/workflows", { token: ADMIN_TOKEN, text: readFileSync(join(ROOT, "examples", "vendor-approval.flow"), "utf8") });
+  if (example.status !== 201) throw new Error(example.text);
 });
 
 test.after.always(async () => {
@@ -42,7 +46,7 @@ async function begin(prefix: string, job: Record<string, unknown> = {}) {
 const page = (url: string, accept = BROWSER_ACCEPT) => request(new URL(url).origin, "GET", new URL(url).pathname, { headers: { accept } });
 
 const VALID = {
-  ok: true, note: "fine", qty: 3, price: 2.5, due: "2026-12-01T09:30:00+01:00", lead: "P3D", tags: ["a"], gift: null, ref: null,
+  ok: true, note: "fine", qty: 3, price: 2.5, due: "2026-12-01T09:30:00+01:00", lead: "P3D", tags: ["a"], gift: null, ref: null, grid: [],
 };
 
 test.serial("a browser's GET answers the form generated from the event, with the author's wording and run data, and leaves the link live", async (t) => {
@@ -64,6 +68,8 @@ test.serial("a browser's GET answers the form generated from the event, with the
   t.regex(res.text, /id="f-due-offset"/, "datetime: the offset is explicit");
   t.regex(res.text, /data-param="lead" data-kind="duration"/);
   t.regex(res.text, /data-param="tags" data-kind="list"/);
+  t.regex(res.text, /data-param="grid" data-kind="list"/);
+  t.regex(res.text, /data-kind="json"[^>]*><label for="f-grid-__ID__">Item \(as JSON\)/, "a list of lists: rows of JSON");
   t.regex(res.text, /value="null"[^>]*> No answer/, "bool? can be left unanswered");
   t.regex(res.text, /Yes confirms the order\./, "@help");
   t.is((res.text.match(/<script/g) ?? []).length, 1, "one inline script");
@@ -123,6 +129,7 @@ test.serial("any other GET, HEAD and every other method keep answering 405 Allow
   for (const accept of ["*/*", "application/json", "application/json, text/html;q=0.5", undefined]) {
     const res = await rawRequest({ port, method: "GET", path, headers: accept ? { accept } : {} });
     t.is(res.status, 405, `GET with Accept ${accept}`);
+    t.regex(String(res.headers.vary ?? ""), /accept/i, "a cache must not hand this 405 to a browser");
     t.is(res.headers.allow, "POST");
     t.is(res.body?.code, "method-not-allowed");
   }
@@ -180,6 +187,27 @@ test.serial("unknown and mistyped links answer a 404 page", async (t) => {
     t.regex(res.text, /This link does not work/);
   }
   t.is(slotStatus(await run.show(), "plain"), "open");
+});
+
+test.serial("the vendor-approval example's page reads the run's data; a link replaced by a newer one answers 410 'was replaced'", async (t) => {
+  const title = uniqueTitle("Vendor");
+  const runId = await startRun(base, "VendorApproval", { vendor: { name: title, contactEmail: `${title}@old.example` }, amount: 1200 });
+  const mail = await waitForEmail(() => cluster.output(), `Approve ${title}?`);
+  t.regex(mail.body, /^Open this link to answer: /);
+  const first = linkIn(mail);
+  const res = await page(first);
+  t.is(res.status, 200);
+  t.true(res.text.includes(`<h1>Approve ${title}?</h1>`));
+  t.true(res.text.includes(`order from ${title} for 1200 EUR`));
+  t.true(res.text.includes("Do you approve this vendor?"));
+  t.regex(res.text, /<textarea id="f-note"/);
+  const jwt = await principalJwt("op", ["ops"]);
+  const fixed = await request(base, "POST", `/api/runs/${runId}/slots/fixEmail/events`, { token: jwt, json: { email: `${title}@new.example` } });
+  t.is(fixed.status, 200, fixed.text);
+  const replaced = await page(first);
+  t.is(replaced.status, 410);
+  t.regex(replaced.text, /This link was replaced/);
+  t.regex(replaced.text, /most recent message/);
 });
 
 test.serial("no log line of the server holds a token, GETs of pages included", async (t) => {

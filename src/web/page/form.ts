@@ -10,6 +10,7 @@
  *   duration    a number and a unit (minutes, hours, days), sent as ISO 8601 (`PT15M`, `P3D`)
  *   list<T>     rows of T's control, with "Add" and "Remove" buttons; `list<T>?` adds "None" (null)
  *   T?          left empty means null (the help line says so)
+ *   list<list<T>> and other nested shapes: a text area for the JSON value, typed by hand
  *
  * Each parameter's block carries `data-param`, `data-kind` and `data-optional`; the page script
  * (script.ts) reads the controls back into the JSON body by these. Each block has an error line
@@ -63,7 +64,8 @@ function control(type: TypeSpec, id: string, describedBy: string, multiline: boo
       return html`<span class="pair"><input id="${id}" type="number" min="0" step="1" inputmode="numeric" aria-describedby="${describedBy}" data-value${req}>
 <select id="${id}-unit" aria-label="${labelText}: unit" data-unit><option value="M">minutes</option><option value="H" selected>hours</option><option value="D">days</option></select></span>`;
     default:
-      return html``;
+      // A list of lists (or any shape without a control of its own): JSON typed by hand.
+      return html`<textarea id="${id}" rows="3" aria-describedby="${describedBy}" data-value data-json></textarea>`;
   }
 }
 
@@ -89,7 +91,7 @@ function listField(p: CompiledParam, labelText: string, describedBy: string, hel
       ? html`<div class="row" data-row><fieldset class="item" data-kind="bool" data-optional="${String(element.optional)}"><legend>Item</legend>
 <label class="choice"><input type="radio" name="${itemId}" value="true" required> Yes</label><label class="choice"><input type="radio" name="${itemId}" value="false"> No</label></fieldset>
 <button type="button" class="secondary" data-remove>Remove item</button></div>`
-      : html`<div class="row" data-row><span class="item" data-kind="${element.kind}" data-optional="${String(element.optional)}"><label for="${itemId}">Item</label>
+      : html`<div class="row" data-row><span class="item" data-kind="${element.kind === "list" ? "json" : element.kind}" data-optional="${String(element.optional)}"><label for="${itemId}">Item${element.kind === "list" ? " (as JSON)" : ""}</label>
 ${control(element, itemId, `err-${p.name}`, false, `${labelText}, item`)}</span>
 <button type="button" class="secondary" data-remove>Remove item</button></div>`;
   return html`<fieldset class="field" data-param="${p.name}" data-kind="list" data-optional="${String(type.optional)}" aria-describedby="${describedBy}">

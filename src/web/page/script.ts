@@ -115,6 +115,10 @@ export const PAGE_SCRIPT = String.raw`
     }
     const input = el.querySelector("[data-value]");
     const v = input.value;
+    if (kind === "json") {
+      if (v.trim() === "") return optional ? null : undefined;
+      try { return JSON.parse(v); } catch { return v; }
+    }
     if (v.trim() === "" && kind !== "string") return optional ? null : undefined;
     if (kind === "string") return v === "" && optional ? null : v;
     if (kind === "int" || kind === "decimal") return Number(v);
