@@ -13,7 +13,7 @@ import { join } from "node:path";
 import type { Browser, Page } from "playwright-core";
 import { ARTIFACTS, DESKTOP, launchBrowser, PHONE } from "../helpers/browser.js";
 import { dropDatabase } from "../helpers/db.js";
-import { deployFixture, showRun, slotStatus, startRun, uniqueTitle } from "../helpers/callback.js";
+import { deployFixture, eventsOn, showRun, slotStatus, startRun, uniqueTitle } from "../helpers/callback.js";
 import { linkIn, waitForEmail } from "../helpers/mail.js";
 import { startCluster, type Cluster } from "../helpers/server.js";
 
@@ -145,6 +145,31 @@ test.serial("keyboard only: Tab to the choice, Space, Tab, Enter sends; the outc
   await t.notThrowsAsync(outcome(page).filter({ hasText: "Done" }).waitFor({ timeout: 15_000 }));
   t.is(await outcome(page).getAttribute("aria-live"), "polite");
   t.is((await run.show()).entities.job.ok, true);
+  await page.context().close();
+});
+
+test.serial("a retry after the connection dropped (the answer had been applied) shows done, not 'already used'", async (t) => {
+  const run = await begin("dropped");
+  const page = await openPage(await run.link("plain"));
+  const keys: string[] = [];
+  let first = true;
+  await page.route("**/api/workflow/callback/**", async (route) => {
+    keys.push(route.request().headers()["idempotency-key"] ?? "");
+    if (!first) return route.continue();
+    first = false;
+    const answered = await route.fetch(); // the server applies the answer…
+    t.is(answered.status(), 200);
+    await route.abort("connectionreset"); // …and the browser never hears back
+  });
+  await page.getByLabel("No").check();
+  await page.getByRole("button", { name: "Send answer" }).click();
+  await t.notThrowsAsync(outcome(page).filter({ hasText: "connection dropped" }).waitFor({ timeout: 15_000 }));
+  t.is((await run.show()).entities.job.ok, false, "the first request was applied");
+  await page.getByRole("button", { name: "Send answer" }).click();
+  await t.notThrowsAsync(outcome(page).filter({ hasText: "Done" }).waitFor({ timeout: 15_000 }));
+  t.is(keys.length, 2);
+  t.is(keys[0], keys[1], "the retry carries the same Idempotency-Key");
+  t.is(eventsOn(await run.show(), "plain").length, 1, "applied once");
   await page.context().close();
 });
 
