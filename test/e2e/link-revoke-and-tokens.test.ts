@@ -211,3 +211,16 @@ test("the gitleaks rule in docs/http-api.md finds generated tokens in URLs and t
     t.deepEqual([...other.matchAll(rule)], [], other);
   }
 });
+
+test("the OpenAPI document describes the responder page, revocation and the token format", async (t) => {
+  const doc = (await request(base, "GET", "/api/openapi.json")).body;
+  const callback = doc.paths["/api/workflow/callback/{token}"];
+  t.truthy(callback.get.responses["200"].content["text/html"]);
+  t.truthy(callback.get.responses["200"].headers["Content-Security-Policy"]);
+  t.deepEqual(Object.keys(callback.get.responses).sort(), ["200", "404", "405", "409", "410", "429", "503"]);
+  t.regex(callback.parameters[0].description, /sfl_/);
+  const revoke = doc.paths["/api/runs/{id}/slots/{alias}/link/revoke"].post;
+  t.truthy(revoke.responses["200"]);
+  t.truthy(revoke.responses["404"]);
+  t.regex(doc.components.schemas.Problem.properties.reason.description, /revoked/);
+});
