@@ -15,7 +15,8 @@ import { ARTIFACTS, DESKTOP, launchBrowser, PHONE } from "../helpers/browser.js"
 import { dropDatabase } from "../helpers/db.js";
 import { deployFixture, eventsOn, showRun, slotStatus, startRun, uniqueTitle } from "../helpers/callback.js";
 import { linkIn, waitForEmail } from "../helpers/mail.js";
-import { startCluster, type Cluster } from "../helpers/server.js";
+import { ADMIN_TOKEN, request, ROOT, startCluster, type Cluster } from "../helpers/server.js";
+import { readFileSync } from "node:fs";
 
 let cluster: Cluster;
 let base: string;
@@ -25,6 +26,8 @@ test.before(async () => {
   [cluster, browser] = await Promise.all([startCluster("rbrowser"), launchBrowser()]);
   base = cluster.baseUrl;
   await deployFixture(base, "responder-page.flow");
+  const example = await request(base, "POST", "/api/workflows", { token: ADMIN_TOKEN, text: readFileSync(join(ROOT, "examples", "vendor-approval.flow"), "utf8") });
+  if (example.status !== 201) throw new Error(example.text);
 });
 
 test.after.always(async () => {
@@ -104,6 +107,29 @@ test.serial("a person opens the link from the email, fills every control and sen
   t.is(await outcome(other).innerText(), "");
   await page.context().close();
   await other.context().close();
+});
+
+test.serial("the README session in a browser: the vendor opens the emailed link, approves with a note, and the run is Approved", async (t) => {
+  const runId = await startRun(base, "VendorApproval", { vendor: { name: "Acme", contactEmail: "ap@acme.example" }, amount: 1200 });
+  const mail = await waitForEmail(() => cluster.output(), "Approve Acme?");
+  t.regex(mail.body, /^Open this link to answer: http/);
+  const url = linkIn(mail);
+  for (const [name, viewport] of [["phone", PHONE], ["desktop", DESKTOP]] as const) {
+    const look = await openPage(url, viewport);
+    t.is(await look.locator("h1").innerText(), "Approve Acme?");
+    await look.screenshot({ path: join(ARTIFACTS, `vendor-approval-${name}.png`), fullPage: true });
+    await look.context().close();
+  }
+  const page = await openPage(url, PHONE);
+  await page.getByLabel("Yes").check();
+  await page.getByLabel("Note for our finance team").fill("Bank details verified");
+  await page.getByRole("button", { name: "Send answer" }).click();
+  await t.notThrowsAsync(outcome(page).filter({ hasText: "Done" }).waitFor({ timeout: 15_000 }));
+  await page.screenshot({ path: join(ARTIFACTS, "vendor-approval-done.png"), fullPage: true });
+  const shown = await showRun(base, runId);
+  t.is(shown.state, "Approved");
+  t.is(shown.entities.vendor.reviewNote, "Bank details verified");
+  await page.context().close();
 });
 
 test.serial("a refused answer shows each field's problem next to that field; the corrected answer goes through", async (t) => {
