@@ -164,7 +164,7 @@ test.serial("a used link's page says so with 410; a link whose run finished says
   t.regex(dead.text, /workflow run has finished/);
 });
 
-test.serial("a slot waiting on After answers 409 'not open yet' and its link stays live", async (t) => {
+test.serial("a slot waiting on After answers 409 'not open yet' and its link stays live; once open, a link its Intro reads is shown redacted", async (t) => {
   const run = await begin("later");
   const later = await run.link("later");
   const res = await page(later);
@@ -174,6 +174,9 @@ test.serial("a slot waiting on After answers 409 'not open yet' and its link sta
   const open = await page(later);
   t.is(open.status, 200, "open once order is done");
   t.regex(open.text, /<label[^>]*>Done\?<\/label>|<legend>Done\?<\/legend>/);
+  t.true(open.text.includes("The order&#39;s own link was http://127.0.0.1:"), open.text.slice(0, 2000));
+  t.true(open.text.includes("/api/workflow/callback/[redacted]"), "a link read by Intro is shown without its token");
+  t.false(open.text.includes(tokenOf(await run.link("order"))));
 });
 
 test.serial("unknown and mistyped links answer a 404 page", async (t) => {
