@@ -8,8 +8,8 @@
  *   live --an operator's revoke (`link/revoke`, `slotflow revoke`)--> dead, end_reason "revoked"
  *
  * A token is `sfl_` + 32 bytes from `crypto.randomBytes` (256 bits, spec §8) in base64url + a
- * checksum (token.ts gives the format). Only its SHA-256 (hex) is stored; the URL `{BASE_URL}/api/workflow/callback/{token}`
- * is returned once, to the handler that minted it. The minting version is recorded with the link
+ * checksum (token.ts gives the format). Only its SHA-256 (hex) is stored; the URL
+ * `{BASE_URL}/api/workflow/callback/{token}` is returned once, to the handler that minted it. The minting version is recorded with the link
  * so a deposit is validated against the event as it was then (spec §9).
  */
 import { randomUUID } from "node:crypto";
@@ -20,8 +20,8 @@ import type { SlotRecord, Step } from "./step.js";
 import { checkTokenFormat, hashToken, newToken } from "./token.js";
 
 export { hashToken, newToken };
-export type LinkStatus = "live" | "burned" | "retired" | "dead";
 
+export type LinkStatus = "live" | "burned" | "retired" | "dead";
 
 /**
  * Mints a link for `slot` inside the step and returns its URL. The link row (hash only) is written
