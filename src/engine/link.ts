@@ -9,8 +9,9 @@
  *
  * A token is `sfl_` + 32 bytes from `crypto.randomBytes` (256 bits, spec §8) in base64url + a
  * checksum (token.ts gives the format). Only its SHA-256 (hex) is stored; the URL
- * `{BASE_URL}/api/workflow/callback/{token}` is returned once, to the handler that minted it. The minting version is recorded with the link
- * so a deposit is validated against the event as it was then (spec §9).
+ * `{BASE_URL}/api/workflow/callback/{token}` is returned once, to the handler that minted it. The
+ * minting version is recorded with the link so a deposit is validated against the event as it was
+ * then (spec §9).
  */
 import { randomUUID } from "node:crypto";
 import type { IdempotencyFingerprint } from "./idempotency.js";
