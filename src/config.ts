@@ -15,7 +15,7 @@
  * | SLOTFLOW_QUEUE_PREFIX | queuePrefix (BullMQ key prefix) | slotflow |
  * | SLOTFLOW_DEPOSIT_WAIT_MS | depositWaitMs (how long the web process waits for a worker) | 10000 |
  * | SLOTFLOW_CALLBACK_BODY_LIMIT_BYTES | callbackBodyLimitBytes | 65536 |
- * | SLOTFLOW_RATE_LIMIT_PER_MINUTE | rateLimitPerMinute (callback posts per client IP) | 600 |
+ * | SLOTFLOW_RATE_LIMIT_PER_MINUTE | rateLimitPerMinute (callback posts and responder-page GETs per client IP) | 600 |
  * | SLOTFLOW_SWEEP_INTERVAL_MS | sweepIntervalMs | 1000 |
  * | SLOTFLOW_WORKER_CONCURRENCY | workerConcurrency (jobs per worker process) | 8 |
  * | SLOTFLOW_TRUST_PROXY | trustProxy (`1`: client address from X-Forwarded-For) | off |
