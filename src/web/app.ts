@@ -2,7 +2,7 @@
  * The web process: a Koa app that checks requests and queues commands; workers apply them.
  *
  * Routes: the public callback endpoint (callback.ts), the admin API and the ordinary raise path
- * (admin.ts), `GET /healthz`, `GET /readyz`, `GET /metrics`, `GET /api/openapi.json`.
+ * (admin.ts), the queue dashboard at `/admin/queues` (dashboard.ts), `GET /healthz`, `GET /readyz`, `GET /metrics`, `GET /api/openapi.json`.
  * The access log writes route templates' paths with callback tokens redacted.
  */
 import type { Server } from "node:http";
@@ -14,6 +14,7 @@ import { redactTokens } from "../engine/seal.js";
 import type { Runtime } from "../runtime.js";
 import { adminRouter } from "./admin.js";
 import { callbackRouter } from "./callback.js";
+import { dashboardMiddleware } from "./dashboard.js";
 import { metrics, registry } from "./metrics.js";
 import { openApiDocument } from "./openapi.js";
 import { problemMiddleware, sendProblem } from "./problems.js";
@@ -64,6 +65,7 @@ export function createWebApp(rt: Runtime): WebApp {
     ctx.body = openApiDocument(rt.config.baseUrl);
   });
 
+  app.use(dashboardMiddleware(rt.queues, rt.config.adminToken));
   for (const router of [ops, callbackRouter(rt, rateLimit), adminRouter(rt)]) {
     app.use(router.routes());
     app.use(router.allowedMethods());
