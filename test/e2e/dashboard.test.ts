@@ -30,7 +30,8 @@ test.after.always(async () => {
 const basic = (user: string, pass: string) => `Basic ${Buffer.from(`${user}:${pass}`).toString("base64")}`;
 
 test("the dashboard refuses a request without the admin token as Basic password, asking the browser to sign in", async (t) => {
-  for (const headers of [{}, { authorization: basic("ops", "wrong") }, { authorization: "Bearer wrong" }]) {
+  const attempts: Record<string, string>[] = [{}, { authorization: basic("ops", "wrong") }, { authorization: "Bearer wrong" }];
+  for (const headers of attempts) {
     for (const path of ["/admin/queues", "/admin/queues/api/queues", "/admin/queues/static/js/main.js"]) {
       const res = await request(cluster.baseUrl, "GET", path, { headers });
       t.is(res.status, 401, `${path} ${JSON.stringify(headers)}`);
