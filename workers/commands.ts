@@ -9,6 +9,17 @@ import { validateCommand, type Outcome } from "../src/engine/commands/types.js";
 import { QUEUE, redisConnection } from "../src/queue/queues.js";
 import type { Runtime } from "../src/runtime.js";
 
+/**
+ * One log line per processed command, saying what happened (issue 9 §5 "Logs say what happened"):
+ * `command applied` (status started/completed/expired), `command skipped` (an expiry that found
+ * nothing to do), `command refused` (with the refusal code; nothing changed).
+ */
+export function logOutcome(rt: Pick<Runtime, "log">, kind: string, runId: string, outcome: Outcome): void {
+  if (!outcome.ok) rt.log.info({ command: kind, runId, code: outcome.refusal.code }, "command refused");
+  else if (outcome.status === "skipped") rt.log.info({ command: kind, runId, status: outcome.status }, "command skipped");
+  else rt.log.info({ command: kind, runId, status: outcome.status }, "command applied");
+}
+
 export function startCommandWorker(rt: Runtime): Worker {
   const connection = redisConnection(rt.config, true);
   const worker = new Worker(
@@ -20,7 +31,7 @@ export function startCommandWorker(rt: Runtime): Worker {
         // The sweeper re-enqueues pending mail; the step itself has committed.
         rt.log.warn({ err: String(err) }, "could not enqueue mail delivery; the sweeper will retry");
       });
-      rt.log.info({ command: cmd.kind, runId: cmd.runId, ok: outcome.ok, code: outcome.ok ? outcome.status : outcome.refusal.code }, "command applied");
+      logOutcome(rt, cmd.kind, cmd.runId, outcome);
       return outcome;
     },
     { connection: connection as ConnectionOptions, prefix: rt.config.queuePrefix, concurrency: rt.config.workerConcurrency },
