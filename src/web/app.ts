@@ -13,9 +13,9 @@ import { RefusalCode } from "../engine/refusals.js";
 import { redactTokens } from "../engine/seal.js";
 import type { Runtime } from "../runtime.js";
 import { adminRouter } from "./admin.js";
-import { callbackRouter } from "./callback.js";
+import { CALLBACK_ROUTE, callbackRouter } from "./callback.js";
 import { dashboardMiddleware } from "./dashboard.js";
-import { metrics, registry } from "./metrics.js";
+import { bindClusterMetrics, metrics, registry } from "./metrics.js";
 import { openApiDocument } from "./openapi.js";
 import { problemMiddleware, sendProblem } from "./problems.js";
 import { redisRateLimit } from "./rate-limit.js";
@@ -23,16 +23,28 @@ import { redisRateLimit } from "./rate-limit.js";
 export interface WebApp {
   app: Koa;
   listen(port?: number): Promise<Server>;
-  close(): Promise<void>;
+  /**
+   * The first step of a graceful stop: `/readyz` answers 503 `{"status":"stopping"}` (a load
+   * balancer stops sending here) and every response closes its connection; requests are still served.
+   */
+  beginDrain(): void;
+  /**
+   * Stops accepting connections, closes idle ones, and resolves once every request in flight has
+   * been answered — or after `timeoutMs`, when the connections left are closed.
+   */
+  close(timeoutMs?: number): Promise<void>;
 }
 
 export function createWebApp(rt: Runtime): WebApp {
   const app = new Koa({ proxy: rt.config.trustProxy });
+  bindClusterMetrics(rt.db, rt.queues);
   const limiterRedis = new Redis(rt.config.redisUrl, { maxRetriesPerRequest: 1, enableOfflineQueue: false, connectTimeout: 2000 });
   limiterRedis.on("error", () => undefined);
   const rateLimit = redisRateLimit(limiterRedis, rt.config.rateLimitPerMinute, rt.config.queuePrefix);
 
+  let draining = false;
   app.use(async (ctx, next) => {
+    if (draining) ctx.set("Connection", "close");
     const started = performance.now();
     try {
       await next();
@@ -40,6 +52,10 @@ export function createWebApp(rt: Runtime): WebApp {
       const ms = performance.now() - started;
       const route = (ctx as unknown as { _matchedRoute?: string })._matchedRoute ?? "unmatched";
       metrics.http.observe({ method: ctx.method, route, status: String(ctx.status) }, ms / 1000);
+      if (route === CALLBACK_ROUTE && ctx.method === "POST") {
+        const outcome = ctx.status === 200 ? "completed" : ctx.status === 202 ? "accepted" : String(ctx.state.problemCode ?? ctx.status);
+        metrics.deposits.inc({ outcome });
+      }
       rt.log.info({ method: ctx.method, path: redactTokens(ctx.path), status: ctx.status, ms: Math.round(ms * 10) / 10 }, "request");
     }
   });
@@ -50,6 +66,11 @@ export function createWebApp(rt: Runtime): WebApp {
     ctx.body = { status: "ok" };
   });
   ops.get("/readyz", async (ctx) => {
+    if (draining) {
+      ctx.status = 503;
+      ctx.body = { status: "stopping" };
+      return;
+    }
     const [database, redis] = await Promise.all([
       rt.db.$queryRaw`SELECT 1`.then(() => true, () => false),
       rt.queues.ping(),
@@ -84,8 +105,26 @@ export function createWebApp(rt: Runtime): WebApp {
       });
       return server;
     },
-    async close() {
-      await new Promise<void>((resolve) => (server ? server.close(() => resolve()) : resolve()));
+    beginDrain() {
+      draining = true;
+    },
+    async close(timeoutMs = 25_000) {
+      draining = true;
+      const s = server;
+      if (s) {
+        const closed = new Promise<void>((resolve) => s.close(() => resolve()));
+        s.closeIdleConnections();
+        let timer: NodeJS.Timeout | undefined;
+        const late = new Promise<"late">((resolve) => {
+          timer = setTimeout(() => resolve("late"), timeoutMs);
+        });
+        if ((await Promise.race([closed, late])) === "late") {
+          rt.log.warn({ timeoutMs }, "requests still in flight at the shutdown timeout; closing their connections");
+          s.closeAllConnections();
+          await closed;
+        }
+        clearTimeout(timer);
+      }
       limiterRedis.disconnect();
     },
   };

@@ -21,7 +21,6 @@ import { prepareDeposit } from "../engine/redeem.js";
 import { RefusalCode, RefusalError } from "../engine/refusals.js";
 import type { Runtime } from "../runtime.js";
 import { dependency } from "./dependency.js";
-import { metrics } from "./metrics.js";
 import { sendProblem } from "./problems.js";
 import type { RateLimit } from "./rate-limit.js";
 
@@ -73,16 +72,11 @@ export function callbackRouter(rt: Runtime, rateLimit: RateLimit): Router {
     if (!prepared.ok) throw new RefusalError(prepared.refusal);
     const outcome = await dependency(rt.log, "redis", () => rt.queues.submit(prepared.cmd));
     if (outcome === "accepted") {
-      metrics.deposits.inc({ outcome: "accepted" });
       ctx.status = 202;
       ctx.body = { status: "accepted" };
       return;
     }
-    if (!outcome.ok) {
-      metrics.deposits.inc({ outcome: outcome.refusal.code });
-      throw new RefusalError(outcome.refusal);
-    }
-    metrics.deposits.inc({ outcome: "completed" });
+    if (!outcome.ok) throw new RefusalError(outcome.refusal);
     ctx.status = 200;
     ctx.body = { status: "completed" };
   });
