@@ -87,14 +87,26 @@ export function bindClusterMetrics(db: Db, queues: Queues): void {
 
 const QUEUE_STATES = ["waiting", "active", "delayed", "failed", "prioritized", "waiting-children"] as const;
 
-/** Runs `fn` on the bound source; on failure resets `gauge` so the scrape leaves its series out. */
+/** How long one gauge may wait for PostgreSQL or Redis during a scrape. */
+const SCRAPE_READ_TIMEOUT_MS = 2000;
+
+/**
+ * Runs `fn` on the bound source; when it fails or takes longer than SCRAPE_READ_TIMEOUT_MS, resets
+ * `gauge` so the scrape leaves its series out (a scrape never hangs on a dependency that is down).
+ */
 async function fill(gauge: Gauge<string>, fn: (s: NonNullable<typeof source>) => Promise<void>): Promise<void> {
   gauge.reset();
   if (!source) return;
+  let timer: NodeJS.Timeout | undefined;
+  const late = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new Error("scrape read timed out")), SCRAPE_READ_TIMEOUT_MS);
+  });
   try {
-    await fn(source);
+    await Promise.race([fn(source), late]);
   } catch {
     gauge.reset();
+  } finally {
+    clearTimeout(timer);
   }
 }
 

@@ -47,6 +47,12 @@ test("the dashboard's API lists the commands, mail and sweep queues to any user 
   t.deepEqual((res.body.queues as { name: string }[]).map((q) => q.name).sort(), ["commands", "mail", "sweep"]);
 });
 
+test("a script may open the dashboard with the admin bearer token instead", async (t) => {
+  const res = await request(cluster.baseUrl, "GET", "/admin/queues", { token: ADMIN_TOKEN });
+  t.is(res.status, 200);
+  t.regex(res.headers.get("content-type") ?? "", /^text\/html/);
+});
+
 test("in a real browser: 401 without credentials; signed in, the page shows the three queues (screenshot saved)", async (t) => {
   const anonymous = await browser.newContext();
   try {
