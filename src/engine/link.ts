@@ -17,6 +17,7 @@
  * so a deposit is validated against the event as it was then (spec §9).
  */
 import { createHash, randomBytes, randomUUID } from "node:crypto";
+import type { IdempotencyFingerprint } from "./idempotency.js";
 import { RefusalCode, refuse, type LinkEndReason, type Refusal } from "./refusals.js";
 import { CALLBACK_PATH_SEGMENT } from "./seal.js";
 import type { SlotRecord, Step } from "./step.js";
@@ -60,6 +61,8 @@ export interface LinkRow {
   mintedVersion: number;
   status: LinkStatus;
   endReason: LinkEndReason | null;
+  idempotencyKeySha256: string | null;
+  idempotencyBodySha256: string | null;
 }
 
 /** True when `token` has the shape of a token; other strings are refused without a lookup. */
@@ -96,9 +99,12 @@ export function deadDetail(reason: LinkEndReason): string {
   }
 }
 
-/** Marks the deposit's link burned at flush (its slot is completed in the same step). */
-export function burnLink(step: Step, slot: SlotRecord, linkId: string): void {
-  step.recordBurn(linkId);
+/**
+ * Marks the deposit's link burned at flush (its slot is completed in the same step), keeping the
+ * hashes of the request's Idempotency-Key and body when it had one (idempotency.ts).
+ */
+export function burnLink(step: Step, slot: SlotRecord, linkId: string, idempotency: IdempotencyFingerprint | null = null): void {
+  step.recordBurn(linkId, idempotency);
   if (step.liveLinkOf(slot.id) === linkId) step.setLiveLink(slot.id, null);
   step.addHistory("link-burned", { linkId, alias: slot.alias, element: slot.element });
 }

@@ -53,7 +53,8 @@ export function createWebApp(rt: Runtime): WebApp {
       const route = (ctx as unknown as { _matchedRoute?: string })._matchedRoute ?? "unmatched";
       metrics.http.observe({ method: ctx.method, route, status: String(ctx.status) }, ms / 1000);
       if (route === CALLBACK_ROUTE && ctx.method === "POST") {
-        const outcome = ctx.status === 200 ? "completed" : ctx.status === 202 ? "accepted" : String(ctx.state.problemCode ?? ctx.status);
+        const outcome =
+          ctx.state.depositOutcome ?? (ctx.status === 200 ? "completed" : ctx.status === 202 ? "accepted" : String(ctx.state.problemCode ?? ctx.status));
         metrics.deposits.inc({ outcome });
       }
       rt.log.info({ method: ctx.method, path: redactTokens(ctx.path), status: ctx.status, ms: Math.round(ms * 10) / 10 }, "request");

@@ -7,7 +7,8 @@
  *
  * - Counted in the process where it happens (sum them over processes):
  *   `slotflow_callback_deposits_total{outcome}` (web: every POST to a callback link, by outcome —
- *   `completed`, `accepted`, or the refusal code), `slotflow_commands_total{command,result}`
+ *   `completed`, `accepted`, `replayed` (an Idempotency-Key retry of the completing request), or
+ *   the refusal code), `slotflow_commands_total{command,result}`
  *   (worker: applied / refused / skipped), `slotflow_command_apply_duration_seconds{command}`
  *   (worker: one command's transaction, lock wait included), `slotflow_commands_retried_total`
  *   and `slotflow_commands_failed_total` (worker: an attempt failed and will run again / the last
@@ -31,7 +32,7 @@ collectDefaultMetrics({ register: registry });
 export const metrics = {
   deposits: new Counter({
     name: "slotflow_callback_deposits_total",
-    help: "POSTs to callback links, by outcome: completed, accepted (202), or the refusal code",
+    help: "POSTs to callback links, by outcome: completed, accepted (202), replayed (Idempotency-Key retry), or the refusal code",
     labelNames: ["outcome"] as const,
     registers: [registry],
   }),
