@@ -89,7 +89,7 @@ export function bindClusterMetrics(db: Db, queues: Queues): void {
 const QUEUE_STATES = ["waiting", "active", "delayed", "failed", "prioritized", "waiting-children"] as const;
 
 /** How long one gauge may wait for PostgreSQL or Redis during a scrape. */
-const SCRAPE_READ_TIMEOUT_MS = 2000;
+const SCRAPE_READ_TIMEOUT_MS = 5000;
 
 /**
  * Runs `fn` on the bound source; when it fails or takes longer than SCRAPE_READ_TIMEOUT_MS, resets

@@ -114,5 +114,10 @@ test.serial("a worker process serves its own metrics on SLOTFLOW_METRICS_PORT", 
   const res = await request(`http://127.0.0.1:${port}`, "GET", "/metrics");
   t.is(res.status, 200);
   t.regex(res.text, /^# HELP slotflow_commands_total /m);
-  t.regex(res.text, /^slotflow_queue_jobs\{queue="commands",state="waiting"\} \d+$/m);
+  // The series read from Redis appear once the new process's connection is up.
+  const text = await eventually(async () => {
+    const s = (await request(`http://127.0.0.1:${port}`, "GET", "/metrics")).text;
+    return sample(s, "slotflow_queue_jobs", { queue: "commands", state: "waiting" }) !== undefined ? s : null;
+  }, 20_000);
+  t.true((sample(text, "slotflow_queue_jobs", { queue: "commands", state: "waiting" }) ?? -1) >= 0);
 });
