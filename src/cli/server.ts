@@ -46,12 +46,15 @@ function onShutdown(rt: Runtime, web: WebApp | null, closers: Closer[]): void {
       rt.log.warn({ timeoutMs }, "shutdown took too long; exiting");
       process.exit(1);
     }, drainMs + timeoutMs + 3000).unref();
-    const deadline = Date.now() + timeoutMs;
-    const left = () => Math.max(0, deadline - Date.now());
     if (web) {
       web.beginDrain();
       if (drainMs > 0) await new Promise((r) => setTimeout(r, drainMs));
-      await web.close(timeoutMs).catch((err: unknown) => rt.log.warn({ err: String(err) }, "web close failed"));
+    }
+    // The timeout counts from the end of the drain: in-flight requests and running jobs share it.
+    const deadline = Date.now() + timeoutMs;
+    const left = () => Math.max(0, deadline - Date.now());
+    if (web) {
+      await web.close(left()).catch((err: unknown) => rt.log.warn({ err: String(err) }, "web close failed"));
       rt.log.info("web stopped: no longer accepting, every request answered");
     }
     await Promise.all(closers.map((close) => close(left()).catch((err: unknown) => rt.log.warn({ err: String(err) }, "close failed"))));

@@ -23,7 +23,7 @@ let workerA: ServerProcess;
 let portB = 0;
 
 test.before(async () => {
-  cluster = await startCluster("shutdown", { roles: [], env: { SLOTFLOW_SHUTDOWN_DRAIN_MS: "1500", SLOTFLOW_WORKER_CONCURRENCY: "4" } });
+  cluster = await startCluster("shutdown", { roles: [], env: { SLOTFLOW_SHUTDOWN_DRAIN_MS: "3000", SLOTFLOW_WORKER_CONCURRENCY: "4" } });
   webA = await cluster.spawn("web");
   portB = await freePort();
   await cluster.spawn("web", { port: portB });
