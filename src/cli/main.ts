@@ -134,6 +134,16 @@ remote(
   print(await api(server(opts), "POST", `/api/runs/${encodeURIComponent(run)}/slots/${encodeURIComponent(alias)}/events${query}`, { token: jwt, json: parseJson(opts.args, "--args") }));
 });
 
+remote(
+  program
+    .command("revoke")
+    .argument("<run>", "run id")
+    .argument("<alias>", "slot alias")
+    .description("end the slot's live callback link (its holders then get 410 link-dead, reason revoked)"),
+).action(async (run: string, alias: string, opts: { url?: string }) => {
+  print(await api(server(opts), "POST", `/api/runs/${encodeURIComponent(run)}/slots/${encodeURIComponent(alias)}/link/revoke`, { token: adminToken() }));
+});
+
 program
   .command("token")
   .requiredOption("--sub <sub>", "the principal's id")

@@ -5,7 +5,7 @@
  * §5); the history lists every end of a link (link.ts).
  */
 import type { Db } from "../db.js";
-import { redactForOutput, type Sealer } from "./seal.js";
+import { redactForOutput, redactStoredText, redactTokens, type Sealer } from "./seal.js";
 
 export async function showRun(db: Db, sealer: Sealer, runId: string) {
   const run = await db.run.findUnique({
@@ -39,7 +39,7 @@ export async function showRun(db: Db, sealer: Sealer, runId: string) {
       deadline: s.deadline,
       closedAt: s.closedAt,
     })),
-    incidents: run.incidents.map((i) => ({ at: i.at, command: i.command, code: i.code, message: i.message })),
+    incidents: run.incidents.map((i) => ({ at: i.at, command: i.command, code: i.code, message: redactTokens(i.message) })),
     history: run.history.map((h) => ({ at: h.at, kind: h.kind, data: redactForOutput(h.data, sealer) })),
     createdAt: run.createdAt,
     finishedAt: run.finishedAt,
@@ -53,10 +53,10 @@ export async function showOutbox(db: Db, sealer: Sealer, runId: string) {
   const rows = await db.outboxMessage.findMany({ where: { runId }, orderBy: { createdAt: "asc" } });
   return rows.map((m) => ({
     id: m.id,
-    to: m.to,
-    subject: m.subject,
+    to: redactStoredText(m.to, sealer),
+    subject: redactStoredText(m.subject, sealer),
     status: m.status,
-    body: m.body === null ? null : (redactForOutput(JSON.parse(m.body), sealer) as string),
+    body: m.body === null ? null : redactStoredText(m.body, sealer),
     messageId: m.messageId,
     attempts: m.attempts,
     createdAt: m.createdAt,

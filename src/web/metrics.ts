@@ -20,6 +20,7 @@
  *   `slotflow_sweep_last_success_timestamp_seconds`. A dependency that does not answer leaves its
  *   series out of that scrape (alert on `absent(...)` too).
  */
+import type { Middleware } from "koa";
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from "prom-client";
 import type { Db } from "../db.js";
 import type { Queues } from "../queue/queues.js";
@@ -75,6 +76,26 @@ export const metrics = {
     registers: [registry],
   }),
 };
+
+/**
+ * Counts every POST to the callback route by outcome, whoever answered it: `completed` (200),
+ * `accepted` (202), `ctx.state.depositOutcome` when the handler names it (`replayed`), else the
+ * problem code `sendProblem` wrote (`ctx.state.problemCode`), else the status.
+ */
+export function countDeposits(callbackRoute: string): Middleware {
+  return async (ctx, next) => {
+    try {
+      await next();
+    } finally {
+      const matched = (ctx as unknown as { _matchedRoute?: string })._matchedRoute;
+      if (matched === callbackRoute && ctx.method === "POST") {
+        const state = ctx.state as { depositOutcome?: string; problemCode?: string };
+        const outcome = state.depositOutcome ?? (ctx.status === 200 ? "completed" : ctx.status === 202 ? "accepted" : String(state.problemCode ?? ctx.status));
+        metrics.deposits.inc({ outcome });
+      }
+    }
+  };
+}
 
 // --- read from PostgreSQL and Redis when scraped ---------------------------------------------
 
