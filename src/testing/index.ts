@@ -38,7 +38,7 @@ let shared: EngineDeps | null = null;
 function engine(): EngineDeps {
   if (!shared) {
     const config = loadConfig();
-    shared = { db: createDb(config.databaseUrl, 5), sealer: new Sealer(config.sealKey), baseUrl: config.baseUrl };
+    shared = { db: createDb(config.databaseUrl, 5), sealer: new Sealer(config.sealKeys), baseUrl: config.baseUrl, limits: config.limits };
   }
   return shared;
 }
@@ -77,7 +77,7 @@ export class Workflow {
   static async deploy(sourceOrPath: string): Promise<Workflow> {
     const isPath = !sourceOrPath.includes("\n") && sourceOrPath.endsWith(".flow") && existsSync(sourceOrPath);
     const source = isPath ? readFileSync(sourceOrPath, "utf8") : sourceOrPath;
-    const result = await deploy(engine().db, source, isPath ? sourceOrPath : "<source>");
+    const result = await deploy(engine().db, source, isPath ? sourceOrPath : "<source>", { maxSourceBytes: engine().limits?.maxSourceBytes });
     return new Workflow(result.name, result.version);
   }
 
@@ -120,7 +120,7 @@ export class Workflow {
 
   /** Starts a run of this workflow's current version with `input` (the workflow's parameters by name). */
   async start(input: Record<string, unknown>): Promise<TestRun> {
-    const prepared = await prepareStart(engine().db, this.name, input);
+    const prepared = await prepareStart(engine().db, this.name, input, engine().limits);
     if (!prepared.ok) throw new RefusalError(prepared.refusal);
     const summary = await apply(prepared.cmd);
     const run = new TestRun(summary.id);

@@ -2,17 +2,26 @@
  * The admin and engine API (bearer SLOTFLOW_ADMIN_TOKEN), and the ordinary raise path (bearer: a
  * principal's JWT). See docs/http-api.md for every status and problem type.
  */
+import { randomUUID } from "node:crypto";
 import Router from "@koa/router";
 import type { Context } from "koa";
 import { deploy } from "../engine/deploy.js";
+import { compileOffThread } from "../lang/compile-async.js";
 import { prepareRaise, prepareStart } from "../engine/prepare.js";
 import { RefusalCode, RefusalError, refuse } from "../engine/refusals.js";
-import { isStorableString, UNSTORABLE_PROBLEM, unstorablePaths } from "../engine/storable.js";
+import { isStorableString } from "../engine/storable.js";
 import { showOutbox, showRun } from "../engine/views.js";
 import type { Runtime } from "../runtime.js";
 import { requireAdmin, verifyPrincipal } from "./auth.js";
 import { dependency } from "./dependency.js";
 import { readBody } from "./request-body.js";
+
+/** A workflow name is an identifier of the flow language; anything else names no workflow (404). */
+const WORKFLOW_NAME = /^[A-Za-z_][A-Za-z0-9_]{0,199}$/;
+
+function workflowNameOr404(name: string): void {
+  if (!WORKFLOW_NAME.test(name)) throw new RefusalError(refuse(RefusalCode.NotFound, "No workflow has this name (workflow names are identifiers)."));
+}
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
@@ -22,9 +31,23 @@ export function adminRouter(rt: Runtime): Router {
     requireAdmin(ctx, rt.config.adminToken);
     await next();
   };
-  /** Request bodies (request-body.ts): JSON up to 1 MiB, `.flow` sources up to 2 MiB, decoded. */
+  const { limits } = rt.config;
+  /** Raise bodies (request-body.ts): JSON up to 1 MiB, decoded. */
   const JSON_LIMIT_BYTES = 1024 * 1024;
-  const TEXT_LIMIT_BYTES = 2 * 1024 * 1024;
+  /**
+   * Reads a body with request-body.ts's rules; over `limit` it answers 413 with a detail naming
+   * the limit and its variable, and a `limit` member (issue 8 items 15–17).
+   */
+  const limitedBody = async (ctx: Context, kind: "json" | "text", what: string, limit: number, variable: string): Promise<unknown> => {
+    try {
+      return await readBody(ctx, kind, limit);
+    } catch (err) {
+      if (err instanceof RefusalError && err.code === RefusalCode.PayloadTooLarge) {
+        throw new RefusalError(refuse(RefusalCode.PayloadTooLarge, `${what} must be at most ${limit} bytes (${variable}).`, { limit }));
+      }
+      throw err;
+    }
+  };
   // path parameters PostgreSQL cannot store (`%00`) name nothing: 404, before any query
   for (const param of ["name", "alias"]) {
     router.param(param, (value, _ctx, next) => {
@@ -39,11 +62,12 @@ export function adminRouter(rt: Runtime): Router {
   };
 
   router.post("/workflows", admin, async (ctx) => {
-    const text = await readBody(ctx, "text", TEXT_LIMIT_BYTES);
+    const text = await limitedBody(ctx, "text", "A .flow source", limits.maxSourceBytes, "SLOTFLOW_MAX_SOURCE_BYTES");
     const source = typeof text === "string" ? text : "";
     if (!source.trim()) throw new RefusalError(refuse(RefusalCode.InvalidWorkflow, "Send the .flow source as the body (Content-Type: text/plain)."));
-    if (!isStorableString(source)) throw new RefusalError(refuse(RefusalCode.InvalidWorkflow, "The source contains U+0000, which cannot be stored; remove it."));
-    const result = await deploy(rt.db, source, ctx.get("x-slotflow-filename") || "<source>");
+    // a NUL in the source is a diagnostic (FLOW009) at its line and column, from the compiler
+    const file = ctx.get("x-slotflow-filename") || "<source>";
+    const result = await dependency(rt.log, "database", () => deploy(rt.db, source, file, { maxSourceBytes: limits.maxSourceBytes, compile: compileOffThread }));
     const warnings = result.warnings.map((d) => ({ code: d.code, severity: d.severity, message: d.message, line: d.range.start.line, column: d.range.start.column }));
     ctx.status = result.created ? 201 : 200;
     ctx.body = { name: result.name, version: result.version, created: result.created, upgradedRuns: result.upgradedRuns, warnings };
@@ -51,6 +75,7 @@ export function adminRouter(rt: Runtime): Router {
   });
 
   router.get("/workflows/:name", admin, async (ctx) => {
+    workflowNameOr404(ctx.params.name);
     const wf = await rt.db.workflow.findUnique({ where: { name: ctx.params.name }, include: { versions: { orderBy: { version: "asc" } } } });
     if (!wf) throw new RefusalError(refuse(RefusalCode.NotFound, `No workflow named "${ctx.params.name}" is deployed.`));
     const current = wf.versions.find((v) => v.version === wf.currentVersion)!;
@@ -63,13 +88,10 @@ export function adminRouter(rt: Runtime): Router {
   });
 
   router.post("/workflows/:name/runs", admin, async (ctx) => {
-    const input = await readBody(ctx, "json", JSON_LIMIT_BYTES);
-    const unstorable = unstorablePaths(input);
-    if (unstorable.length > 0) {
-      const errors = unstorable.map((name) => ({ name, problem: UNSTORABLE_PROBLEM }));
-      throw new RefusalError(refuse(RefusalCode.InvalidBody, `The run input ${UNSTORABLE_PROBLEM}: ${unstorable.join(", ")}.`, { errors }));
-    }
-    const prepared = await dependency(rt.log, "database", () => prepareStart(rt.db, ctx.params.name, input === undefined ? {} : input));
+    workflowNameOr404(ctx.params.name);
+    // Unstorable characters (U+0000, lone surrogates) are refused by the input check, naming the path.
+    const input = await limitedBody(ctx, "json", "A run's input", limits.maxInputBytes, "SLOTFLOW_MAX_INPUT_BYTES");
+    const prepared = await dependency(rt.log, "database", () => prepareStart(rt.db, ctx.params.name, input === undefined ? {} : input, limits));
     if (!prepared.ok) throw new RefusalError(prepared.refusal);
     const outcome = await dependency(rt.log, "redis", () => rt.queues.submit(prepared.cmd));
     if (outcome === "accepted") {
@@ -112,6 +134,28 @@ export function adminRouter(rt: Runtime): Router {
     }
     if (!outcome.ok) throw new RefusalError(outcome.refusal);
     ctx.body = { status: "completed", run: outcome.run };
+  });
+
+  /**
+   * An operator ends one slot's live link (issue 10 §2): applied by a worker under the run lock like
+   * every command (src/engine/commands/revoke.ts). 200 `{revoked: true}`; 404 not-found when the run,
+   * the slot or a live link is missing; `?element=` is refused (404): a fanned-out slot has no link.
+   */
+  router.post("/runs/:id/slots/:alias/link/revoke", admin, async (ctx) => {
+    if (ctx.query.element !== undefined) {
+      throw new RefusalError(refuse(RefusalCode.NotFound, "?element is not allowed here: a fanned-out slot has no link."));
+    }
+    if (!UUID.test(ctx.params.id)) throw new RefusalError(refuse(RefusalCode.NotFound, "No run has this id."));
+    const cmd = { kind: "revoke" as const, commandId: randomUUID(), runId: ctx.params.id.toLowerCase(), alias: ctx.params.alias };
+    const outcome = await dependency(rt.log, "redis", () => rt.queues.submit(cmd));
+    if (outcome === "accepted") {
+      ctx.status = 202;
+      ctx.body = { status: "accepted" };
+      return;
+    }
+    if (!outcome.ok) throw new RefusalError(outcome.refusal);
+    rt.log.info({ runId: cmd.runId, alias: cmd.alias }, "link revoked");
+    ctx.body = { revoked: true };
   });
 
   return router;
