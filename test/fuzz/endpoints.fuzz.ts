@@ -282,6 +282,14 @@ function adminRequests(n: number, sources: string[]): { deploys: FuzzRequest[]; 
     { weight: 2, arbitrary: fc.tuple(adminAuth, name).map(([auth, nm]): FuzzRequest => ({ method: "GET", path: `/api/workflows/${nm}`, headers: { authorization: auth }, label: `GET workflow ${nm}` })) },
     { weight: 2, arbitrary: fc.tuple(adminAuth, runId, fc.boolean()).map(([auth, id, outbox]): FuzzRequest => ({ method: "GET", path: `/api/runs/${id}${outbox ? "/outbox" : ""}`, headers: { authorization: auth }, label: `GET run ${id}` })) },
     { weight: 1, arbitrary: fc.tuple(fc.constantFrom(...OTHER_METHODS), fc.constantFrom("/api/workflows", "/api/runs", "/healthz", "/metrics", "/", "/api/openapi.json", "/readyz")).map(([m, path]): FuzzRequest => ({ method: m, path, headers: { authorization: `Bearer ${ADMIN_TOKEN}` }, label: `${m} ${path}` })) },
+    // the queue dashboard: its own router under /admin/queues, signed in or not
+    {
+      weight: 1,
+      arbitrary: fc
+        .tuple(fc.constantFrom("GET", "HEAD", "POST", "PUT", "DELETE", "PROPFIND", "PATCH"), fc.constantFrom("", "/", "/api/queues", "/api/queues/commands/retry/failed", "/no/such", "/static/x.js", "/api/redis/stats"), fc.oneof(adminAuth, fc.constant(`Basic ${Buffer.from(`u:${ADMIN_TOKEN}`).toString("base64")}`)))
+        .filter(([m, sub]) => !(m !== "GET" && m !== "HEAD" && sub.includes("retry")))
+        .map(([m, sub, auth]): FuzzRequest => ({ method: m, path: `/admin/queues${sub}`, headers: { authorization: auth }, label: `${m} /admin/queues${sub}` })),
+    },
   );
   const deploys = fc.sample(fc.tuple(adminAuth, fc.constantFrom("text/plain", "text/plain", "text/plain", "text/plain", "text/plain; charset=utf-8", "application/json", "", "text/plain; charset=latin1")), { seed: SEED + 2, numRuns: sources.length }).map(
     ([auth, type], i): FuzzRequest => ({ method: "POST", path: "/api/workflows", headers: { authorization: auth, ...(type ? { "content-type": type } : {}) }, body: Buffer.from(sources[i], "utf8"), label: `deploy #${i}` }),
