@@ -7,6 +7,12 @@
  *   live --slot completed/cancelled/expired/dropped, run finished--> dead (end_reason says which)
  *   live --an operator's revoke (`link/revoke`, `slotflow revoke`)--> dead, end_reason "revoked"
  *
+ * Every end of a link is recorded in the run's history at the moment it is decided (issue 9 §5),
+ * by link id and slot, never by token: `link-minted`, `link-retired` (a newer link replaced it),
+ * `link-burned` (a deposit used it), `link-dead` with `reason` (completed, cancelled, expired,
+ * dropped, run-finished), `link-revoked` (an operator ended it). The step knows each slot's live
+ * link (loaded with the run).
+ *
  * A token is `sfl_` + 32 bytes from `crypto.randomBytes` (256 bits, spec §8) in base64url + a
  * checksum (token.ts gives the format). Only its SHA-256 (hex) is stored; the URL
  * `{BASE_URL}/api/workflow/callback/{token}` is returned once, to the handler that minted it. The
@@ -32,7 +38,10 @@ export type LinkStatus = "live" | "burned" | "retired" | "dead";
 export function mintLink(step: Step, slot: SlotRecord): string {
   const token = newToken();
   const linkId = randomUUID();
+  const previous = step.liveLinkOf(slot.id);
+  if (previous) step.addHistory("link-retired", { linkId: previous, alias: slot.alias, element: slot.element, by: linkId });
   step.recordMint({ linkId, slotId: slot.id, tokenSha256: hashToken(token) });
+  step.setLiveLink(slot.id, linkId);
   step.addHistory("link-minted", { linkId, alias: slot.alias, element: slot.element });
   return `${step.services.baseUrl}${CALLBACK_PATH_SEGMENT}${token}`;
 }
@@ -91,9 +100,23 @@ export function deadDetail(reason: LinkEndReason): string {
  * Marks the deposit's link burned at flush (its slot is completed in the same step), keeping the
  * hashes of the request's Idempotency-Key and body when it had one (idempotency.ts).
  */
-export function burnLink(step: Step, linkId: string, idempotency: IdempotencyFingerprint | null = null): void {
+export function burnLink(step: Step, slot: SlotRecord, linkId: string, idempotency: IdempotencyFingerprint | null = null): void {
   step.recordBurn(linkId, idempotency);
-  step.addHistory("link-burned", { linkId });
+  if (step.liveLinkOf(slot.id) === linkId) step.setLiveLink(slot.id, null);
+  step.addHistory("link-burned", { linkId, alias: slot.alias, element: slot.element });
+}
+
+/**
+ * The slot's live link, if it has one, dies at flush with `reason`; the run's history records it
+ * now (`link-dead`). Called when the slot closes (slot.ts) and, for `revoked`, by an operator's
+ * revocation. A slot without a live link records nothing.
+ */
+export function killLiveLink(step: Step, slot: SlotRecord, reason: LinkEndReason): void {
+  step.recordLinkEnd(slot.id, reason);
+  const linkId = step.liveLinkOf(slot.id);
+  if (!linkId) return;
+  step.setLiveLink(slot.id, null);
+  step.addHistory("link-dead", { linkId, alias: slot.alias, element: slot.element, reason });
 }
 
 /**
@@ -102,5 +125,6 @@ export function burnLink(step: Step, linkId: string, idempotency: IdempotencyFin
  */
 export function revokeLink(step: Step, slot: SlotRecord, linkId: string): void {
   step.recordLinkEnd(slot.id, "revoked");
+  if (step.liveLinkOf(slot.id) === linkId) step.setLiveLink(slot.id, null);
   step.addHistory("link-revoked", { linkId, alias: slot.alias });
 }

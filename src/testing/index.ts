@@ -38,7 +38,7 @@ let shared: EngineDeps | null = null;
 function engine(): EngineDeps {
   if (!shared) {
     const config = loadConfig();
-    shared = { db: createDb(config.databaseUrl, 5), sealer: new Sealer(config.sealKey), baseUrl: config.baseUrl, limits: config.limits };
+    shared = { db: createDb(config.databaseUrl, 5), sealer: new Sealer(config.sealKeys), baseUrl: config.baseUrl, limits: config.limits };
   }
   return shared;
 }

@@ -26,7 +26,6 @@ import { prepareDeposit } from "../engine/redeem.js";
 import { RefusalCode, RefusalError } from "../engine/refusals.js";
 import type { Runtime } from "../runtime.js";
 import { dependency } from "./dependency.js";
-import { metrics } from "./metrics.js";
 import { serveResponderPage, wantsResponderPage } from "./page/index.js";
 import { sendProblem } from "./problems.js";
 import type { RateLimit } from "./rate-limit.js";
@@ -61,23 +60,18 @@ export function callbackRouter(rt: Runtime, rateLimit: RateLimit): Router {
     const cmd = prepared.cmd;
     if (cmd === null) {
       // This request, under its Idempotency-Key, is the one that already completed the slot.
-      metrics.deposits.inc({ outcome: "replayed" });
+      ctx.state.depositOutcome = "replayed"; // counted by countDeposits (metrics.ts)
       ctx.status = 200;
       ctx.body = { status: "completed" };
       return;
     }
     const outcome = await dependency(rt.log, "redis", () => rt.queues.submit(cmd));
     if (outcome === "accepted") {
-      metrics.deposits.inc({ outcome: "accepted" });
       ctx.status = 202;
       ctx.body = { status: "accepted" };
       return;
     }
-    if (!outcome.ok) {
-      metrics.deposits.inc({ outcome: outcome.refusal.code });
-      throw new RefusalError(outcome.refusal);
-    }
-    metrics.deposits.inc({ outcome: "completed" });
+    if (!outcome.ok) throw new RefusalError(outcome.refusal);
     ctx.status = 200;
     ctx.body = { status: "completed" };
   });

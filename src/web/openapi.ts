@@ -138,7 +138,8 @@ export function openApiDocument(baseUrl: string) {
       "/api/runs/{id}": {
         parameters: [{ name: "id", in: "path", required: true, schema: { type: "string", format: "uuid" } }],
         get: {
-          summary: "A run: {id, workflow, version, state, status, entities, slots, incidents, history}; never a token",
+          summary:
+            "A run: {id, workflow, version, state, status, entities, slots, incidents, history}; never a token. Each slot shows a fanned-out slot's element value (elementValue) beside its index (element); history records every end of a link (link-retired, link-burned, link-dead with reason)",
           security: admin,
           responses: responses({ "200": jsonOk("The run") }, ["unauthorized", "not-found"]),
         },
@@ -182,12 +183,20 @@ export function openApiDocument(baseUrl: string) {
         },
       },
       "/healthz": { get: { summary: "Liveness", responses: { "200": jsonOk("Alive") } } },
-      "/readyz": { get: { summary: "Readiness: database and Redis reachable", responses: { "200": jsonOk("Ready"), "503": jsonOk("Not ready") } } },
-      "/metrics": { get: { summary: "Prometheus metrics", responses: { "200": { description: "Prometheus text format", content: { "text/plain": {} } } } } },
+      "/readyz": { get: { summary: "Readiness: database and Redis reachable", responses: { "200": jsonOk("Ready"), "503": jsonOk("Not ready, or {status: stopping} while shutting down") } } },
+      "/metrics": { get: { summary: "Prometheus metrics (docs/operations.md lists them)", responses: { "200": { description: "Prometheus text format", content: { "text/plain": {} } } } } },
+      "/admin/queues": {
+        get: {
+          summary: "The queue dashboard (Bull Board): commands, mail and sweep queues. HTTP Basic: any user name, the admin token as password",
+          security: [{ dashboardBasic: [] }, admin[0]],
+          responses: responses({ "200": { description: "The dashboard page", content: { "text/html": {} } } }, ["unauthorized"]),
+        },
+      },
     },
     components: {
       securitySchemes: {
         adminToken: { type: "http", scheme: "bearer", description: "SLOTFLOW_ADMIN_TOKEN" },
+        dashboardBasic: { type: "http", scheme: "basic", description: "Any user name; SLOTFLOW_ADMIN_TOKEN as the password" },
         principalJwt: { type: "http", scheme: "bearer", bearerFormat: "JWT", description: "HS256 with SLOTFLOW_JWT_SECRET; claims sub, email, roles, exp" },
       },
       schemas: {
