@@ -21,8 +21,10 @@
  * | SLOTFLOW_TRUST_PROXY | trustProxy (`1`: client address from X-Forwarded-For) | off |
  * | LOG_LEVEL | logLevel | info |
  *
- * Throws `ConfigError` naming the variable when a value is malformed or a production secret is
- * missing.
+ * Throws one `ConfigError` listing every problem at once (each naming its variable): malformed
+ * values, and with NODE_ENV=production every missing secret among those the command needs
+ * (`LoadOptions.secrets`; default: all three). A secret a command does not need is "" in
+ * production when unset, and never falls back to its development value there.
  */
 
 export interface Config {
@@ -51,38 +53,60 @@ export class ConfigError extends Error {
   override name = "ConfigError";
 }
 
+/** The secrets a command may need (issue 9 §3: `migrate` needs none, `token` only the JWT secret). */
+export type SecretName = "SLOTFLOW_ADMIN_TOKEN" | "SLOTFLOW_JWT_SECRET" | "SLOTFLOW_SEAL_KEY";
+export const ALL_SECRETS: readonly SecretName[] = ["SLOTFLOW_ADMIN_TOKEN", "SLOTFLOW_JWT_SECRET", "SLOTFLOW_SEAL_KEY"];
+
+export interface LoadOptions {
+  /** Secrets the caller needs; in production each missing one is an error. Default: all. */
+  secrets?: readonly SecretName[];
+}
+
+/** "A is required when …", "A is required, as are B and C, when …". */
+function missingSecretsMessage(names: string[]): string {
+  const [first, ...rest] = names;
+  const others = rest.length === 0 ? "" : `, as ${rest.length === 1 ? "is" : "are"} ${rest.length === 1 ? rest[0] : `${rest.slice(0, -1).join(", ")} and ${rest.at(-1)}`},`;
+  return `${first} is required${others} when NODE_ENV=production`;
+}
+
 export const DEV_ADMIN_TOKEN = "dev-admin-token";
 const DEV_JWT_SECRET = "dev-jwt-secret-change-me";
 const DEV_SEAL_KEY = "dev-seal-key-change-me";
 
-function int(env: NodeJS.ProcessEnv, name: string, fallback: number, min: number): number {
-  const raw = env[name];
-  if (raw === undefined || raw === "") return fallback;
-  const n = Number(raw);
-  if (!Number.isInteger(n) || n < min) throw new ConfigError(`${name} must be an integer >= ${min}, got "${raw}"`);
-  return n;
-}
-
 /** Reads and validates the environment (default: `process.env`). */
-export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
+export function loadConfig(env: NodeJS.ProcessEnv = process.env, options: LoadOptions = {}): Config {
   const nodeEnv = env.NODE_ENV ?? "development";
   const production = nodeEnv === "production";
+  const needed = options.secrets ?? ALL_SECRETS;
+  const problems: string[] = [];
+  const missing: string[] = [];
   const devDefaults: string[] = [];
-  const secret = (name: string, dev: string): string => {
+  const int = (name: string, fallback: number, min: number): number => {
+    const raw = env[name];
+    if (raw === undefined || raw === "") return fallback;
+    const n = Number(raw);
+    if (Number.isInteger(n) && n >= min) return n;
+    problems.push(`${name} must be an integer >= ${min}, got "${raw}"`);
+    return fallback;
+  };
+  const secret = (name: SecretName, dev: string): string => {
     const v = env[name];
     if (v) return v;
-    if (production) throw new ConfigError(`${name} is required when NODE_ENV=production`);
-    devDefaults.push(name);
-    return dev;
+    if (!production) {
+      devDefaults.push(name);
+      return dev;
+    }
+    if (needed.includes(name)) missing.push(name);
+    return "";
   };
-  const port = int(env, "PORT", 3000, 0);
+  const port = int("PORT", 3000, 0);
   const baseUrl = (env.BASE_URL || `http://localhost:${port}`).replace(/\/+$/, "");
   try {
     new URL(baseUrl);
   } catch {
-    throw new ConfigError(`BASE_URL must be an absolute URL, got "${baseUrl}"`);
+    problems.push(`BASE_URL must be an absolute URL, got "${baseUrl}"`);
   }
-  return {
+  const config: Config = {
     nodeEnv,
     databaseUrl: env.DATABASE_URL || "postgresql://postgres@127.0.0.1:5432/slotflow",
     redisUrl: env.REDIS_URL || "redis://127.0.0.1:6379",
@@ -93,13 +117,16 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     sealKey: secret("SLOTFLOW_SEAL_KEY", DEV_SEAL_KEY),
     smtpUrl: env.SMTP_URL || null,
     queuePrefix: env.SLOTFLOW_QUEUE_PREFIX || "slotflow",
-    depositWaitMs: int(env, "SLOTFLOW_DEPOSIT_WAIT_MS", 10_000, 1),
-    callbackBodyLimitBytes: int(env, "SLOTFLOW_CALLBACK_BODY_LIMIT_BYTES", 64 * 1024, 1),
-    rateLimitPerMinute: int(env, "SLOTFLOW_RATE_LIMIT_PER_MINUTE", 600, 1),
-    sweepIntervalMs: int(env, "SLOTFLOW_SWEEP_INTERVAL_MS", 1000, 10),
-    workerConcurrency: int(env, "SLOTFLOW_WORKER_CONCURRENCY", 8, 1),
+    depositWaitMs: int("SLOTFLOW_DEPOSIT_WAIT_MS", 10_000, 1),
+    callbackBodyLimitBytes: int("SLOTFLOW_CALLBACK_BODY_LIMIT_BYTES", 64 * 1024, 1),
+    rateLimitPerMinute: int("SLOTFLOW_RATE_LIMIT_PER_MINUTE", 600, 1),
+    sweepIntervalMs: int("SLOTFLOW_SWEEP_INTERVAL_MS", 1000, 10),
+    workerConcurrency: int("SLOTFLOW_WORKER_CONCURRENCY", 8, 1),
     logLevel: env.LOG_LEVEL || "info",
     trustProxy: env.SLOTFLOW_TRUST_PROXY === "1",
     devDefaults,
   };
+  if (missing.length > 0) problems.push(missingSecretsMessage(missing));
+  if (problems.length > 0) throw new ConfigError(problems.join("; "));
+  return config;
 }

@@ -3,22 +3,29 @@
  *
  *   check FILE…            compile and print diagnostics; exit 1 on errors
  *   migrate                apply prisma/migrations to DATABASE_URL (offline)
- *   serve [--deploy DIR]   web, workers and sweeper in one process
+ *   serve [--deploy DIR] [--migrate]   web, workers and sweeper in one process
  *   web | worker | sweeper one role per process (Procfile)
- *   deploy FILE            deploy through a running server
- *   start WORKFLOW --input JSON, show RUN, raise RUN ALIAS --args JSON --as SUB [--role R…]
+ *   deploy FILE            deploy through a running server (diagnostics printed like `check`)
+ *   start WORKFLOW [--input JSON], show RUN, raise RUN ALIAS [--args JSON] --as SUB [--role R…] [--element N]
  *   token --sub SUB [--role R…] [--email E]   print a development principal JWT
+ *   --version, --help
+ *
+ * Each action imports what it needs when it runs, so `--help` and `--version` load commander
+ * only (issue 9 §1: well under a second). Expected failures (configuration, an unreachable
+ * PostgreSQL, Redis or server, a busy port) print one line `error: …` and exit 1 (failure.ts).
  */
 import { readFileSync } from "node:fs";
 import { Command } from "commander";
-import { loadConfig } from "../config.js";
-import { checkFiles } from "../lang/compile.js";
-import { migrate } from "../migrate.js";
-import { signPrincipal } from "../web/auth.js";
-import { api } from "./client.js";
-import { nextSteps, serve } from "./server.js";
+import { loadConfig, type SecretName } from "../config.js";
+import { failureLine } from "./failure.js";
+import { packageVersion } from "../package.js";
 
-const program = new Command("slotflow").description("A workflow engine whose slots are answered through single-use callback links.");
+const program = new Command("slotflow")
+  .description("A workflow engine whose slots are answered through single-use callback links.")
+  .version(packageVersion(), "-V, --version", "print slotflow's version");
+
+/** The configuration with only the secrets this command needs (production refuses the rest). */
+const config = (secrets: SecretName[]) => loadConfig(process.env, { secrets });
 
 function print(answer: { status: number; body: unknown }): void {
   process.stdout.write(`${typeof answer.body === "string" ? answer.body : JSON.stringify(answer.body, null, 2)}\n`);
@@ -29,7 +36,7 @@ function parseJson(text: string, what: string): unknown {
   try {
     return JSON.parse(text);
   } catch {
-    program.error(`${what} must be JSON, got: ${text}`);
+    program.error(`error: ${what} must be JSON, got: ${text}`);
   }
 }
 
@@ -39,45 +46,61 @@ program
   .command("check")
   .argument("<files...>", ".flow files")
   .description("compile files and print every diagnostic (exit 1 on errors)")
-  .action((files: string[]) => {
+  .action(async (files: string[]) => {
+    const { checkFiles } = await import("../lang/compile.js");
     process.exitCode = checkFiles(files, (line: string) => process.stdout.write(`${line}\n`));
   });
 
 program
   .command("migrate")
-  .description("apply the committed migrations to DATABASE_URL (works offline)")
+  .description("apply the committed migrations to DATABASE_URL (works offline; needs no secret)")
   .action(async () => {
-    const config = loadConfig();
-    const r = await migrate(config.databaseUrl);
+    const { databaseUrl } = config([]);
+    const { migrate } = await import("../migrate.js");
+    const { postgresFailure } = await import("./startup.js");
+    const r = await migrate(databaseUrl).catch((err: unknown) => Promise.reject(postgresFailure(err, databaseUrl)));
     process.stdout.write(`migrations: ${r.applied.length} applied, ${r.alreadyApplied.length} already applied\n`);
     for (const name of r.checksumMismatches) process.stderr.write(`warning: ${name} was changed after it was applied\n`);
   });
+
+type Roles = import("./startup.js").Roles;
+/** Checks what the roles need (startup.ts), then loads and starts them (server.ts). */
+async function runRoles(roles: Roles, extra: { deployDir?: string; migrate?: boolean } = {}) {
+  const { preflight } = await import("./startup.js");
+  const config = await preflight(roles, { migrate: extra.migrate });
+  const { serve } = await import("./server.js");
+  return serve({ ...roles, deployDir: extra.deployDir }, config);
+}
 
 program
   .command("serve")
   .description("run web, workers and sweeper in one process")
   .option("--deploy <dir>", "deploy every .flow file of this directory first")
-  .action(async (opts: { deploy?: string }) => {
-    const rt = await serve({ web: true, worker: true, sweeper: true, deployDir: opts.deploy });
+  .option("--migrate", "apply pending migrations first (creating the database if needed)")
+  .action(async (opts: { deploy?: string; migrate?: boolean }) => {
+    const rt = await runRoles({ web: true, worker: true, sweeper: true }, { deployDir: opts.deploy, migrate: opts.migrate });
+    const { nextSteps } = await import("./server.js");
     process.stdout.write(nextSteps(rt));
   });
-program.command("web").description("serve HTTP only").action(async () => {
-  await serve({ web: true, worker: false, sweeper: false });
-});
-program.command("worker").description("apply commands to runs and deliver mail").action(async () => {
-  await serve({ web: false, worker: true, sweeper: false });
-});
-program.command("sweeper").description("expire slots past their deadlines").action(async () => {
-  await serve({ web: false, worker: false, sweeper: true });
-});
+program.command("web").description("serve HTTP only").action(async () => void (await runRoles({ web: true, worker: false, sweeper: false })));
+program.command("worker").description("apply commands to runs and deliver mail").action(async () => void (await runRoles({ web: false, worker: true, sweeper: false })));
+program.command("sweeper").description("expire slots past their deadlines").action(async () => void (await runRoles({ web: false, worker: false, sweeper: true })));
 
 const remote = (cmd: Command) => cmd.option("--url <url>", "the server (default: BASE_URL or http://localhost:PORT)");
-const server = (opts: { url?: string }) => opts.url ?? loadConfig().baseUrl;
-const adminToken = () => loadConfig().adminToken;
+/** The server's URL and the admin token (the only secret these commands need). */
+const adminClient = (opts: { url?: string }) => {
+  const c = config(["SLOTFLOW_ADMIN_TOKEN"]);
+  return { url: opts.url ?? c.baseUrl, token: c.adminToken };
+};
+const api = async (...args: Parameters<typeof import("./client.js").api>) => (await import("./client.js")).api(...args);
 
 remote(program.command("deploy").argument("<file>", "a .flow file").description("deploy a workflow to a running server")).action(
   async (file: string, opts: { url?: string }) => {
-    print(await api(server(opts), "POST", "/api/workflows", { token: adminToken(), text: readFileSync(file, "utf8") }));
+    const { url, token } = adminClient(opts);
+    const source = readFileSync(file, "utf8");
+    const answer = await api(url, "POST", "/api/workflows", { token, text: source, headers: { "x-slotflow-filename": file } });
+    const { printDeployAnswer } = await import("./output.js");
+    process.exitCode = printDeployAnswer(answer, source, file, (line) => process.stdout.write(`${line}\n`), (line) => process.stderr.write(`${line}\n`));
   },
 );
 
@@ -85,14 +108,17 @@ remote(
   program
     .command("start")
     .argument("<workflow>", "workflow name")
-    .requiredOption("--input <json>", "the run's input")
+    .option("--input <json>", "the run's input (default: {}, for a workflow without parameters)")
     .description("start a run"),
-).action(async (workflow: string, opts: { input: string; url?: string }) => {
-  print(await api(server(opts), "POST", `/api/workflows/${encodeURIComponent(workflow)}/runs`, { token: adminToken(), json: parseJson(opts.input, "--input") }));
+).action(async (workflow: string, opts: { input?: string; url?: string }) => {
+  const { url, token } = adminClient(opts);
+  const input = opts.input === undefined ? {} : parseJson(opts.input, "--input");
+  print(await api(url, "POST", `/api/workflows/${encodeURIComponent(workflow)}/runs`, { token, json: input }));
 });
 
 remote(program.command("show").argument("<run>", "run id").description("show a run")).action(async (run: string, opts: { url?: string }) => {
-  print(await api(server(opts), "GET", `/api/runs/${encodeURIComponent(run)}`, { token: adminToken() }));
+  const { url, token } = adminClient(opts);
+  print(await api(url, "GET", `/api/runs/${encodeURIComponent(run)}`, { token }));
 });
 
 remote(
@@ -100,16 +126,28 @@ remote(
     .command("raise")
     .argument("<run>", "run id")
     .argument("<alias>", "slot alias")
-    .requiredOption("--args <json>", "the event's arguments")
+    .option("--args <json>", "the event's arguments (omit for an event without parameters)")
     .requiredOption("--as <sub>", "the principal's id")
     .option("--role <role>", "a role of the principal (repeatable)", collect, [])
     .option("--email <email>", "the principal's email")
     .option("--element <n>", "element of a fanned-out slot")
     .description("raise a slot's event as a signed-in principal (the ordinary path)"),
-).action(async (run: string, alias: string, opts: { args: string; as: string; role: string[]; email?: string; element?: string; url?: string }) => {
-  const jwt = await signPrincipal(loadConfig().jwtSecret, { sub: opts.as, roles: opts.role, email: opts.email });
+).action(async (run: string, alias: string, opts: { args?: string; as: string; role: string[]; email?: string; element?: string; url?: string }) => {
+  const c = config(["SLOTFLOW_JWT_SECRET"]);
+  const url = opts.url ?? c.baseUrl;
+  const { signPrincipal } = await import("../web/auth.js");
+  const jwt = await signPrincipal(c.jwtSecret, { sub: opts.as, roles: opts.role, email: opts.email });
   const query = opts.element === undefined ? "" : `?element=${encodeURIComponent(opts.element)}`;
-  print(await api(server(opts), "POST", `/api/runs/${encodeURIComponent(run)}/slots/${encodeURIComponent(alias)}/events${query}`, { token: jwt, json: parseJson(opts.args, "--args") }));
+  const json = opts.args === undefined ? undefined : parseJson(opts.args, "--args");
+  const answer = await api(url, "POST", `/api/runs/${encodeURIComponent(run)}/slots/${encodeURIComponent(alias)}/events${query}`, { token: jwt, json });
+  print(answer);
+  if (answer.status === 404 && opts.element === undefined) {
+    // A fanned-out slot needs its element: say so with the option's name and the open elements.
+    const shown = await api(url, "GET", `/api/runs/${encodeURIComponent(run)}`, { token: c.adminToken });
+    const { fanOutHint } = await import("./output.js");
+    const hint = shown.status === 200 ? fanOutHint(shown.body, alias) : null;
+    if (hint) process.stderr.write(`${hint}\n`);
+  }
 });
 
 program
@@ -120,7 +158,16 @@ program
   .option("--ttl <seconds>", "lifetime in seconds", "43200")
   .description("print a principal JWT signed with SLOTFLOW_JWT_SECRET (for development)")
   .action(async (opts: { sub: string; role: string[]; email?: string; ttl: string }) => {
-    process.stdout.write(`${await signPrincipal(loadConfig().jwtSecret, { sub: opts.sub, roles: opts.role, email: opts.email }, Number(opts.ttl))}\n`);
+    const { jwtSecret } = config(["SLOTFLOW_JWT_SECRET"]);
+    const { signPrincipal } = await import("../web/auth.js");
+    process.stdout.write(`${await signPrincipal(jwtSecret, { sub: opts.sub, roles: opts.role, email: opts.email }, Number(opts.ttl))}\n`);
   });
 
-await program.parseAsync(process.argv);
+try {
+  await program.parseAsync(process.argv);
+} catch (err) {
+  const line = failureLine(err);
+  if (line === null) throw err;
+  process.stderr.write(`error: ${line}\n`);
+  process.exit(1);
+}

@@ -1,16 +1,23 @@
 /**
  * Long-running processes: `serve` (web, workers and sweeper in one process), `web`, `worker`,
  * `sweeper`. Each stops cleanly on SIGINT/SIGTERM.
+ *
+ * Start-up: `preflight()` (startup.ts: configuration, port, PostgreSQL, Redis — each failing with
+ * one line) runs before this module is even loaded; then `serve()` deploys `--deploy DIR`, starts
+ * workers and the sweeper, listens, installs the signal handlers and logs `ready`.
  */
 import { readdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { deploy } from "../engine/deploy.js";
 import { RefusalError } from "../engine/refusals.js";
+import type { Config } from "../config.js";
 import { createRuntime, warnDevDefaults, type Runtime } from "../runtime.js";
 import { createWebApp } from "../web/app.js";
 import { startCommandWorker } from "../../workers/commands.js";
 import { startMailWorker } from "../../workers/mail.js";
 import { startSweeper } from "../../workers/sweeper.js";
+import { StartupError } from "./failure.js";
+import type { Roles } from "./startup.js";
 
 type Closer = () => Promise<unknown>;
 
@@ -49,15 +56,13 @@ export async function deployDirectory(rt: Runtime, dir: string): Promise<void> {
   }
 }
 
-export interface ServeOptions {
-  web: boolean;
-  worker: boolean;
-  sweeper: boolean;
+export interface ServeOptions extends Roles {
   deployDir?: string;
 }
 
-export async function serve(opts: ServeOptions): Promise<Runtime> {
-  const rt = createRuntime();
+/** Starts the roles with a configuration `preflight()` checked; rejects with StartupError when the port was taken meanwhile. */
+export async function serve(opts: ServeOptions, config: Config): Promise<Runtime> {
+  const rt = createRuntime({ config });
   warnDevDefaults(rt);
   const closers: Closer[] = [];
   if (opts.deployDir) await deployDirectory(rt, opts.deployDir);
@@ -72,7 +77,9 @@ export async function serve(opts: ServeOptions): Promise<Runtime> {
   }
   if (opts.web) {
     const web = createWebApp(rt);
-    const server = await web.listen(rt.config.port);
+    const server = await web.listen(rt.config.port).catch((err: NodeJS.ErrnoException) =>
+      Promise.reject(err.code === "EADDRINUSE" ? new StartupError(`port ${rt.config.port} is already in use (PORT)`) : err),
+    );
     closers.unshift(() => web.close());
     const address = server.address();
     const port = typeof address === "object" && address ? address.port : rt.config.port;

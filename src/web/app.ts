@@ -77,8 +77,9 @@ export function createWebApp(rt: Runtime): WebApp {
     app,
     async listen(port = rt.config.port) {
       if (!(await rt.queues.ready())) rt.log.warn("Redis is not answering; requests that need it answer 503 until it does");
-      server = await new Promise<Server>((resolve) => {
+      server = await new Promise<Server>((resolve, reject) => {
         const s = app.listen(port, () => resolve(s));
+        s.once("error", reject);
       });
       return server;
     },
