@@ -20,6 +20,7 @@
  * | SLOTFLOW_WORKER_CONCURRENCY | workerConcurrency (jobs per worker process) | 8 |
  * | SLOTFLOW_TRUST_PROXY | trustProxy (`1`: client address from X-Forwarded-For) | off |
  * | LOG_LEVEL | logLevel | info |
+ * | SLOTFLOW_TEST_DATABASE_URL | the testing kit's database (`kitDatabaseUrl()`), before DATABASE_URL | unset: the kit uses DATABASE_URL, and refuses to run when neither is set |
  *
  * Throws one `ConfigError` listing every problem at once (each naming its variable): malformed
  * values, and with NODE_ENV=production every missing secret among those the command needs
@@ -129,4 +130,19 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, options: LoadOp
   if (missing.length > 0) problems.push(missingSecretsMessage(missing));
   if (problems.length > 0) throw new ConfigError(problems.join("; "));
   return config;
+}
+
+/**
+ * The database the testing kit (`slotflow/testing`) may use: SLOTFLOW_TEST_DATABASE_URL, else
+ * DATABASE_URL. Throws ConfigError when neither is set: the kit never falls back to the
+ * development database, whose sweeper and workers would act on the tests' runs (issue 9 §2).
+ */
+export function kitDatabaseUrl(env: NodeJS.ProcessEnv = process.env): string {
+  const url = env.SLOTFLOW_TEST_DATABASE_URL || env.DATABASE_URL;
+  if (!url) {
+    throw new ConfigError(
+      "slotflow/testing needs a database of its own: set SLOTFLOW_TEST_DATABASE_URL (or DATABASE_URL) to a PostgreSQL database for tests, migrated with `npx slotflow migrate`",
+    );
+  }
+  return url;
 }
