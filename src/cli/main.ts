@@ -17,7 +17,7 @@
 import { readFileSync } from "node:fs";
 import { Command } from "commander";
 import { loadConfig, type SecretName } from "../config.js";
-import { failureLine } from "./failure.js";
+import { failureLine, StartupError } from "./failure.js";
 import { packageVersion } from "../package.js";
 
 const program = new Command("slotflow")
@@ -41,6 +41,15 @@ function parseJson(text: string, what: string): unknown {
 }
 
 const collect = (value: string, previous: string[]) => [...previous, value];
+
+/** A file's text; a file that cannot be read is one line, like `check` reports it. */
+function readSource(file: string): string {
+  try {
+    return readFileSync(file, "utf8");
+  } catch (err) {
+    throw new StartupError(`cannot read ${file}: ${(err as NodeJS.ErrnoException).code ?? (err as Error).message}`);
+  }
+}
 
 program
   .command("check")
@@ -97,7 +106,7 @@ const api = async (...args: Parameters<typeof import("./client.js").api>) => (aw
 remote(program.command("deploy").argument("<file>", "a .flow file").description("deploy a workflow to a running server")).action(
   async (file: string, opts: { url?: string }) => {
     const { url, token } = adminClient(opts);
-    const source = readFileSync(file, "utf8");
+    const source = readSource(file);
     const answer = await api(url, "POST", "/api/workflows", { token, text: source, headers: { "x-slotflow-filename": file } });
     const { printDeployAnswer } = await import("./output.js");
     process.exitCode = printDeployAnswer(answer, source, file, (line) => process.stdout.write(`${line}\n`), (line) => process.stderr.write(`${line}\n`));

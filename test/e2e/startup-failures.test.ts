@@ -158,3 +158,9 @@ for (const args of [["show", "0"], ["start", "VendorApproval"], ["deploy", "exam
     t.deepEqual(r.stderr, [`error: cannot reach the slotflow server at http://127.0.0.1:${closedPort} (--url or BASE_URL)`]);
   });
 }
+
+test("deploy: a file that cannot be read is one line, before any server is asked", async (t) => {
+  const r = await cli(["deploy", "test/fixtures/no-such-file.flow"], { BASE_URL: `http://127.0.0.1:${closedPort}` });
+  t.is(r.code, 1);
+  t.deepEqual(r.stderr, ["error: cannot read test/fixtures/no-such-file.flow: ENOENT"]);
+});
