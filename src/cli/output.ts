@@ -2,8 +2,8 @@
  * How the CLI's client commands print what the server answered (issue 9 §3).
  *
  * - `deploy`: a refused workflow's diagnostics as `check` prints them —
- *   `FILE:LINE:COL: error FLOWnnn: message`, the source line and a caret under the column the
- *   server names (the API gives a start position, so the caret is one character wide) — then
+ *   `FILE:LINE:COL: error FLOWnnn: message`, the source line and the caret line under the range
+ *   the server names (`^~~~`, exactly as `check` prints it) — then
  *   `1 file not deployed: N errors, N warnings`; exit 1. A deployed workflow prints the answer's JSON
  *   (stdout) and its warnings in the same format (stderr); exit 0. Any other refusal prints the
  *   problem JSON; exit 1.
@@ -20,11 +20,15 @@ interface ApiDiagnostic {
   message: string;
   line: number;
   column: number;
+  /** Where the range ends (exclusive); absent from older servers, which give the start only. */
+  endLine?: number;
+  endColumn?: number;
 }
 
 function format(d: ApiDiagnostic, source: string, file: string): string {
-  const at = { line: d.line, column: d.column, offset: 0 };
-  const diagnostic: Diagnostic = { code: d.code, severity: d.severity, message: d.message, range: { start: at, end: at } };
+  const start = { line: d.line, column: d.column, offset: 0 };
+  const end = { line: d.endLine ?? d.line, column: d.endColumn ?? d.column, offset: 0 };
+  const diagnostic: Diagnostic = { code: d.code, severity: d.severity, message: d.message, range: { start, end } };
   return formatDiagnostic(diagnostic, source, file);
 }
 

@@ -5,7 +5,7 @@
 import { bodyParser } from "@koa/bodyparser";
 import Router from "@koa/router";
 import type { Context } from "koa";
-import { deploy } from "../engine/deploy.js";
+import { deploy, diagnosticJson } from "../engine/deploy.js";
 import { prepareRaise, prepareStart } from "../engine/prepare.js";
 import { RefusalCode, RefusalError, refuse } from "../engine/refusals.js";
 import { showOutbox, showRun } from "../engine/views.js";
@@ -33,7 +33,7 @@ export function adminRouter(rt: Runtime): Router {
     const source = typeof ctx.request.body === "string" ? ctx.request.body : "";
     if (!source.trim()) throw new RefusalError(refuse(RefusalCode.InvalidWorkflow, "Send the .flow source as the body (Content-Type: text/plain)."));
     const result = await deploy(rt.db, source, ctx.get("x-slotflow-filename") || "<source>");
-    const warnings = result.warnings.map((d) => ({ code: d.code, severity: d.severity, message: d.message, line: d.range.start.line, column: d.range.start.column }));
+    const warnings = result.warnings.map(diagnosticJson);
     ctx.status = result.created ? 201 : 200;
     ctx.body = { name: result.name, version: result.version, created: result.created, upgradedRuns: result.upgradedRuns, warnings };
     rt.log.info({ workflow: result.name, version: result.version, created: result.created }, "deployed");

@@ -55,7 +55,7 @@ test.serial("--version prints the package's version and --help lists the command
   }
 });
 
-test.serial("deploy prints a refused workflow's diagnostics like check, with the caret, and exits 1", async (t) => {
+test.serial("deploy prints a refused workflow's diagnostics exactly as check does, caret line included, and exits 1", async (t) => {
   const file = join(scratch, "broken.flow");
   writeFileSync(file, readFileSync(join(ROOT, "test/fixtures/cli-no-input.flow"), "utf8").replace("on go() -> Done", "on go() -> Nowhere"));
   const r = await cli("deploy", file);
@@ -67,11 +67,11 @@ test.serial("deploy prints a refused workflow's diagnostics like check, with the
   const source = readFileSync(file, "utf8").split("\n");
   const [line, column] = [Number(header![2]), Number(header![3])];
   t.is(lines[1], source[line - 1]);
-  t.is(lines[2], `${" ".repeat(column - 1)}^`);
+  t.regex(lines[2], new RegExp(`^ {${column - 1}}\\^~*$`));
   t.regex(lines.at(-1)!, /^1 file not deployed: [1-9]\d* errors?, \d+ warnings?$/);
-  // check points at the same place.
-  const checked = await cli("check", file);
-  t.is(checked.stdout.split("\n")[0], lines[0]);
+  // Every diagnostic reads exactly as check prints it: header, source line, caret line.
+  const checked = (await cli("check", file)).stdout.trimEnd().split("\n");
+  t.deepEqual(lines.slice(0, -1), checked.slice(0, -1));
 });
 
 test.serial("start needs no --input for a workflow without parameters, raise no --args for an event without any", async (t) => {
