@@ -19,6 +19,10 @@
  * | SLOTFLOW_SWEEP_INTERVAL_MS | sweepIntervalMs | 1000 |
  * | SLOTFLOW_WORKER_CONCURRENCY | workerConcurrency (jobs per worker process) | 8 |
  * | SLOTFLOW_TRUST_PROXY | trustProxy (`1`: client address from X-Forwarded-For) | off |
+ * | SLOTFLOW_MAX_SOURCE_BYTES | limits.maxSourceBytes (a deployed `.flow` source; larger: 413) | 524288 (512 KiB) |
+ * | SLOTFLOW_MAX_INPUT_BYTES | limits.maxInputBytes (a run's input as JSON; larger: 413) | 262144 (256 KiB) |
+ * | SLOTFLOW_MAX_INPUT_DEPTH | limits.maxInputDepth (nesting of objects and arrays in run input; deeper: 422) | 32 |
+ * | SLOTFLOW_MAX_FANOUT | limits.maxFanOut (elements of any list in run input, so of any `for each`; more: 422) | 1000 |
  * | LOG_LEVEL | logLevel | info |
  * | SLOTFLOW_TEST_DATABASE_URL | the testing kit's database (`kitDatabaseUrl()`), before DATABASE_URL | unset: the kit uses DATABASE_URL, and refuses to run when neither is set |
  *
@@ -46,9 +50,25 @@ export interface Config {
   workerConcurrency: number;
   logLevel: string;
   trustProxy: boolean;
+  /** Bounds on what the admin API accepts (issue 8 items 15–17). */
+  limits: Limits;
   /** Names of secrets that fell back to their development values (the caller warns). */
   devDefaults: string[];
 }
+
+/** Bounds on deployed sources and run input (docs/configuration.md, "Limits"). */
+export interface Limits {
+  /** UTF-8 bytes of a `.flow` source (`POST /api/workflows`); larger is 413 payload-too-large. */
+  maxSourceBytes: number;
+  /** UTF-8 bytes of a run's input as JSON; larger is 413 payload-too-large. */
+  maxInputBytes: number;
+  /** Objects and arrays nested in a run's input (the input object is level 1); deeper is 422. */
+  maxInputDepth: number;
+  /** Elements of any one list in a run's input, and so of any `for each` fan-out; more is 422. */
+  maxFanOut: number;
+}
+
+export const DEFAULT_LIMITS: Limits = { maxSourceBytes: 512 * 1024, maxInputBytes: 256 * 1024, maxInputDepth: 32, maxFanOut: 1000 };
 
 export class ConfigError extends Error {
   override name = "ConfigError";
@@ -125,6 +145,12 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, options: LoadOp
     workerConcurrency: int("SLOTFLOW_WORKER_CONCURRENCY", 8, 1),
     logLevel: env.LOG_LEVEL || "info",
     trustProxy: env.SLOTFLOW_TRUST_PROXY === "1",
+    limits: {
+      maxSourceBytes: int("SLOTFLOW_MAX_SOURCE_BYTES", DEFAULT_LIMITS.maxSourceBytes, 1),
+      maxInputBytes: int("SLOTFLOW_MAX_INPUT_BYTES", DEFAULT_LIMITS.maxInputBytes, 2),
+      maxInputDepth: int("SLOTFLOW_MAX_INPUT_DEPTH", DEFAULT_LIMITS.maxInputDepth, 1),
+      maxFanOut: int("SLOTFLOW_MAX_FANOUT", DEFAULT_LIMITS.maxFanOut, 1),
+    },
     devDefaults,
   };
   if (missing.length > 0) problems.push(missingSecretsMessage(missing));

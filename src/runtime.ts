@@ -34,7 +34,7 @@ export function createRuntime(options: RuntimeOptions = {}): Runtime {
   const sealer = new Sealer(config.sealKey);
   const queues = new Queues(config);
   const transport = options.transport ?? (config.smtpUrl ? smtpTransport(config.smtpUrl) : terminalTransport());
-  const engine: EngineDeps = { db, sealer, baseUrl: config.baseUrl, log };
+  const engine: EngineDeps = { db, sealer, baseUrl: config.baseUrl, log, limits: config.limits };
   return {
     config,
     log,

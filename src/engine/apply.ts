@@ -16,6 +16,7 @@
  *
  * Database faults propagate (the queue retries the job later); nothing partial is ever committed.
  */
+import type { Limits } from "../config.js";
 import type { Db, Tx } from "../db.js";
 import type { Logger } from "../log.js";
 import { deposit } from "./commands/deposit.js";
@@ -35,6 +36,8 @@ export interface EngineDeps {
   sealer: Sealer;
   baseUrl: string;
   log?: Logger;
+  /** Input and fan-out limits (config.ts); the defaults when absent. */
+  limits?: Limits;
 }
 
 export interface Applied {
@@ -79,7 +82,7 @@ async function recordIncident(tx: Tx, runId: string, command: string, message: s
 export async function applyCommand(deps: EngineDeps, cmd: Command): Promise<Applied> {
   let fault: RuntimeFault | null = null;
   const applied = await deps.db.$transaction(async (tx) => {
-    const services = { tx, sealer: deps.sealer, baseUrl: deps.baseUrl };
+    const services = { tx, sealer: deps.sealer, baseUrl: deps.baseUrl, limits: deps.limits };
     const run = cmd.kind === "start" ? null : await lockRun(tx, cmd.runId, deps.sealer);
     const prior = await tx.appliedCommand.findUnique({ where: { id: cmd.commandId } });
     if (prior) return { outcome: prior.outcome as unknown as Outcome, queuedMail: [] };

@@ -6,7 +6,9 @@
  * (the contract-signing example mails `contract.counterSignUrl` from a milestone). So before any
  * such string is written, it is sealed with AES-256-GCM under a key derived from
  * SLOTFLOW_SEAL_KEY, which lives only in the processes' environment: the token cannot be recovered
- * from the database alone. Stored form: `{"$sealed": "v1.<iv>.<ciphertext>.<tag>"}` (base64url).
+ * from the database alone. Stored form: `{"$sealed": "v1.<iv>.<ciphertext>.<tag>"}` (base64url);
+ * in a text column (the outbox's recipient, subject and body) the JSON text of the string or of
+ * that envelope (`sealText`).
  * API output never unseals: it shows the URL with its token replaced by `[redacted]`.
  */
 import { createCipheriv, createDecipheriv, createHash, randomBytes } from "node:crypto";
@@ -29,10 +31,10 @@ export function carriesLink(text: string): boolean {
 
 /**
  * `text` with the token segment of every callback path replaced by `[redacted]` — any segment,
- * well-formed or not, so that a hostile or mistyped token is not logged either.
+ * well-formed or not, in any letter case, so that a hostile or mistyped token is not logged either.
  */
 export function redactTokens(text: string): string {
-  return text.replace(/(\/api\/workflow\/callback\/)[^\s"'?#\\/<>]+/g, "$1[redacted]");
+  return text.replace(/(\/api\/workflow\/callback\/)[^\s"'?#\\/<>]+/gi, "$1[redacted]");
 }
 
 export class Sealer {
@@ -63,6 +65,20 @@ export class Sealer {
     return carriesLink(text) ? this.seal(text) : text;
   }
 
+  /**
+   * The stored form of a text column that may carry a link (`outbox.to`, `.subject`, `.body`):
+   * the JSON text of the string, or of its sealed envelope when it carries a link.
+   */
+  sealText(text: string): string {
+    return JSON.stringify(this.sealIfLink(text));
+  }
+
+  /** The string a `sealText` form stands for (inside the engine only: the mailer). Throws like `unseal`. */
+  openText(stored: string): string {
+    const value = parseStoredText(stored);
+    return isSealed(value) ? this.unseal(value) : String(value);
+  }
+
   /** Deep copy of a JSON value with every link-carrying string sealed. */
   sealJson(value: unknown): unknown {
     if (typeof value === "string") return this.sealIfLink(value);
@@ -86,6 +102,19 @@ export class Sealer {
     }
     return value;
   }
+}
+
+function parseStoredText(stored: string): unknown {
+  try {
+    return JSON.parse(stored) as unknown;
+  } catch {
+    return stored;
+  }
+}
+
+/** A `sealText` form for API output: the string with every token replaced by `[redacted]`. */
+export function redactStoredText(stored: string, sealer: Sealer): string {
+  return String(redactForOutput(parseStoredText(stored), sealer));
 }
 
 /** Deep copy for API output: sealed strings opened with every token replaced by `[redacted]`. */

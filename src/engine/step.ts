@@ -11,6 +11,7 @@
  * Every string written by `flush()` that carries a callback link is sealed first (seal.ts).
  */
 import { randomUUID } from "node:crypto";
+import type { Limits } from "../config.js";
 import type { Tx } from "../db.js";
 import type { CompiledWorkflow } from "../lang/compiled.js";
 import type { IdempotencyFingerprint } from "./idempotency.js";
@@ -60,6 +61,8 @@ export interface StepServices {
   sealer: Sealer;
   /** `{base_url}` of minted links, no trailing slash. */
   baseUrl: string;
+  /** Input and fan-out limits (config.ts); the defaults when absent. */
+  limits?: Limits;
 }
 
 interface PendingMint {
@@ -68,6 +71,7 @@ interface PendingMint {
   tokenSha256: string;
 }
 
+/** A queued message, every text already in its stored form (`Sealer.sealText`: sealed when it carries a link). */
 interface PendingMail {
   id: string;
   to: string;
@@ -182,9 +186,14 @@ export class Step {
     this.burned = { linkId, idempotency };
   }
 
+  /**
+   * Queues a message. Recipient, subject and body are sealed here (issue 8 item 7: any of them may
+   * carry a link), so the pending record already holds what the outbox row stores.
+   */
   queueMail(to: string, subject: string, body: string): string {
     const id = randomUUID();
-    this.mail.push({ id, to, subject, body });
+    const { sealer } = this.services;
+    this.mail.push({ id, to: sealer.sealText(to), subject: sealer.sealText(subject), body: sealer.sealText(body) });
     return id;
   }
 
@@ -261,7 +270,7 @@ export class Step {
           runId: run.id,
           to: m.to,
           subject: m.subject,
-          body: JSON.stringify(sealer.sealIfLink(m.body)),
+          body: m.body,
           status: "pending",
         })),
       });

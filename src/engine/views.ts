@@ -3,7 +3,7 @@
  * Nothing here ever returns a token: sealed values are shown with the token as `[redacted]`.
  */
 import type { Db } from "../db.js";
-import { redactForOutput, type Sealer } from "./seal.js";
+import { redactForOutput, redactStoredText, redactTokens, type Sealer } from "./seal.js";
 
 export async function showRun(db: Db, sealer: Sealer, runId: string) {
   const run = await db.run.findUnique({
@@ -35,7 +35,7 @@ export async function showRun(db: Db, sealer: Sealer, runId: string) {
       deadline: s.deadline,
       closedAt: s.closedAt,
     })),
-    incidents: run.incidents.map((i) => ({ at: i.at, command: i.command, code: i.code, message: i.message })),
+    incidents: run.incidents.map((i) => ({ at: i.at, command: i.command, code: i.code, message: redactTokens(i.message) })),
     history: run.history.map((h) => ({ at: h.at, kind: h.kind, data: redactForOutput(h.data, sealer) })),
     createdAt: run.createdAt,
     finishedAt: run.finishedAt,
@@ -49,10 +49,10 @@ export async function showOutbox(db: Db, sealer: Sealer, runId: string) {
   const rows = await db.outboxMessage.findMany({ where: { runId }, orderBy: { createdAt: "asc" } });
   return rows.map((m) => ({
     id: m.id,
-    to: m.to,
-    subject: m.subject,
+    to: redactStoredText(m.to, sealer),
+    subject: redactStoredText(m.subject, sealer),
     status: m.status,
-    body: m.body === null ? null : (redactForOutput(JSON.parse(m.body), sealer) as string),
+    body: m.body === null ? null : redactStoredText(m.body, sealer),
     messageId: m.messageId,
     attempts: m.attempts,
     createdAt: m.createdAt,

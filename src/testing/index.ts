@@ -33,7 +33,7 @@ import { prepareRaise, prepareStart } from "../engine/prepare.js";
 import { fingerprint } from "../engine/idempotency.js";
 import { prepareDeposit } from "../engine/redeem.js";
 import { RefusalError } from "../engine/refusals.js";
-import { isSealed, Sealer } from "../engine/seal.js";
+import { Sealer } from "../engine/seal.js";
 import { showRun, type RunView } from "../engine/views.js";
 
 export { RefusalError };
@@ -46,7 +46,7 @@ function engine(): Promise<EngineDeps> {
     const databaseUrl = kitDatabaseUrl();
     const config = loadConfig(process.env, { secrets: ["SLOTFLOW_SEAL_KEY"] });
     await checkPostgres(databaseUrl);
-    return { db: createDb(databaseUrl, 5), sealer: new Sealer(config.sealKey), baseUrl: config.baseUrl };
+    return { db: createDb(databaseUrl, 5), sealer: new Sealer(config.sealKey), baseUrl: config.baseUrl, limits: config.limits };
   })().catch((err: unknown) => {
     shared = null;
     throw err;
@@ -114,7 +114,8 @@ export class Workflow {
   static async deploy(sourceOrPath: string): Promise<Workflow> {
     const isPath = !sourceOrPath.includes("\n") && sourceOrPath.endsWith(".flow") && existsSync(sourceOrPath);
     const source = isPath ? readFileSync(sourceOrPath, "utf8") : sourceOrPath;
-    const result = await deploy((await engine()).db, source, isPath ? sourceOrPath : "<source>");
+    const deps = await engine();
+    const result = await deploy(deps.db, source, isPath ? sourceOrPath : "<source>", { maxSourceBytes: deps.limits?.maxSourceBytes });
     return new Workflow(result.name, result.version);
   }
 
@@ -153,7 +154,8 @@ export class Workflow {
 
   /** Starts a run of this workflow's current version with `input` (the workflow's parameters by name). */
   async start(input: Record<string, unknown>): Promise<TestRun> {
-    const prepared = await prepareStart((await engine()).db, this.name, input);
+    const deps = await engine();
+    const prepared = await prepareStart(deps.db, this.name, input, deps.limits);
     if (!prepared.ok) throw new RefusalError(prepared.refusal);
     const summary = await apply(prepared.cmd);
     const run = new TestRun(summary.id);
@@ -220,8 +222,7 @@ export class TestRun {
     const { db, sealer } = await engine();
     const rows = await db.outboxMessage.findMany({ where: { runId: this.id }, orderBy: { createdAt: "asc" } });
     return rows.map((m) => {
-      const stored = m.body === null ? null : (JSON.parse(m.body) as unknown);
-      return { to: m.to, subject: m.subject, status: m.status, body: stored === null ? null : isSealed(stored) ? sealer.unseal(stored) : String(stored) };
+      return { to: sealer.openText(m.to), subject: sealer.openText(m.subject), status: m.status, body: m.body === null ? null : sealer.openText(m.body) };
     });
   }
 }

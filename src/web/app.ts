@@ -3,20 +3,21 @@
  *
  * Routes: the public callback endpoint (callback.ts), the admin API and the ordinary raise path
  * (admin.ts), `GET /healthz`, `GET /readyz`, `GET /metrics`, `GET /api/openapi.json`.
- * The access log writes route templates' paths with callback tokens redacted.
+ * The access log writes route templates, never raw paths (access-log.ts); requests no route takes
+ * and requests Node's parser refuses are answered with problem documents (fallback.ts).
  */
-import type { Server } from "node:http";
+import { createServer, type Server } from "node:http";
 import Koa from "koa";
 import Router from "@koa/router";
 import { Redis } from "ioredis";
-import { RefusalCode } from "../engine/refusals.js";
-import { redactTokens } from "../engine/seal.js";
 import type { Runtime } from "../runtime.js";
 import { adminRouter } from "./admin.js";
 import { callbackRouter } from "./callback.js";
-import { metrics, registry } from "./metrics.js";
+import { accessLog } from "./access-log.js";
+import { answerClientErrors, requireHost, unmatchedRoute } from "./fallback.js";
+import { registry } from "./metrics.js";
 import { openApiDocument } from "./openapi.js";
-import { problemMiddleware, sendProblem } from "./problems.js";
+import { problemMiddleware } from "./problems.js";
 import { redisRateLimit } from "./rate-limit.js";
 
 export interface WebApp {
@@ -31,18 +32,9 @@ export function createWebApp(rt: Runtime): WebApp {
   limiterRedis.on("error", () => undefined);
   const rateLimit = redisRateLimit(limiterRedis, rt.config.rateLimitPerMinute, rt.config.queuePrefix);
 
-  app.use(async (ctx, next) => {
-    const started = performance.now();
-    try {
-      await next();
-    } finally {
-      const ms = performance.now() - started;
-      const route = (ctx as unknown as { _matchedRoute?: string })._matchedRoute ?? "unmatched";
-      metrics.http.observe({ method: ctx.method, route, status: String(ctx.status) }, ms / 1000);
-      rt.log.info({ method: ctx.method, path: redactTokens(ctx.path), status: ctx.status, ms: Math.round(ms * 10) / 10 }, "request");
-    }
-  });
+  app.use(accessLog(rt.log));
   app.use(problemMiddleware(rt.log));
+  app.use(requireHost());
 
   const ops = new Router();
   ops.get("/healthz", (ctx) => {
@@ -64,13 +56,9 @@ export function createWebApp(rt: Runtime): WebApp {
     ctx.body = openApiDocument(rt.config.baseUrl);
   });
 
-  for (const router of [ops, callbackRouter(rt, rateLimit), adminRouter(rt)]) {
-    app.use(router.routes());
-    app.use(router.allowedMethods());
-  }
-  app.use((ctx) => {
-    if (ctx.body === undefined && ctx.status === 404) sendProblem(ctx, { code: RefusalCode.NotFound, detail: "No such endpoint." });
-  });
+  const routers = [ops, callbackRouter(rt, rateLimit), adminRouter(rt)];
+  for (const router of routers) app.use(router.routes());
+  app.use(unmatchedRoute(routers));
 
   let server: Server | null = null;
   return {
@@ -78,8 +66,11 @@ export function createWebApp(rt: Runtime): WebApp {
     async listen(port = rt.config.port) {
       if (!(await rt.queues.ready())) rt.log.warn("Redis is not answering; requests that need it answer 503 until it does");
       server = await new Promise<Server>((resolve, reject) => {
-        const s = app.listen(port, () => resolve(s));
+        // Node's own Host check answers a bare 400; requireHost() answers it with a problem body
+        const s = createServer({ requireHostHeader: false }, app.callback());
+        answerClientErrors(s);
         s.once("error", reject);
+        s.listen(port, () => resolve(s));
       });
       return server;
     },

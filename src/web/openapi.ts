@@ -27,7 +27,18 @@ export function openApiDocument(baseUrl: string) {
   const admin = [{ adminToken: [] }];
   return {
     openapi: "3.1.0",
-    info: { title: "slotflow", version: "1", description: "Workflows that wait on slots, answered by signed-in principals or through single-use callback links." },
+    info: {
+      title: "slotflow",
+      version: "1",
+      description:
+        "Workflows that wait on slots, answered by signed-in principals or through single-use callback links. " +
+        "Every answer of 400 or above is application/problem+json whose status equals the status line: a path no route serves is 404 not-found, " +
+        "a method a path does not take is 405 method-not-allowed with Allow, and a request the HTTP parser refuses (or an HTTP/1.1 request without Host) is 400 " +
+        "(431 for header fields too large, 408 for a request that does not arrive in time) with type about:blank. " +
+        "Request bodies: a request with Transfer-Encoding or Content-Length above 0 is judged on its body (null is a body, refused 422); " +
+        "JSON endpoints take application/json and any application/*+json type; Content-Encoding identity, gzip, deflate and br are decoded, " +
+        "any other (or a false one) is 415; strings holding U+0000 or an unpaired surrogate are 422 naming the field.",
+    },
     servers: [{ url: baseUrl }],
     paths: {
       "/api/workflow/callback/{token}": {
@@ -44,7 +55,13 @@ export function openApiDocument(baseUrl: string) {
             },
           ],
           summary: "Complete the link's slot (no sign-in; the token is the credential). Any other method answers 405 with Allow: POST and never spends the link.",
-          requestBody: { required: false, content: { "application/json": { schema: { type: "object", description: "Exactly the event's parameters by name; no body for an event without parameters." } } } },
+          requestBody: {
+            required: false,
+            content: {
+              "application/json": { schema: { type: "object", description: "Exactly the event's parameters by name; no body for an event without parameters. null is a body (422)." } },
+              "application/*+json": { schema: { type: "object", description: "Parsed as JSON, like application/json." } },
+            },
+          },
           responses: responses(
             {
               "200": jsonOk("Slot completed, link burned", { type: "object", properties: { status: { const: "completed" } } }),
@@ -56,28 +73,30 @@ export function openApiDocument(baseUrl: string) {
       },
       "/api/workflows": {
         post: {
-          summary: "Compile and deploy a .flow source",
+          summary:
+            "Compile and deploy a .flow source (at most SLOTFLOW_MAX_SOURCE_BYTES, else 413; at most 100 diagnostics, then FLOW008 counting the rest)",
           security: admin,
           requestBody: { required: true, content: { "text/plain": { schema: { type: "string" } } } },
           responses: responses(
             { "201": jsonOk("Deployed as a new version"), "200": jsonOk("Unchanged: same source as the current version") },
-            ["unauthorized", "invalid-workflow", "version-conflict"],
+            ["unauthorized", "invalid-workflow", "version-conflict", "unsupported-media-type", "payload-too-large", "method-not-allowed", "unavailable"],
           ),
         },
       },
       "/api/workflows/{name}": {
-        parameters: [{ name: "name", in: "path", required: true, schema: { type: "string" } }],
+        parameters: [{ name: "name", in: "path", required: true, schema: { type: "string", pattern: "^[A-Za-z_][A-Za-z0-9_]*$" }, description: "A workflow name (an identifier); any other name is 404." }],
         get: { summary: "Versions and the current source", security: admin, responses: responses({ "200": jsonOk("The workflow") }, ["unauthorized", "not-found"]) },
       },
       "/api/workflows/{name}/runs": {
-        parameters: [{ name: "name", in: "path", required: true, schema: { type: "string" } }],
+        parameters: [{ name: "name", in: "path", required: true, schema: { type: "string", pattern: "^[A-Za-z_][A-Za-z0-9_]*$" }, description: "A workflow name (an identifier); any other name is 404." }],
         post: {
-          summary: "Start a run; the body is the run's input (the workflow's parameters by name)",
+          summary:
+            "Start a run; the body is the run's input (the workflow's parameters by name), checked at every depth: 422 invalid-body with errors [{name: path, problem}]; limits SLOTFLOW_MAX_INPUT_BYTES (413), SLOTFLOW_MAX_INPUT_DEPTH and SLOTFLOW_MAX_FANOUT (422)",
           security: admin,
           requestBody: { required: true, content: { "application/json": { schema: { type: "object" } } } },
           responses: responses(
             { "201": jsonOk("Started: {id, version, state, status}"), "202": jsonOk("Queued: {id, status: accepted}") },
-            ["unauthorized", "not-found", "invalid-body", "malformed-json", "handler-failed", "unavailable"],
+            ["unauthorized", "not-found", "invalid-body", "malformed-json", "unsupported-media-type", "payload-too-large", "handler-failed", "unavailable"],
           ),
         },
       },
@@ -105,7 +124,7 @@ export function openApiDocument(baseUrl: string) {
           requestBody: { required: false, content: { "application/json": { schema: { type: "object" } } } },
           responses: responses(
             { "200": jsonOk("Slot completed: {status, run}"), "202": jsonOk("Queued") },
-            ["unauthorized", "not-a-candidate", "authorize-denied", "not-found", "slot-not-open", "requires-failed", "slot-closed", "invalid-body", "malformed-json", "handler-failed", "unavailable"],
+            ["unauthorized", "not-a-candidate", "authorize-denied", "not-found", "slot-not-open", "requires-failed", "slot-closed", "invalid-body", "malformed-json", "unsupported-media-type", "payload-too-large", "handler-failed", "unavailable"],
           ),
         },
       },
@@ -121,7 +140,7 @@ export function openApiDocument(baseUrl: string) {
       schemas: {
         Problem: {
           type: "object",
-          description: `RFC 9457 problem details. type is ${PROBLEM_BASE}<code>.`,
+          description: `RFC 9457 problem details. type is ${PROBLEM_BASE}<code>, or about:blank (no code) for a request refused before any route is known.`,
           properties: {
             type: { type: "string" },
             title: { type: "string" },
@@ -131,7 +150,7 @@ export function openApiDocument(baseUrl: string) {
             reason: { type: "string", description: "For 410: burned, retired, completed, cancelled, expired, dropped, run-finished" },
             expects: { type: "object", additionalProperties: { type: "string" }, description: "For invalid-body: parameter name → JSON type" },
           },
-          required: ["type", "title", "status", "code"],
+          required: ["type", "title", "status"],
         },
       },
     },
