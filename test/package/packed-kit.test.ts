@@ -3,7 +3,8 @@
  * and ava into a fresh temporary project, migrate a fresh database with the installed
  * `slotflow migrate` (the compiled CLI), type-check the author's test that docs/testing.md shows
  * with plain `tsc` (the package's `exports` carry `types`; no loader) and run the compiled test
- * with ava. It deploys, starts, redeems with `Workflow.Redeem` and asserts refusal codes.
+ * with ava. It deploys, starts, redeems with `Workflow.Redeem` and asserts refusal codes. Then
+ * `import { compile } from "slotflow"` from plain JavaScript.
  *
  * Needs the npm registry (or npm's cache): the tarball's dependencies and ava are installed with
  * `--prefer-offline`. Takes about a minute on a quiet machine; each step has its own timeout.
@@ -92,4 +93,9 @@ test("the packed package installs into a fresh project, whose documented ava tes
   const tested = await run(join(project, "node_modules/.bin/ava"), ["--tap"], { ...opts(project), env: { ...env, SLOTFLOW_TEST_DATABASE_URL: databaseUrl } });
   t.regex(tested.stdout, /^# pass 1$/m, tested.stdout);
   t.regex(tested.stdout, /^# fail 0$/m);
+
+  // The package's main entry, from plain JavaScript: the compiler answers with data.
+  const script = `import { compile } from "slotflow"; const r = compile("workflow W(", "w.flow"); console.log(r.workflow === null, r.diagnostics[0].code);`;
+  const main = await run(process.execPath, ["--input-type=module", "-e", script], opts(project));
+  t.regex(main.stdout, /^true FLOW\d{3}$/m);
 });
