@@ -10,15 +10,18 @@
  * | BASE_URL | baseUrl (the `{base_url}` of minted links, no trailing slash) | http://localhost:$PORT |
  * | SLOTFLOW_ADMIN_TOKEN | adminToken | a dev value, with a warning; required when NODE_ENV=production |
  * | SLOTFLOW_JWT_SECRET | jwtSecret (HS256 key, UTF-8 bytes) | a dev value; required in production |
- * | SLOTFLOW_SEAL_KEY | sealKey (seals stored values that carry a link) | a dev value; required in production |
+ * | SLOTFLOW_SEAL_KEY | sealKey (raw) and sealKeys: a key ring, comma-separated, newest first — values are sealed with the first key and opened with any (`slotflow reseal` moves them to the first) | a dev value; required in production |
  * | SMTP_URL | smtpUrl | unset: messages are printed to the terminal |
  * | SLOTFLOW_QUEUE_PREFIX | queuePrefix (BullMQ key prefix) | slotflow |
  * | SLOTFLOW_DEPOSIT_WAIT_MS | depositWaitMs (how long the web process waits for a worker) | 10000 |
  * | SLOTFLOW_CALLBACK_BODY_LIMIT_BYTES | callbackBodyLimitBytes | 65536 |
- * | SLOTFLOW_RATE_LIMIT_PER_MINUTE | rateLimitPerMinute (callback posts per client IP) | 600 |
+ * | SLOTFLOW_RATE_LIMIT_PER_MINUTE | rateLimitPerMinute (callback posts and responder-page GETs per client IP) | 600 |
  * | SLOTFLOW_SWEEP_INTERVAL_MS | sweepIntervalMs | 1000 |
  * | SLOTFLOW_WORKER_CONCURRENCY | workerConcurrency (jobs per worker process) | 8 |
  * | SLOTFLOW_TRUST_PROXY | trustProxy (`1`: client address from X-Forwarded-For) | off |
+ * | SLOTFLOW_SHUTDOWN_TIMEOUT_MS | shutdownTimeoutMs: on SIGTERM/SIGINT, how long in-flight requests and current jobs may take before the process exits anyway | 25000 |
+ * | SLOTFLOW_SHUTDOWN_DRAIN_MS | shutdownDrainMs: on SIGTERM/SIGINT, how long a web process keeps serving (readiness already 503) before it stops accepting | 0 |
+ * | SLOTFLOW_METRICS_PORT | metricsPort: where a process without the web role (worker, sweeper) serves `GET /metrics` | unset: not served |
  * | SLOTFLOW_MAX_SOURCE_BYTES | limits.maxSourceBytes (a deployed `.flow` source; larger: 413) | 524288 (512 KiB) |
  * | SLOTFLOW_MAX_INPUT_BYTES | limits.maxInputBytes (a run's input as JSON; larger: 413) | 262144 (256 KiB) |
  * | SLOTFLOW_MAX_INPUT_DEPTH | limits.maxInputDepth (nesting of objects and arrays in run input; deeper: 422) | 32 |
@@ -41,6 +44,8 @@ export interface Config {
   adminToken: string;
   jwtSecret: string;
   sealKey: string;
+  /** The seal key ring, newest first (SLOTFLOW_SEAL_KEY split on commas). */
+  sealKeys: string[];
   smtpUrl: string | null;
   queuePrefix: string;
   depositWaitMs: number;
@@ -48,6 +53,9 @@ export interface Config {
   rateLimitPerMinute: number;
   sweepIntervalMs: number;
   workerConcurrency: number;
+  shutdownTimeoutMs: number;
+  shutdownDrainMs: number;
+  metricsPort: number | null;
   logLevel: string;
   trustProxy: boolean;
   /** Bounds on what the admin API accepts (issue 8 items 15–17). */
@@ -94,6 +102,14 @@ export const DEV_ADMIN_TOKEN = "dev-admin-token";
 const DEV_JWT_SECRET = "dev-jwt-secret-change-me";
 const DEV_SEAL_KEY = "dev-seal-key-change-me";
 
+/** A key ring as written in SLOTFLOW_SEAL_KEY: keys separated by commas, newest first, blanks around them ignored. */
+export function parseKeyRing(raw: string): string[] {
+  return raw
+    .split(",")
+    .map((k) => k.trim())
+    .filter((k) => k !== "");
+}
+
 /** Reads and validates the environment (default: `process.env`). */
 export function loadConfig(env: NodeJS.ProcessEnv = process.env, options: LoadOptions = {}): Config {
   const nodeEnv = env.NODE_ENV ?? "development";
@@ -127,15 +143,22 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, options: LoadOp
   } catch {
     problems.push(`BASE_URL must be an absolute URL, got "${baseUrl}"`);
   }
+  const adminToken = secret("SLOTFLOW_ADMIN_TOKEN", DEV_ADMIN_TOKEN);
+  const jwtSecret = secret("SLOTFLOW_JWT_SECRET", DEV_JWT_SECRET);
+  const sealKey = secret("SLOTFLOW_SEAL_KEY", DEV_SEAL_KEY);
+  const sealKeys = parseKeyRing(sealKey);
+  if (env.SLOTFLOW_SEAL_KEY && sealKeys.length === 0) problems.push(`SLOTFLOW_SEAL_KEY must name at least one key (comma-separated, newest first)`);
+  const metricsPort = env.SLOTFLOW_METRICS_PORT ? int("SLOTFLOW_METRICS_PORT", 0, 0) : null;
   const config: Config = {
     nodeEnv,
     databaseUrl: env.DATABASE_URL || "postgresql://postgres@127.0.0.1:5432/slotflow",
     redisUrl: env.REDIS_URL || "redis://127.0.0.1:6379",
     port,
     baseUrl,
-    adminToken: secret("SLOTFLOW_ADMIN_TOKEN", DEV_ADMIN_TOKEN),
-    jwtSecret: secret("SLOTFLOW_JWT_SECRET", DEV_JWT_SECRET),
-    sealKey: secret("SLOTFLOW_SEAL_KEY", DEV_SEAL_KEY),
+    adminToken,
+    jwtSecret,
+    sealKey,
+    sealKeys,
     smtpUrl: env.SMTP_URL || null,
     queuePrefix: env.SLOTFLOW_QUEUE_PREFIX || "slotflow",
     depositWaitMs: int("SLOTFLOW_DEPOSIT_WAIT_MS", 10_000, 1),
@@ -143,6 +166,9 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, options: LoadOp
     rateLimitPerMinute: int("SLOTFLOW_RATE_LIMIT_PER_MINUTE", 600, 1),
     sweepIntervalMs: int("SLOTFLOW_SWEEP_INTERVAL_MS", 1000, 10),
     workerConcurrency: int("SLOTFLOW_WORKER_CONCURRENCY", 8, 1),
+    shutdownTimeoutMs: int("SLOTFLOW_SHUTDOWN_TIMEOUT_MS", 25_000, 0),
+    shutdownDrainMs: int("SLOTFLOW_SHUTDOWN_DRAIN_MS", 0, 0),
+    metricsPort,
     logLevel: env.LOG_LEVEL || "info",
     trustProxy: env.SLOTFLOW_TRUST_PROXY === "1",
     limits: {

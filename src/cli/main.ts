@@ -3,10 +3,12 @@
  *
  *   check FILE…            compile and print diagnostics; exit 1 on errors
  *   migrate                apply prisma/migrations to DATABASE_URL (offline)
+ *   reseal                 re-seal stored values under the newest key of SLOTFLOW_SEAL_KEY
  *   serve [--deploy DIR] [--migrate]   web, workers and sweeper in one process
  *   web | worker | sweeper one role per process (Procfile)
  *   deploy FILE            deploy through a running server (diagnostics printed like `check`)
  *   start WORKFLOW [--input JSON], show RUN, raise RUN ALIAS [--args JSON] --as SUB [--role R…] [--element N]
+ *   revoke RUN ALIAS       end the slot's live callback link
  *   token --sub SUB [--role R…] [--email E]   print a development principal JWT
  *   --version, --help
  *
@@ -70,6 +72,27 @@ program
     const r = await migrate(databaseUrl).catch((err: unknown) => Promise.reject(postgresFailure(err, databaseUrl)));
     process.stdout.write(`migrations: ${r.applied.length} applied, ${r.alreadyApplied.length} already applied\n`);
     for (const name of r.checksumMismatches) process.stderr.write(`warning: ${name} was changed after it was applied\n`);
+  });
+
+program
+  .command("reseal")
+  .description("re-seal stored values under the newest key of SLOTFLOW_SEAL_KEY (keys comma-separated, newest first); exit 1 if some value no key opens")
+  .action(async () => {
+    const config = loadConfig(process.env, { secrets: ["SLOTFLOW_SEAL_KEY"] });
+    const { checkPostgres } = await import("./startup.js");
+    await checkPostgres(config.databaseUrl);
+    const [{ createDb }, { resealAll }, { Sealer }] = await Promise.all([import("../db.js"), import("../engine/reseal.js"), import("../engine/seal.js")]);
+    const db = createDb(config.databaseUrl, 2);
+    try {
+      const r = await resealAll(db, new Sealer(config.sealKeys));
+      process.stdout.write(`reseal: ${r.runs} runs, ${r.resealed} values re-sealed under the newest key, ${r.current} already under it, ${r.unreadable} unreadable\n`);
+      if (r.unreadable > 0) {
+        process.stderr.write(`${r.unreadable} sealed values are opened by no key of SLOTFLOW_SEAL_KEY: they were left as they are; add the key that sealed them to the ring and run again\n`);
+        process.exitCode = 1;
+      }
+    } finally {
+      await db.$disconnect();
+    }
   });
 
 type Roles = import("./startup.js").Roles;
@@ -157,6 +180,17 @@ remote(
     const hint = shown.status === 200 ? fanOutHint(shown.body, alias) : null;
     if (hint) process.stderr.write(`${hint}\n`);
   }
+});
+
+remote(
+  program
+    .command("revoke")
+    .argument("<run>", "run id")
+    .argument("<alias>", "slot alias")
+    .description("end the slot's live callback link (its holders then get 410 link-dead, reason revoked)"),
+).action(async (run: string, alias: string, opts: { url?: string }) => {
+  const { url, token } = adminClient(opts);
+  print(await api(url, "POST", `/api/runs/${encodeURIComponent(run)}/slots/${encodeURIComponent(alias)}/link/revoke`, { token }));
 });
 
 program

@@ -13,7 +13,7 @@
  * `preflight()` is the start-up sequence of the long-running roles, in order; each step fails with
  * one line and nothing after it runs (so a busy port is reported before anything is migrated):
  *   1. configuration, with the secrets the roles need (web: all three; worker, sweeper: the seal key)
- *   2. the web port is free
+ *   2. the web port is free (a worker's or sweeper's SLOTFLOW_METRICS_PORT, when set)
  *   3. PostgreSQL answers, the database exists and is migrated (`--migrate`: applies migrations first)
  *   4. Redis answers
  * It loads no engine, web or queue module, so a failure is reported within a few seconds.
@@ -85,20 +85,20 @@ export function redisFailure(err: unknown, redisUrl: string): StartupError {
   return new StartupError(`cannot reach Redis at ${where} (REDIS_URL)`);
 }
 
-/** Resolves when `port` can be listened on; rejects with a StartupError when it is taken. */
-export async function checkPortFree(port: number): Promise<void> {
+/** Resolves when `port` can be listened on; rejects with a StartupError naming `variable` when it is taken. */
+export async function checkPortFree(port: number, variable = "PORT"): Promise<void> {
   if (port === 0) return;
   await new Promise<void>((resolve, reject) => {
     const probe = createServer();
     probe.once("error", (err: NodeJS.ErrnoException) =>
-      reject(err.code === "EADDRINUSE" || err.code === "EACCES" ? portFailure(err, port) : err),
+      reject(err.code === "EADDRINUSE" || err.code === "EACCES" ? portFailure(err, port, variable) : err),
     );
     probe.listen(port, () => probe.close(() => resolve()));
   });
 }
 
-function portFailure(err: NodeJS.ErrnoException, port: number): StartupError {
-  return new StartupError(err.code === "EACCES" ? `port ${port} needs privileges this process does not have (PORT)` : `port ${port} is already in use (PORT)`);
+function portFailure(err: NodeJS.ErrnoException, port: number, variable: string): StartupError {
+  return new StartupError(err.code === "EACCES" ? `port ${port} needs privileges this process does not have (${variable})` : `port ${port} is already in use (${variable})`);
 }
 
 /**
@@ -163,6 +163,7 @@ function secretsFor(roles: Roles): SecretName[] {
 export async function preflight(roles: Roles, opts: { migrate?: boolean } = {}): Promise<Config> {
   const config = loadConfig(process.env, { secrets: secretsFor(roles) });
   if (roles.web) await checkPortFree(config.port);
+  else if (config.metricsPort !== null) await checkPortFree(config.metricsPort, "SLOTFLOW_METRICS_PORT");
   if (opts.migrate) await migrate(config.databaseUrl).catch((err: unknown) => Promise.reject(postgresFailure(err, config.databaseUrl)));
   await checkPostgres(config.databaseUrl);
   await checkRedis(config.redisUrl);

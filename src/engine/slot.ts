@@ -8,12 +8,14 @@
  *   waiting/open --state left--> cancelled
  *   waiting/open --`drop slot x`--> dropped
  *
- * Every close records why the slot's live link dies (link.ts writes it at flush).
+ * Every close records why the slot's live link dies (link.ts records it in the history now and
+ * writes it at flush).
  */
 import { randomUUID } from "node:crypto";
 import { DEFAULT_LIMITS } from "../config.js";
 import type { CompiledSlot } from "../lang/compiled.js";
 import { evaluate, RuntimeFault, Scope } from "./interpreter.js";
+import { killLiveLink } from "./link.js";
 import type { LinkEndReason } from "./refusals.js";
 import type { SlotRecord, SlotStatus, Step } from "./step.js";
 import { Duration, type Value } from "./values.js";
@@ -103,7 +105,7 @@ function close(step: Step, slot: SlotRecord, status: SlotStatus, linkReason: Lin
   slot.status = status;
   slot.closedAt = step.now;
   step.markSlotDirty(slot);
-  step.recordLinkEnd(slot.id, linkReason);
+  killLiveLink(step, slot, linkReason);
   step.addHistory(`slot-${status}`, { alias: slot.alias, element: slot.element });
 }
 

@@ -95,6 +95,8 @@ export class Step {
   /** Slot id → why its live link dies at flush (slot closed during this step). */
   private readonly linkEnds = new Map<string, LinkEndReason>();
   private burned: { linkId: string; idempotency: IdempotencyFingerprint | null } | null = null;
+  /** Slot id → id of its live link, as loaded and as changed by this step (link.ts keeps it). */
+  private readonly liveLinks: Map<string, string>;
   private readonly mail: PendingMail[] = [];
   private readonly history: { kind: string; data: Record<string, unknown> }[] = [];
   /** Outbox ids queued by this step, for the caller to hand to the mailer after commit. */
@@ -107,8 +109,10 @@ export class Step {
     slots: SlotRecord[],
     entities: EntityRecord[],
     isNewRun: boolean,
+    liveLinks: Map<string, string> = new Map(),
   ) {
     this.slots = slots;
+    this.liveLinks = liveLinks;
     this.entities = new Map(entities.map((e) => [e.name, e]));
     this.isNewRun = isNewRun;
     if (isNewRun) for (const e of entities) this.dirtyEntities.add(e.name);
@@ -117,9 +121,10 @@ export class Step {
   /** Loads the run's current slots and tracked rows. The caller holds the run's row lock. */
   static async load(services: StepServices, workflow: CompiledWorkflow, run: RunRecord): Promise<Step> {
     const { tx, sealer } = services;
-    const [slotRows, entityRows] = await Promise.all([
+    const [slotRows, entityRows, liveLinks] = await Promise.all([
       tx.slot.findMany({ where: { runId: run.id, visit: run.visit }, orderBy: [{ alias: "asc" }, { element: "asc" }] }),
       tx.entityRow.findMany({ where: { runId: run.id } }),
+      tx.link.findMany({ where: { runId: run.id, status: "live" }, select: { id: true, slotId: true } }),
     ]);
     const slots: SlotRecord[] = slotRows.map((r) => {
       const slot = workflow.states[r.state]?.slots.find((s) => s.alias === r.alias);
@@ -146,7 +151,7 @@ export class Step {
       for (const [field, spec] of Object.entries(decl?.fields ?? {})) data[field] = fromJson(raw[field] ?? null, spec.type);
       return { name: r.name, entity: r.entity, data };
     });
-    return new Step(services, workflow, run, slots, entities, false);
+    return new Step(services, workflow, run, slots, entities, false, new Map(liveLinks.map((l) => [l.slotId, l.id])));
   }
 
   /** The runtime value of a scalar workflow parameter (read-only input). */
@@ -180,6 +185,17 @@ export class Step {
 
   recordLinkEnd(slotId: string, reason: LinkEndReason): void {
     this.linkEnds.set(slotId, reason);
+  }
+
+  /** The id of the slot's live link (loaded, or minted during this step); null when none. */
+  liveLinkOf(slotId: string): string | null {
+    return this.liveLinks.get(slotId) ?? null;
+  }
+
+  /** Records which link is now the slot's live one (null: none). Used by link.ts only. */
+  setLiveLink(slotId: string, linkId: string | null): void {
+    if (linkId) this.liveLinks.set(slotId, linkId);
+    else this.liveLinks.delete(slotId);
   }
 
   recordBurn(linkId: string, idempotency: IdempotencyFingerprint | null): void {

@@ -1,6 +1,8 @@
 /**
  * Read models for the API: a run with its tracked rows, slots, incidents and history; its outbox.
  * Nothing here ever returns a token: sealed values are shown with the token as `[redacted]`.
+ * A fanned-out slot shows its element's value beside its index (`element`, `elementValue`; issue 9
+ * §5); the history lists every end of a link (link.ts).
  */
 import type { Db } from "../db.js";
 import { redactForOutput, redactStoredText, redactTokens, type Sealer } from "./seal.js";
@@ -27,6 +29,8 @@ export async function showRun(db: Db, sealer: Sealer, runId: string) {
     slots: run.slots.map((s) => ({
       alias: s.alias,
       element: s.element,
+      /** The fan-out element's value (JSON form, links redacted) beside its index; null when not fanned out. */
+      elementValue: s.element === null ? null : redactForOutput(s.elementValue, sealer),
       state: s.state,
       visit: s.visit,
       event: s.event,

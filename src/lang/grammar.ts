@@ -261,9 +261,16 @@ class FlowParser extends EmbeddedActionsParser {
       const name = this.CONSUME(Identifier);
       this.CONSUME(Colon);
       const type = this.SUBRULE(this.typeRef);
-      return this.ACTION(() => ({ name: this.b.ident(name), type, range: this.b.span(this.b.tr(name), type.range) }));
+      const annotations: Annotation[] = [];
+      this.MANY(() => {
+        annotations.push(this.SUBRULE(this.annotation));
+      });
+      return this.ACTION(() => {
+        const last = annotations.length > 0 ? annotations[annotations.length - 1].range : type.range;
+        return { name: this.b.ident(name), type, annotations, range: this.b.span(this.b.tr(name), last) };
+      });
     },
-    { recoveryValueFunc: () => ({ name: ERROR_IDENT, type: ERROR_TYPE, range: NOWHERE }) },
+    { recoveryValueFunc: () => ({ name: ERROR_IDENT, type: ERROR_TYPE, annotations: [], range: NOWHERE }) },
   );
 
   private typeRef = this.RULE(
@@ -326,10 +333,14 @@ class FlowParser extends EmbeddedActionsParser {
     (): Annotation => {
       const at = this.CONSUME(At);
       const name = this.CONSUME(Identifier);
-      this.CONSUME(LParen);
-      const value = this.SUBRULE(this.literal);
-      const close = this.CONSUME(RParen);
-      return this.ACTION(() => ({ name: this.b.ident(name), value, range: this.b.span(at, close) }));
+      let value: LiteralExpr | null = null;
+      let close: IToken | null = null;
+      this.OPTION(() => {
+        this.CONSUME(LParen);
+        value = this.SUBRULE(this.literal);
+        close = this.CONSUME(RParen);
+      });
+      return this.ACTION(() => ({ name: this.b.ident(name), value, range: this.b.span(at, close ?? name) }));
     },
     { recoveryValueFunc: () => ({ name: ERROR_IDENT, value: ERROR_LITERAL, range: NOWHERE }) },
   );

@@ -33,6 +33,8 @@ export interface Mail {
 }
 
 export interface MailTransport {
+  /** `terminal` only prints (logged as `email printed`, never `email delivered`); `smtp` (or unset) delivers. */
+  readonly kind?: "smtp" | "terminal";
   /** Sends one message; returns its message id. */
   send(mail: Mail): Promise<string>;
 }
@@ -41,6 +43,7 @@ export interface MailTransport {
 export function smtpTransport(smtpUrl: string): MailTransport {
   const transporter: Transporter = nodemailer.createTransport(smtpUrl);
   return {
+    kind: "smtp",
     async send(mail) {
       // The envelope names the one recipient explicitly: nodemailer never re-parses `to` into a list.
       const info = await transporter.sendMail({ from: FROM, to: mail.to, envelope: { from: FROM_ADDRESS, to: [mail.to] }, subject: mail.subject, text: mail.body });
@@ -53,6 +56,7 @@ export function smtpTransport(smtpUrl: string): MailTransport {
 export function terminalTransport(out: NodeJS.WritableStream = process.stdout): MailTransport {
   let n = 0;
   return {
+    kind: "terminal",
     async send(mail) {
       const id = `<terminal-${process.pid}-${++n}-${Date.now()}@slotflow.local>`;
       out.write(
@@ -95,7 +99,10 @@ export async function deliverOutbox(db: Db, sealer: Sealer, transport: MailTrans
     },
     { maxWait: 10_000, timeout: 60_000 },
   );
-  if (result.kind === "sent") log?.info({ outboxId }, "email delivered");
+  if (result.kind === "sent") {
+    if (transport.kind === "terminal") log?.info({ outboxId }, "email printed (SMTP_URL is not set)");
+    else log?.info({ outboxId }, "email delivered");
+  }
   if (result.kind !== "error") return result.kind;
   const failed = result.attempts >= MAX_DELIVERY_ATTEMPTS;
   const message = result.err instanceof Error ? result.err.message : String(result.err);

@@ -46,7 +46,7 @@ function engine(): Promise<EngineDeps> {
     const databaseUrl = kitDatabaseUrl();
     const config = loadConfig(process.env, { secrets: ["SLOTFLOW_SEAL_KEY"] });
     await checkPostgres(databaseUrl);
-    return { db: createDb(databaseUrl, 5), sealer: new Sealer(config.sealKey), baseUrl: config.baseUrl, limits: config.limits };
+    return { db: createDb(databaseUrl, 5), sealer: new Sealer(config.sealKeys), baseUrl: config.baseUrl, limits: config.limits };
   })().catch((err: unknown) => {
     shared = null;
     throw err;

@@ -2,6 +2,7 @@
  * The admin and engine API (bearer SLOTFLOW_ADMIN_TOKEN), and the ordinary raise path (bearer: a
  * principal's JWT). See docs/http-api.md for every status and problem type.
  */
+import { randomUUID } from "node:crypto";
 import Router from "@koa/router";
 import type { Context } from "koa";
 import { deploy, diagnosticJson } from "../engine/deploy.js";
@@ -133,6 +134,28 @@ export function adminRouter(rt: Runtime): Router {
     }
     if (!outcome.ok) throw new RefusalError(outcome.refusal);
     ctx.body = { status: "completed", run: outcome.run };
+  });
+
+  /**
+   * An operator ends one slot's live link (issue 10 §2): applied by a worker under the run lock like
+   * every command (src/engine/commands/revoke.ts). 200 `{revoked: true}`; 404 not-found when the run,
+   * the slot or a live link is missing; `?element=` is refused (404): a fanned-out slot has no link.
+   */
+  router.post("/runs/:id/slots/:alias/link/revoke", admin, async (ctx) => {
+    if (ctx.query.element !== undefined) {
+      throw new RefusalError(refuse(RefusalCode.NotFound, "?element is not allowed here: a fanned-out slot has no link."));
+    }
+    if (!UUID.test(ctx.params.id)) throw new RefusalError(refuse(RefusalCode.NotFound, "No run has this id."));
+    const cmd = { kind: "revoke" as const, commandId: randomUUID(), runId: ctx.params.id.toLowerCase(), alias: ctx.params.alias };
+    const outcome = await dependency(rt.log, "redis", () => rt.queues.submit(cmd));
+    if (outcome === "accepted") {
+      ctx.status = 202;
+      ctx.body = { status: "accepted" };
+      return;
+    }
+    if (!outcome.ok) throw new RefusalError(outcome.refusal);
+    rt.log.info({ runId: cmd.runId, alias: cmd.alias }, "link revoked");
+    ctx.body = { revoked: true };
   });
 
   return router;

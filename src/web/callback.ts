@@ -2,6 +2,9 @@
  * The public callback endpoint: `POST /api/workflow/callback/{token}` (callback-links spec §4;
  * HTTP API "The callback endpoint"). No sign-in: the token in the path is the credential.
  *
+ * A GET whose `Accept` prefers text/html is a person with a browser: it gets the responder page
+ * (src/web/page/), rate-limited like a POST, and never spends the link.
+ *
  * Order of checks, each refusing with nothing changed:
  *   405 method-not-allowed for any other method (`Allow: POST`) — before any lookup, so it neither
  *       spends the link nor reveals whether the token exists;
@@ -23,7 +26,7 @@ import { prepareDeposit } from "../engine/redeem.js";
 import { RefusalCode, RefusalError } from "../engine/refusals.js";
 import type { Runtime } from "../runtime.js";
 import { dependency } from "./dependency.js";
-import { metrics } from "./metrics.js";
+import { serveResponderPage, wantsResponderPage } from "./page/index.js";
 import { sendProblem } from "./problems.js";
 import type { RateLimit } from "./rate-limit.js";
 import { readBody } from "./request-body.js";
@@ -35,7 +38,15 @@ export function callbackRouter(rt: Runtime, rateLimit: RateLimit): Router {
   const router = new Router({ sensitive: true, strict: true });
 
   router.all(CALLBACK_ROUTE, async (ctx) => {
+    if (wantsResponderPage(ctx)) {
+      // A person with a browser: the responder page (src/web/page/), which never spends the link.
+      await dependency(rt.log, "redis", () => rateLimit.consume(ctx));
+      await serveResponderPage(rt, ctx, ctx.params.token);
+      return;
+    }
     if (ctx.method !== "POST") {
+      // A 405 is heuristically cacheable, and a browser gets the page at the same URL: say so.
+      if (ctx.method === "GET") ctx.vary("Accept");
       sendProblem(ctx, { code: RefusalCode.MethodNotAllowed, detail: "A callback link is answered with POST only." });
       return;
     }
@@ -49,23 +60,18 @@ export function callbackRouter(rt: Runtime, rateLimit: RateLimit): Router {
     const cmd = prepared.cmd;
     if (cmd === null) {
       // This request, under its Idempotency-Key, is the one that already completed the slot.
-      metrics.deposits.inc({ outcome: "replayed" });
+      ctx.state.depositOutcome = "replayed"; // counted by countDeposits (metrics.ts)
       ctx.status = 200;
       ctx.body = { status: "completed" };
       return;
     }
     const outcome = await dependency(rt.log, "redis", () => rt.queues.submit(cmd));
     if (outcome === "accepted") {
-      metrics.deposits.inc({ outcome: "accepted" });
       ctx.status = 202;
       ctx.body = { status: "accepted" };
       return;
     }
-    if (!outcome.ok) {
-      metrics.deposits.inc({ outcome: outcome.refusal.code });
-      throw new RefusalError(outcome.refusal);
-    }
-    metrics.deposits.inc({ outcome: "completed" });
+    if (!outcome.ok) throw new RefusalError(outcome.refusal);
     ctx.status = 200;
     ctx.body = { status: "completed" };
   });

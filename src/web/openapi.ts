@@ -23,6 +23,19 @@ const jsonOk = (description: string, schema: Record<string, unknown> = { type: "
   content: { "application/json": { schema } },
 });
 
+/** Headers of every responder page (404/409/410 pages too). */
+const PAGE_HEADERS = Object.fromEntries(
+  [
+    ["Content-Security-Policy", "default-src 'none'; script-src and style-src by a per-response nonce; connect-src 'self'; img-src/font-src 'none'; form-action 'none'; base-uri 'none'; frame-ancestors 'none'"],
+    ["Referrer-Policy", "no-referrer (the URL holds the token)"],
+    ["Cache-Control", "no-store"],
+    ["X-Robots-Tag", "noindex, nofollow"],
+    ["X-Content-Type-Options", "nosniff"],
+    ["X-Frame-Options", "DENY"],
+    ["Vary", "Accept"],
+  ].map(([name, description]) => [name, { description, schema: { type: "string" } }]),
+);
+
 export function openApiDocument(baseUrl: string) {
   const admin = [{ adminToken: [] }];
   return {
@@ -42,7 +55,29 @@ export function openApiDocument(baseUrl: string) {
     servers: [{ url: baseUrl }],
     paths: {
       "/api/workflow/callback/{token}": {
-        parameters: [{ name: "token", in: "path", required: true, schema: { type: "string" }, description: "The opaque token of a callback link." }],
+        parameters: [
+          {
+            name: "token",
+            in: "path",
+            required: true,
+            schema: { type: "string" },
+            description:
+              "The token of a callback link: `sfl_` + 32 random bytes (base64url, 43 characters) + a 6-character checksum (CRC-32 of the rest, 4 bytes big-endian, base64url); 53 characters. A token whose checksum does not hold is refused 404 before any lookup. Tokens minted before this format (43 base64url characters) keep working. Secret-scanner pattern: `sfl_[A-Za-z0-9_-]{49}`.",
+          },
+        ],
+        get: {
+          summary:
+            "The responder page, for a client whose Accept prefers text/html to JSON (a browser): a form generated from the slot's event at the link's minting version, worded by the author. Never spends the link. Any other GET (Accept */*, JSON, none) answers 405 with Allow: POST.",
+          responses: {
+            "200": { description: "The form for a live link whose slot is open", headers: PAGE_HEADERS, content: { "text/html": { schema: { type: "string" } } } },
+            "404": { description: "Page: the link does not work (unknown or mistyped)", content: { "text/html": { schema: { type: "string" } } } },
+            "405": problem(["method-not-allowed"]),
+            "409": { description: "Page: not open yet (the slot waits on After)", content: { "text/html": { schema: { type: "string" } } } },
+            "410": { description: "Page: already used, replaced, or no longer works (with the reason)", content: { "text/html": { schema: { type: "string" } } } },
+            "429": problem(["rate-limited"]),
+            "503": problem(["unavailable"]),
+          },
+        },
         post: {
           parameters: [
             {
@@ -103,7 +138,8 @@ export function openApiDocument(baseUrl: string) {
       "/api/runs/{id}": {
         parameters: [{ name: "id", in: "path", required: true, schema: { type: "string", format: "uuid" } }],
         get: {
-          summary: "A run: {id, workflow, version, state, status, entities, slots, incidents, history}; never a token",
+          summary:
+            "A run: {id, workflow, version, state, status, entities, slots, incidents, history}; never a token. Each slot shows a fanned-out slot's element value (elementValue) beside its index (element); history records every end of a link (link-retired, link-burned, link-dead with reason)",
           security: admin,
           responses: responses({ "200": jsonOk("The run") }, ["unauthorized", "not-found"]),
         },
@@ -128,13 +164,39 @@ export function openApiDocument(baseUrl: string) {
           ),
         },
       },
+      "/api/runs/{id}/slots/{alias}/link/revoke": {
+        parameters: [
+          { name: "id", in: "path", required: true, schema: { type: "string", format: "uuid" } },
+          { name: "alias", in: "path", required: true, schema: { type: "string" } },
+        ],
+        post: {
+          summary:
+            "An operator ends the slot's live callback link; the run and the slot are untouched and the workflow may mint a new one. The link then answers 410 link-dead with reason revoked. ?element= is refused (404): a fanned-out slot has no link.",
+          security: admin,
+          responses: responses(
+            {
+              "200": jsonOk("Revoked", { type: "object", properties: { revoked: { const: true } } }),
+              "202": jsonOk("Queued; applied later than the web process waited", { type: "object", properties: { status: { const: "accepted" } } }),
+            },
+            ["unauthorized", "not-found", "unavailable"],
+          ),
+        },
+      },
       "/healthz": { get: { summary: "Liveness", responses: { "200": jsonOk("Alive") } } },
-      "/readyz": { get: { summary: "Readiness: database and Redis reachable", responses: { "200": jsonOk("Ready"), "503": jsonOk("Not ready") } } },
-      "/metrics": { get: { summary: "Prometheus metrics", responses: { "200": { description: "Prometheus text format", content: { "text/plain": {} } } } } },
+      "/readyz": { get: { summary: "Readiness: database and Redis reachable", responses: { "200": jsonOk("Ready"), "503": jsonOk("Not ready, or {status: stopping} while shutting down") } } },
+      "/metrics": { get: { summary: "Prometheus metrics (docs/operations.md lists them)", responses: { "200": { description: "Prometheus text format", content: { "text/plain": {} } } } } },
+      "/admin/queues": {
+        get: {
+          summary: "The queue dashboard (Bull Board): commands, mail and sweep queues. HTTP Basic: any user name, the admin token as password",
+          security: [{ dashboardBasic: [] }, admin[0]],
+          responses: responses({ "200": { description: "The dashboard page", content: { "text/html": {} } } }, ["unauthorized"]),
+        },
+      },
     },
     components: {
       securitySchemes: {
         adminToken: { type: "http", scheme: "bearer", description: "SLOTFLOW_ADMIN_TOKEN" },
+        dashboardBasic: { type: "http", scheme: "basic", description: "Any user name; SLOTFLOW_ADMIN_TOKEN as the password" },
         principalJwt: { type: "http", scheme: "bearer", bearerFormat: "JWT", description: "HS256 with SLOTFLOW_JWT_SECRET; claims sub, email, roles, exp" },
       },
       schemas: {
@@ -147,7 +209,7 @@ export function openApiDocument(baseUrl: string) {
             status: { type: "integer" },
             detail: { type: "string" },
             code: { type: "string", enum: Object.keys(STATUS) },
-            reason: { type: "string", description: "For 410: burned, retired, completed, cancelled, expired, dropped, run-finished" },
+            reason: { type: "string", description: "For 410: burned, retired, completed, cancelled, expired, dropped, run-finished, revoked" },
             expects: { type: "object", additionalProperties: { type: "string" }, description: "For invalid-body: parameter name → JSON type" },
           },
           required: ["type", "title", "status"],

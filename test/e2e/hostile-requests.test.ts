@@ -318,7 +318,7 @@ test.serial("a link placed in an email subject is stored sealed, shown redacted 
   const title = uniqueTitle("subject");
   const runId = await startRun(base, "EdgeSubject", { job: { title, contact: `${title}@example.test` } });
   const mail = await eventually(async () => parseEmails(cluster.output()).find((m) => m.subject.startsWith(`ping ${title} `)));
-  const url = /https?:\/\/\S+\/api\/workflow\/callback\/[A-Za-z0-9_-]{43}/.exec(mail.subject)?.[0];
+  const url = /https?:\/\/\S+\/api\/workflow\/callback\/(?:sfl_[A-Za-z0-9_-]{49}|[A-Za-z0-9_-]{43})(?![A-Za-z0-9_-])/.exec(mail.subject)?.[0];
   t.truthy(url, "the sent subject carries the whole link");
   const token = tokenOf(url!);
 
