@@ -57,6 +57,7 @@ test("the testing kit's database is SLOTFLOW_TEST_DATABASE_URL, else DATABASE_UR
   t.is(kitDatabaseUrl({ SLOTFLOW_TEST_DATABASE_URL: "postgresql://h/t", DATABASE_URL: "postgresql://h/d" }), "postgresql://h/t");
   t.is(kitDatabaseUrl({ DATABASE_URL: "postgresql://h/d" }), "postgresql://h/d");
   t.throws(() => kitDatabaseUrl({}), { instanceOf: ConfigError, message: /SLOTFLOW_TEST_DATABASE_URL \(or DATABASE_URL\)/ });
+});
 
 test("SLOTFLOW_SEAL_KEY is a key ring: comma-separated, newest first; one that names no key is refused", (t) => {
   t.deepEqual(loadConfig({ SLOTFLOW_SEAL_KEY: "new-key, old-key" }).sealKeys, ["new-key", "old-key"]);
