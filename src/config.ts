@@ -20,6 +20,10 @@
  * | SLOTFLOW_WORKER_CONCURRENCY | workerConcurrency (jobs per worker process) | 8 |
  * | SLOTFLOW_TRUST_PROXY | trustProxy (`1`: client address from X-Forwarded-For) | off |
  * | LOG_LEVEL | logLevel | info |
+ * | SLOTFLOW_WORKER_LOCK_MS | workerLockMs (BullMQ lock on a job being processed; renewed every half of it) | 5000 |
+ * | SLOTFLOW_STALLED_CHECK_MS | stalledCheckMs (how often workers look for jobs whose worker died) | 2500 |
+ * | SLOTFLOW_MAX_STALLED_COUNT | maxStalledCount (worker deaths a job survives before it fails) | 10 |
+ * | SLOTFLOW_ALLOW_VOLATILE_REDIS | allowVolatileRedis (`1`: start in production on a Redis without AOF or with evictions) | off |
  *
  * Throws `ConfigError` naming the variable when a value is malformed or a production secret is
  * missing.
@@ -43,6 +47,14 @@ export interface Config {
   workerConcurrency: number;
   logLevel: string;
   trustProxy: boolean;
+  /** A job's worker lock, ms: a killed worker's jobs are taken back within about this plus `stalledCheckMs` (issue 8 item 11). */
+  workerLockMs: number;
+  /** Interval of the stalled-job check, ms. */
+  stalledCheckMs: number;
+  /** How many times a job may lose its worker (crash, kill -9) before BullMQ fails it. */
+  maxStalledCount: number;
+  /** Start in production even when Redis does not persist (src/queue/persistence.ts). */
+  allowVolatileRedis: boolean;
   /** Names of secrets that fell back to their development values (the caller warns). */
   devDefaults: string[];
 }
@@ -100,6 +112,10 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     workerConcurrency: int(env, "SLOTFLOW_WORKER_CONCURRENCY", 8, 1),
     logLevel: env.LOG_LEVEL || "info",
     trustProxy: env.SLOTFLOW_TRUST_PROXY === "1",
+    workerLockMs: int(env, "SLOTFLOW_WORKER_LOCK_MS", 5000, 1000),
+    stalledCheckMs: int(env, "SLOTFLOW_STALLED_CHECK_MS", 2500, 100),
+    maxStalledCount: int(env, "SLOTFLOW_MAX_STALLED_COUNT", 10, 1),
+    allowVolatileRedis: env.SLOTFLOW_ALLOW_VOLATILE_REDIS === "1",
     devDefaults,
   };
 }

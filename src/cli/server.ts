@@ -6,6 +6,8 @@ import { readdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { deploy } from "../engine/deploy.js";
 import { RefusalError } from "../engine/refusals.js";
+import { installFaultHandlers } from "../process-faults.js";
+import { checkRedisPersistence } from "../queue/persistence.js";
 import { createRuntime, warnDevDefaults, type Runtime } from "../runtime.js";
 import { createWebApp } from "../web/app.js";
 import { startCommandWorker } from "../../workers/commands.js";
@@ -17,9 +19,9 @@ type Closer = () => Promise<unknown>;
 /** How long a graceful stop may take before the process exits anyway (an unreachable Redis can stall it). */
 const SHUTDOWN_GRACE_MS = 5000;
 
-function onShutdown(rt: Runtime, closers: Closer[]): void {
+function onShutdown(rt: Runtime, closers: Closer[]): (exitCode?: number) => Promise<void> {
   let stopping = false;
-  const stop = async () => {
+  const stop = async (exitCode = 0) => {
     if (stopping) return;
     stopping = true;
     rt.log.info("shutting down");
@@ -29,10 +31,11 @@ function onShutdown(rt: Runtime, closers: Closer[]): void {
     }, SHUTDOWN_GRACE_MS).unref();
     for (const close of closers) await close().catch(() => undefined);
     await rt.close();
-    process.exit(0);
+    process.exit(exitCode);
   };
-  process.on("SIGINT", stop);
-  process.on("SIGTERM", stop);
+  process.on("SIGINT", () => void stop());
+  process.on("SIGTERM", () => void stop());
+  return stop;
 }
 
 /** Deploys every `.flow` file of `dir`; logs each result. */
@@ -58,7 +61,9 @@ export interface ServeOptions {
 
 export async function serve(opts: ServeOptions): Promise<Runtime> {
   const rt = createRuntime();
+  const faults = installFaultHandlers(rt.log); // issue 8 item 10: log, keep serving or drain and exit
   warnDevDefaults(rt);
+  await checkRedisPersistence(rt.config, rt.log).catch(async (err) => Promise.reject(await rt.close().then(() => err, () => err)));
   const closers: Closer[] = [];
   if (opts.deployDir) await deployDirectory(rt, opts.deployDir);
   if (opts.worker) {
@@ -78,7 +83,7 @@ export async function serve(opts: ServeOptions): Promise<Runtime> {
     const port = typeof address === "object" && address ? address.port : rt.config.port;
     rt.log.info({ port, baseUrl: rt.config.baseUrl }, "listening");
   }
-  onShutdown(rt, closers);
+  faults.setDrain(onShutdown(rt, closers));
   rt.log.info({ web: opts.web, worker: opts.worker, sweeper: opts.sweeper }, "ready");
   return rt;
 }

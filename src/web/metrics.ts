@@ -22,3 +22,19 @@ export const metrics = {
     registers: [registry],
   }),
 };
+
+// --- durability (issue 8 item 12): the sweeper's own counters ------------------------------------
+
+export const sweeperMetrics = {
+  failures: new Counter({
+    name: "slotflow_sweep_failures_total",
+    help: "Sweeps that failed (stage=sweep) and failed checks of the sweep job scheduler (stage=scheduler)",
+    labelNames: ["stage"] as const,
+    registers: [registry],
+  }),
+  schedulerRestored: new Counter({
+    name: "slotflow_sweep_scheduler_restored_total",
+    help: "Times the sweeper found its job scheduler missing from Redis and re-created it",
+    registers: [registry],
+  }),
+};
