@@ -12,6 +12,7 @@
  * so a deposit is validated against the event as it was then (spec §9).
  */
 import { createHash, randomBytes, randomUUID } from "node:crypto";
+import type { IdempotencyFingerprint } from "./idempotency.js";
 import { RefusalCode, refuse, type LinkEndReason, type Refusal } from "./refusals.js";
 import { CALLBACK_PATH_SEGMENT } from "./seal.js";
 import type { SlotRecord, Step } from "./step.js";
@@ -52,6 +53,8 @@ export interface LinkRow {
   mintedVersion: number;
   status: LinkStatus;
   endReason: LinkEndReason | null;
+  idempotencyKeySha256: string | null;
+  idempotencyBodySha256: string | null;
 }
 
 /** True when `token` has the shape of a token; other strings are refused without a lookup. */
@@ -88,8 +91,11 @@ export function deadDetail(reason: LinkEndReason): string {
   }
 }
 
-/** Marks the deposit's link burned at flush (its slot is completed in the same step). */
-export function burnLink(step: Step, linkId: string): void {
-  step.recordBurn(linkId);
+/**
+ * Marks the deposit's link burned at flush (its slot is completed in the same step), keeping the
+ * hashes of the request's Idempotency-Key and body when it had one (idempotency.ts).
+ */
+export function burnLink(step: Step, linkId: string, idempotency: IdempotencyFingerprint | null = null): void {
+  step.recordBurn(linkId, idempotency);
   step.addHistory("link-burned", { linkId });
 }

@@ -24,6 +24,9 @@ export const RefusalCode = {
   UnsupportedMediaType: "unsupported-media-type",
   PayloadTooLarge: "payload-too-large",
   MethodNotAllowed: "method-not-allowed",
+  // Idempotency-Key (HTTP API "Idempotent retries"; src/engine/idempotency.ts)
+  InvalidIdempotencyKey: "invalid-idempotency-key",
+  IdempotencyKeyReused: "idempotency-key-reused",
   // run time
   HandlerFailed: "handler-failed",
   // lookups and deploys

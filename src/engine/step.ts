@@ -13,6 +13,7 @@
 import { randomUUID } from "node:crypto";
 import type { Tx } from "../db.js";
 import type { CompiledWorkflow } from "../lang/compiled.js";
+import type { IdempotencyFingerprint } from "./idempotency.js";
 import type { LinkEndReason } from "./refusals.js";
 import type { Sealer } from "./seal.js";
 import { fromJson, toJson, type Value } from "./values.js";
@@ -89,7 +90,7 @@ export class Step {
   private readonly mints: PendingMint[] = [];
   /** Slot id → why its live link dies at flush (slot closed during this step). */
   private readonly linkEnds = new Map<string, LinkEndReason>();
-  private burnedLinkId: string | null = null;
+  private burned: { linkId: string; idempotency: IdempotencyFingerprint | null } | null = null;
   private readonly mail: PendingMail[] = [];
   private readonly history: { kind: string; data: Record<string, unknown> }[] = [];
   /** Outbox ids queued by this step, for the caller to hand to the mailer after commit. */
@@ -177,8 +178,8 @@ export class Step {
     this.linkEnds.set(slotId, reason);
   }
 
-  recordBurn(linkId: string): void {
-    this.burnedLinkId = linkId;
+  recordBurn(linkId: string, idempotency: IdempotencyFingerprint | null): void {
+    this.burned = { linkId, idempotency };
   }
 
   queueMail(to: string, subject: string, body: string): string {
@@ -224,8 +225,17 @@ export class Step {
     }
     // Links: the deposit's own link burns; mints retire the previous live link of their slot, in
     // order; then every live link of a slot that closed during this step dies.
-    if (this.burnedLinkId) {
-      await tx.link.update({ where: { id: this.burnedLinkId }, data: { status: "burned", endedAt: this.now } });
+    if (this.burned) {
+      const { linkId, idempotency } = this.burned;
+      await tx.link.update({
+        where: { id: linkId },
+        data: {
+          status: "burned",
+          endedAt: this.now,
+          idempotencyKeySha256: idempotency?.keySha256 ?? null,
+          idempotencyBodySha256: idempotency?.bodySha256 ?? null,
+        },
+      });
     }
     for (const m of this.mints) {
       await tx.link.updateMany({ where: { slotId: m.slotId, status: "live" }, data: { status: "retired", endedAt: this.now } });

@@ -25,6 +25,7 @@ import type { PrincipalClaims, RunSummary } from "../engine/commands/types.js";
 import { deploy } from "../engine/deploy.js";
 import { dueExpiries } from "../engine/expiry.js";
 import { prepareRaise, prepareStart } from "../engine/prepare.js";
+import { fingerprint } from "../engine/idempotency.js";
 import { prepareDeposit } from "../engine/redeem.js";
 import { RefusalError } from "../engine/refusals.js";
 import { isSealed, Sealer } from "../engine/seal.js";
@@ -84,12 +85,16 @@ export class Workflow {
    * Redeems a callback link exactly as `POST {url}` would: the same body checks at the minting
    * version and the same gates (slot open, `Requires`, run not finished; `Candidates` and
    * `[Authorize]` bypassed). Resolves `{ status: "completed" }`; rejects with a RefusalError.
+   * `opts.idempotencyKey` is the request's `Idempotency-Key` header: a retry with the same key
+   * and args resolves "completed" again instead of rejecting with `link-burned`.
    */
-  static async Redeem(url: string, args?: Record<string, unknown>): Promise<{ status: "completed" }> {
+  static async Redeem(url: string, args?: Record<string, unknown>, opts: { idempotencyKey?: string } = {}): Promise<{ status: "completed" }> {
     const token = new URL(url).pathname.split("/").pop() ?? "";
-    const prepared = await prepareDeposit(engine().db, decodeURIComponent(token), args);
+    const idempotency = fingerprint(opts.idempotencyKey, args);
+    if (idempotency !== null && "code" in idempotency) throw new RefusalError(idempotency);
+    const prepared = await prepareDeposit(engine().db, decodeURIComponent(token), args, idempotency);
     if (!prepared.ok) throw new RefusalError(prepared.refusal);
-    await apply(prepared.cmd);
+    if (prepared.cmd) await apply(prepared.cmd);
     return { status: "completed" };
   }
 

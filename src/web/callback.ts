@@ -9,7 +9,9 @@
  *   415 unsupported-media-type when a body is sent with a content type other than JSON;
  *   413 payload-too-large above SLOTFLOW_CALLBACK_BODY_LIMIT_BYTES (64 KiB by default);
  *   400 malformed-json;
- *   404 / 410 / 422 from `prepareDeposit` (link lookup and body check at the minting version);
+ *   400 invalid-idempotency-key when an `Idempotency-Key` header is not 1–255 printable ASCII;
+ *   404 / 410 / 422 from `prepareDeposit` (link lookup and body check at the minting version; a
+ *       retry under the Idempotency-Key of the request that burned the link answers 200 again);
  *   then the deposit is queued and applied by a worker under the run lock: 200 `{"status":"completed"}`,
  *   409 / 410 / 500 refusals, or 202 `{"status":"accepted"}` when the worker takes longer than
  *   SLOTFLOW_DEPOSIT_WAIT_MS; 503 `unavailable` when PostgreSQL or Redis cannot be reached.
@@ -17,6 +19,7 @@
 import { bodyParser } from "@koa/bodyparser";
 import Router from "@koa/router";
 import type { Context } from "koa";
+import { fingerprint } from "../engine/idempotency.js";
 import { prepareDeposit } from "../engine/redeem.js";
 import { RefusalCode, RefusalError } from "../engine/refusals.js";
 import type { Runtime } from "../runtime.js";
@@ -69,9 +72,20 @@ export function callbackRouter(rt: Runtime, rateLimit: RateLimit): Router {
   }, parse, async (ctx) => {
     const raw = (ctx.request as { rawBody?: string }).rawBody;
     const body = raw === undefined || raw.trim() === "" ? undefined : ctx.request.body;
-    const prepared = await dependency(rt.log, "database", () => prepareDeposit(rt.db, ctx.params.token, body));
+    const key = ctx.headers["idempotency-key"];
+    const idempotency = fingerprint(typeof key === "string" ? key : undefined, body);
+    if (idempotency !== null && "code" in idempotency) throw new RefusalError(idempotency);
+    const prepared = await dependency(rt.log, "database", () => prepareDeposit(rt.db, ctx.params.token, body, idempotency));
     if (!prepared.ok) throw new RefusalError(prepared.refusal);
-    const outcome = await dependency(rt.log, "redis", () => rt.queues.submit(prepared.cmd));
+    const cmd = prepared.cmd;
+    if (cmd === null) {
+      // This request, under its Idempotency-Key, is the one that already completed the slot.
+      metrics.deposits.inc({ outcome: "replayed" });
+      ctx.status = 200;
+      ctx.body = { status: "completed" };
+      return;
+    }
+    const outcome = await dependency(rt.log, "redis", () => rt.queues.submit(cmd));
     if (outcome === "accepted") {
       metrics.deposits.inc({ outcome: "accepted" });
       ctx.status = 202;

@@ -33,6 +33,16 @@ export function openApiDocument(baseUrl: string) {
       "/api/workflow/callback/{token}": {
         parameters: [{ name: "token", in: "path", required: true, schema: { type: "string" }, description: "The opaque token of a callback link." }],
         post: {
+          parameters: [
+            {
+              name: "Idempotency-Key",
+              in: "header",
+              required: false,
+              schema: { type: "string", minLength: 1, maxLength: 255, pattern: "^[\\x20-\\x7E]+$" },
+              description:
+                "Makes a retry safe: a later POST to the same link with the same key and body gets the first one's outcome (200 completed) instead of 410 link-burned; the same key with another body is 422 idempotency-key-reused. Only a hash of the key is stored.",
+            },
+          ],
           summary: "Complete the link's slot (no sign-in; the token is the credential). Any other method answers 405 with Allow: POST and never spends the link.",
           requestBody: { required: false, content: { "application/json": { schema: { type: "object", description: "Exactly the event's parameters by name; no body for an event without parameters." } } } },
           responses: responses(
@@ -40,7 +50,7 @@ export function openApiDocument(baseUrl: string) {
               "200": jsonOk("Slot completed, link burned", { type: "object", properties: { status: { const: "completed" } } }),
               "202": jsonOk("Queued; applied later than the web process waited", { type: "object", properties: { status: { const: "accepted" } } }),
             },
-            ["malformed-json", "link-not-found", "method-not-allowed", "slot-not-open", "requires-failed", "link-burned", "link-retired", "link-dead", "payload-too-large", "unsupported-media-type", "invalid-body", "rate-limited", "handler-failed", "unavailable"],
+            ["malformed-json", "invalid-idempotency-key", "idempotency-key-reused", "link-not-found", "method-not-allowed", "slot-not-open", "requires-failed", "link-burned", "link-retired", "link-dead", "payload-too-large", "unsupported-media-type", "invalid-body", "rate-limited", "handler-failed", "unavailable"],
           ),
         },
       },

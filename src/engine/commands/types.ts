@@ -5,6 +5,7 @@
  * Job payloads are JSON and never hold a token: a deposit names its link by id.
  */
 import * as yup from "yup";
+import type { IdempotencyFingerprint } from "../idempotency.js";
 import type { Refusal } from "../refusals.js";
 
 export interface PrincipalClaims {
@@ -15,7 +16,15 @@ export interface PrincipalClaims {
 
 export type Command =
   | { kind: "start"; commandId: string; runId: string; workflow: string; version: number; input: Record<string, unknown> }
-  | { kind: "deposit"; commandId: string; runId: string; linkId: string; args: Record<string, unknown> }
+  | {
+      kind: "deposit";
+      commandId: string;
+      runId: string;
+      linkId: string;
+      args: Record<string, unknown>;
+      /** Hashes of the request's Idempotency-Key and body, when it had a key (idempotency.ts). */
+      idempotency?: IdempotencyFingerprint | null;
+    }
   | {
       kind: "raise";
       commandId: string;
@@ -45,7 +54,18 @@ const json = () => yup.object().required();
 /** Schemas of the command catalog, checked when a job is enqueued and again when it is processed. */
 export const commandSchemas = {
   start: yup.object({ kind: yup.string().oneOf(["start"]).required(), commandId: uuid(), runId: uuid(), workflow: yup.string().required(), version: yup.number().integer().min(1).required(), input: json() }),
-  deposit: yup.object({ kind: yup.string().oneOf(["deposit"]).required(), commandId: uuid(), runId: uuid(), linkId: uuid(), args: json() }),
+  deposit: yup.object({
+    kind: yup.string().oneOf(["deposit"]).required(),
+    commandId: uuid(),
+    runId: uuid(),
+    linkId: uuid(),
+    args: json(),
+    idempotency: yup
+      .object({ keySha256: yup.string().required().matches(/^[0-9a-f]{64}$/), bodySha256: yup.string().required().matches(/^[0-9a-f]{64}$/) })
+      .nullable()
+      .optional()
+      .default(undefined),
+  }),
   raise: yup.object({
     kind: yup.string().oneOf(["raise"]).required(),
     commandId: uuid(),
