@@ -115,6 +115,35 @@ test.serial("a command that fails deterministically ends its job early and recor
   t.is(Number(applied?.n), 0);
 });
 
+// --- item 9 --------------------------------------------------------------------------------------
+
+test.serial("a 503 says the request is not known to be applied, and a retry with the same Idempotency-Key learns the outcome", async (t) => {
+  t.timeout(120_000);
+  const c = await cluster("dur9", ["web", "worker"]);
+  await deployFixture(c.baseUrl, "callback-basic.flow");
+  const port = await freePort();
+  const cutOff = await c.spawn("web", { port, env: { REDIS_URL: "redis://127.0.0.1:1" } });
+  const run = await begin(c, "CbBasic", "unknown", { handled: 0 });
+  const url = await run.link("answer");
+  const key = crypto.randomUUID();
+  const body = { ok: true, note: "retried" };
+
+  const first = await postLink(url, body, { origin: `http://127.0.0.1:${port}`, headers: { "idempotency-key": key } });
+  t.is(first.status, 503, first.text);
+  t.is(first.body?.code, "unavailable");
+  t.regex(first.body?.detail ?? "", /not known to have been applied/);
+  t.regex(first.body?.detail ?? "", /same Idempotency-Key/);
+  t.false(/nothing was applied/.test(first.text), "a 503 does not claim that nothing was applied");
+
+  const retry = await postLink(url, body, { headers: { "idempotency-key": key } });
+  t.is(retry.status, 200, retry.text);
+  const again = await postLink(url, body, { headers: { "idempotency-key": key } });
+  t.deepEqual([again.status, again.body], [200, { status: "completed" }], "asking again learns the same outcome");
+  const shown = await showRun(c.baseUrl, run.runId);
+  t.is(eventsOn(shown, "answer").length, 1);
+  t.is(cutOff.child.exitCode, null);
+});
+
 // --- item 11 -------------------------------------------------------------------------------------
 
 test.serial("the jobs held by a worker killed with SIGKILL are applied by another worker within 20 s", async (t) => {
