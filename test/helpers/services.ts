@@ -5,7 +5,8 @@
  * the machine's shared services. Both need the Debian binaries (`redis-server`, PostgreSQL's
  * `initdb`/`pg_ctl`); PostgreSQL runs as the `postgres` user (via `runuser` when we are root).
  */
-import { execFileSync, spawn, type ChildProcess } from "node:child_process";
+import { execFile, execFileSync, spawn, type ChildProcess } from "node:child_process";
+import { promisify } from "node:util";
 import { chmodSync, existsSync, mkdtempSync, readdirSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -97,10 +98,16 @@ function pgBin(name: string): string {
   return name;
 }
 
-/** Runs a PostgreSQL binary as the `postgres` user. */
+const root = process.getuid?.() === 0;
+
+/** Runs a PostgreSQL binary as the `postgres` user (blocking: set-up only). */
 function asPostgres(bin: string, args: string[]): void {
-  const root = process.getuid?.() === 0;
   execFileSync(root ? "runuser" : bin, root ? ["-u", "postgres", "--", bin, ...args] : args, { stdio: "pipe" });
+}
+
+/** The same without blocking the event loop (stops and restarts during a test). */
+async function asPostgresAsync(bin: string, args: string[]): Promise<void> {
+  await promisify(execFile)(root ? "runuser" : bin, root ? ["-u", "postgres", "--", bin, ...args] : args);
 }
 
 /** A fresh PostgreSQL cluster (initdb) on a free port, trust auth, fsync off (it is throwaway). */
@@ -114,7 +121,7 @@ export async function startPostgres(): Promise<PostgresServer> {
     port,
     url: (database = "postgres") => `postgresql://postgres@127.0.0.1:${port}/${database}`,
     async start() {
-      asPostgres(pgBin("pg_ctl"), ["-D", data, "-l", join(dir, "log"), "-w", "-t", "60", "-o", `-p ${port} -k ${dir} -c listen_addresses=127.0.0.1 -c fsync=off -c max_connections=200`, "start"]);
+      await asPostgresAsync(pgBin("pg_ctl"), ["-D", data, "-l", join(dir, "log"), "-w", "-t", "60", "-o", `-p ${port} -k ${dir} -c listen_addresses=127.0.0.1 -c fsync=off -c max_connections=200`, "start"]);
       for (let i = 0; i < 100; i++) {
         const c = new pg.Client({ connectionString: server.url() });
         try {
@@ -128,7 +135,7 @@ export async function startPostgres(): Promise<PostgresServer> {
       throw new Error(`PostgreSQL on ${port} did not accept connections`);
     },
     async stop() {
-      asPostgres(pgBin("pg_ctl"), ["-D", data, "-w", "-m", "fast", "stop"]);
+      await asPostgresAsync(pgBin("pg_ctl"), ["-D", data, "-w", "-m", "fast", "stop"]);
     },
     async destroy() {
       try {
