@@ -24,7 +24,7 @@
 import test from "ava";
 import { randomBytes, randomUUID } from "node:crypto";
 import { migrate } from "../../src/migrate.js";
-import { deployFixture, startRun } from "../helpers/callback.js";
+import { deployFixture } from "../helpers/callback.js";
 import { dropDatabase } from "../helpers/db.js";
 import { kill } from "../helpers/faults.js";
 import { linkIn, parseEmails } from "../helpers/mail.js";
@@ -42,6 +42,8 @@ let webPorts: number[] = [];
 const killed = new Set<ServerProcess>();
 const webOn = new Map<number, ServerProcess>();
 const rows: string[] = [];
+/** The fault of the scenario in progress (awaited before clean-up, so no replacement process is left behind). */
+let pendingFault: Promise<void> | null = null;
 
 process.env.SLOTFLOW_TEST_READY_MS ||= "120000";
 
@@ -68,6 +70,7 @@ test.before(async (t) => {
 });
 
 test.after.always(async () => {
+  await pendingFault?.catch(() => undefined);
   if (rows.length) console.log(`\nfaults suite (${DEPOSITS} deposits per scenario)\n${table(rows)}\n`);
   await cluster?.stop();
   // startCluster also made a database on the default server; this suite used its own cluster.
@@ -150,33 +153,31 @@ interface Deposit {
 
 async function prepare(label: string): Promise<Deposit[]> {
   const prefix = `${label}-${randomBytes(3).toString("hex")}`;
-  const runIds = await pool(Array.from({ length: DEPOSITS }, (_, i) => i), 12, async (i) => {
-    for (;;) {
-      try {
-        return await startRun(base(i % 2), "Faults", { job: { title: `${prefix}-${i}`, contact: `c${i}@example.test`, handled: 0 } });
-      } catch (err) {
-        if (!/answered (202|503)/.test(String(err))) throw err;
-        await sleep(500);
-      }
+  // Each attempt has its own title: a start answered 503 may still have been queued, and its run
+  // (ignored here) must not be mistaken for the one whose id we hold. 201 and 202 both give the id.
+  const started = await pool(Array.from({ length: DEPOSITS }, (_, i) => i), 12, async (i) => {
+    for (let attempt = 0; ; attempt++) {
+      const title = `${prefix}-${i}-a${attempt}`;
+      const res = await request(base(i % 2), "POST", "/api/workflows/Faults/runs", { token: ADMIN_TOKEN, json: { job: { title, contact: `${title}@example.test`, handled: 0 } } }).catch(() => null);
+      if (res && (res.status === 201 || res.status === 202)) return { runId: res.body.id as string, title };
+      if (res && res.status !== 503) throw new Error(`start answered ${res.status}: ${res.text}`);
+      await sleep(500);
     }
   });
-  const wanted = new Map(runIds.map((_, i) => [`answer ${prefix}-${i}`, i]));
-  const urls: string[] = new Array(DEPOSITS);
-  const until = Date.now() + 120_000;
+  const wanted = new Map(started.map((r, i) => [`answer ${r.title}`, i]));
+  const urls: (string | undefined)[] = new Array(DEPOSITS);
+  const until = Date.now() + 180_000;
   for (;;) {
-    let found = 0;
     for (const mail of parseEmails(cluster.output())) {
       const i = wanted.get(mail.subject);
-      if (i !== undefined) {
-        urls[i] = linkIn(mail);
-        found++;
-      }
+      if (i !== undefined) urls[i] = linkIn(mail);
     }
+    const found = urls.filter(Boolean).length;
     if (found >= DEPOSITS) break;
     if (Date.now() > until) throw new Error(`only ${found} of ${DEPOSITS} links were mailed`);
     await sleep(500);
   }
-  return runIds.map((runId, i) => ({ index: i, runId, url: urls[i]!, control: i % CONTROL_EVERY === CONTROL_EVERY - 1, key: randomUUID(), body: { note: `n-${prefix}-${i}` }, retries: 0 }));
+  return started.map(({ runId }, i) => ({ index: i, runId, url: urls[i]!, control: i % CONTROL_EVERY === CONTROL_EVERY - 1, key: randomUUID(), body: { note: `n-${prefix}-${i}` }, retries: 0 }));
 }
 
 const needsRetry = (a: Answer | undefined) => !a || a.status === 0 || a.status === 503 || a.status === 202;
@@ -190,7 +191,7 @@ async function scenario(t: import("ava").ExecutionContext, name: string, fault: 
   let sent = 0;
   let faultDone: Promise<void> | null = null;
   await pool(deposits, 16, async (d) => {
-    if (++sent === Math.ceil(DEPOSITS / 3)) faultDone = fault();
+    if (++sent === Math.ceil(DEPOSITS / 3)) pendingFault = faultDone = fault();
     if (d.control) {
       // A refusal: the body lacks `note` (422). It must change nothing.
       d.first = await post(d.index % 2, d.url, { wrong: true }, d.key);
