@@ -80,6 +80,8 @@ test.serial("a deposit answered 202 while the worker's database is unreachable f
   t.is(shown!.entities.job.note, "during the outage");
   t.true(worker.output.some((l) => l.includes('"msg":"command failed; will retry"') && l.includes('"kind":"infrastructure"')), "the worker logged infrastructure retries");
   t.is(worker.child.exitCode, null, "the worker did not die");
+  await kill(worker);
+  await proxy.cut();
 });
 
 test.serial("a command that fails deterministically ends its job early and records a command-failed incident on the run; nothing is applied", async (t) => {
