@@ -15,11 +15,24 @@ import { validateCommand, type Command, type Outcome } from "../src/engine/comma
 import { recordCommandFailure } from "../src/engine/failures.js";
 import { redactTokens } from "../src/engine/seal.js";
 import { QUEUE } from "../src/queue/queues.js";
-import { classifyFailure, decideRetry } from "../src/queue/retry.js";
+import { UNKNOWN_FAILURE_LIMIT, classifyFailure, decideRetry } from "../src/queue/retry.js";
 import type { Runtime } from "../src/runtime.js";
+import { metrics } from "../src/web/metrics.js";
 import { workerOptions } from "./options.js";
 
 const messageOf = (err: unknown) => redactTokens(err instanceof Error ? err.message : String(err));
+
+/**
+ * One log line per processed command, saying what happened (issue 9 §5 "Logs say what happened"):
+ * `command applied` (status started/completed/expired), `command skipped` (an expiry that found
+ * nothing to do), `command refused` (with the refusal code; nothing changed).
+ */
+export function logOutcome(rt: Pick<Runtime, "log">, kind: string, runId: string, outcome: Outcome): void {
+  metrics.commands.inc({ command: kind, result: !outcome.ok ? "refused" : outcome.status === "skipped" ? "skipped" : "applied" });
+  if (!outcome.ok) rt.log.info({ command: kind, runId, code: outcome.refusal.code }, "command refused");
+  else if (outcome.status === "skipped") rt.log.info({ command: kind, runId, status: outcome.status }, "command skipped");
+  else rt.log.info({ command: kind, runId, status: outcome.status }, "command applied");
+}
 
 export function startCommandWorker(rt: Runtime): Worker {
   const worker = new Worker(
@@ -29,11 +42,17 @@ export function startCommandWorker(rt: Runtime): Worker {
       try {
         cmd = validateCommand(job.data);
       } catch (err) {
-        throw new UnrecoverableError(`malformed command job: ${messageOf(err)}`);
+        // Job data this worker cannot read: of unknown kind, not deterministic — during a rolling
+        // deploy it may be a newer version's command. Retried a few times (bounded by the job's
+        // attempts and by UNKNOWN_FAILURE_LIMIT), then failed; there is no trusted run to record on.
+        if (job.attemptsMade + 1 >= UNKNOWN_FAILURE_LIMIT) throw new UnrecoverableError(`malformed command job: ${messageOf(err)}`);
+        throw new Error(`malformed command job: ${messageOf(err)}`);
       }
+      const endTimer = metrics.applySeconds.startTimer({ command: cmd.kind });
       let applied;
       try {
         applied = await applyCommand(rt.engine, cmd);
+        endTimer();
       } catch (err) {
         if (decideRetry(err, job.attemptsMade) === "retry") throw err;
         const message = messageOf(err);
@@ -46,16 +65,23 @@ export function startCommandWorker(rt: Runtime): Worker {
         // The sweeper re-enqueues pending mail; the step itself has committed.
         rt.log.warn({ err: String(err) }, "could not enqueue mail delivery; the sweeper will retry");
       });
-      rt.log.info({ command: cmd.kind, runId: cmd.runId, ok: outcome.ok, code: outcome.ok ? outcome.status : outcome.refusal.code }, "command applied");
+      logOutcome(rt, cmd.kind, cmd.runId, outcome);
       return outcome;
     },
     workerOptions(rt.config, rt.config.workerConcurrency),
   );
   worker.on("failed", (job, err) => {
-    const final = err instanceof UnrecoverableError || err.name === "UnrecoverableError";
-    const fields = { jobId: job?.id, attempts: job?.attemptsMade, kind: classifyFailure(err), err: redactTokens(err.message) };
-    if (final) rt.log.error(fields, "command failed for good");
-    else rt.log.warn(fields, "command failed; will retry");
+    const command = typeof job?.data?.kind === "string" ? job.data.kind : "unknown";
+    const unrecoverable = err instanceof UnrecoverableError || err.name === "UnrecoverableError";
+    const willRetry = job !== undefined && !unrecoverable && job.attemptsMade < (job.opts.attempts ?? 1);
+    (willRetry ? metrics.retried : metrics.failed).inc({ command });
+    const fields = { jobId: job?.id, command, attempts: job?.attemptsMade, willRetry, kind: classifyFailure(err), err: redactTokens(err.message) };
+    if (willRetry) rt.log.warn(fields, "command attempt failed; will retry");
+    else rt.log.error(fields, "command failed");
+  });
+  worker.on("stalled", (jobId) => {
+    metrics.stalled.inc({ queue: QUEUE.commands });
+    rt.log.warn({ jobId, queue: QUEUE.commands }, "job stalled; taken back");
   });
   worker.on("error", (err) => rt.log.error({ err: redactTokens(err.message) }, "command worker error"));
   return worker;

@@ -8,6 +8,7 @@ import { redactTokens } from "../src/engine/seal.js";
 import { deliverOutbox } from "../src/outbox/mailer.js";
 import { QUEUE } from "../src/queue/queues.js";
 import type { Runtime } from "../src/runtime.js";
+import { metrics } from "../src/web/metrics.js";
 import { workerOptions } from "./options.js";
 
 export function startMailWorker(rt: Runtime): Worker {
@@ -17,5 +18,9 @@ export function startMailWorker(rt: Runtime): Worker {
     workerOptions(rt.config, 4),
   );
   worker.on("error", (err) => rt.log.error({ err: redactTokens(err.message) }, "mail worker error"));
+  worker.on("stalled", (jobId) => {
+    metrics.stalled.inc({ queue: QUEUE.mail });
+    rt.log.warn({ jobId, queue: QUEUE.mail }, "job stalled; taken back");
+  });
   return worker;
 }

@@ -44,7 +44,9 @@ export async function assertSweepScheduler(rt: Runtime): Promise<boolean> {
   await rt.queues.sweep.upsertJobScheduler(
     SWEEP_SCHEDULER_ID,
     { every: rt.config.sweepIntervalMs },
-    { name: "sweep", data: {}, opts: { removeOnComplete: true, removeOnFail: 100 } },
+    // The last completed sweeps are kept: the newest one's finish time is the metric
+    // slotflow_sweep_last_success_timestamp_seconds (src/web/metrics.ts).
+    { name: "sweep", data: {}, opts: { removeOnComplete: { count: 10 }, removeOnFail: 100 } },
   );
   return true;
 }

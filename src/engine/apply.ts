@@ -1,6 +1,6 @@
 /**
  * The one path by which every change reaches a run: `applyCommand` runs a command (start, deposit,
- * raise, expire) in one Prisma transaction with the run's row locked.
+ * raise, expire, revoke) in one Prisma transaction with the run's row locked.
  *
  * 1. `SELECT … FROM runs WHERE id = $1 FOR UPDATE` — every change to a run takes this lock first,
  *    so changes to one run apply one at a time, in lock order, however many workers run; changes
@@ -16,11 +16,13 @@
  *
  * Database faults propagate (the queue retries the job later); nothing partial is ever committed.
  */
+import type { Limits } from "../config.js";
 import type { Db, Tx } from "../db.js";
 import type { Logger } from "../log.js";
 import { deposit } from "./commands/deposit.js";
 import { expire } from "./commands/expire.js";
 import { raise } from "./commands/raise.js";
+import { revoke } from "./commands/revoke.js";
 import type { CommandResult } from "./commands/result.js";
 import { startRun } from "./commands/start.js";
 import type { Command, Outcome } from "./commands/types.js";
@@ -35,6 +37,8 @@ export interface EngineDeps {
   sealer: Sealer;
   baseUrl: string;
   log?: Logger;
+  /** Input and fan-out limits (config.ts); the defaults when absent. */
+  limits?: Limits;
 }
 
 export interface Applied {
@@ -79,7 +83,7 @@ async function recordIncident(tx: Tx, runId: string, command: string, message: s
 export async function applyCommand(deps: EngineDeps, cmd: Command): Promise<Applied> {
   let fault: RuntimeFault | null = null;
   const applied = await deps.db.$transaction(async (tx) => {
-    const services = { tx, sealer: deps.sealer, baseUrl: deps.baseUrl };
+    const services = { tx, sealer: deps.sealer, baseUrl: deps.baseUrl, limits: deps.limits };
     const run = cmd.kind === "start" ? null : await lockRun(tx, cmd.runId, deps.sealer);
     const prior = await tx.appliedCommand.findUnique({ where: { id: cmd.commandId } });
     if (prior) return { outcome: prior.outcome as unknown as Outcome, queuedMail: [] };
@@ -93,7 +97,10 @@ export async function applyCommand(deps: EngineDeps, cmd: Command): Promise<Appl
       } else {
         const step = await Step.load(services, await loadVersion(tx, run!.workflowName, run!.version), run!);
         result =
-          cmd.kind === "deposit" ? await deposit(step, cmd) : cmd.kind === "raise" ? await raise(step, cmd) : await expire(step, cmd);
+          cmd.kind === "deposit" ? await deposit(step, cmd)
+          : cmd.kind === "raise" ? await raise(step, cmd)
+          : cmd.kind === "revoke" ? await revoke(step, cmd)
+          : await expire(step, cmd);
       }
     } catch (err) {
       if (!(err instanceof RuntimeFault)) throw err;

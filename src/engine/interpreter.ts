@@ -14,6 +14,7 @@
  * Messages name the construct and its line but never a value, so a token cannot leak into them.
  */
 import type { Expr, Range, Statement } from "../lang/ast.js";
+import { isEmailAddress } from "./email-address.js";
 import { mintLink } from "./link.js";
 import { dropSlot, isAliasDone, liveSlotForAlias } from "./slot.js";
 import type { Step } from "./step.js";
@@ -185,6 +186,9 @@ function call(step: Step, scope: Scope, expr: Extract<Expr, { kind: "call" }>): 
     case "contains":
       if (a[0] === null) throw new RuntimeFault("contains() on null", expr.range);
       return (a[0] as Value[]).some((e) => equals(e, a[1]));
+    case "isEmailAddress":
+      if (a[0] === null) throw new RuntimeFault("isEmailAddress() of null", expr.range);
+      return isEmailAddress(String(a[0]));
     case "role":
     case "user":
       if (a[0] === null) throw new RuntimeFault(`${fn}() of null`, expr.range);
@@ -199,6 +203,11 @@ function checkInt(n: number, range: Range): number {
 }
 
 /** Text of a value inside string concatenation. */
+/** `text` as a JSON string for a message, shortened past 80 characters. */
+function quoteForMessage(text: string): string {
+  return JSON.stringify(text.length > 80 ? `${text.slice(0, 77)}…` : text);
+}
+
 export function display(v: Value): string {
   if (v === null) return "";
   if (v instanceof Date) return v.toISOString();
@@ -316,6 +325,11 @@ function executeOne(step: Step, scope: Scope, st: Statement): void {
       if (subject === null) throw new RuntimeFault("send email with a null subject", st.range);
       const body = evaluate(step, scope, st.body);
       if (body === null) throw new RuntimeFault("send email with a null body", st.range);
+      // One recipient, exactly (issue 8 item 18): a list, a group, a display name or an empty
+      // address is a runtime error of the step — nothing is queued, an incident is recorded.
+      if (!isEmailAddress(display(to))) {
+        throw new RuntimeFault(`send email to ${quoteForMessage(display(to))}: not exactly one email address (local@domain)`, st.to.range);
+      }
       const id = step.queueMail(display(to), display(subject), display(body));
       step.addHistory("email-queued", { outboxId: id, to: display(to) });
       return;

@@ -41,7 +41,7 @@ export const RefusalCode = {
 export type RefusalCode = (typeof RefusalCode)[keyof typeof RefusalCode];
 
 /** Why a link is dead (the `reason` of a 410 `link-dead`). */
-export type LinkEndReason = "completed" | "cancelled" | "expired" | "dropped" | "run-finished";
+export type LinkEndReason = "completed" | "cancelled" | "expired" | "dropped" | "run-finished" | "revoked";
 
 /** A refusal: a code, a human sentence, and optional machine-readable members for the problem body. */
 export interface Refusal {

@@ -11,6 +11,7 @@
  * Every string written by `flush()` that carries a callback link is sealed first (seal.ts).
  */
 import { randomUUID } from "node:crypto";
+import type { Limits } from "../config.js";
 import type { Tx } from "../db.js";
 import type { CompiledWorkflow } from "../lang/compiled.js";
 import type { IdempotencyFingerprint } from "./idempotency.js";
@@ -60,6 +61,8 @@ export interface StepServices {
   sealer: Sealer;
   /** `{base_url}` of minted links, no trailing slash. */
   baseUrl: string;
+  /** Input and fan-out limits (config.ts); the defaults when absent. */
+  limits?: Limits;
 }
 
 interface PendingMint {
@@ -68,6 +71,7 @@ interface PendingMint {
   tokenSha256: string;
 }
 
+/** A queued message, every text already in its stored form (`Sealer.sealText`: sealed when it carries a link). */
 interface PendingMail {
   id: string;
   to: string;
@@ -91,6 +95,8 @@ export class Step {
   /** Slot id → why its live link dies at flush (slot closed during this step). */
   private readonly linkEnds = new Map<string, LinkEndReason>();
   private burned: { linkId: string; idempotency: IdempotencyFingerprint | null } | null = null;
+  /** Slot id → id of its live link, as loaded and as changed by this step (link.ts keeps it). */
+  private readonly liveLinks: Map<string, string>;
   private readonly mail: PendingMail[] = [];
   private readonly history: { kind: string; data: Record<string, unknown> }[] = [];
   /** Outbox ids queued by this step, for the caller to hand to the mailer after commit. */
@@ -103,8 +109,10 @@ export class Step {
     slots: SlotRecord[],
     entities: EntityRecord[],
     isNewRun: boolean,
+    liveLinks: Map<string, string> = new Map(),
   ) {
     this.slots = slots;
+    this.liveLinks = liveLinks;
     this.entities = new Map(entities.map((e) => [e.name, e]));
     this.isNewRun = isNewRun;
     if (isNewRun) for (const e of entities) this.dirtyEntities.add(e.name);
@@ -113,9 +121,10 @@ export class Step {
   /** Loads the run's current slots and tracked rows. The caller holds the run's row lock. */
   static async load(services: StepServices, workflow: CompiledWorkflow, run: RunRecord): Promise<Step> {
     const { tx, sealer } = services;
-    const [slotRows, entityRows] = await Promise.all([
+    const [slotRows, entityRows, liveLinks] = await Promise.all([
       tx.slot.findMany({ where: { runId: run.id, visit: run.visit }, orderBy: [{ alias: "asc" }, { element: "asc" }] }),
       tx.entityRow.findMany({ where: { runId: run.id } }),
+      tx.link.findMany({ where: { runId: run.id, status: "live" }, select: { id: true, slotId: true } }),
     ]);
     const slots: SlotRecord[] = slotRows.map((r) => {
       const slot = workflow.states[r.state]?.slots.find((s) => s.alias === r.alias);
@@ -142,7 +151,7 @@ export class Step {
       for (const [field, spec] of Object.entries(decl?.fields ?? {})) data[field] = fromJson(raw[field] ?? null, spec.type);
       return { name: r.name, entity: r.entity, data };
     });
-    return new Step(services, workflow, run, slots, entities, false);
+    return new Step(services, workflow, run, slots, entities, false, new Map(liveLinks.map((l) => [l.slotId, l.id])));
   }
 
   /** The runtime value of a scalar workflow parameter (read-only input). */
@@ -178,13 +187,29 @@ export class Step {
     this.linkEnds.set(slotId, reason);
   }
 
+  /** The id of the slot's live link (loaded, or minted during this step); null when none. */
+  liveLinkOf(slotId: string): string | null {
+    return this.liveLinks.get(slotId) ?? null;
+  }
+
+  /** Records which link is now the slot's live one (null: none). Used by link.ts only. */
+  setLiveLink(slotId: string, linkId: string | null): void {
+    if (linkId) this.liveLinks.set(slotId, linkId);
+    else this.liveLinks.delete(slotId);
+  }
+
   recordBurn(linkId: string, idempotency: IdempotencyFingerprint | null): void {
     this.burned = { linkId, idempotency };
   }
 
+  /**
+   * Queues a message. Recipient, subject and body are sealed here (issue 8 item 7: any of them may
+   * carry a link), so the pending record already holds what the outbox row stores.
+   */
   queueMail(to: string, subject: string, body: string): string {
     const id = randomUUID();
-    this.mail.push({ id, to, subject, body });
+    const { sealer } = this.services;
+    this.mail.push({ id, to: sealer.sealText(to), subject: sealer.sealText(subject), body: sealer.sealText(body) });
     return id;
   }
 
@@ -261,7 +286,7 @@ export class Step {
           runId: run.id,
           to: m.to,
           subject: m.subject,
-          body: JSON.stringify(sealer.sealIfLink(m.body)),
+          body: m.body,
           status: "pending",
         })),
       });

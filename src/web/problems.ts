@@ -70,6 +70,7 @@ export const UNAVAILABLE_RETRY_AFTER_S = 5;
 /** Writes `refusal` as the response. */
 export function sendProblem(ctx: Context, refusal: Refusal): void {
   const status = STATUS[refusal.code];
+  ctx.state.problemCode = refusal.code; // for the deposit outcome metric (metrics.ts countDeposits)
   ctx.status = status;
   ctx.type = "application/problem+json";
   ctx.body = JSON.stringify({

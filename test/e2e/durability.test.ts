@@ -78,7 +78,7 @@ test.serial("a deposit answered 202 while the worker's database is unreachable f
   t.is(eventsOn(shown!, "answer").length, 1, "applied exactly once");
   t.is(shown!.entities.job.handled, 1);
   t.is(shown!.entities.job.note, "during the outage");
-  t.true(worker.output.some((l) => l.includes('"msg":"command failed; will retry"') && l.includes('"kind":"infrastructure"')), "the worker logged infrastructure retries");
+  t.true(worker.output.some((l) => l.includes('"msg":"command attempt failed; will retry"') && l.includes('"kind":"infrastructure"')), "the worker logged infrastructure retries");
   t.is(worker.child.exitCode, null, "the worker did not die");
   await kill(worker);
   await proxy.cut();

@@ -57,7 +57,7 @@ export async function deposit(step: Step, cmd: Extract<Command, { kind: "deposit
   if (decl.requires && !evaluate(step, scope, decl.requires)) {
     return refused(refuse(RefusalCode.RequiresFailed, "This response cannot be accepted now: a condition of the workflow does not hold. The link stays valid."));
   }
-  burnLink(step, link.id, cmd.idempotency ?? null);
+  burnLink(step, slot, link.id, cmd.idempotency ?? null);
   acceptEvent(step, slot, checked.args, translated.args, { via: "link" });
   return applied(step, "completed");
 }

@@ -34,7 +34,9 @@ export type Command =
       args: Record<string, unknown>;
       principal: PrincipalClaims;
     }
-  | { kind: "expire"; commandId: string; runId: string; slotId: string };
+  | { kind: "expire"; commandId: string; runId: string; slotId: string }
+  /** An operator ends the live link of slot `alias` (revoke.ts). */
+  | { kind: "revoke"; commandId: string; runId: string; alias: string };
 
 export interface RunSummary {
   id: string;
@@ -45,7 +47,7 @@ export interface RunSummary {
 }
 
 export type Outcome =
-  | { ok: true; status: "started" | "completed" | "expired" | "skipped"; run: RunSummary }
+  | { ok: true; status: "started" | "completed" | "expired" | "skipped" | "revoked"; run: RunSummary }
   | { ok: false; refusal: Refusal };
 
 const uuid = () => yup.string().required().uuid();
@@ -76,6 +78,7 @@ export const commandSchemas = {
     principal: yup.object({ id: yup.string().required(), email: yup.string().nullable().defined(), roles: yup.array(yup.string().required()).required() }).required(),
   }),
   expire: yup.object({ kind: yup.string().oneOf(["expire"]).required(), commandId: yup.string().required(), runId: uuid(), slotId: uuid() }),
+  revoke: yup.object({ kind: yup.string().oneOf(["revoke"]).required(), commandId: uuid(), runId: uuid(), alias: yup.string().required() }),
 } as const;
 
 /** Throws a yup ValidationError when `value` is not a well-formed command. */
