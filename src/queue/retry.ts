@@ -6,8 +6,8 @@
  * | kind | examples | what happens |
  * |---|---|---|
  * | `infrastructure` | PostgreSQL or Redis unreachable, a connection reset or closed, the server shutting down, a pool or lock timeout, a serialization failure or deadlock | retried until it succeeds, however long the outage (capped backoff) |
- * | `deterministic` | a malformed job, a value PostgreSQL cannot store (SQLSTATE class 22), a constraint violation (23), a programming error (TypeError…) | ends the job now (BullMQ `UnrecoverableError`); the worker records an incident on the run |
- * | `unknown` | anything else | retried while the job has failed fewer than `UNKNOWN_FAILURE_LIMIT` times in all, then treated as deterministic |
+ * | `deterministic` | a validation error, a value PostgreSQL cannot store (SQLSTATE class 22), a constraint violation (23), a programming error (TypeError…) | ends the job now (BullMQ `UnrecoverableError`); the worker records an incident on the run |
+ * | `unknown` | anything else, including job data the worker cannot read (during a rolling deploy it may be a newer version's command) | retried while the job has failed fewer than `UNKNOWN_FAILURE_LIMIT` times in all, then treated as deterministic |
  *
  * Jobs are added with `attempts: UNBOUNDED_ATTEMPTS` (so retries never run out by count) and the
  * custom backoff type `capped`, computed by `cappedBackoff`: 250 ms doubling per failure, capped

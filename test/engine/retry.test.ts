@@ -24,7 +24,7 @@ test("PostgreSQL shutdown, serialization failures, deadlocks and Prisma connecti
   t.is(classifyFailure(Object.assign(new Error("Connection is closed."), { name: "Error" })), "infrastructure");
 });
 
-test("values PostgreSQL cannot store, constraint violations, malformed jobs and programming errors end the job at once", (t) => {
+test("values PostgreSQL cannot store, constraint violations, validation errors and programming errors end the job at once", (t) => {
   for (const code of ["22P05", "22021", "23505", "42703"]) {
     t.is(decideRetry(Object.assign(new Error("x"), { code }), 0), "end", code);
   }
