@@ -12,6 +12,7 @@
  */
 import { RefusalCode, RefusalError, refuse } from "../engine/refusals.js";
 import type { Logger } from "../log.js";
+import { classifyFailure } from "../queue/retry.js";
 
 /** JavaScript's own errors: a fault of the code, never of a dependency. */
 const PROGRAM_ERRORS = [TypeError, RangeError, ReferenceError, SyntaxError];
@@ -26,6 +27,9 @@ const UNAVAILABLE_SQLSTATE = /^(08|53|57)/;
  * Redis errors count as unavailability: when unsure, the client is told to retry.
  */
 export function isUnavailability(err: unknown): boolean {
+  // A fault the worker would retry as infrastructure (src/queue/retry.ts: a connection refused,
+  // reset or terminated, a server shutting down, a pool or transaction timeout) is unavailability.
+  if (classifyFailure(err) === "infrastructure") return true;
   if (PROGRAM_ERRORS.some((E) => err instanceof E)) return false;
   const e = err as { name?: string; code?: unknown; meta?: { code?: unknown } };
   if (e?.name === "PrismaClientValidationError") return false;

@@ -247,7 +247,8 @@ async function scenario(t: import("ava").ExecutionContext, name: string, fault: 
   t.log(`\n${table([rows[rows.length - 1]!])}`);
 
   const bad5xx = [...firstAnswers, ...valid.map((d) => d.final!), ...controls.map((d) => d.first!)].filter((a) => a.status >= 500 && a.status !== 503);
-  t.deepEqual(bad5xx, [], "no 5xx but 503");
+  const errorLines = () => cluster.processes.filter((p) => p.role === "web").flatMap((p) => p.output.filter((l) => /"level":50/.test(l))).slice(-5).join("\n");
+  t.deepEqual(bad5xx, [], `no 5xx but 503; web errors:\n${bad5xx.length ? errorLines() : ""}`);
   t.deepEqual(notOnce, [], "every deposit applied exactly once, with its own body");
   t.deepEqual(
     valid.filter((d) => !(d.final?.status === 200 && d.final.code === "completed")).map((d) => ({ first: d.first, final: d.final, retries: d.retries })),
