@@ -1,6 +1,10 @@
 /**
  * Long-running processes: `serve` (web, workers and sweeper in one process), `web`, `worker`,
  * `sweeper`. Each stops gracefully on SIGINT/SIGTERM (see `onShutdown`).
+ *
+ * Start-up: `preflight()` (startup.ts: configuration, port, PostgreSQL, Redis — each failing with
+ * one line) runs before this module is even loaded; then `serve()` deploys `--deploy DIR`, starts
+ * workers and the sweeper, listens, installs the signal handlers and logs `ready`.
  */
 import { readdirSync, readFileSync } from "node:fs";
 import { createServer } from "node:http";
@@ -8,6 +12,7 @@ import type { Worker } from "bullmq";
 import { join } from "node:path";
 import { deploy } from "../engine/deploy.js";
 import { RefusalError } from "../engine/refusals.js";
+import type { Config } from "../config.js";
 import { installFaultHandlers } from "../process-faults.js";
 import { checkRedisPersistence } from "../queue/persistence.js";
 import { createRuntime, warnDevDefaults, type Runtime } from "../runtime.js";
@@ -16,6 +21,8 @@ import { bindClusterMetrics, registry } from "../web/metrics.js";
 import { startCommandWorker } from "../../workers/commands.js";
 import { startMailWorker } from "../../workers/mail.js";
 import { startSweeper } from "../../workers/sweeper.js";
+import { StartupError } from "./failure.js";
+import type { Roles } from "./startup.js";
 
 /** Closes one part of the process within `timeoutMs`. */
 type Closer = (timeoutMs: number) => Promise<unknown>;
@@ -122,15 +129,13 @@ export async function deployDirectory(rt: Runtime, dir: string): Promise<void> {
   }
 }
 
-export interface ServeOptions {
-  web: boolean;
-  worker: boolean;
-  sweeper: boolean;
+export interface ServeOptions extends Roles {
   deployDir?: string;
 }
 
-export async function serve(opts: ServeOptions): Promise<Runtime> {
-  const rt = createRuntime();
+/** Starts the roles with a configuration `preflight()` checked; rejects with StartupError when the port was taken meanwhile. */
+export async function serve(opts: ServeOptions, config: Config): Promise<Runtime> {
+  const rt = createRuntime({ config });
   const faults = installFaultHandlers(rt.log); // issue 8 item 10: log, keep serving or drain and exit
   warnDevDefaults(rt);
   await checkRedisPersistence(rt.config, rt.log).catch(async (err) => Promise.reject(await rt.close().then(() => err, () => err)));
@@ -146,7 +151,9 @@ export async function serve(opts: ServeOptions): Promise<Runtime> {
   if (!opts.web && rt.config.metricsPort !== null) closers.push(await serveMetrics(rt, rt.config.metricsPort));
   if (opts.web) {
     web = createWebApp(rt);
-    const server = await web.listen(rt.config.port);
+    const server = await web.listen(rt.config.port).catch((err: NodeJS.ErrnoException) =>
+      Promise.reject(err.code === "EADDRINUSE" ? new StartupError(`port ${rt.config.port} is already in use (PORT)`) : err),
+    );
     const address = server.address();
     const port = typeof address === "object" && address ? address.port : rt.config.port;
     rt.log.info({ port, baseUrl: rt.config.baseUrl }, "listening");

@@ -16,10 +16,11 @@
  * but is not a reason to refuse.
  */
 import { Redis } from "ioredis";
-import type { Config } from "../config.js";
+import { ConfigError, type Config } from "../config.js";
 import type { Logger } from "../log.js";
 
-export class VolatileRedisError extends Error {
+/** A configuration problem of the Redis server: the CLI prints its message as one `error:` line and exits 1. */
+export class VolatileRedisError extends ConfigError {
   override name = "VolatileRedisError";
 }
 
@@ -67,7 +68,7 @@ export async function checkRedisPersistence(config: Pick<Config, "redisUrl" | "n
   const refusing = finding.problems.filter((p) => !p.startsWith("appendfsync"));
   if (refusing.length > 0 && config.nodeEnv === "production" && !config.allowVolatileRedis) {
     throw new VolatileRedisError(
-      `Redis does not persist queued commands: ${refusing.join("; ")}. Set appendonly yes, appendfsync everysec and maxmemory-policy noeviction, or set SLOTFLOW_ALLOW_VOLATILE_REDIS=1 to start anyway.`,
+      `Redis does not persist queued commands: ${refusing.join("; ")}. Set appendonly yes, appendfsync everysec and maxmemory-policy noeviction, or set SLOTFLOW_ALLOW_VOLATILE_REDIS=1 to start anyway (REDIS_URL).`,
     );
   }
   if (finding.problems.length > 0) {
