@@ -19,6 +19,14 @@ import { validateCommand, type Command, type Outcome } from "../engine/commands/
 
 export const QUEUE = { commands: "commands", mail: "mail", sweep: "sweep" } as const;
 
+/** Options of every `commands` job (the id is the command id, set per job). */
+export const COMMAND_JOB_OPTIONS = {
+  attempts: 8,
+  backoff: { type: "exponential", delay: 250 },
+  removeOnComplete: { age: 3600, count: 10_000 },
+  removeOnFail: { age: 24 * 3600 },
+} as const;
+
 /** A Redis connection for BullMQ. `blocking` connections (workers, queue events) retry forever. */
 export function redisConnection(config: Pick<Config, "redisUrl">, blocking: boolean): Redis {
   return new Redis(config.redisUrl, {
@@ -77,11 +85,9 @@ export class Queues {
   async enqueue(cmd: Command, opts: { removeOnComplete?: boolean } = {}): Promise<Job> {
     validateCommand(cmd);
     return this.commands.add(cmd.kind, cmd, {
+      ...COMMAND_JOB_OPTIONS,
       jobId: cmd.commandId,
-      attempts: 8,
-      backoff: { type: "exponential", delay: 250 },
-      removeOnComplete: opts.removeOnComplete ? true : { age: 3600, count: 10_000 },
-      removeOnFail: { age: 24 * 3600 },
+      ...(opts.removeOnComplete ? { removeOnComplete: true } : {}),
     });
   }
 
