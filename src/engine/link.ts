@@ -93,3 +93,48 @@ export function burnLink(step: Step, linkId: string): void {
   step.recordBurn(linkId);
   step.addHistory("link-burned", { linkId });
 }
+
+export interface LinkSettlement {
+  /** Links that existed before the step and end now, by id. */
+  ended: { id: string; status: "burned" | "retired" | "dead"; end_reason: LinkEndReason | null }[];
+  /** Links minted during the step, with the status they have when it commits. */
+  minted: { id: string; token_sha256: string; slot_id: string; status: LinkStatus; end_reason: LinkEndReason | null }[];
+}
+
+/**
+ * Decides, in memory, every link write of a step (the transitions in this module's header), so
+ * the flush names each row it changes and sends no write that cannot match:
+ *
+ * - the deposit's own link → burned;
+ * - an existing live link of a slot minted again → retired; of a slot closed → dead (its reason);
+ * - a minted link → retired when a later mint of the same step replaced it, dead when its slot
+ *   closed later in the step, else live.
+ *
+ * `liveLinks` are the live links of the run's current slots as read under the run lock (at most
+ * one per slot).
+ */
+export function settleLinks(step: {
+  liveLinks: { id: string; slotId: string }[];
+  mints: { linkId: string; slotId: string; tokenSha256: string }[];
+  linkEnds: Map<string, LinkEndReason>;
+  burnedLinkId: string | null;
+}): LinkSettlement {
+  const minted = new Set(step.mints.map((m) => m.slotId));
+  const ended: LinkSettlement["ended"] = [];
+  if (step.burnedLinkId) ended.push({ id: step.burnedLinkId, status: "burned", end_reason: null });
+  for (const link of step.liveLinks) {
+    if (link.id === step.burnedLinkId) continue;
+    if (minted.has(link.slotId)) ended.push({ id: link.id, status: "retired", end_reason: null });
+    else if (step.linkEnds.has(link.slotId)) ended.push({ id: link.id, status: "dead", end_reason: step.linkEnds.get(link.slotId)! });
+  }
+  const lastMint = new Map(step.mints.map((m) => [m.slotId, m.linkId]));
+  return {
+    ended,
+    minted: step.mints.map((m) => {
+      const base = { id: m.linkId, token_sha256: m.tokenSha256, slot_id: m.slotId };
+      if (lastMint.get(m.slotId) !== m.linkId) return { ...base, status: "retired" as const, end_reason: null };
+      const reason = step.linkEnds.get(m.slotId);
+      return reason ? { ...base, status: "dead" as const, end_reason: reason } : { ...base, status: "live" as const, end_reason: null };
+    }),
+  };
+}

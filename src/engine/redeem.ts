@@ -8,6 +8,7 @@
  *   422 invalid-body — the body does not match the slot's event as it was at the minting version.
  *
  * Returns the `deposit` command to apply; it names the link by id and never carries the token.
+ * Database work: one statement (sql/link-lookup.ts); the compiled version comes from a cache.
  */
 import { randomUUID } from "node:crypto";
 import type { Db } from "../db.js";
@@ -15,6 +16,7 @@ import { checkBody } from "./body.js";
 import type { Command } from "./commands/types.js";
 import { hashToken, isTokenShaped, refusalForEndedLink, type LinkStatus } from "./link.js";
 import { RefusalCode, refuse, type LinkEndReason, type Refusal } from "./refusals.js";
+import { lookupLink } from "./sql/link-lookup.js";
 import { toJson } from "./values.js";
 import { loadVersion } from "./workflows.js";
 
@@ -25,23 +27,12 @@ const NOT_FOUND = refuse(RefusalCode.LinkNotFound, "No link matches this URL. Ch
 /** `body` is the parsed JSON, or undefined when the request had none. */
 export async function prepareDeposit(db: Db, token: string, body: unknown): Promise<PreparedDeposit> {
   if (!isTokenShaped(token)) return { ok: false, refusal: NOT_FOUND };
-  const link = await db.link.findUnique({
-    where: { tokenSha256: hashToken(token) },
-    select: {
-      id: true,
-      runId: true,
-      mintedVersion: true,
-      status: true,
-      endReason: true,
-      slot: { select: { state: true, alias: true } },
-      run: { select: { workflowName: true } },
-    },
-  });
+  const link = await lookupLink(db, hashToken(token));
   if (!link) return { ok: false, refusal: NOT_FOUND };
   const ended = refusalForEndedLink({ status: link.status as LinkStatus, endReason: link.endReason as LinkEndReason | null });
   if (ended) return { ok: false, refusal: ended };
-  const wf = await loadVersion(db, link.run.workflowName, link.mintedVersion);
-  const decl = wf.states[link.slot.state]?.slots.find((s) => s.alias === link.slot.alias);
+  const wf = await loadVersion(db, link.workflowName, link.mintedVersion);
+  const decl = wf.states[link.state]?.slots.find((s) => s.alias === link.alias);
   const event = decl ? wf.events[decl.event] : undefined;
   if (!event) return { ok: false, refusal: NOT_FOUND };
   const checked = checkBody(body, event.params);

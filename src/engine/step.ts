@@ -2,16 +2,20 @@
  * A step: one change to one run (start, deposit, raise, expiry), applied as one atomic unit
  * (language reference, "Handlers and execution": all of it commits or none of it does).
  *
- * The step loads the run (locked by the caller), its current slots and its tracked rows into
- * memory; the lifecycle modules (run.ts, slot.ts, link.ts) and the interpreter change that model
- * and record effects; `flush()` writes everything through the caller's transaction. A runtime
- * error thrown before `flush()` leaves the database untouched, and the caller's rollback covers a
- * failure during it.
+ * The step is built from one read (sql/step-read.ts: the run locked, its current slots, tracked
+ * rows and live links); the lifecycle modules (run.ts, slot.ts, link.ts) and the interpreter
+ * change that model in memory and record effects; `flush()` writes everything, with the
+ * command's outcome record, in one statement (sql/step-write.ts) through the caller's
+ * transaction. A runtime error thrown before `flush()` leaves the database untouched, and the
+ * caller's rollback covers a failure during it.
  *
  * Every string written by `flush()` that carries a callback link is sealed first (seal.ts).
  */
 import { randomUUID } from "node:crypto";
 import type { Tx } from "../db.js";
+import { settleLinks, type LinkRow } from "./link.js";
+import { jsonDate, type StepRead } from "./sql/step-read.js";
+import { writeStep, type SlotWriteRow, type StepWrite } from "./sql/step-write.js";
 import type { CompiledWorkflow } from "../lang/compiled.js";
 import type { LinkEndReason } from "./refusals.js";
 import type { Sealer } from "./seal.js";
@@ -61,7 +65,7 @@ export interface StepServices {
   baseUrl: string;
 }
 
-interface PendingMint {
+export interface PendingMint {
   linkId: string;
   slotId: string;
   tokenSha256: string;
@@ -86,10 +90,14 @@ export class Step {
   private readonly newSlots = new Set<string>();
   private readonly dirtySlots = new Set<string>();
   private readonly dirtyEntities = new Set<string>();
-  private readonly mints: PendingMint[] = [];
+  readonly mints: PendingMint[] = [];
   /** Slot id → why its live link dies at flush (slot closed during this step). */
-  private readonly linkEnds = new Map<string, LinkEndReason>();
-  private burnedLinkId: string | null = null;
+  readonly linkEnds = new Map<string, LinkEndReason>();
+  burnedLinkId: string | null = null;
+  /** Live links of the run's current slots when the step was read (link.ts decides their ends). */
+  liveLinks: { id: string; slotId: string }[] = [];
+  /** The link a deposit names, as read under the lock (null for other commands). */
+  depositLink: LinkRow | null = null;
   private readonly mail: PendingMail[] = [];
   private readonly history: { kind: string; data: Record<string, unknown> }[] = [];
   /** Outbox ids queued by this step, for the caller to hand to the mailer after commit. */
@@ -109,39 +117,53 @@ export class Step {
     if (isNewRun) for (const e of entities) this.dirtyEntities.add(e.name);
   }
 
-  /** Loads the run's current slots and tracked rows. The caller holds the run's row lock. */
-  static async load(services: StepServices, workflow: CompiledWorkflow, run: RunRecord): Promise<Step> {
-    const { tx, sealer } = services;
-    const [slotRows, entityRows] = await Promise.all([
-      tx.slot.findMany({ where: { runId: run.id, visit: run.visit }, orderBy: [{ alias: "asc" }, { element: "asc" }] }),
-      tx.entityRow.findMany({ where: { runId: run.id } }),
-    ]);
-    const slots: SlotRecord[] = slotRows.map((r) => {
-      const slot = workflow.states[r.state]?.slots.find((s) => s.alias === r.alias);
+  /**
+   * Builds the step from its read (sql/step-read.ts: the run locked, its current slots, tracked
+   * rows and live links). Sealed values are opened here, inside the engine only.
+   */
+  static fromRead(services: StepServices, workflow: CompiledWorkflow, read: StepRead): Step {
+    const { sealer } = services;
+    const r = read.run!;
+    const run: RunRecord = {
+      id: r.id as string,
+      workflowName: r.workflow_name as string,
+      version: r.version as number,
+      state: r.state as string,
+      status: r.status as RunStatus,
+      visit: r.visit as number,
+      input: sealer.unsealJson(r.input) as Record<string, unknown>,
+      milestones: (r.milestones as string[] | null) ?? [],
+      finishedAt: jsonDate(r.finished_at),
+    };
+    const slots: SlotRecord[] = read.slots.map((row) => {
+      const slot = workflow.states[row.state as string]?.slots.find((s) => s.alias === row.alias);
       const elementType = slot?.forEach?.elementType ?? null;
+      const elementValue = (row.element_value ?? null) as Value;
       return {
-        id: r.id,
-        state: r.state,
-        visit: r.visit,
-        alias: r.alias,
-        element: r.element,
-        elementValue: r.elementValue === null ? null : elementType ? fromJson(r.elementValue, elementType) : (r.elementValue as Value),
-        event: r.event,
-        status: r.status as SlotStatus,
-        openedAt: r.openedAt,
-        deadline: r.deadline,
-        closedAt: r.closedAt,
-        args: r.args as Record<string, unknown> | null,
+        id: row.id as string,
+        state: row.state as string,
+        visit: row.visit as number,
+        alias: row.alias as string,
+        element: (row.element as number | null) ?? null,
+        elementValue: elementValue === null ? null : elementType ? fromJson(elementValue, elementType) : elementValue,
+        event: row.event as string,
+        status: row.status as SlotStatus,
+        openedAt: jsonDate(row.opened_at),
+        deadline: jsonDate(row.deadline),
+        closedAt: jsonDate(row.closed_at),
+        args: (row.args ?? null) as Record<string, unknown> | null,
       };
     });
-    const entities: EntityRecord[] = entityRows.map((r) => {
-      const decl = workflow.entities[r.entity];
-      const raw = sealer.unsealJson(r.data) as Record<string, unknown>;
+    const entities: EntityRecord[] = read.entities.map((row) => {
+      const decl = workflow.entities[row.entity as string];
+      const raw = sealer.unsealJson(row.data) as Record<string, unknown>;
       const data: Record<string, Value> = {};
       for (const [field, spec] of Object.entries(decl?.fields ?? {})) data[field] = fromJson(raw[field] ?? null, spec.type);
-      return { name: r.name, entity: r.entity, data };
+      return { name: row.name as string, entity: row.entity as string, data };
     });
-    return new Step(services, workflow, run, slots, entities, false);
+    const step = new Step(services, workflow, run, slots, entities, false);
+    step.liveLinks = read.liveLinks.map((l) => ({ id: l.id, slotId: l.slot_id }));
+    return step;
   }
 
   /** The runtime value of a scalar workflow parameter (read-only input). */
@@ -193,93 +215,69 @@ export class Step {
 
   // --- writing ---------------------------------------------------------------------------------
 
-  /** Writes every change of the step through the transaction. */
-  async flush(): Promise<void> {
-    const { tx, sealer } = this.services;
+  /**
+   * Writes every change of the step, and the command's outcome record, in one statement
+   * (sql/step-write.ts). Mail ids are handed to `queuedMail` for the caller to enqueue after commit.
+   */
+  async flush(applied: { id: string; kind: string; outcome: unknown }): Promise<void> {
+    const { sealer } = this.services;
     const run = this.run;
-    if (this.isNewRun) {
-      await tx.run.create({
-        data: {
-          id: run.id,
-          workflowName: run.workflowName,
-          version: run.version,
-          state: run.state,
-          status: run.status,
-          visit: run.visit,
-          input: sealer.sealJson(run.input) as object,
-          milestones: run.milestones,
-          finishedAt: run.finishedAt,
-        },
-      });
-    } else {
-      await tx.run.update({
-        where: { id: run.id },
-        data: { state: run.state, status: run.status, visit: run.visit, milestones: run.milestones, finishedAt: run.finishedAt, version: run.version },
-      });
-    }
-    const created = this.slots.filter((s) => this.newSlots.has(s.id));
-    if (created.length > 0) await tx.slot.createMany({ data: created.map((s) => this.slotRow(s)) });
-    for (const s of this.slots) {
-      if (this.dirtySlots.has(s.id)) await tx.slot.update({ where: { id: s.id }, data: this.slotRow(s) });
-    }
-    // Links: the deposit's own link burns; mints retire the previous live link of their slot, in
-    // order; then every live link of a slot that closed during this step dies.
-    if (this.burnedLinkId) {
-      await tx.link.update({ where: { id: this.burnedLinkId }, data: { status: "burned", endedAt: this.now } });
-    }
-    for (const m of this.mints) {
-      await tx.link.updateMany({ where: { slotId: m.slotId, status: "live" }, data: { status: "retired", endedAt: this.now } });
-      await tx.link.create({
-        data: { id: m.linkId, tokenSha256: m.tokenSha256, runId: run.id, slotId: m.slotId, mintedVersion: run.version, status: "live" },
-      });
-    }
-    for (const [slotId, reason] of this.linkEnds) {
-      await tx.link.updateMany({ where: { slotId, status: "live" }, data: { status: "dead", endReason: reason, endedAt: this.now } });
-    }
-    for (const name of this.dirtyEntities) {
-      const e = this.entities.get(name)!;
-      const data = sealer.sealJson(entityJson(e)) as object;
-      if (this.isNewRun) await tx.entityRow.create({ data: { runId: run.id, name, entity: e.entity, data } });
-      else await tx.entityRow.update({ where: { runId_name: { runId: run.id, name } }, data: { data } });
-    }
-    if (this.mail.length > 0) {
-      await tx.outboxMessage.createMany({
-        data: this.mail.map((m, i) => ({
-          id: m.id,
-          // 1 ms apart, so that reading the outbox in creation order keeps the order of `send email`.
-          createdAt: new Date(this.now.getTime() + i),
-          runId: run.id,
-          to: m.to,
-          subject: m.subject,
-          body: JSON.stringify(sealer.sealIfLink(m.body)),
-          status: "pending",
-        })),
-      });
-      this.queuedMail.push(...this.mail.map((m) => m.id));
-    }
-    if (this.history.length > 0) {
-      await tx.historyEntry.createMany({
-        data: this.history.map((h) => ({ runId: run.id, kind: h.kind, data: sealer.sealJson(h.data) as object, at: this.now })),
-      });
-    }
+    const links = settleLinks(this);
+    const write: StepWrite = {
+      now: this.now.toISOString(),
+      newRun: this.isNewRun,
+      run: {
+        id: run.id,
+        workflow_name: run.workflowName,
+        version: run.version,
+        state: run.state,
+        status: run.status,
+        visit: run.visit,
+        input: this.isNewRun ? sealer.sealJson(run.input) : null,
+        milestones: run.milestones,
+        finished_at: run.finishedAt?.toISOString() ?? null,
+      },
+      slotsNew: this.slots.filter((s) => this.newSlots.has(s.id)).map((s) => this.slotRow(s)),
+      slotsChanged: this.slots.filter((s) => this.dirtySlots.has(s.id)).map((s) => this.slotRow(s)),
+      linksEnded: links.ended,
+      linksMinted: links.minted.map((m) => ({ ...m, minted_version: run.version })),
+      entities: [...this.dirtyEntities].map((name) => {
+        const e = this.entities.get(name)!;
+        return { name, entity: e.entity, data: sealer.sealJson(entityJson(e)) };
+      }),
+      // 1 ms apart, so that reading the outbox in creation order keeps the order of `send email`.
+      outbox: this.mail.map((m, i) => ({
+        id: m.id,
+        created_at: new Date(this.now.getTime() + i).toISOString(),
+        to: m.to,
+        subject: m.subject,
+        body: JSON.stringify(sealer.sealIfLink(m.body)),
+      })),
+      history: this.history.map((h) => ({ kind: h.kind, data: sealer.sealJson(h.data) })),
+      applied,
+    };
+    await writeStep(this.services.tx, write);
+    this.queuedMail.push(...this.mail.map((m) => m.id));
   }
 
-  private slotRow(s: SlotRecord) {
-    return {
+  /** A slot as the write's JSON row; null JSON columns are left out so they stay SQL NULL. */
+  private slotRow(s: SlotRecord): SlotWriteRow {
+    const row: Partial<SlotWriteRow> = {
       id: s.id,
-      runId: this.run.id,
+      run_id: this.run.id,
       state: s.state,
       visit: s.visit,
       alias: s.alias,
       element: s.element,
-      elementValue: s.element === null ? undefined : (this.services.sealer.sealJson(toJson(s.elementValue)) as object),
       event: s.event,
       status: s.status,
-      openedAt: s.openedAt,
-      deadline: s.deadline,
-      closedAt: s.closedAt,
-      args: s.args === null ? undefined : (this.services.sealer.sealJson(s.args) as object),
+      opened_at: s.openedAt?.toISOString() ?? null,
+      deadline: s.deadline?.toISOString() ?? null,
+      closed_at: s.closedAt?.toISOString() ?? null,
     };
+    if (s.element !== null) row.element_value = this.services.sealer.sealJson(toJson(s.elementValue));
+    if (s.args !== null) row.args = this.services.sealer.sealJson(s.args);
+    return row as SlotWriteRow;
   }
 }
 
