@@ -12,7 +12,7 @@
  * ignores an `add` whose id already exists, and a second poster must never be handed the outcome
  * of the first one's job.
  */
-import { Queue, QueueEvents, type ConnectionOptions, type Job } from "bullmq";
+import { Job, Queue, QueueEvents, type ConnectionOptions } from "bullmq";
 import { Redis } from "ioredis";
 import type { Config } from "../config.js";
 import { validateCommand, type Command, type Outcome } from "../engine/commands/types.js";
@@ -37,6 +37,8 @@ export function redisConnection(config: Pick<Config, "redisUrl">, blocking: bool
   });
 }
 
+type WaitResult = { kind: "completed"; value: Outcome } | { kind: "failed"; reason: string } | { kind: "timeout" };
+
 export class Queues {
   readonly commands: Queue;
   readonly mail: Queue;
@@ -44,6 +46,8 @@ export class Queues {
   private events: QueueEvents | null = null;
   private eventsConnection: Redis | null = null;
   private readonly connection: Redis;
+  /** Waits in progress, by command id (= job id). */
+  private readonly waiting = new Map<string, (r: WaitResult) => void>();
 
   constructor(readonly config: Pick<Config, "redisUrl" | "queuePrefix" | "depositWaitMs">) {
     this.connection = redisConnection(config, false);
@@ -59,9 +63,22 @@ export class Queues {
       const conn = redisConnection(this.config, true);
       conn.on("error", () => undefined);
       this.eventsConnection = conn;
-      this.events = new QueueEvents(QUEUE.commands, { connection: conn as ConnectionOptions, prefix: this.config.queuePrefix, autorun: true });
+      const events = new QueueEvents(QUEUE.commands, { connection: conn as ConnectionOptions, prefix: this.config.queuePrefix, autorun: true });
+      // Two listeners for the life of the process, whatever the number of waits (issue 8 item 13:
+      // Job.waitUntilFinished added a 'closing' listener to the Queue per wait).
+      events.on("completed", ({ jobId, returnvalue }) => this.settle(jobId, { kind: "completed", value: returnvalue as unknown as Outcome }));
+      events.on("failed", ({ jobId, failedReason }) => this.settle(jobId, { kind: "failed", reason: failedReason }));
+      events.on("error", () => undefined); // a dropped connection: waits end by their own timer
+      this.events = events;
     }
     return this.events;
+  }
+
+  private settle(jobId: string, result: WaitResult): void {
+    const resolve = this.waiting.get(jobId);
+    if (!resolve) return;
+    this.waiting.delete(jobId);
+    resolve(result);
   }
 
   /**
@@ -93,21 +110,52 @@ export class Queues {
 
   /**
    * Enqueues a command and waits up to `waitMs` for a worker to apply it. Returns its outcome, or
-   * `"accepted"` when the wait ran out (the command will still be applied). Throws when Redis is
-   * unreachable or the job failed for good.
+   * `"accepted"` when the wait ran out (the command will still be applied). Throws when the
+   * enqueue fails (Redis unreachable) or the job failed for good.
+   *
+   * The wait is registered under the command id (= the job id) before the job is added, so the
+   * completion cannot be missed and no "is it already finished?" call is needed; completions
+   * arrive through the one QueueEvents stream. The wait itself never rejects: if Redis drops
+   * while waiting, the timer ends it and one look at the job (which may fail too) decides between
+   * the outcome and "accepted" (issue 8 item 10: Job.waitUntilFinished rejected inside a Promise
+   * executor, an unhandled rejection that killed the web process).
    */
   async submit(cmd: Command, waitMs = this.config.depositWaitMs): Promise<Outcome | "accepted"> {
-    const events = this.queueEvents();
-    const job = await this.enqueue(cmd);
+    this.queueEvents();
+    const id = cmd.commandId;
     let timer: NodeJS.Timeout | undefined;
-    const timeout = new Promise<"accepted">((resolve) => {
-      timer = setTimeout(() => resolve("accepted"), waitMs);
+    const finished = new Promise<WaitResult>((resolve) => {
+      this.waiting.set(id, resolve);
+      timer = setTimeout(() => this.settle(id, { kind: "timeout" }), waitMs);
     });
     try {
-      return await Promise.race([job.waitUntilFinished(events, waitMs + 5000) as Promise<Outcome>, timeout]);
-    } finally {
+      await this.enqueue(cmd);
+    } catch (err) {
       clearTimeout(timer);
+      this.waiting.delete(id);
+      throw err;
     }
+    const result = await finished;
+    clearTimeout(timer);
+    if (result.kind === "completed") return result.value;
+    if (result.kind === "failed") throw new Error(result.reason);
+    return this.lateOutcome(id);
+  }
+
+  /** After a wait ran out: the job's outcome if it finished meanwhile (a missed event), else "accepted". */
+  private async lateOutcome(id: string): Promise<Outcome | "accepted"> {
+    try {
+      const job = await Job.fromId(this.commands, id);
+      if (job?.finishedOn && !job.failedReason && job.returnvalue) return job.returnvalue as Outcome;
+    } catch {
+      // Redis unreachable: the command may still be applied; the client learns it by retrying.
+    }
+    return "accepted";
+  }
+
+  /** Waits in progress (for tests: none should be left after a burst). */
+  get pendingWaits(): number {
+    return this.waiting.size;
   }
 
   async enqueueMail(outboxIds: string[]): Promise<void> {
@@ -144,6 +192,7 @@ export class Queues {
   }
 
   async close(): Promise<void> {
+    for (const id of [...this.waiting.keys()]) this.settle(id, { kind: "timeout" });
     await Promise.allSettled([this.events?.close(), this.commands.close(), this.mail.close(), this.sweep.close()]);
     this.eventsConnection?.disconnect();
     this.connection.disconnect();
