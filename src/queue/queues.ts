@@ -37,6 +37,11 @@ export function redisConnection(config: Pick<Config, "redisUrl">, blocking: bool
   });
 }
 
+/** How long the one look at a job after a wait ran out may take (ms). */
+const LATE_LOOK_MS = 500;
+/** How long `close()` waits for BullMQ to close its clients before disconnecting them (ms). */
+const CLOSE_GRACE_MS = 2000;
+
 type WaitResult = { kind: "completed"; value: Outcome } | { kind: "failed"; reason: string } | { kind: "timeout" };
 
 export class Queues {
@@ -56,6 +61,9 @@ export class Queues {
     this.commands = new Queue(QUEUE.commands, opts);
     this.mail = new Queue(QUEUE.mail, opts);
     this.sweep = new Queue(QUEUE.sweep, opts);
+    // Connection errors surface as failed calls (503 for the web); without a listener BullMQ
+    // prints every reconnect attempt to stderr.
+    for (const q of [this.commands, this.mail, this.sweep]) q.on("error", () => undefined);
   }
 
   private queueEvents(): QueueEvents {
@@ -63,7 +71,9 @@ export class Queues {
       const conn = redisConnection(this.config, true);
       conn.on("error", () => undefined);
       this.eventsConnection = conn;
-      const events = new QueueEvents(QUEUE.commands, { connection: conn as ConnectionOptions, prefix: this.config.queuePrefix, autorun: true });
+      // A 2 s block (BullMQ's default is 10 s) bounds how long a closed or cut-off reader lingers
+      // (BullMQ's watchdog keeps the process alive block + 1 s); under load reads return at once.
+      const events = new QueueEvents(QUEUE.commands, { connection: conn as ConnectionOptions, prefix: this.config.queuePrefix, autorun: true, blockingTimeout: 2000 });
       // Two listeners for the life of the process, whatever the number of waits (issue 8 item 13:
       // Job.waitUntilFinished added a 'closing' listener to the Queue per wait).
       events.on("completed", ({ jobId, returnvalue }) => this.settle(jobId, { kind: "completed", value: returnvalue as unknown as Outcome }));
@@ -144,11 +154,19 @@ export class Queues {
 
   /** After a wait ran out: the job's outcome if it finished meanwhile (a missed event), else "accepted". */
   private async lateOutcome(id: string): Promise<Outcome | "accepted"> {
+    // Redis unreachable: the command may still be applied; the client learns it by retrying.
+    if (this.connection.status !== "ready") return "accepted";
+    let timer: NodeJS.Timeout | undefined;
+    const giveUp = new Promise<null>((resolve) => {
+      timer = setTimeout(() => resolve(null), LATE_LOOK_MS);
+    });
     try {
-      const job = await Job.fromId(this.commands, id);
+      const job = await Promise.race([Job.fromId(this.commands, id), giveUp]);
       if (job?.finishedOn && !job.failedReason && job.returnvalue) return job.returnvalue as Outcome;
     } catch {
-      // Redis unreachable: the command may still be applied; the client learns it by retrying.
+      // as above
+    } finally {
+      clearTimeout(timer);
     }
     return "accepted";
   }
@@ -193,7 +211,15 @@ export class Queues {
 
   async close(): Promise<void> {
     for (const id of [...this.waiting.keys()]) this.settle(id, { kind: "timeout" });
-    await Promise.allSettled([this.events?.close(), this.commands.close(), this.mail.close(), this.sweep.close()]);
+    // Closing waits for Redis; with Redis gone it would wait forever, so it gets CLOSE_GRACE_MS.
+    let timer: NodeJS.Timeout | undefined;
+    await Promise.race([
+      Promise.allSettled([this.events?.close(), this.commands.close(), this.mail.close(), this.sweep.close()]),
+      new Promise((resolve) => {
+        timer = setTimeout(resolve, CLOSE_GRACE_MS);
+      }),
+    ]);
+    clearTimeout(timer);
     this.eventsConnection?.disconnect();
     this.connection.disconnect();
   }
