@@ -13,7 +13,9 @@
  */
 import { randomUUID } from "node:crypto";
 import type { Tx } from "../db.js";
-import { settleLinks, type LinkRow } from "./link.js";
+import type { World } from "./interpreter.js";
+import { mintLink, settleLinks, type LinkRow } from "./link.js";
+import { dropSlot, isAliasDone, liveSlotForAlias } from "./slot.js";
 import { jsonDate, type StepRead } from "./sql/step-read.js";
 import { writeStep, type SlotWriteRow, type StepWrite } from "./sql/step-write.js";
 import type { CompiledWorkflow } from "../lang/compiled.js";
@@ -78,7 +80,7 @@ interface PendingMail {
   body: string;
 }
 
-export class Step {
+export class Step implements World {
   readonly now = new Date();
   /** State entries during this step (bounded by run.ts). */
   entries = 0;
@@ -174,6 +176,21 @@ export class Step {
     const value = param ? fromJson(this.run.input[name] ?? null, param.type) : null;
     this.inputCache.set(name, value);
     return value;
+  }
+
+  // --- the interpreter's world (interpreter.ts `World`): slot and link effects via their modules ---
+
+  isAliasDone(alias: string): boolean {
+    return isAliasDone(this, alias);
+  }
+
+  mintCallbackUrl(alias: string): string | null {
+    const slot = liveSlotForAlias(this, alias);
+    return slot ? mintLink(this, slot) : null;
+  }
+
+  dropSlot(alias: string): void {
+    dropSlot(this, alias);
   }
 
   // --- recording (used by the lifecycle modules only) -------------------------------------------
