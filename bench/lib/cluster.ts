@@ -86,6 +86,8 @@ export interface BenchCluster {
    * Starts one run of `workflow` through the API, then clones it `n` times in SQL (runs, slots,
    * tracked rows and the live link, each clone with its own token): returns the callback URLs of
    * clones `from`..`from+n-1` (tokens derive from `seed` and the index, so big seeds need no arrays).
+   * Ids derive from the index i too (run `aaaaaaaa-0000-4000-8000-<i, 12 digits>`, slot k
+   * `b<k>bbbbbb-…`, link `dddddddd-…`), so pgbench can name clone i without a lookup.
    */
   seedRuns(workflow: string, input: unknown, n: number, seed: string, opts?: { from?: number; returnUrls?: boolean }): Promise<string[]>;
   /** Starts measuring; `stop()` returns the deltas. */
@@ -172,23 +174,23 @@ export async function startBenchCluster(label: string, opts: { env?: NodeJS.Proc
         // One statement per chunk: tokens are base64url(SHA-256("seed:i")), hashed again for the row.
         await pool.query(
           `WITH n AS (
-             SELECT gen_random_uuid() AS run_id,
+             SELECT ('aaaaaaaa-0000-4000-8000-' || lpad(i::text, 12, '0'))::uuid AS run_id, lpad(i::text, 12, '0') AS tail,
                     rtrim(translate(encode(sha256(convert_to($2 || ':' || i, 'UTF8')), 'base64'), '+/', '-_'), '=') AS token
-               FROM generate_series($3::int, $3::int + $4::int - 1) AS i),
+               FROM generate_series($3::bigint, $3::bigint + $4::bigint - 1) AS i),
+           ts AS (SELECT t.*, row_number() OVER (ORDER BY t.alias, t.element) AS k FROM slots t WHERE t.run_id = $1::uuid),
            r AS (INSERT INTO runs (id, workflow_name, version, state, status, visit, input, milestones)
                  SELECT n.run_id, t.workflow_name, t.version, t.state, t.status, t.visit, t.input, t.milestones
                    FROM n, runs t WHERE t.id = $1::uuid),
            e AS (INSERT INTO entity_rows (run_id, name, entity, data)
                  SELECT n.run_id, t.name, t.entity, t.data FROM n, entity_rows t WHERE t.run_id = $1::uuid),
            s AS (INSERT INTO slots (id, run_id, state, visit, alias, element, element_value, event, status, opened_at, deadline, closed_at, args)
-                 SELECT gen_random_uuid(), n.run_id, t.state, t.visit, t.alias, t.element, t.element_value, t.event, t.status, t.opened_at, t.deadline, t.closed_at, t.args
-                   FROM n, slots t WHERE t.run_id = $1::uuid
-                 RETURNING id, run_id, alias, element)
+                 SELECT ('b' || ts.k || 'bbbbbb-0000-4000-8000-' || n.tail)::uuid, n.run_id, ts.state, ts.visit, ts.alias, ts.element, ts.element_value, ts.event, ts.status, ts.opened_at, ts.deadline, ts.closed_at, ts.args
+                   FROM n, ts)
            INSERT INTO links (id, token_sha256, run_id, slot_id, minted_version, status)
-           SELECT gen_random_uuid(), encode(sha256(convert_to(n.token, 'UTF8')), 'hex'), n.run_id, s.id, l.minted_version, 'live'
-             FROM n JOIN s ON s.run_id = n.run_id
-             JOIN links l ON l.run_id = $1::uuid AND l.status = 'live'
-             JOIN slots ts ON ts.id = l.slot_id AND ts.alias = s.alias AND ts.element IS NOT DISTINCT FROM s.element`,
+           SELECT ('dddddddd-0000-4000-8000-' || n.tail)::uuid, encode(sha256(convert_to(n.token, 'UTF8')), 'hex'), n.run_id,
+                  ('b' || ts.k || 'bbbbbb-0000-4000-8000-' || n.tail)::uuid, l.minted_version, 'live'
+             FROM n, links l JOIN ts ON ts.id = l.slot_id
+            WHERE l.run_id = $1::uuid AND l.status = 'live'`,
           [template, seed, from + at, count],
         );
       }

@@ -119,6 +119,22 @@ export class Queues {
   }
 
   /**
+   * Enqueues many commands in one Redis call (`addBulk`: one MULTI of the add script per job),
+   * for the sweeper's batches of expiries.
+   */
+  async enqueueMany(cmds: Command[], opts: { removeOnComplete?: boolean } = {}): Promise<void> {
+    if (cmds.length === 0) return;
+    for (const cmd of cmds) validateCommand(cmd);
+    await this.commands.addBulk(
+      cmds.map((cmd) => ({
+        name: cmd.kind,
+        data: cmd,
+        opts: { ...COMMAND_JOB_OPTIONS, jobId: cmd.commandId, ...(opts.removeOnComplete ? { removeOnComplete: true } : {}) },
+      })),
+    );
+  }
+
+  /**
    * Enqueues a command and waits up to `waitMs` for a worker to apply it. Returns its outcome, or
    * `"accepted"` when the wait ran out (the command will still be applied). Throws when the
    * enqueue fails (Redis unreachable) or the job failed for good.
