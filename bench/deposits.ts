@@ -8,12 +8,19 @@
  * it), and peak RSS of web and worker. Then, in the same run, the ceilings (bench/lib/ceilings.ts)
  * and the ratio to each. Writes bench/results/deposits-*.json.
  *
- *   npm run bench -- deposits [n1=300] [n10=1500] [n50=1500] [--no-ceilings]
+ *   npm run bench -- deposits [n1=300] [n10=1500] [n50=1500] [--no-ceilings] [--profile]
+ *
+ * `--profile` runs web and worker under `node --cpu-prof` (profiles in bench/results/profiles/)
+ * and prints where their CPU goes (bench/lib/profile-summary.ts).
  *
  * Each deposit answers a fresh VendorApproval run (examples/vendor-approval.flow) seeded in SQL
  * from one started through the API: the deposit completes `decision`, writes the tracked row,
  * cancels `fixEmail`, finishes the run and burns the link.
  */
+import { mkdirSync, readdirSync } from "node:fs";
+import { join } from "node:path";
+import { ROOT } from "../test/helpers/server.js";
+import { summarise } from "./lib/profile-summary.js";
 import { machineCpu, loadNote } from "./lib/proc.js";
 import { startBenchCluster, type Window } from "./lib/cluster.js";
 import { queueCeiling, sqlCeiling, type SqlCeiling } from "./lib/ceilings.js";
@@ -23,6 +30,7 @@ import { applyScript, seedForScript } from "./lib/apply-script.js";
 const flags = process.argv.slice(2).filter((a) => a.startsWith("--"));
 const [n1 = 300, n10 = 1500, n50 = 1500] = process.argv.slice(2).filter((a) => !a.startsWith("--")).map(Number);
 const withCeilings = !flags.includes("--no-ceilings");
+const profileDir = flags.includes("--profile") ? join(ROOT, "bench/results/profiles", new Date().toISOString().replace(/[:.]/g, "-")) : null;
 
 const INPUT = { vendor: { name: "Bench", contactEmail: "bench@example.com" }, amount: 10 };
 
@@ -54,7 +62,8 @@ export function perDeposit(load: LoadResult, w: Window): PhaseFigures {
 
 async function main() {
   const load0 = machineCpu();
-  const bench = await startBenchCluster("bdeposits");
+  if (profileDir) mkdirSync(profileDir, { recursive: true });
+  const bench = await startBenchCluster("bdeposits", profileDir ? { env: { SLOTFLOW_BENCH_CPU_PROF_DIR: profileDir } } : {});
   const phases: Record<string, PhaseFigures> = {};
   let ceilings: Record<string, unknown> | null = null;
   try {
@@ -117,6 +126,12 @@ async function main() {
     process.stdout.write(`wrote ${path}\n`);
   } finally {
     await bench.stop();
+  }
+  if (profileDir) {
+    for (const file of readdirSync(profileDir).filter((f) => f.endsWith(".cpuprofile"))) {
+      process.stdout.write(`\nprofile ${join(profileDir, file)} (share of busy samples):\n`);
+      for (const { bucket, share } of summarise(join(profileDir, file)).slice(0, 12)) process.stdout.write(`${(share * 100).toFixed(1).padStart(6)}%  ${bucket}\n`);
+    }
   }
 }
 

@@ -113,7 +113,7 @@ export async function startBenchCluster(label: string, opts: { env?: NodeJS.Proc
       SLOTFLOW_RATE_LIMIT_PER_MINUTE: "100000000",
       SLOTFLOW_SWEEP_INTERVAL_MS: "1000",
       SLOTFLOW_BENCH_COUNT_DIR: countDir,
-      NODE_OPTIONS: `${process.env.NODE_OPTIONS ?? ""} --import=${COUNT_PRELOAD}`.trim(),
+      NODE_OPTIONS: [process.env.NODE_OPTIONS ?? "", `--import=${COUNT_PRELOAD}`, opts.env?.SLOTFLOW_BENCH_CPU_PROF_DIR ? `--cpu-prof --cpu-prof-dir=${opts.env.SLOTFLOW_BENCH_CPU_PROF_DIR}` : ""].join(" ").trim(),
       ...opts.env,
     },
   });
