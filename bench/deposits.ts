@@ -10,7 +10,7 @@
  *
  *   npm run bench -- deposits [n1=300] [n10=1500] [n50=1500] [--no-ceilings] [--profile]
  *
- * `--profile` runs web and worker under `node --cpu-prof` (profiles in bench/results/profiles/)
+ * `--profile` runs web and worker under V8's CPU profiler (started by the bench preload) (profiles in bench/results/profiles/)
  * and prints where their CPU goes (bench/lib/profile-summary.ts).
  *
  * Each deposit answers a fresh VendorApproval run (examples/vendor-approval.flow) seeded in SQL
@@ -91,6 +91,7 @@ async function main() {
       );
     }
     const memory = bench.memory();
+    if (profileDir) await bench.writeProfiles();
     process.stdout.write(`peak RSS: ${Object.entries(memory).map(([k, v]) => `${k} ${(v.peakKb / 1024).toFixed(0)} MiB`).join(", ")}\n`);
 
     if (withCeilings) {
@@ -128,8 +129,9 @@ async function main() {
     await bench.stop();
   }
   if (profileDir) {
+    const roles = new Map(bench.cluster.processes.map((p) => [`${p.child.pid}.cpuprofile`, p.role]));
     for (const file of readdirSync(profileDir).filter((f) => f.endsWith(".cpuprofile"))) {
-      process.stdout.write(`\nprofile ${join(profileDir, file)} (share of busy samples):\n`);
+      process.stdout.write(`\nprofile of ${roles.get(file) ?? "?"}: ${join(profileDir, file)} (share of busy samples, native calls counted for their JS caller):\n`);
       for (const { bucket, share } of summarise(join(profileDir, file)).slice(0, 12)) process.stdout.write(`${(share * 100).toFixed(1).padStart(6)}%  ${bucket}\n`);
     }
   }

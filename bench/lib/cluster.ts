@@ -93,6 +93,8 @@ export interface BenchCluster {
   /** Starts measuring; `stop()` returns the deltas. */
   measure(): Promise<{ stop(): Promise<Window> }>;
   memory(): Record<string, { peakKb: number; rssKb: number }>;
+  /** Asks every process to write its CPU profile (when started with SLOTFLOW_BENCH_CPU_PROF_DIR). */
+  writeProfiles(): Promise<void>;
   stop(): Promise<void>;
 }
 
@@ -113,7 +115,7 @@ export async function startBenchCluster(label: string, opts: { env?: NodeJS.Proc
       SLOTFLOW_RATE_LIMIT_PER_MINUTE: "100000000",
       SLOTFLOW_SWEEP_INTERVAL_MS: "1000",
       SLOTFLOW_BENCH_COUNT_DIR: countDir,
-      NODE_OPTIONS: [process.env.NODE_OPTIONS ?? "", `--import=${COUNT_PRELOAD}`, opts.env?.SLOTFLOW_BENCH_CPU_PROF_DIR ? `--cpu-prof --cpu-prof-dir=${opts.env.SLOTFLOW_BENCH_CPU_PROF_DIR}` : ""].join(" ").trim(),
+      NODE_OPTIONS: `${process.env.NODE_OPTIONS ?? ""} --import=${COUNT_PRELOAD}`.trim(),
       ...opts.env,
     },
   });
@@ -225,6 +227,10 @@ export async function startBenchCluster(label: string, opts: { env?: NodeJS.Proc
     },
     memory() {
       return Object.fromEntries(cluster.processes.map((p, i) => [`${p.role}${i}`, memoryKb(p.child.pid!)]));
+    },
+    async writeProfiles() {
+      for (const p of cluster.processes) p.child.kill("SIGUSR2");
+      await new Promise((r) => setTimeout(r, 3000));
     },
     async stop() {
       redisClient.disconnect();

@@ -46,3 +46,25 @@ if (dir) {
   setInterval(flush, 100).unref();
   process.on("exit", flush);
 }
+
+/**
+ * With SLOTFLOW_BENCH_CPU_PROF_DIR set, the process also runs V8's CPU profiler from start-up
+ * (`node --cpu-prof` is not allowed in NODE_OPTIONS) and writes `<dir>/<pid>.cpuprofile` when it
+ * receives SIGUSR2 (bench/deposits.ts sends it before stopping the cluster).
+ */
+const profDir = process.env.SLOTFLOW_BENCH_CPU_PROF_DIR;
+if (profDir) {
+  const inspector = await import("node:inspector");
+  const { writeFileSync } = await import("node:fs");
+  const { join } = await import("node:path");
+  const session = new inspector.Session();
+  session.connect();
+  session.post("Profiler.enable", () => {
+    session.post("Profiler.setSamplingInterval", { interval: 500 }, () => session.post("Profiler.start"));
+  });
+  process.on("SIGUSR2", () => {
+    session.post("Profiler.stop", (err, res) => {
+      if (!err) writeFileSync(join(profDir, `${process.pid}.cpuprofile`), JSON.stringify(res.profile));
+    });
+  });
+}

@@ -11,6 +11,7 @@ interface Node {
   id: number;
   callFrame: { functionName: string; url: string };
   hitCount?: number;
+  children?: number[];
 }
 
 export function bucketOf(node: Node): string {
@@ -18,6 +19,7 @@ export function bucketOf(node: Node): string {
   if (functionName === "(idle)") return "(idle)";
   if (functionName === "(garbage collector)") return "(garbage collector)";
   if (functionName === "(program)") return "(program: native, unattributed)";
+  if (functionName === "(root)") return "(root)";
   const pkg = /node_modules\/((?:@[^/]+\/)?[^/]+)/.exec(url);
   if (pkg) return pkg[1];
   const own = /\/(src\/[^/]+(?:\/[^/]+)?|workers)\//.exec(url);
@@ -29,9 +31,25 @@ export function bucketOf(node: Node): string {
 export function summarise(file: string): { bucket: string; share: number }[] {
   const profile = JSON.parse(readFileSync(file, "utf8")) as { nodes: Node[]; samples: number[] };
   const byId = new Map(profile.nodes.map((n) => [n.id, n]));
+  const parent = new Map<number, number>();
+  for (const n of profile.nodes) for (const c of n.children ?? []) parent.set(c, n.id);
+  // Native frames (JSON.parse, crypto, RegExp…) count for the nearest JavaScript caller's bucket.
+  const bucketFor = new Map<number, string>();
+  const resolve = (id: number): string => {
+    const hit = bucketFor.get(id);
+    if (hit) return hit;
+    let b = bucketOf(byId.get(id)!);
+    if (b === "native / builtins") {
+      const up = parent.get(id);
+      b = up === undefined ? b : resolve(up);
+      if (b === "(program: native, unattributed)" || b === "(root)") b = "native / builtins";
+    }
+    bucketFor.set(id, b);
+    return b;
+  };
   const counts = new Map<string, number>();
   for (const id of profile.samples) {
-    const b = bucketOf(byId.get(id)!);
+    const b = resolve(id);
     counts.set(b, (counts.get(b) ?? 0) + 1);
   }
   const busy = [...counts.entries()].filter(([b]) => b !== "(idle)").reduce((s, [, c]) => s + c, 0);
