@@ -10,15 +10,22 @@
  * | BASE_URL | baseUrl (the `{base_url}` of minted links, no trailing slash) | http://localhost:$PORT |
  * | SLOTFLOW_ADMIN_TOKEN | adminToken | a dev value, with a warning; required when NODE_ENV=production |
  * | SLOTFLOW_JWT_SECRET | jwtSecret (HS256 key, UTF-8 bytes) | a dev value; required in production |
- * | SLOTFLOW_SEAL_KEY | sealKey (seals stored values that carry a link) | a dev value; required in production |
+ * | SLOTFLOW_SEAL_KEY | sealKey (raw) and sealKeys: a key ring, comma-separated, newest first — values are sealed with the first key and opened with any (`slotflow reseal` moves them to the first) | a dev value; required in production |
  * | SMTP_URL | smtpUrl | unset: messages are printed to the terminal |
  * | SLOTFLOW_QUEUE_PREFIX | queuePrefix (BullMQ key prefix) | slotflow |
  * | SLOTFLOW_DEPOSIT_WAIT_MS | depositWaitMs (how long the web process waits for a worker) | 10000 |
  * | SLOTFLOW_CALLBACK_BODY_LIMIT_BYTES | callbackBodyLimitBytes | 65536 |
- * | SLOTFLOW_RATE_LIMIT_PER_MINUTE | rateLimitPerMinute (callback posts per client IP) | 600 |
+ * | SLOTFLOW_RATE_LIMIT_PER_MINUTE | rateLimitPerMinute (callback posts and responder-page GETs per client IP) | 600 |
  * | SLOTFLOW_SWEEP_INTERVAL_MS | sweepIntervalMs | 1000 |
  * | SLOTFLOW_WORKER_CONCURRENCY | workerConcurrency (jobs per worker process) | 8 |
  * | SLOTFLOW_TRUST_PROXY | trustProxy (`1`: client address from X-Forwarded-For) | off |
+ * | SLOTFLOW_SHUTDOWN_TIMEOUT_MS | shutdownTimeoutMs: on SIGTERM/SIGINT, how long in-flight requests and current jobs may take before the process exits anyway | 25000 |
+ * | SLOTFLOW_SHUTDOWN_DRAIN_MS | shutdownDrainMs: on SIGTERM/SIGINT, how long a web process keeps serving (readiness already 503) before it stops accepting | 0 |
+ * | SLOTFLOW_METRICS_PORT | metricsPort: where a process without the web role (worker, sweeper) serves `GET /metrics` | unset: not served |
+ * | SLOTFLOW_MAX_SOURCE_BYTES | limits.maxSourceBytes (a deployed `.flow` source; larger: 413) | 524288 (512 KiB) |
+ * | SLOTFLOW_MAX_INPUT_BYTES | limits.maxInputBytes (a run's input as JSON; larger: 413) | 262144 (256 KiB) |
+ * | SLOTFLOW_MAX_INPUT_DEPTH | limits.maxInputDepth (nesting of objects and arrays in run input; deeper: 422) | 32 |
+ * | SLOTFLOW_MAX_FANOUT | limits.maxFanOut (elements of any list in run input, so of any `for each`; more: 422) | 1000 |
  * | LOG_LEVEL | logLevel | info |
  *
  * Throws `ConfigError` naming the variable when a value is malformed or a production secret is
@@ -34,6 +41,8 @@ export interface Config {
   adminToken: string;
   jwtSecret: string;
   sealKey: string;
+  /** The seal key ring, newest first (SLOTFLOW_SEAL_KEY split on commas). */
+  sealKeys: string[];
   smtpUrl: string | null;
   queuePrefix: string;
   depositWaitMs: number;
@@ -41,11 +50,30 @@ export interface Config {
   rateLimitPerMinute: number;
   sweepIntervalMs: number;
   workerConcurrency: number;
+  shutdownTimeoutMs: number;
+  shutdownDrainMs: number;
+  metricsPort: number | null;
   logLevel: string;
   trustProxy: boolean;
+  /** Bounds on what the admin API accepts (issue 8 items 15–17). */
+  limits: Limits;
   /** Names of secrets that fell back to their development values (the caller warns). */
   devDefaults: string[];
 }
+
+/** Bounds on deployed sources and run input (docs/configuration.md, "Limits"). */
+export interface Limits {
+  /** UTF-8 bytes of a `.flow` source (`POST /api/workflows`); larger is 413 payload-too-large. */
+  maxSourceBytes: number;
+  /** UTF-8 bytes of a run's input as JSON; larger is 413 payload-too-large. */
+  maxInputBytes: number;
+  /** Objects and arrays nested in a run's input (the input object is level 1); deeper is 422. */
+  maxInputDepth: number;
+  /** Elements of any one list in a run's input, and so of any `for each` fan-out; more is 422. */
+  maxFanOut: number;
+}
+
+export const DEFAULT_LIMITS: Limits = { maxSourceBytes: 512 * 1024, maxInputBytes: 256 * 1024, maxInputDepth: 32, maxFanOut: 1000 };
 
 export class ConfigError extends Error {
   override name = "ConfigError";
@@ -61,6 +89,14 @@ function int(env: NodeJS.ProcessEnv, name: string, fallback: number, min: number
   const n = Number(raw);
   if (!Number.isInteger(n) || n < min) throw new ConfigError(`${name} must be an integer >= ${min}, got "${raw}"`);
   return n;
+}
+
+/** A key ring as written in SLOTFLOW_SEAL_KEY: keys separated by commas, newest first, blanks around them ignored. */
+export function parseKeyRing(raw: string): string[] {
+  return raw
+    .split(",")
+    .map((k) => k.trim())
+    .filter((k) => k !== "");
 }
 
 /** Reads and validates the environment (default: `process.env`). */
@@ -82,15 +118,22 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   } catch {
     throw new ConfigError(`BASE_URL must be an absolute URL, got "${baseUrl}"`);
   }
+  const adminToken = secret("SLOTFLOW_ADMIN_TOKEN", DEV_ADMIN_TOKEN);
+  const jwtSecret = secret("SLOTFLOW_JWT_SECRET", DEV_JWT_SECRET);
+  const sealKey = secret("SLOTFLOW_SEAL_KEY", DEV_SEAL_KEY);
+  const sealKeys = parseKeyRing(sealKey);
+  if (sealKeys.length === 0) throw new ConfigError(`SLOTFLOW_SEAL_KEY must name at least one key (comma-separated, newest first)`);
+  const metricsPort = env.SLOTFLOW_METRICS_PORT ? int(env, "SLOTFLOW_METRICS_PORT", 0, 0) : null;
   return {
     nodeEnv,
     databaseUrl: env.DATABASE_URL || "postgresql://postgres@127.0.0.1:5432/slotflow",
     redisUrl: env.REDIS_URL || "redis://127.0.0.1:6379",
     port,
     baseUrl,
-    adminToken: secret("SLOTFLOW_ADMIN_TOKEN", DEV_ADMIN_TOKEN),
-    jwtSecret: secret("SLOTFLOW_JWT_SECRET", DEV_JWT_SECRET),
-    sealKey: secret("SLOTFLOW_SEAL_KEY", DEV_SEAL_KEY),
+    adminToken,
+    jwtSecret,
+    sealKey,
+    sealKeys,
     smtpUrl: env.SMTP_URL || null,
     queuePrefix: env.SLOTFLOW_QUEUE_PREFIX || "slotflow",
     depositWaitMs: int(env, "SLOTFLOW_DEPOSIT_WAIT_MS", 10_000, 1),
@@ -98,8 +141,17 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     rateLimitPerMinute: int(env, "SLOTFLOW_RATE_LIMIT_PER_MINUTE", 600, 1),
     sweepIntervalMs: int(env, "SLOTFLOW_SWEEP_INTERVAL_MS", 1000, 10),
     workerConcurrency: int(env, "SLOTFLOW_WORKER_CONCURRENCY", 8, 1),
+    shutdownTimeoutMs: int(env, "SLOTFLOW_SHUTDOWN_TIMEOUT_MS", 25_000, 0),
+    shutdownDrainMs: int(env, "SLOTFLOW_SHUTDOWN_DRAIN_MS", 0, 0),
+    metricsPort,
     logLevel: env.LOG_LEVEL || "info",
     trustProxy: env.SLOTFLOW_TRUST_PROXY === "1",
+    limits: {
+      maxSourceBytes: int(env, "SLOTFLOW_MAX_SOURCE_BYTES", DEFAULT_LIMITS.maxSourceBytes, 1),
+      maxInputBytes: int(env, "SLOTFLOW_MAX_INPUT_BYTES", DEFAULT_LIMITS.maxInputBytes, 2),
+      maxInputDepth: int(env, "SLOTFLOW_MAX_INPUT_DEPTH", DEFAULT_LIMITS.maxInputDepth, 1),
+      maxFanOut: int(env, "SLOTFLOW_MAX_FANOUT", DEFAULT_LIMITS.maxFanOut, 1),
+    },
     devDefaults,
   };
 }

@@ -31,10 +31,10 @@ export function createRuntime(options: RuntimeOptions = {}): Runtime {
   const config = options.config ?? loadConfig();
   const log = options.log ?? createLogger(config.logLevel);
   const db = createDb(config.databaseUrl, Math.max(10, config.workerConcurrency + 4));
-  const sealer = new Sealer(config.sealKey);
+  const sealer = new Sealer(config.sealKeys);
   const queues = new Queues(config);
   const transport = options.transport ?? (config.smtpUrl ? smtpTransport(config.smtpUrl) : terminalTransport());
-  const engine: EngineDeps = { db, sealer, baseUrl: config.baseUrl, log };
+  const engine: EngineDeps = { db, sealer, baseUrl: config.baseUrl, log, limits: config.limits };
   return {
     config,
     log,

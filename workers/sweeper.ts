@@ -35,7 +35,9 @@ export async function startSweeper(rt: Runtime): Promise<Worker> {
   await rt.queues.sweep.upsertJobScheduler(
     "sweep-deadlines",
     { every: rt.config.sweepIntervalMs },
-    { name: "sweep", data: {}, opts: { removeOnComplete: true, removeOnFail: 100 } },
+    // The last completed sweeps are kept: the newest one's finish time is the metric
+    // slotflow_sweep_last_success_timestamp_seconds (src/web/metrics.ts).
+    { name: "sweep", data: {}, opts: { removeOnComplete: { count: 10 }, removeOnFail: 100 } },
   );
   const connection = redisConnection(rt.config, true);
   const worker = new Worker(

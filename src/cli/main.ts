@@ -3,6 +3,7 @@
  *
  *   check FILE…            compile and print diagnostics; exit 1 on errors
  *   migrate                apply prisma/migrations to DATABASE_URL (offline)
+ *   reseal                 re-seal stored values under the newest key of SLOTFLOW_SEAL_KEY
  *   serve [--deploy DIR]   web, workers and sweeper in one process
  *   web | worker | sweeper one role per process (Procfile)
  *   deploy FILE            deploy through a running server
@@ -12,6 +13,9 @@
 import { readFileSync } from "node:fs";
 import { Command } from "commander";
 import { loadConfig } from "../config.js";
+import { createDb } from "../db.js";
+import { resealAll } from "../engine/reseal.js";
+import { Sealer } from "../engine/seal.js";
 import { checkFiles } from "../lang/compile.js";
 import { migrate } from "../migrate.js";
 import { signPrincipal } from "../web/auth.js";
@@ -51,6 +55,24 @@ program
     const r = await migrate(config.databaseUrl);
     process.stdout.write(`migrations: ${r.applied.length} applied, ${r.alreadyApplied.length} already applied\n`);
     for (const name of r.checksumMismatches) process.stderr.write(`warning: ${name} was changed after it was applied\n`);
+  });
+
+program
+  .command("reseal")
+  .description("re-seal stored values under the newest key of SLOTFLOW_SEAL_KEY (keys comma-separated, newest first); exit 1 if some value no key opens")
+  .action(async () => {
+    const config = loadConfig();
+    const db = createDb(config.databaseUrl, 2);
+    try {
+      const r = await resealAll(db, new Sealer(config.sealKeys));
+      process.stdout.write(`reseal: ${r.runs} runs, ${r.resealed} values re-sealed under the newest key, ${r.current} already under it, ${r.unreadable} unreadable\n`);
+      if (r.unreadable > 0) {
+        process.stderr.write(`${r.unreadable} sealed values are opened by no key of SLOTFLOW_SEAL_KEY: they were left as they are; add the key that sealed them to the ring and run again\n`);
+        process.exitCode = 1;
+      }
+    } finally {
+      await db.$disconnect();
+    }
   });
 
 program
@@ -110,6 +132,16 @@ remote(
   const jwt = await signPrincipal(loadConfig().jwtSecret, { sub: opts.as, roles: opts.role, email: opts.email });
   const query = opts.element === undefined ? "" : `?element=${encodeURIComponent(opts.element)}`;
   print(await api(server(opts), "POST", `/api/runs/${encodeURIComponent(run)}/slots/${encodeURIComponent(alias)}/events${query}`, { token: jwt, json: parseJson(opts.args, "--args") }));
+});
+
+remote(
+  program
+    .command("revoke")
+    .argument("<run>", "run id")
+    .argument("<alias>", "slot alias")
+    .description("end the slot's live callback link (its holders then get 410 link-dead, reason revoked)"),
+).action(async (run: string, alias: string, opts: { url?: string }) => {
+  print(await api(server(opts), "POST", `/api/runs/${encodeURIComponent(run)}/slots/${encodeURIComponent(alias)}/link/revoke`, { token: adminToken() }));
 });
 
 program

@@ -1,38 +1,107 @@
 /**
  * Long-running processes: `serve` (web, workers and sweeper in one process), `web`, `worker`,
- * `sweeper`. Each stops cleanly on SIGINT/SIGTERM.
+ * `sweeper`. Each stops gracefully on SIGINT/SIGTERM (see `onShutdown`).
  */
 import { readdirSync, readFileSync } from "node:fs";
+import { createServer } from "node:http";
+import type { Worker } from "bullmq";
 import { join } from "node:path";
 import { deploy } from "../engine/deploy.js";
 import { RefusalError } from "../engine/refusals.js";
 import { createRuntime, warnDevDefaults, type Runtime } from "../runtime.js";
-import { createWebApp } from "../web/app.js";
+import { createWebApp, type WebApp } from "../web/app.js";
+import { bindClusterMetrics, registry } from "../web/metrics.js";
 import { startCommandWorker } from "../../workers/commands.js";
 import { startMailWorker } from "../../workers/mail.js";
 import { startSweeper } from "../../workers/sweeper.js";
 
-type Closer = () => Promise<unknown>;
+/** Closes one part of the process within `timeoutMs`. */
+type Closer = (timeoutMs: number) => Promise<unknown>;
 
-/** How long a graceful stop may take before the process exits anyway (an unreachable Redis can stall it). */
-const SHUTDOWN_GRACE_MS = 5000;
-
-function onShutdown(rt: Runtime, closers: Closer[]): void {
+/**
+ * Graceful shutdown on SIGTERM and SIGINT (issue 9 §4):
+ *
+ * 1. web: `/readyz` answers 503 and responses close their connections, for SLOTFLOW_SHUTDOWN_DRAIN_MS
+ *    (so a load balancer stops sending here first); then the listener closes — nothing new is
+ *    accepted — and every request in flight is answered;
+ * 2. workers and sweeper: stop taking jobs, finish the ones they are running, and leave the rest in
+ *    Redis for the other workers (BullMQ `Worker.close()`);
+ * 3. connections to Redis and PostgreSQL close; exit code 0.
+ *
+ * Bounded by SLOTFLOW_SHUTDOWN_TIMEOUT_MS: past it, requests still open are cut, and jobs still
+ * running are abandoned — their locks lapse and another worker retries them (a job applies at most
+ * once: apply.ts). A second signal exits at once (code 1), as does a stop stuck past the timeout.
+ */
+function onShutdown(rt: Runtime, web: WebApp | null, closers: Closer[]): void {
   let stopping = false;
-  const stop = async () => {
-    if (stopping) return;
-    stopping = true;
-    rt.log.info("shutting down");
-    setTimeout(() => {
-      rt.log.warn({ graceMs: SHUTDOWN_GRACE_MS }, "shutdown took too long; exiting");
+  const stop = async (signal: NodeJS.Signals) => {
+    if (stopping) {
+      rt.log.warn({ signal }, "second signal: exiting without waiting");
       process.exit(1);
-    }, SHUTDOWN_GRACE_MS).unref();
-    for (const close of closers) await close().catch(() => undefined);
-    await rt.close();
+    }
+    stopping = true;
+    const { shutdownDrainMs: drainMs, shutdownTimeoutMs: timeoutMs } = rt.config;
+    rt.log.info({ signal, drainMs, timeoutMs }, "shutting down");
+    setTimeout(() => {
+      rt.log.warn({ timeoutMs }, "shutdown took too long; exiting");
+      process.exit(1);
+    }, drainMs + timeoutMs + 3000).unref();
+    if (web) {
+      web.beginDrain();
+      if (drainMs > 0) await new Promise((r) => setTimeout(r, drainMs));
+    }
+    // The timeout counts from the end of the drain: in-flight requests and running jobs share it.
+    const deadline = Date.now() + timeoutMs;
+    const left = () => Math.max(0, deadline - Date.now());
+    if (web) {
+      await web.close(left()).catch((err: unknown) => rt.log.warn({ err: String(err) }, "web close failed"));
+      rt.log.info("web stopped: no longer accepting, every request answered");
+    }
+    await Promise.all(closers.map((close) => close(left()).catch((err: unknown) => rt.log.warn({ err: String(err) }, "close failed"))));
+    await rt.close().catch(() => undefined);
+    rt.log.info("stopped");
     process.exit(0);
   };
   process.on("SIGINT", stop);
   process.on("SIGTERM", stop);
+}
+
+/** A BullMQ worker's closer: finish the running jobs within the time left, else abandon them (they are retried elsewhere). */
+function workerCloser(rt: Runtime, name: string, worker: Worker): Closer {
+  return async (timeoutMs) => {
+    let timer: NodeJS.Timeout | undefined;
+    const late = new Promise<"late">((resolve) => {
+      timer = setTimeout(() => resolve("late"), timeoutMs);
+    });
+    const outcome = await Promise.race([worker.close().then(() => "closed" as const), late]);
+    clearTimeout(timer);
+    if (outcome === "late") {
+      rt.log.warn({ worker: name, timeoutMs }, "jobs still running at the shutdown timeout; abandoning them (another worker will retry them)");
+      await worker.close(true);
+    } else {
+      rt.log.info({ worker: name }, "worker stopped: current jobs finished, the rest left in the queue");
+    }
+  };
+}
+
+/** `GET /metrics` on its own port, for a process without the web role (SLOTFLOW_METRICS_PORT). */
+async function serveMetrics(rt: Runtime, port: number): Promise<Closer> {
+  bindClusterMetrics(rt.db, rt.queues);
+  const server = createServer((req, res) => {
+    if (req.method !== "GET" || req.url !== "/metrics") {
+      res.writeHead(404).end();
+      return;
+    }
+    registry.metrics().then(
+      (text) => res.writeHead(200, { "content-type": registry.contentType }).end(text),
+      () => res.writeHead(500).end(),
+    );
+  });
+  await new Promise<void>((resolve) => server.listen(port, () => resolve()));
+  rt.log.info({ port }, "metrics served");
+  return async () => {
+    await new Promise<void>((resolve) => server.close(() => resolve()));
+  };
 }
 
 /** Deploys every `.flow` file of `dir`; logs each result. */
@@ -40,7 +109,7 @@ export async function deployDirectory(rt: Runtime, dir: string): Promise<void> {
   for (const file of readdirSync(dir).filter((f) => f.endsWith(".flow")).sort()) {
     const path = join(dir, file);
     try {
-      const r = await deploy(rt.db, readFileSync(path, "utf8"), path);
+      const r = await deploy(rt.db, readFileSync(path, "utf8"), path, { maxSourceBytes: rt.config.limits.maxSourceBytes });
       rt.log.info({ file: path, workflow: r.name, version: r.version, created: r.created }, "deployed");
     } catch (err) {
       if (err instanceof RefusalError) rt.log.error({ file: path, code: err.code, detail: err.message, ...err.extra }, "deploy refused");
@@ -60,25 +129,23 @@ export async function serve(opts: ServeOptions): Promise<Runtime> {
   const rt = createRuntime();
   warnDevDefaults(rt);
   const closers: Closer[] = [];
+  let web: WebApp | null = null;
   if (opts.deployDir) await deployDirectory(rt, opts.deployDir);
   if (opts.worker) {
-    const commands = startCommandWorker(rt);
-    const mail = startMailWorker(rt);
-    closers.push(() => commands.close(), () => mail.close());
+    closers.push(workerCloser(rt, "commands", startCommandWorker(rt)), workerCloser(rt, "mail", startMailWorker(rt)));
   }
   if (opts.sweeper) {
-    const sweeper = await startSweeper(rt);
-    closers.push(() => sweeper.close());
+    closers.push(workerCloser(rt, "sweep", await startSweeper(rt)));
   }
+  if (!opts.web && rt.config.metricsPort !== null) closers.push(await serveMetrics(rt, rt.config.metricsPort));
   if (opts.web) {
-    const web = createWebApp(rt);
+    web = createWebApp(rt);
     const server = await web.listen(rt.config.port);
-    closers.unshift(() => web.close());
     const address = server.address();
     const port = typeof address === "object" && address ? address.port : rt.config.port;
     rt.log.info({ port, baseUrl: rt.config.baseUrl }, "listening");
   }
-  onShutdown(rt, closers);
+  onShutdown(rt, web, closers);
   rt.log.info({ web: opts.web, worker: opts.worker, sweeper: opts.sweeper }, "ready");
   return rt;
 }

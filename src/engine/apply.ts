@@ -1,6 +1,6 @@
 /**
  * The one path by which every change reaches a run: `applyCommand` runs a command (start, deposit,
- * raise, expire) in one Prisma transaction with the run's row locked.
+ * raise, expire, revoke) in one Prisma transaction with the run's row locked.
  *
  * 1. One read (sql/step-read.ts) takes the run row lock (`SELECT … FOR UPDATE`) and then reads
  *    the run, its current slots, tracked rows and live links — every change to a run takes this
@@ -19,11 +19,13 @@
  *
  * Database faults propagate (the queue retries the job later); nothing partial is ever committed.
  */
+import type { Limits } from "../config.js";
 import type { Db, Tx } from "../db.js";
 import type { Logger } from "../log.js";
 import { deposit } from "./commands/deposit.js";
 import { expire } from "./commands/expire.js";
 import { raise } from "./commands/raise.js";
+import { revoke } from "./commands/revoke.js";
 import type { CommandResult } from "./commands/result.js";
 import { startRun } from "./commands/start.js";
 import type { Command, Outcome } from "./commands/types.js";
@@ -41,6 +43,8 @@ export interface EngineDeps {
   sealer: Sealer;
   baseUrl: string;
   log?: Logger;
+  /** Input and fan-out limits (config.ts); the defaults when absent. */
+  limits?: Limits;
 }
 
 export interface Applied {
@@ -65,7 +69,7 @@ async function recordIncident(tx: Tx, runId: string, command: string, message: s
 export async function applyCommand(deps: EngineDeps, cmd: Command): Promise<Applied> {
   let fault: RuntimeFault | null = null;
   const applied = await deps.db.$transaction(async (tx) => {
-    const services = { tx, sealer: deps.sealer, baseUrl: deps.baseUrl };
+    const services = { tx, sealer: deps.sealer, baseUrl: deps.baseUrl, limits: deps.limits };
     const read = cmd.kind === "start" ? null : await readStep(tx, cmd.runId, cmd.commandId, cmd.kind === "deposit" ? cmd.linkId : null);
     const prior = read ? read.prior : await priorOutcome(tx, cmd.commandId);
     if (prior) return { outcome: prior as Outcome, queuedMail: [] };
@@ -81,7 +85,10 @@ export async function applyCommand(deps: EngineDeps, cmd: Command): Promise<Appl
         const step = Step.fromRead(services, await loadVersion(tx, run.workflow_name as string, run.version as number), read!);
         if (cmd.kind === "deposit") step.depositLink = linkRowOf(read!.link);
         result =
-          cmd.kind === "deposit" ? await deposit(step, cmd) : cmd.kind === "raise" ? await raise(step, cmd) : await expire(step, cmd);
+          cmd.kind === "deposit" ? await deposit(step, cmd)
+          : cmd.kind === "raise" ? await raise(step, cmd)
+          : cmd.kind === "revoke" ? await revoke(step, cmd)
+          : await expire(step, cmd);
       }
     } catch (err) {
       if (!(err instanceof RuntimeFault)) throw err;
@@ -113,5 +120,7 @@ function linkRowOf(row: Record<string, unknown> | null): LinkRow | null {
     mintedVersion: row.minted_version as number,
     status: row.status as LinkStatus,
     endReason: (row.end_reason as LinkEndReason | null) ?? null,
+    idempotencyKeySha256: (row.idempotency_key_sha256 as string | null) ?? null,
+    idempotencyBodySha256: (row.idempotency_body_sha256 as string | null) ?? null,
   };
 }

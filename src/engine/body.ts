@@ -2,9 +2,14 @@
  * Checks a JSON body against a parameter list (an event's signature, or a workflow's input), with
  * yup. Rules (callback-links spec §2 "Callback request body"; language reference "Types"):
  *
- * - the body is a JSON object; for an empty parameter list it may also be absent (or `{}`);
+ * - the body is a JSON object; for an empty parameter list it may also be absent (or `{}`). A
+ *   body that is present is judged as sent: `null`, an array or a scalar is refused for every
+ *   event, even one without parameters (issue 8 item 4: a body is never treated as "no body");
  * - exactly the declared names: each one required (`T?` may be null but must be present), and a
- *   property the list does not declare is refused — `__proto__` and `constructor` included;
+ *   property the list does not declare is refused — `__proto__`, `constructor` and `prototype`
+ *   included, as ordinary names;
+ * - no string may hold U+0000 or an unpaired surrogate, which PostgreSQL cannot store (issue 8
+ *   item 5; storable.ts): refused naming the parameter (`note`, `tags[1]`);
  * - `int` is an integer within ±(2^53−1); `decimal` any finite number; `datetime` an RFC 3339
  *   string with an offset; `duration` an ISO 8601 string; lists are checked element by element.
  *
@@ -13,6 +18,7 @@
  */
 import * as yup from "yup";
 import type { CompiledParam, TypeSpec } from "../lang/compiled.js";
+import { UNSTORABLE_PROBLEM, unstorablePaths } from "./storable.js";
 import { fromJson, jsonTypeName, parseIsoDuration, parseRfc3339, type Value } from "./values.js";
 
 export interface BodyProblem {
@@ -103,7 +109,7 @@ export function describeExpected(params: readonly CompiledParam[]): string {
 }
 
 /**
- * Checks `body` (the parsed JSON, or `undefined` when there was no body) against `params`.
+ * Checks `body` (the parsed JSON, or `undefined` when the request carried no body) against `params`.
  * Returns the arguments converted to runtime values, by name.
  */
 export function checkBody(body: unknown, params: readonly CompiledParam[]): BodyCheck {
@@ -113,7 +119,7 @@ export function checkBody(body: unknown, params: readonly CompiledParam[]): Body
     expects: expectsOf(params),
     detail: `${describeExpected(params)} ${problems.map((p) => (p.name ? `"${p.name}" ${p.problem}` : p.problem)).join("; ")}.`,
   });
-  if (body === undefined || (params.length === 0 && body === null)) body = {};
+  if (body === undefined) body = {};
   if (typeof body !== "object" || body === null || Array.isArray(body)) {
     return refuse([{ name: "", problem: "the body must be a JSON object" }]);
   }
@@ -135,6 +141,9 @@ export function checkBody(body: unknown, params: readonly CompiledParam[]): Body
     for (const e of err.inner.length ? err.inner : [err]) {
       problems.push({ name: e.path ?? "", problem: e.errors[0] ?? "is not valid" });
     }
+  }
+  for (const p of params) {
+    for (const at of unstorablePaths(copy[p.name], p.name)) problems.push({ name: at, problem: UNSTORABLE_PROBLEM });
   }
   if (problems.length > 0) return refuse(problems);
   const args: Record<string, Value> = {};

@@ -2,7 +2,9 @@
  * Deploying a workflow (`POST /api/workflows`, `slotflow deploy`; language reference
  * "Versioning").
  *
- * - Source with errors is refused: `invalid-workflow` (422) with every diagnostic.
+ * - A source over the size limit is refused: `payload-too-large` (413), before compiling.
+ * - Source with errors is refused: `invalid-workflow` (422) with its diagnostics (at most 100 and
+ *   a FLOW008 that counts the rest).
  * - The same source as the current version changes nothing (`created: false`).
  * - Otherwise version N+1 is stored and becomes current, and every live run is upgraded to it in
  *   the same transaction, with its row locked. Refused with `version-conflict` (409), storing
@@ -16,7 +18,8 @@
  */
 import { createHash } from "node:crypto";
 import type { Db } from "../db.js";
-import { compile } from "../lang/compile.js";
+import { DEFAULT_LIMITS } from "../config.js";
+import { compile, type CompileResult } from "../lang/compile.js";
 import type { CompiledParam, CompiledWorkflow } from "../lang/compiled.js";
 import type { Diagnostic } from "../lang/diagnostics.js";
 import { RefusalCode, refuse, RefusalError } from "./refusals.js";
@@ -60,9 +63,31 @@ export function versionProblems(prev: CompiledWorkflow, next: CompiledWorkflow):
   return problems;
 }
 
-/** Compiles and deploys `source`. Throws RefusalError (invalid-workflow, version-conflict). */
-export async function deploy(db: Db, source: string, file = "<source>"): Promise<DeployResult> {
-  const { diagnostics, workflow } = compile(source, file);
+export interface DeployOptions {
+  /** Refuse a source of more UTF-8 bytes with 413 payload-too-large (SLOTFLOW_MAX_SOURCE_BYTES). */
+  maxSourceBytes?: number;
+  /**
+   * How to compile: in this thread by default; the web process passes `compileOffThread`
+   * (lang/compile-async.ts) so that a large source never stalls its event loop.
+   */
+  compile?: (source: string, file: string) => Promise<Pick<CompileResult, "diagnostics" | "workflow">> | Pick<CompileResult, "diagnostics" | "workflow">;
+}
+
+/**
+ * Compiles and deploys `source`. Throws RefusalError (payload-too-large, invalid-workflow,
+ * version-conflict).
+ */
+export async function deploy(db: Db, source: string, file = "<source>", options: DeployOptions = {}): Promise<DeployResult> {
+  const maxBytes = options.maxSourceBytes ?? DEFAULT_LIMITS.maxSourceBytes;
+  const bytes = Buffer.byteLength(source, "utf8");
+  if (bytes > maxBytes) {
+    throw new RefusalError(
+      refuse(RefusalCode.PayloadTooLarge, `The source is ${bytes} bytes; this server accepts .flow sources of at most ${maxBytes} bytes (SLOTFLOW_MAX_SOURCE_BYTES).`, {
+        limit: maxBytes,
+      }),
+    );
+  }
+  const { diagnostics, workflow } = await (options.compile ?? compile)(source, file);
   const errors = diagnostics.filter((d) => d.severity === "error");
   const warnings = diagnostics.filter((d) => d.severity === "warning");
   if (!workflow || errors.length > 0) {

@@ -15,6 +15,7 @@
  */
 import type { Expr, Range, Statement } from "../lang/ast.js";
 import type { CompiledWorkflow } from "../lang/compiled.js";
+import { isEmailAddress } from "./email-address.js";
 import { Duration, formatIsoDuration, type Value } from "./values.js";
 
 /**
@@ -206,6 +207,9 @@ function call(step: World, scope: Scope, expr: Extract<Expr, { kind: "call" }>):
     case "contains":
       if (a[0] === null) throw new RuntimeFault("contains() on null", expr.range);
       return (a[0] as Value[]).some((e) => equals(e, a[1]));
+    case "isEmailAddress":
+      if (a[0] === null) throw new RuntimeFault("isEmailAddress() of null", expr.range);
+      return isEmailAddress(String(a[0]));
     case "role":
     case "user":
       if (a[0] === null) throw new RuntimeFault(`${fn}() of null`, expr.range);
@@ -220,6 +224,11 @@ function checkInt(n: number, range: Range): number {
 }
 
 /** Text of a value inside string concatenation. */
+/** `text` as a JSON string for a message, shortened past 80 characters. */
+function quoteForMessage(text: string): string {
+  return JSON.stringify(text.length > 80 ? `${text.slice(0, 77)}…` : text);
+}
+
 export function display(v: Value): string {
   if (v === null) return "";
   if (v instanceof Date) return v.toISOString();
@@ -337,6 +346,11 @@ function executeOne(step: World, scope: Scope, st: Statement): void {
       if (subject === null) throw new RuntimeFault("send email with a null subject", st.range);
       const body = evaluate(step, scope, st.body);
       if (body === null) throw new RuntimeFault("send email with a null body", st.range);
+      // One recipient, exactly (issue 8 item 18): a list, a group, a display name or an empty
+      // address is a runtime error of the step — nothing is queued, an incident is recorded.
+      if (!isEmailAddress(display(to))) {
+        throw new RuntimeFault(`send email to ${quoteForMessage(display(to))}: not exactly one email address (local@domain)`, st.to.range);
+      }
       const id = step.queueMail(display(to), display(subject), display(body));
       step.addHistory("email-queued", { outboxId: id, to: display(to) });
       return;

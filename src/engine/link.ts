@@ -5,32 +5,30 @@
  *   live --CallbackUrl() again for the same slot--> retired        (at most one live link per slot)
  *   live --successful deposit--> burned                             (single use)
  *   live --slot completed/cancelled/expired/dropped, run finished--> dead (end_reason says which)
+ *   live --an operator's revoke (`link/revoke`, `slotflow revoke`)--> dead, end_reason "revoked"
  *
- * A token is 32 bytes from `crypto.randomBytes` (256 bits, spec §8), encoded base64url (43
- * characters). Only its SHA-256 (hex) is stored; the URL `{BASE_URL}/api/workflow/callback/{token}`
- * is returned once, to the handler that minted it. The minting version is recorded with the link
- * so a deposit is validated against the event as it was then (spec §9).
+ * Every end of a link is recorded in the run's history at the moment it is decided (issue 9 §5),
+ * by link id and slot, never by token: `link-minted`, `link-retired` (a newer link replaced it),
+ * `link-burned` (a deposit used it), `link-dead` with `reason` (completed, cancelled, expired,
+ * dropped, run-finished), `link-revoked` (an operator ended it). The step knows each slot's live
+ * link (loaded with the run).
+ *
+ * A token is `sfl_` + 32 bytes from `crypto.randomBytes` (256 bits, spec §8) in base64url + a
+ * checksum (token.ts gives the format). Only its SHA-256 (hex) is stored; the URL
+ * `{BASE_URL}/api/workflow/callback/{token}` is returned once, to the handler that minted it. The
+ * minting version is recorded with the link so a deposit is validated against the event as it was
+ * then (spec §9).
  */
-import { createHash, randomBytes, randomUUID } from "node:crypto";
+import { randomUUID } from "node:crypto";
+import type { IdempotencyFingerprint } from "./idempotency.js";
 import { RefusalCode, refuse, type LinkEndReason, type Refusal } from "./refusals.js";
 import { CALLBACK_PATH_SEGMENT } from "./seal.js";
 import type { SlotRecord, Step } from "./step.js";
+import { checkTokenFormat, hashToken, newToken } from "./token.js";
+
+export { hashToken, newToken };
 
 export type LinkStatus = "live" | "burned" | "retired" | "dead";
-
-export const TOKEN_BYTES = 32;
-/** A well-formed token: 43 base64url characters. Anything else cannot be a token. */
-const TOKEN_SHAPE = /^[A-Za-z0-9_-]{43}$/;
-
-/** SHA-256 of a token, hex. */
-export function hashToken(token: string): string {
-  return createHash("sha256").update(token, "utf8").digest("hex");
-}
-
-/** A fresh token: 256 bits of cryptographic randomness, base64url. */
-export function newToken(): string {
-  return randomBytes(TOKEN_BYTES).toString("base64url");
-}
 
 /**
  * Mints a link for `slot` inside the step and returns its URL. The link row (hash only) is written
@@ -40,7 +38,10 @@ export function newToken(): string {
 export function mintLink(step: Step, slot: SlotRecord): string {
   const token = newToken();
   const linkId = randomUUID();
+  const previous = step.liveLinkOf(slot.id);
+  if (previous) step.addHistory("link-retired", { linkId: previous, alias: slot.alias, element: slot.element, by: linkId });
   step.recordMint({ linkId, slotId: slot.id, tokenSha256: hashToken(token) });
+  step.setLiveLink(slot.id, linkId);
   step.addHistory("link-minted", { linkId, alias: slot.alias, element: slot.element });
   return `${step.services.baseUrl}${CALLBACK_PATH_SEGMENT}${token}`;
 }
@@ -52,11 +53,16 @@ export interface LinkRow {
   mintedVersion: number;
   status: LinkStatus;
   endReason: LinkEndReason | null;
+  idempotencyKeySha256: string | null;
+  idempotencyBodySha256: string | null;
 }
 
-/** True when `token` has the shape of a token; other strings are refused without a lookup. */
+/**
+ * True when `token` may name a link: a current token whose checksum holds, or a legacy one (token.ts).
+ * Other strings — mistyped links included — are refused as 404 without a database lookup.
+ */
 export function isTokenShaped(token: string): boolean {
-  return TOKEN_SHAPE.test(token);
+  return checkTokenFormat(token) !== "invalid";
 }
 
 /** The refusal for a link that is not live (410 link-burned / link-retired / link-dead). */
@@ -85,18 +91,53 @@ export function deadDetail(reason: LinkEndReason): string {
       return "This link no longer works: its slot was withdrawn.";
     case "run-finished":
       return "This link no longer works: its workflow run has finished.";
+    case "revoked":
+      return "This link no longer works: it was revoked.";
   }
 }
 
-/** Marks the deposit's link burned at flush (its slot is completed in the same step). */
-export function burnLink(step: Step, linkId: string): void {
-  step.recordBurn(linkId);
-  step.addHistory("link-burned", { linkId });
+/**
+ * Marks the deposit's link burned at flush (its slot is completed in the same step), keeping the
+ * hashes of the request's Idempotency-Key and body when it had one (idempotency.ts).
+ */
+export function burnLink(step: Step, slot: SlotRecord, linkId: string, idempotency: IdempotencyFingerprint | null = null): void {
+  step.recordBurn(linkId, idempotency);
+  if (step.liveLinkOf(slot.id) === linkId) step.setLiveLink(slot.id, null);
+  step.addHistory("link-burned", { linkId, alias: slot.alias, element: slot.element });
+}
+
+/**
+ * The slot's live link, if it has one, dies at flush with `reason`; the run's history records it
+ * now (`link-dead`). Called when the slot closes (slot.ts) and, for `revoked`, by an operator's
+ * revocation. A slot without a live link records nothing.
+ */
+export function killLiveLink(step: Step, slot: SlotRecord, reason: LinkEndReason): void {
+  step.recordLinkEnd(slot.id, reason);
+  const linkId = step.liveLinkOf(slot.id);
+  if (!linkId) return;
+  step.setLiveLink(slot.id, null);
+  step.addHistory("link-dead", { linkId, alias: slot.alias, element: slot.element, reason });
+}
+
+/**
+ * Ends the live link `linkId` of `slot` with reason "revoked" at flush (issue 10 §2): the slot and
+ * the run are untouched, and the workflow may mint a new link for the slot later.
+ */
+export function revokeLink(step: Step, slot: SlotRecord, linkId: string): void {
+  step.recordLinkEnd(slot.id, "revoked");
+  if (step.liveLinkOf(slot.id) === linkId) step.setLiveLink(slot.id, null);
+  step.addHistory("link-revoked", { linkId, alias: slot.alias });
 }
 
 export interface LinkSettlement {
-  /** Links that existed before the step and end now, by id. */
-  ended: { id: string; status: "burned" | "retired" | "dead"; end_reason: LinkEndReason | null }[];
+  /** Links that existed before the step and end now, by id (the burned one with its idempotency hashes). */
+  ended: {
+    id: string;
+    status: "burned" | "retired" | "dead";
+    end_reason: LinkEndReason | null;
+    idempotency_key_sha256: string | null;
+    idempotency_body_sha256: string | null;
+  }[];
   /** Links minted during the step, with the status they have when it commits. */
   minted: { id: string; token_sha256: string; slot_id: string; status: LinkStatus; end_reason: LinkEndReason | null }[];
 }
@@ -105,27 +146,39 @@ export interface LinkSettlement {
  * Decides, in memory, every link write of a step (the transitions in this module's header), so
  * the flush names each row it changes and sends no write that cannot match:
  *
- * - the deposit's own link → burned;
- * - an existing live link of a slot minted again → retired; of a slot closed → dead (its reason);
+ * - the deposit's own link → burned (with the hashes of its Idempotency-Key and body);
+ * - an existing live link of a slot minted again → retired; of a slot closed, or revoked → dead
+ *   (its reason);
  * - a minted link → retired when a later mint of the same step replaced it, dead when its slot
  *   closed later in the step, else live.
  *
- * `liveLinks` are the live links of the run's current slots as read under the run lock (at most
- * one per slot).
+ * `loadedLiveLinks` are the live links of the run's current slots as read under the run lock (at
+ * most one per slot).
  */
 export function settleLinks(step: {
-  liveLinks: { id: string; slotId: string }[];
+  loadedLiveLinks: { id: string; slotId: string }[];
   mints: { linkId: string; slotId: string; tokenSha256: string }[];
   linkEnds: Map<string, LinkEndReason>;
-  burnedLinkId: string | null;
+  burned: { linkId: string; idempotency: IdempotencyFingerprint | null } | null;
 }): LinkSettlement {
   const minted = new Set(step.mints.map((m) => m.slotId));
+  const burnedId = step.burned?.linkId ?? null;
   const ended: LinkSettlement["ended"] = [];
-  if (step.burnedLinkId) ended.push({ id: step.burnedLinkId, status: "burned", end_reason: null });
-  for (const link of step.liveLinks) {
-    if (link.id === step.burnedLinkId) continue;
-    if (minted.has(link.slotId)) ended.push({ id: link.id, status: "retired", end_reason: null });
-    else if (step.linkEnds.has(link.slotId)) ended.push({ id: link.id, status: "dead", end_reason: step.linkEnds.get(link.slotId)! });
+  const noKey = { idempotency_key_sha256: null, idempotency_body_sha256: null };
+  if (step.burned) {
+    const key = step.burned.idempotency;
+    ended.push({
+      id: step.burned.linkId,
+      status: "burned",
+      end_reason: null,
+      idempotency_key_sha256: key?.keySha256 ?? null,
+      idempotency_body_sha256: key?.bodySha256 ?? null,
+    });
+  }
+  for (const link of step.loadedLiveLinks) {
+    if (link.id === burnedId) continue;
+    if (minted.has(link.slotId)) ended.push({ id: link.id, status: "retired", end_reason: null, ...noKey });
+    else if (step.linkEnds.has(link.slotId)) ended.push({ id: link.id, status: "dead", end_reason: step.linkEnds.get(link.slotId)!, ...noKey });
   }
   const lastMint = new Map(step.mints.map((m) => [m.slotId, m.linkId]));
   return {

@@ -6,22 +6,30 @@
 import { randomUUID } from "node:crypto";
 import type { Db } from "../db.js";
 import { checkBody } from "./body.js";
-import { checkInput } from "./commands/start.js";
+import { DEFAULT_LIMITS, type Limits } from "../config.js";
+import { checkInput } from "./input.js";
 import type { Command, PrincipalClaims } from "./commands/types.js";
 import { RefusalCode, refuse, type Refusal } from "./refusals.js";
+import { entityJson } from "./step.js";
 import { toJson } from "./values.js";
 import { currentVersion, loadVersion } from "./workflows.js";
 
 type Prepared<K extends Command["kind"]> = { ok: true; cmd: Extract<Command, { kind: K }> } | { ok: false; refusal: Refusal };
 
-/** 404 not-found for an unknown workflow; 422 invalid-body for input that does not match its parameters. */
-export async function prepareStart(db: Db, workflow: string, input: unknown): Promise<Prepared<"start">> {
+/**
+ * 404 not-found for an unknown workflow; 422 invalid-body for input that does not match its
+ * parameters or passes a limit on depth or list length; 413 payload-too-large over the input size
+ * limit (input.ts). The command carries the normalised input, never the caller's object.
+ */
+export async function prepareStart(db: Db, workflow: string, input: unknown, limits: Limits = DEFAULT_LIMITS): Promise<Prepared<"start">> {
   const version = await currentVersion(db, workflow);
   if (version === null) return { ok: false, refusal: refuse(RefusalCode.NotFound, `No workflow named "${workflow}" is deployed.`) };
   const wf = await loadVersion(db, workflow, version);
-  const checked = checkInput(wf, input);
+  const checked = checkInput(wf, input, limits);
   if (!checked.ok) return { ok: false, refusal: checked.refusal };
-  return { ok: true, cmd: { kind: "start", commandId: randomUUID(), runId: randomUUID(), workflow, version, input: input as Record<string, unknown> } };
+  const normalised: Record<string, unknown> = { ...checked.input };
+  for (const e of checked.entities) normalised[e.name] = entityJson(e);
+  return { ok: true, cmd: { kind: "start", commandId: randomUUID(), runId: randomUUID(), workflow, version, input: normalised } };
 }
 
 /** 404 not-found for an unknown run or alias; 422 invalid-body for arguments that do not match the slot's event. */

@@ -24,6 +24,9 @@ export const RefusalCode = {
   UnsupportedMediaType: "unsupported-media-type",
   PayloadTooLarge: "payload-too-large",
   MethodNotAllowed: "method-not-allowed",
+  // Idempotency-Key (HTTP API "Idempotent retries"; src/engine/idempotency.ts)
+  InvalidIdempotencyKey: "invalid-idempotency-key",
+  IdempotencyKeyReused: "idempotency-key-reused",
   // run time
   HandlerFailed: "handler-failed",
   // lookups and deploys
@@ -38,7 +41,7 @@ export const RefusalCode = {
 export type RefusalCode = (typeof RefusalCode)[keyof typeof RefusalCode];
 
 /** Why a link is dead (the `reason` of a 410 `link-dead`). */
-export type LinkEndReason = "completed" | "cancelled" | "expired" | "dropped" | "run-finished";
+export type LinkEndReason = "completed" | "cancelled" | "expired" | "dropped" | "run-finished" | "revoked";
 
 /** A refusal: a code, a human sentence, and optional machine-readable members for the problem body. */
 export interface Refusal {

@@ -8,11 +8,14 @@
  *   waiting/open --state left--> cancelled
  *   waiting/open --`drop slot x`--> dropped
  *
- * Every close records why the slot's live link dies (link.ts writes it at flush).
+ * Every close records why the slot's live link dies (link.ts records it in the history now and
+ * writes it at flush).
  */
 import { randomUUID } from "node:crypto";
+import { DEFAULT_LIMITS } from "../config.js";
 import type { CompiledSlot } from "../lang/compiled.js";
 import { evaluate, RuntimeFault, Scope } from "./interpreter.js";
+import { killLiveLink } from "./link.js";
 import type { LinkEndReason } from "./refusals.js";
 import type { SlotRecord, SlotStatus, Step } from "./step.js";
 import { Duration, type Value } from "./values.js";
@@ -62,6 +65,12 @@ export function createSlotsForState(step: Step, stateName: string): void {
     }
     const list = evaluate(step, new Scope(), decl.forEach.iterable);
     if (list === null) throw new RuntimeFault(`"for each" over null in slot "${decl.alias}"`, decl.forEach.iterable.range);
+    // Run input is held to the same limit at start (input.ts); this bounds lists written as
+    // literals in the source too, so one step never creates more slots than configured.
+    const maxFanOut = (step.services.limits ?? DEFAULT_LIMITS).maxFanOut;
+    if ((list as Value[]).length > maxFanOut) {
+      throw new RuntimeFault(`"for each" over ${(list as Value[]).length} elements in slot "${decl.alias}": at most ${maxFanOut} (SLOTFLOW_MAX_FANOUT)`, decl.forEach.iterable.range);
+    }
     (list as Value[]).forEach((value, element) => {
       step.addSlot({ id: randomUUID(), ...base, element, elementValue: value, ...empty });
     });
@@ -96,7 +105,7 @@ function close(step: Step, slot: SlotRecord, status: SlotStatus, linkReason: Lin
   slot.status = status;
   slot.closedAt = step.now;
   step.markSlotDirty(slot);
-  step.recordLinkEnd(slot.id, linkReason);
+  killLiveLink(step, slot, linkReason);
   step.addHistory(`slot-${status}`, { alias: slot.alias, element: slot.element });
 }
 

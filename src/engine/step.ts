@@ -12,13 +12,15 @@
  * Every string written by `flush()` that carries a callback link is sealed first (seal.ts).
  */
 import { randomUUID } from "node:crypto";
+import type { Limits } from "../config.js";
 import type { Tx } from "../db.js";
 import type { World } from "./interpreter.js";
 import { mintLink, settleLinks, type LinkRow } from "./link.js";
 import { dropSlot, isAliasDone, liveSlotForAlias } from "./slot.js";
-import { jsonDate, type StepRead } from "./sql/step-read.js";
+import { jsonDate, readStepUnlocked, type StepRead } from "./sql/step-read.js";
 import { writeStep, type SlotWriteRow, type StepWrite } from "./sql/step-write.js";
 import type { CompiledWorkflow } from "../lang/compiled.js";
+import type { IdempotencyFingerprint } from "./idempotency.js";
 import type { LinkEndReason } from "./refusals.js";
 import type { Sealer } from "./seal.js";
 import { fromJson, toJson, type Value } from "./values.js";
@@ -65,6 +67,8 @@ export interface StepServices {
   sealer: Sealer;
   /** `{base_url}` of minted links, no trailing slash. */
   baseUrl: string;
+  /** Input and fan-out limits (config.ts); the defaults when absent. */
+  limits?: Limits;
 }
 
 export interface PendingMint {
@@ -73,6 +77,7 @@ export interface PendingMint {
   tokenSha256: string;
 }
 
+/** A queued message, every text already in its stored form (`Sealer.sealText`: sealed when it carries a link). */
 interface PendingMail {
   id: string;
   to: string;
@@ -95,9 +100,11 @@ export class Step implements World {
   readonly mints: PendingMint[] = [];
   /** Slot id → why its live link dies at flush (slot closed during this step). */
   readonly linkEnds = new Map<string, LinkEndReason>();
-  burnedLinkId: string | null = null;
-  /** Live links of the run's current slots when the step was read (link.ts decides their ends). */
-  liveLinks: { id: string; slotId: string }[] = [];
+  burned: { linkId: string; idempotency: IdempotencyFingerprint | null } | null = null;
+  /** Slot id → id of its live link, as loaded and as changed by this step (link.ts keeps it). */
+  private readonly liveLinks: Map<string, string>;
+  /** Live links of the run's current slots as read under the lock (link.ts `settleLinks` decides their ends). */
+  readonly loadedLiveLinks: { id: string; slotId: string }[];
   /** The link a deposit names, as read under the lock (null for other commands). */
   depositLink: LinkRow | null = null;
   private readonly mail: PendingMail[] = [];
@@ -112,8 +119,11 @@ export class Step implements World {
     slots: SlotRecord[],
     entities: EntityRecord[],
     isNewRun: boolean,
+    liveLinks: { id: string; slotId: string }[] = [],
   ) {
     this.slots = slots;
+    this.loadedLiveLinks = liveLinks;
+    this.liveLinks = new Map(liveLinks.map((l) => [l.slotId, l.id]));
     this.entities = new Map(entities.map((e) => [e.name, e]));
     this.isNewRun = isNewRun;
     if (isNewRun) for (const e of entities) this.dirtyEntities.add(e.name);
@@ -163,9 +173,18 @@ export class Step implements World {
       for (const [field, spec] of Object.entries(decl?.fields ?? {})) data[field] = fromJson(raw[field] ?? null, spec.type);
       return { name: row.name as string, entity: row.entity as string, data };
     });
-    const step = new Step(services, workflow, run, slots, entities, false);
-    step.liveLinks = read.liveLinks.map((l) => ({ id: l.id, slotId: l.slot_id }));
-    return step;
+    const liveLinks = read.liveLinks.map((l) => ({ id: l.id, slotId: l.slot_id }));
+    return new Step(services, workflow, run, slots, entities, false, liveLinks);
+  }
+
+  /**
+   * Loads a run's world without locking it, for read-only evaluation (the responder page); a
+   * step built this way is never flushed.
+   */
+  static async load(services: StepServices, workflow: CompiledWorkflow, run: Pick<RunRecord, "id">): Promise<Step> {
+    const read = await readStepUnlocked(services.tx, run.id);
+    if (!read.run) throw new Error(`run ${run.id} does not exist`);
+    return Step.fromRead(services, workflow, read);
   }
 
   /** The runtime value of a scalar workflow parameter (read-only input). */
@@ -216,13 +235,29 @@ export class Step implements World {
     this.linkEnds.set(slotId, reason);
   }
 
-  recordBurn(linkId: string): void {
-    this.burnedLinkId = linkId;
+  /** The id of the slot's live link (loaded, or minted during this step); null when none. */
+  liveLinkOf(slotId: string): string | null {
+    return this.liveLinks.get(slotId) ?? null;
   }
 
+  /** Records which link is now the slot's live one (null: none). Used by link.ts only. */
+  setLiveLink(slotId: string, linkId: string | null): void {
+    if (linkId) this.liveLinks.set(slotId, linkId);
+    else this.liveLinks.delete(slotId);
+  }
+
+  recordBurn(linkId: string, idempotency: IdempotencyFingerprint | null): void {
+    this.burned = { linkId, idempotency };
+  }
+
+  /**
+   * Queues a message. Recipient, subject and body are sealed here (issue 8 item 7: any of them may
+   * carry a link), so the pending record already holds what the outbox row stores.
+   */
   queueMail(to: string, subject: string, body: string): string {
     const id = randomUUID();
-    this.mail.push({ id, to, subject, body });
+    const { sealer } = this.services;
+    this.mail.push({ id, to: sealer.sealText(to), subject: sealer.sealText(subject), body: sealer.sealText(body) });
     return id;
   }
 
@@ -268,7 +303,7 @@ export class Step implements World {
         created_at: new Date(this.now.getTime() + i).toISOString(),
         to: m.to,
         subject: m.subject,
-        body: JSON.stringify(sealer.sealIfLink(m.body)),
+        body: m.body,
       })),
       history: this.history.map((h) => ({ kind: h.kind, data: sealer.sealJson(h.data) })),
       applied,

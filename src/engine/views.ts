@@ -1,9 +1,11 @@
 /**
  * Read models for the API: a run with its tracked rows, slots, incidents and history; its outbox.
  * Nothing here ever returns a token: sealed values are shown with the token as `[redacted]`.
+ * A fanned-out slot shows its element's value beside its index (`element`, `elementValue`; issue 9
+ * §5); the history lists every end of a link (link.ts).
  */
 import type { Db } from "../db.js";
-import { redactForOutput, type Sealer } from "./seal.js";
+import { redactForOutput, redactStoredText, redactTokens, type Sealer } from "./seal.js";
 
 export async function showRun(db: Db, sealer: Sealer, runId: string) {
   const run = await db.run.findUnique({
@@ -27,6 +29,8 @@ export async function showRun(db: Db, sealer: Sealer, runId: string) {
     slots: run.slots.map((s) => ({
       alias: s.alias,
       element: s.element,
+      /** The fan-out element's value (JSON form, links redacted) beside its index; null when not fanned out. */
+      elementValue: s.element === null ? null : redactForOutput(s.elementValue, sealer),
       state: s.state,
       visit: s.visit,
       event: s.event,
@@ -35,7 +39,7 @@ export async function showRun(db: Db, sealer: Sealer, runId: string) {
       deadline: s.deadline,
       closedAt: s.closedAt,
     })),
-    incidents: run.incidents.map((i) => ({ at: i.at, command: i.command, code: i.code, message: i.message })),
+    incidents: run.incidents.map((i) => ({ at: i.at, command: i.command, code: i.code, message: redactTokens(i.message) })),
     history: run.history.map((h) => ({ at: h.at, kind: h.kind, data: redactForOutput(h.data, sealer) })),
     createdAt: run.createdAt,
     finishedAt: run.finishedAt,
@@ -49,10 +53,10 @@ export async function showOutbox(db: Db, sealer: Sealer, runId: string) {
   const rows = await db.outboxMessage.findMany({ where: { runId }, orderBy: { createdAt: "asc" } });
   return rows.map((m) => ({
     id: m.id,
-    to: m.to,
-    subject: m.subject,
+    to: redactStoredText(m.to, sealer),
+    subject: redactStoredText(m.subject, sealer),
     status: m.status,
-    body: m.body === null ? null : (redactForOutput(JSON.parse(m.body), sealer) as string),
+    body: m.body === null ? null : redactStoredText(m.body, sealer),
     messageId: m.messageId,
     attempts: m.attempts,
     createdAt: m.createdAt,

@@ -41,6 +41,8 @@ export interface TypeRef {
 export interface Param {
   name: Ident;
   type: TypeRef;
+  /** `@label("…")`, `@help("…")`, `@multiline` — the responder page's wording; event parameters only. */
+  annotations: Annotation[];
   range: Range;
 }
 
@@ -60,7 +62,8 @@ export interface FlowFile {
 
 export interface Annotation {
   name: Ident;
-  value: LiteralExpr;
+  /** The literal in `@name(literal)`; null for a bare `@name` (such as `@multiline`). */
+  value: LiteralExpr | null;
   range: Range;
 }
 
@@ -118,7 +121,10 @@ export type Setting =
   | { kind: "candidates"; matchers: Expr[]; range: Range }
   | { kind: "requires"; expr: Expr; range: Range }
   | { kind: "after"; aliases: Ident[]; range: Range }
-  | { kind: "deadline"; expr: Expr; range: Range };
+  | { kind: "deadline"; expr: Expr; range: Range }
+  /** `Title: expr` / `Intro: expr` — the responder page's heading and text (a `string` or `string?`). */
+  | { kind: "title"; expr: Expr; range: Range }
+  | { kind: "intro"; expr: Expr; range: Range };
 
 export interface EnterBlock {
   kind: "enter";

@@ -10,6 +10,9 @@ import type { Diagnostic } from "./diagnostics.js";
 import { classifyNumber, decodeString, Newline } from "./lexer.js";
 import type { LineIndex } from "./positions.js";
 
+/** The settings that take one expression, by their name in source. */
+const ONE_EXPRESSION_SETTINGS = { Requires: "requires", Deadline: "deadline", Title: "title", Intro: "intro" } as const;
+
 /** Binding strength of the binary operators (higher binds tighter); all are left-associative. */
 const PRECEDENCE: Record<string, number> = {
   "??": 1, "||": 2, "&&": 3, "==": 4, "!=": 4, "<": 5, "<=": 5, ">": 5, ">=": 5, "+": 6, "-": 6, "*": 7, "/": 7, "%": 7,
@@ -142,13 +145,14 @@ export class AstBuilder {
       case "Candidates":
         return { kind: "candidates", matchers: exprs, range };
       case "Requires":
-      case "Deadline": {
+      case "Deadline":
+      case "Title":
+      case "Intro": {
         if (exprs.length > 1) {
           this.error(Codes.SettingArity, `${name.image} takes one expression`, this.span(exprs[1].range, exprs[exprs.length - 1].range));
         }
-        return name.image === "Requires"
-          ? { kind: "requires", expr: exprs[0], range }
-          : { kind: "deadline", expr: exprs[0], range };
+        const kind = ONE_EXPRESSION_SETTINGS[name.image as keyof typeof ONE_EXPRESSION_SETTINGS];
+        return { kind, expr: exprs[0], range };
       }
       case "After": {
         const aliases: Ident[] = [];
@@ -161,7 +165,7 @@ export class AstBuilder {
       default:
         this.error(
           Codes.UnknownSetting,
-          `unknown setting '${name.image}': the settings are Candidates, Requires, After and Deadline`,
+          `unknown setting '${name.image}': the settings are Candidates, Requires, After, Deadline, Title and Intro`,
           this.tr(name),
         );
         return null;

@@ -4,6 +4,7 @@
  * and which states can be reached.
  */
 import type { FlowFile, Handler, Ident, Member, StateDecl, Subscribe } from "./ast.js";
+import { checkPageText } from "./check-page.js";
 import { Codes } from "./codes.js";
 import type { ExprChecker, ExprEnv } from "./check-expr.js";
 import type { StatementChecker, StmtEnv } from "./check-stmt.js";
@@ -23,7 +24,9 @@ export interface StateContext {
   duplicate(what: string, name: Ident, where?: string): void;
 }
 
-const SETTING_NAMES = { candidates: "Candidates", requires: "Requires", after: "After", deadline: "Deadline" } as const;
+const SETTING_NAMES = {
+  candidates: "Candidates", requires: "Requires", after: "After", deadline: "Deadline", title: "Title", intro: "Intro",
+} as const;
 
 export class StateChecker {
   /** The first state of each name. */
@@ -209,6 +212,10 @@ export class StateChecker {
               report.error(Codes.UnknownAlias, `After names slots of this state; state ${state.name} has no slot alias '${a.name}'`, a.range);
             }
           }
+          break;
+        case "title":
+        case "intro":
+          checkPageText(report, name as "Title" | "Intro", this.ctx.exprs.check(setting.expr, env), setting.expr.range);
           break;
         case "deadline": {
           const t = this.ctx.exprs.check(setting.expr, env);

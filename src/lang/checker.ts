@@ -11,6 +11,7 @@
 import type { EntityDecl, EventDecl, FlowFile, Ident, MapEventDecl, Param, TypeRef } from "./ast.js";
 import { Codes } from "./codes.js";
 import type { Diagnostic } from "./diagnostics.js";
+import { checkParamAnnotations } from "./check-page.js";
 import { ExprChecker, type CheckContext, type ExprEnv } from "./check-expr.js";
 import { StateChecker } from "./check-states.js";
 import { StatementChecker } from "./check-stmt.js";
@@ -156,7 +157,8 @@ class Checker {
         continue;
       }
       seen.add(p.name.name);
-      out.push({ name: p.name.name, type, range: p.name.range });
+      const page = checkParamAnnotations(this.report, p, type, site === "event");
+      out.push(page ? { name: p.name.name, type, range: p.name.range, page } : { name: p.name.name, type, range: p.name.range });
     }
     return out;
   }
@@ -212,8 +214,8 @@ class Checker {
         continue;
       }
       const v = a.value;
-      if (v.type !== "int" || v.value < 0) {
-        report.error(Codes.InvalidAnnotation, `@${name} takes a non-negative integer, found ${v.raw}`, v.range);
+      if (v === null || v.type !== "int" || v.value < 0) {
+        report.error(Codes.InvalidAnnotation, `@${name} takes a non-negative integer, found ${v?.raw ?? "nothing"}`, v?.range ?? a.range);
         continue;
       }
       field[name] = v.value;

@@ -15,6 +15,8 @@ export const Codes = {
   InvalidNumber: "FLOW005",
   NumberOutOfRange: "FLOW006",
   TooDeep: "FLOW007",
+  TooManyDiagnostics: "FLOW008",
+  UnstorableCharacter: "FLOW009",
   // --- syntax ---------------------------------------------------------------------------------
   ExpectedToken: "FLOW010",
   UnexpectedToken: "FLOW011",

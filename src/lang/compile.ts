@@ -7,7 +7,8 @@ import type { FlowFile } from "./ast.js";
 import { check } from "./checker.js";
 import { Codes } from "./codes.js";
 import type { CompiledWorkflow } from "./compiled.js";
-import type { Diagnostic } from "./diagnostics.js";
+import { unstorableCharacters } from "../engine/storable.js";
+import { MAX_DIAGNOSTICS, type Diagnostic } from "./diagnostics.js";
 import { emit } from "./emit.js";
 import { parse } from "./parser.js";
 import { LineIndex } from "./positions.js";
@@ -19,6 +20,8 @@ export interface CompileResult {
   workflow: CompiledWorkflow | null;
   /** The checked syntax tree; null when the source has a lexical or syntax error. */
   ast: FlowFile | null;
+  /** Diagnostics past the cap, counted in the final FLOW008 and not listed (absent when none). */
+  omitted?: { errors: number; warnings: number };
 }
 
 /**
@@ -30,14 +33,13 @@ export function compile(source: string, file = "<input>"): CompileResult {
   let lines: LineIndex | null = null;
   try {
     lines = new LineIndex(source);
+    const unstorable = unstorableDiagnostics(source, lines);
     const parsed = parse(source, lines);
-    if (parsed.ast === null) return { diagnostics: clamp(parsed.diagnostics, lines), workflow: null, ast: null };
+    if (parsed.ast === null) return { ...cap(clamp([...unstorable, ...parsed.diagnostics], lines), lines), workflow: null, ast: null };
     const checked = check(parsed.ast);
-    const diagnostics = clamp([...parsed.diagnostics, ...checked.diagnostics], lines).sort(
-      (a, b) => a.range.start.offset - b.range.start.offset,
-    );
+    const { diagnostics, omitted } = cap(clamp([...unstorable, ...parsed.diagnostics, ...checked.diagnostics], lines), lines);
     const failed = diagnostics.some((d) => d.severity === "error");
-    return { diagnostics, workflow: failed ? null : emit(parsed.ast, checked.model), ast: parsed.ast };
+    return { diagnostics, ...(omitted ? { omitted } : {}), workflow: failed ? null : emit(parsed.ast, checked.model), ast: parsed.ast };
   } catch (err) {
     const where = (lines ?? new LineIndex("")).range(0, 0);
     const message = err instanceof Error ? err.message : String(err);
@@ -51,13 +53,50 @@ export function compile(source: string, file = "<input>"): CompileResult {
   }
 }
 
+/**
+ * FLOW009 for each character PostgreSQL cannot store (U+0000, a lone surrogate), wherever it is —
+ * in a string literal or a comment too, since the source itself is stored with each version
+ * (issue 8 item 15). A NUL outside a literal is then not reported again as FLOW001.
+ */
+function unstorableDiagnostics(source: string, lines: LineIndex): Diagnostic[] {
+  return unstorableCharacters(source, MAX_DIAGNOSTICS + 1).map((u) => ({
+    code: Codes.UnstorableCharacter,
+    severity: "error" as const,
+    message: `the source ${u.problem}`,
+    range: lines.range(u.offset, u.offset + 1),
+  }));
+}
+
+/**
+ * Sorts by position and keeps the first MAX_DIAGNOSTICS; the rest become one FLOW008 diagnostic
+ * at the first one left out, saying how many errors and warnings it stands for (issue 8 item 17).
+ */
+function cap(diagnostics: Diagnostic[], lines: LineIndex): { diagnostics: Diagnostic[]; omitted?: { errors: number; warnings: number } } {
+  const sorted = diagnostics.sort((a, b) => a.range.start.offset - b.range.start.offset);
+  if (sorted.length <= MAX_DIAGNOSTICS) return { diagnostics: sorted };
+  const rest = sorted.slice(MAX_DIAGNOSTICS);
+  const errors = rest.filter((d) => d.severity === "error").length;
+  const warnings = rest.length - errors;
+  const parts = [errors ? `${errors} more error${errors === 1 ? "" : "s"}` : "", warnings ? `${warnings} more warning${warnings === 1 ? "" : "s"}` : ""];
+  const at = rest[0].range.start.offset;
+  const summary: Diagnostic = {
+    code: Codes.TooManyDiagnostics,
+    severity: errors ? "error" : "warning",
+    message: `${parts.filter(Boolean).join(" and ")} not shown (at most ${MAX_DIAGNOSTICS} diagnostics are reported per file)`,
+    range: lines.range(at, at),
+  };
+  return { diagnostics: [...sorted.slice(0, MAX_DIAGNOSTICS), summary], omitted: { errors, warnings } };
+}
+
 /** Re-derives every position from its offset, clamped into the source, and drops repeats. */
 function clamp(diagnostics: Diagnostic[], lines: LineIndex): Diagnostic[] {
   const seen = new Set<string>();
   const out: Diagnostic[] = [];
+  const unstorableAt = new Set(diagnostics.filter((d) => d.code === Codes.UnstorableCharacter).map((d) => d.range.start.offset));
   for (const d of diagnostics) {
     const key = `${d.code}:${d.range.start.offset}:${d.range.end.offset}:${d.message}`;
     if (seen.has(key)) continue;
+    if (d.code === Codes.UnexpectedCharacter && unstorableAt.has(d.range.start.offset)) continue;
     seen.add(key);
     out.push({ ...d, range: lines.range(d.range.start.offset, d.range.end.offset) });
   }
@@ -98,11 +137,17 @@ export function checkFiles(paths: string[], out: (line: string) => void): number
       out(`${path}: error: cannot read the file: ${err instanceof Error ? err.message : String(err)}`);
       continue;
     }
-    for (const d of compile(source, path).diagnostics) {
+    const result = compile(source, path);
+    for (const d of result.diagnostics) {
+      for (const line of formatDiagnostic(d, source, path).split("\n")) out(line);
+      // A capped file's last FLOW008 stands for the omitted diagnostics, counted below instead.
+      const summary = result.omitted !== undefined && d === result.diagnostics.at(-1);
+      if (summary) continue;
       if (d.severity === "error") errors++;
       else warnings++;
-      for (const line of formatDiagnostic(d, source, path).split("\n")) out(line);
     }
+    errors += result.omitted?.errors ?? 0;
+    warnings += result.omitted?.warnings ?? 0;
   }
   const plural = (n: number, word: string) => `${n} ${word}${n === 1 ? "" : "s"}`;
   out(`${plural(paths.length, "file")} checked: ${plural(errors, "error")}, ${plural(warnings, "warning")}`);

@@ -22,6 +22,18 @@ export type TypeSpec =
 export interface CompiledParam {
   name: string;
   type: TypeSpec;
+  /**
+   * The responder page's wording for an event parameter (`@label`, `@help`, `@multiline`); the
+   * key is absent when the author gave none (and in forms compiled before it existed).
+   */
+  page?: ParamPage;
+}
+
+/** From `@label("…")`, `@help("…")`, `@multiline` on an event parameter. */
+export interface ParamPage {
+  label?: string;
+  help?: string;
+  multiline?: true;
 }
 
 export interface CompiledField {
@@ -57,6 +69,13 @@ export interface CompiledSlot {
   /** Aliases of slots of the same state that must be completed before this one opens. */
   after: string[];
   deadline: Expr | null;
+  /**
+   * `Title:` / `Intro:` — `string`/`string?` expressions over the workflow parameters, evaluated
+   * read-only when the slot's responder page is shown. Keys absent when not given (and in forms
+   * compiled before they existed).
+   */
+  title?: Expr;
+  intro?: Expr;
 }
 
 export interface CompiledOnEvent {

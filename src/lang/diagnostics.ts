@@ -15,3 +15,10 @@ export interface Diagnostic {
   message: string;
   range: Range;
 }
+
+/**
+ * At most this many diagnostics are reported per file (issue 8 item 17): the rest are summed up in
+ * one final FLOW008 diagnostic, and the parser stops after this many syntax errors. A file with an
+ * error on every line then costs time linear in its size, and a deploy's answer stays small.
+ */
+export const MAX_DIAGNOSTICS = 100;

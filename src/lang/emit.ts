@@ -22,7 +22,7 @@ function record<T>(entries: Iterable<[string, T]>): Record<string, T> {
 }
 
 function params(list: ParamInfo[]): CompiledParam[] {
-  return list.map((p) => ({ name: p.name, type: toTypeSpec(p.type) }));
+  return list.map((p) => (p.page ? { name: p.name, type: toTypeSpec(p.type), page: p.page } : { name: p.name, type: toTypeSpec(p.type) }));
 }
 
 /** The compiled form of `file`, which `check` accepted without errors. */
@@ -65,6 +65,13 @@ function setting<K extends Setting["kind"]>(settings: Setting[], kind: K): Extra
   return (settings.find((s) => s.kind === kind) as Extract<Setting, { kind: K }> | undefined) ?? null;
 }
 
+/** `Title` / `Intro` as optional keys, present only when given (compiled.ts). */
+function pageText(settings: Setting[]): Pick<CompiledSlot, "title" | "intro"> {
+  const title = setting(settings, "title")?.expr;
+  const intro = setting(settings, "intro")?.expr;
+  return { ...(title ? { title } : {}), ...(intro ? { intro } : {}) };
+}
+
 function state(s: StateDecl, model: CheckedModel): CompiledState {
   const slots: CompiledSlot[] = [];
   const enter: CompiledState["enter"] = [];
@@ -89,6 +96,7 @@ function state(s: StateDecl, model: CheckedModel): CompiledState {
           requires: setting(m.settings, "requires")?.expr ?? null,
           after: setting(m.settings, "after")?.aliases.map((a) => a.name) ?? [],
           deadline: setting(m.settings, "deadline")?.expr ?? null,
+          ...pageText(m.settings),
         });
         break;
       case "enter":

@@ -17,7 +17,7 @@
  * separator) and returns a placeholder node; the tree of a file with syntax errors is discarded.
  */
 import {
-  EmbeddedActionsParser, EOF, type IParserErrorMessageProvider, type IToken, type ParserMethod, type TokenType,
+  EmbeddedActionsParser, EOF, type IParserErrorMessageProvider, type IRecognitionException, type IToken, type ParserMethod, type TokenType,
 } from "chevrotain";
 import type {
   Annotation, Arm, AuthorizeAttr, EntityDecl, EventDecl, Expr, FieldDecl, FlowFile,
@@ -25,7 +25,7 @@ import type {
 } from "./ast.js";
 import { AstBuilder, describeToken } from "./build.js";
 import { Codes } from "./codes.js";
-import type { Diagnostic } from "./diagnostics.js";
+import { MAX_DIAGNOSTICS, type Diagnostic } from "./diagnostics.js";
 import {
   allTokens, Arrow, Assign, At, BinaryOp, Bang, Colon, Comma, Dot, FatArrow, Gt,
   Identifier, Kw, LBracket, LCurly, LParen, Lt, Minus, NumberLit, Question, RBracket, RCurly,
@@ -113,6 +113,11 @@ type TopDecl =
 
 // --- the parser --------------------------------------------------------------------------------
 
+/** Thrown out of the parser once MAX_DIAGNOSTICS syntax errors are recorded (see SAVE_ERROR). */
+export class TooManySyntaxErrors extends Error {
+  override name = "TooManySyntaxErrors";
+}
+
 class FlowParser extends EmbeddedActionsParser {
   private b = new AstBuilder(new LineIndex(""), []);
 
@@ -132,6 +137,27 @@ class FlowParser extends EmbeddedActionsParser {
   }
 
   /**
+   * How many syntax errors have been recorded so far. Chevrotain's public `errors` getter returns a
+   * deep clone of the whole list, so reading `errors.length` once per item made a file with an
+   * error on every line quadratic (issue 8 item 17: 200 KB took ~10 s, almost all in lodash's
+   * clone). This reads the length of the list the recognizer appends to, without copying it.
+   */
+  private errorCount(): number {
+    return (this as unknown as { _errors: unknown[] })._errors.length;
+  }
+
+  /**
+   * Chevrotain calls this for every syntax error it records. After MAX_DIAGNOSTICS of them the
+   * parse stops (parser.ts catches TooManySyntaxErrors): its recovery inside a repetition recurses
+   * once per error, so an error on every line of a long file otherwise overflowed the stack.
+   */
+  SAVE_ERROR(error: IRecognitionException): IRecognitionException {
+    const saved = (EmbeddedActionsParser.prototype as unknown as { SAVE_ERROR(e: IRecognitionException): IRecognitionException }).SAVE_ERROR.call(this, error);
+    if (this.errorCount() >= MAX_DIAGNOSTICS) throw new TooManySyntaxErrors();
+    return saved;
+  }
+
+  /**
    * The items of a body: `item { Sep item }`, where items are parsed by `rule` and handed to
    * `take`. Two items on one line without `;` are reported (FLOW010), except after an item that
    * already failed to parse. Uses DSL index ITEMS_IDX, so a rule may call it once.
@@ -146,10 +172,10 @@ class FlowParser extends EmbeddedActionsParser {
         }),
         alt(() => {
           const first = this.LA(1);
-          const errorsBefore = this.errors.length;
+          const errorsBefore = this.errorCount();
           const item = this.subrule(ITEMS_IDX, rule);
           this.ACTION(() => {
-            const clean = this.errors.length === errorsBefore;
+            const clean = this.errorCount() === errorsBefore;
             if (needSep && clean) this.b.missingSep(first);
             needSep = clean;
             take(item);
@@ -235,9 +261,16 @@ class FlowParser extends EmbeddedActionsParser {
       const name = this.CONSUME(Identifier);
       this.CONSUME(Colon);
       const type = this.SUBRULE(this.typeRef);
-      return this.ACTION(() => ({ name: this.b.ident(name), type, range: this.b.span(this.b.tr(name), type.range) }));
+      const annotations: Annotation[] = [];
+      this.MANY(() => {
+        annotations.push(this.SUBRULE(this.annotation));
+      });
+      return this.ACTION(() => {
+        const last = annotations.length > 0 ? annotations[annotations.length - 1].range : type.range;
+        return { name: this.b.ident(name), type, annotations, range: this.b.span(this.b.tr(name), last) };
+      });
     },
-    { recoveryValueFunc: () => ({ name: ERROR_IDENT, type: ERROR_TYPE, range: NOWHERE }) },
+    { recoveryValueFunc: () => ({ name: ERROR_IDENT, type: ERROR_TYPE, annotations: [], range: NOWHERE }) },
   );
 
   private typeRef = this.RULE(
@@ -300,10 +333,14 @@ class FlowParser extends EmbeddedActionsParser {
     (): Annotation => {
       const at = this.CONSUME(At);
       const name = this.CONSUME(Identifier);
-      this.CONSUME(LParen);
-      const value = this.SUBRULE(this.literal);
-      const close = this.CONSUME(RParen);
-      return this.ACTION(() => ({ name: this.b.ident(name), value, range: this.b.span(at, close) }));
+      let value: LiteralExpr | null = null;
+      let close: IToken | null = null;
+      this.OPTION(() => {
+        this.CONSUME(LParen);
+        value = this.SUBRULE(this.literal);
+        close = this.CONSUME(RParen);
+      });
+      return this.ACTION(() => ({ name: this.b.ident(name), value, range: this.b.span(at, close ?? name) }));
     },
     { recoveryValueFunc: () => ({ name: ERROR_IDENT, value: ERROR_LITERAL, range: NOWHERE }) },
   );
@@ -679,11 +716,11 @@ class FlowParser extends EmbeddedActionsParser {
         alt(() => { this.CONSUME(Comma); needSep = false; }),
         alt(() => {
           const first = this.LA(1);
-          const errorsBefore = this.errors.length;
+          const errorsBefore = this.errorCount();
           const f = this.SUBRULE(this.emailField);
           this.ACTION(() => {
-            if (needSep && this.errors.length === errorsBefore) this.b.missingSep(first);
-            needSep = this.errors.length === errorsBefore;
+            if (needSep && this.errorCount() === errorsBefore) this.b.missingSep(first);
+            needSep = this.errorCount() === errorsBefore;
             fields.push(f);
           });
         }),

@@ -3,6 +3,7 @@
  * collects diagnostics.
  */
 import type { EntityDecl, Range, StateDecl, Subscribe } from "./ast.js";
+import type { ParamPage } from "./compiled.js";
 import type { Diagnostic } from "./diagnostics.js";
 import type { Ty } from "./types.js";
 
@@ -24,6 +25,8 @@ export interface ParamInfo {
   name: string;
   type: Ty;
   range: Range;
+  /** An event parameter's responder-page wording (check-page.ts); absent when none is given. */
+  page?: ParamPage;
 }
 
 export interface EventInfo {

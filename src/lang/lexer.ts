@@ -302,7 +302,7 @@ export interface LiteralProblem {
 
 /**
  * Decodes a string literal's source text (with its quotes; the closing one may be missing).
- * Escapes: `\"`, `\\`, `\n`, `\t`, `\u{X…}` (1–6 hex digits, a Unicode scalar value).
+ * Escapes: `\"`, `\\`, `\n`, `\t`, `\u{X…}` (1–6 hex digits, a Unicode scalar value other than U+0000).
  */
 export function decodeString(raw: string): { value: string; problems: LiteralProblem[] } {
   const problems: LiteralProblem[] = [];
@@ -329,11 +329,12 @@ export function decodeString(raw: string): { value: string; problems: LiteralPro
     } else if (e === "u") {
       const m = /^\\u\{([0-9A-Fa-f]{1,6})\}/.exec(raw.slice(i, i + 10));
       const cp = m ? parseInt(m[1], 16) : NaN;
-      if (!m || cp > 0x10ffff || (cp >= 0xd800 && cp <= 0xdfff)) {
+      // U+0000 is a scalar value but PostgreSQL cannot store it in text (issue 8 item 15).
+      if (!m || cp === 0 || cp > 0x10ffff || (cp >= 0xd800 && cp <= 0xdfff)) {
         const len = m ? m[0].length : 2;
         problems.push({
           code: Codes.InvalidEscape,
-          message: "invalid Unicode escape: write \\u{…} with 1 to 6 hex digits naming a Unicode scalar value",
+          message: cp === 0 ? "invalid Unicode escape: \\u{0} (NUL) cannot be stored" : "invalid Unicode escape: write \\u{…} with 1 to 6 hex digits naming a Unicode scalar value",
           offset: i,
           length: len,
         });

@@ -6,8 +6,8 @@ import { EOF, type IToken } from "chevrotain";
 import type { FlowFile } from "./ast.js";
 import { tokEnd } from "./build.js";
 import { Codes } from "./codes.js";
-import type { Diagnostic } from "./diagnostics.js";
-import { getParser } from "./grammar.js";
+import { MAX_DIAGNOSTICS, type Diagnostic } from "./diagnostics.js";
+import { getParser, TooManySyntaxErrors } from "./grammar.js";
 import { lex, Newline, Semi } from "./lexer.js";
 import { LineIndex } from "./positions.js";
 
@@ -28,19 +28,30 @@ export function parse(source: string, lines: LineIndex = new LineIndex(source)):
   const parser = getParser();
   parser.begin(lines, diagnostics);
   parser.input = lexed.tokens;
-  const file = parser.file();
+  let file: FlowFile | null = null;
+  let stoppedAt: number | null = null;
+  try {
+    file = parser.file();
+  } catch (err) {
+    if (!(err instanceof TooManySyntaxErrors)) throw err;
+    stoppedAt = offsetOf(parser.errors.at(-1)!.token, 0);
+  }
   const lastEnd = lexed.tokens.length > 0 ? tokEnd(lexed.tokens[lexed.tokens.length - 1]) : 0;
   // One syntax error per item: errors before the next separator after a reported one are the
   // same mistake seen again by the recovering parser.
   const separators = lexed.tokens.filter((t) => t.tokenType === Newline || t.tokenType === Semi).map((t) => t.startOffset);
   let quietUntil = -1;
+  // Errors are visited in offset order, so one cursor walks the separators once (linear in the
+  // file, issue 8 item 17; a search from the start per error was quadratic).
+  let nextSep = 0;
   const errors = [...parser.errors].sort((a, b) => offsetOf(a.token, lastEnd) - offsetOf(b.token, lastEnd));
   for (const err of errors) {
     const tok = err.token;
     const real = Number.isFinite(tok.startOffset) && tok.tokenType !== EOF;
     const start = real ? tok.startOffset : lastEnd;
     if (start <= quietUntil) continue;
-    quietUntil = separators.find((o) => o >= start) ?? Infinity;
+    while (nextSep < separators.length && separators[nextSep] < start) nextSep++;
+    quietUntil = separators[nextSep] ?? Infinity;
     diagnostics.push({
       code: err.name === "MismatchedTokenException" ? Codes.ExpectedToken : Codes.UnexpectedToken,
       severity: "error",
@@ -49,6 +60,14 @@ export function parse(source: string, lines: LineIndex = new LineIndex(source)):
     });
   }
   parser.end();
+  if (stoppedAt !== null) {
+    diagnostics.push({
+      code: Codes.TooManyDiagnostics,
+      severity: "error",
+      message: `more than ${MAX_DIAGNOSTICS} syntax errors: the rest of the file is not parsed`,
+      range: lines.range(stoppedAt, stoppedAt),
+    });
+  }
   diagnostics.sort((a, b) => a.range.start.offset - b.range.start.offset);
   const failed = diagnostics.some((d) => d.severity === "error");
   return { ast: failed ? null : file, diagnostics };

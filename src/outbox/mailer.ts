@@ -1,8 +1,11 @@
 /**
  * Delivery of the transactional outbox (`send email`). This module alone writes `outbox.status`.
+ * Recipient, subject and body are stored sealed when they carry a link; the mailer opens them to
+ * send, and the stored error of a failed attempt has tokens redacted.
  *
  *   pending --delivered--> sent       (the body is dropped: it may carry a link)
  *   pending --attempts exhausted--> failed (the body is dropped too)
+ *   pending --recipient not one plain address--> failed (at once; see engine/email-address.ts)
  *
  * A message row is written in the same transaction as the step that queued it, so it exists only
  * if the step committed. After commit the worker enqueues a `deliver` job; the sweeper re-enqueues
@@ -16,10 +19,12 @@
 import nodemailer, { type Transporter } from "nodemailer";
 import type { Db } from "../db.js";
 import type { Logger } from "../log.js";
-import { isSealed, type Sealer } from "../engine/seal.js";
+import { isEmailAddress } from "../engine/email-address.js";
+import { redactTokens, type Sealer } from "../engine/seal.js";
 
 export const MAX_DELIVERY_ATTEMPTS = 5;
-const FROM = "slotflow <no-reply@slotflow.local>";
+const FROM_ADDRESS = "no-reply@slotflow.local";
+const FROM = `slotflow <${FROM_ADDRESS}>`;
 
 export interface Mail {
   to: string;
@@ -28,6 +33,8 @@ export interface Mail {
 }
 
 export interface MailTransport {
+  /** `terminal` only prints (logged as `email printed`, never `email delivered`); `smtp` (or unset) delivers. */
+  readonly kind?: "smtp" | "terminal";
   /** Sends one message; returns its message id. */
   send(mail: Mail): Promise<string>;
 }
@@ -36,8 +43,10 @@ export interface MailTransport {
 export function smtpTransport(smtpUrl: string): MailTransport {
   const transporter: Transporter = nodemailer.createTransport(smtpUrl);
   return {
+    kind: "smtp",
     async send(mail) {
-      const info = await transporter.sendMail({ from: FROM, to: mail.to, subject: mail.subject, text: mail.body });
+      // The envelope names the one recipient explicitly: nodemailer never re-parses `to` into a list.
+      const info = await transporter.sendMail({ from: FROM, to: mail.to, envelope: { from: FROM_ADDRESS, to: [mail.to] }, subject: mail.subject, text: mail.body });
       return String(info.messageId);
     },
   };
@@ -47,6 +56,7 @@ export function smtpTransport(smtpUrl: string): MailTransport {
 export function terminalTransport(out: NodeJS.WritableStream = process.stdout): MailTransport {
   let n = 0;
   return {
+    kind: "terminal",
     async send(mail) {
       const id = `<terminal-${process.pid}-${++n}-${Date.now()}@slotflow.local>`;
       out.write(
@@ -65,10 +75,19 @@ export async function deliverOutbox(db: Db, sealer: Sealer, transport: MailTrans
         SELECT id, "to", subject, body, status, attempts FROM outbox WHERE id = ${outboxId}::uuid FOR UPDATE SKIP LOCKED`;
       const row = rows[0];
       if (!row || row.status !== "pending") return { kind: "skipped" as const };
-      const stored = row.body === null ? "" : (JSON.parse(row.body) as unknown);
-      const body = isSealed(stored) ? sealer.unseal(stored) : String(stored);
+      // recipient, subject and body are stored sealed when they carry a link (Sealer.sealText)
+      const mail = { to: sealer.openText(row.to), subject: sealer.openText(row.subject), body: row.body === null ? "" : sealer.openText(row.body) };
+      // `send email` queues only single plain addresses; a row that holds anything else (queued
+      // before that rule) fails at once rather than waiting out its attempts (issue 8 item 18).
+      if (!isEmailAddress(mail.to)) {
+        await tx.outboxMessage.update({
+          where: { id: row.id },
+          data: { status: "failed", body: null, attempts: row.attempts + 1, lastError: "the recipient is not exactly one email address" },
+        });
+        return { kind: "failed" as const };
+      }
       try {
-        const messageId = await transport.send({ to: row.to, subject: row.subject, body });
+        const messageId = await transport.send(mail);
         await tx.outboxMessage.update({
           where: { id: row.id },
           data: { status: "sent", body: null, messageId, deliveredAt: new Date(), attempts: row.attempts + 1 },
@@ -80,13 +99,16 @@ export async function deliverOutbox(db: Db, sealer: Sealer, transport: MailTrans
     },
     { maxWait: 10_000, timeout: 60_000 },
   );
-  if (result.kind === "sent") log?.info({ outboxId }, "email delivered");
+  if (result.kind === "sent") {
+    if (transport.kind === "terminal") log?.info({ outboxId }, "email printed (SMTP_URL is not set)");
+    else log?.info({ outboxId }, "email delivered");
+  }
   if (result.kind !== "error") return result.kind;
   const failed = result.attempts >= MAX_DELIVERY_ATTEMPTS;
   const message = result.err instanceof Error ? result.err.message : String(result.err);
   await db.outboxMessage.update({
     where: { id: outboxId },
-    data: { attempts: result.attempts, lastError: message.slice(0, 500), ...(failed ? { status: "failed", body: null } : {}) },
+    data: { attempts: result.attempts, lastError: redactTokens(message).slice(0, 500), ...(failed ? { status: "failed", body: null } : {}) },
   });
   log?.warn({ outboxId, attempts: result.attempts, failed }, "email delivery failed");
   if (failed) return "failed";

@@ -25,9 +25,10 @@ import type { PrincipalClaims, RunSummary } from "../engine/commands/types.js";
 import { deploy } from "../engine/deploy.js";
 import { dueExpiries } from "../engine/expiry.js";
 import { prepareRaise, prepareStart } from "../engine/prepare.js";
+import { fingerprint } from "../engine/idempotency.js";
 import { prepareDeposit } from "../engine/redeem.js";
 import { RefusalError } from "../engine/refusals.js";
-import { isSealed, Sealer } from "../engine/seal.js";
+import { Sealer } from "../engine/seal.js";
 import { showRun, type RunView } from "../engine/views.js";
 
 export { RefusalError };
@@ -37,7 +38,7 @@ let shared: EngineDeps | null = null;
 function engine(): EngineDeps {
   if (!shared) {
     const config = loadConfig();
-    shared = { db: createDb(config.databaseUrl, 5), sealer: new Sealer(config.sealKey), baseUrl: config.baseUrl };
+    shared = { db: createDb(config.databaseUrl, 5), sealer: new Sealer(config.sealKeys), baseUrl: config.baseUrl, limits: config.limits };
   }
   return shared;
 }
@@ -76,7 +77,7 @@ export class Workflow {
   static async deploy(sourceOrPath: string): Promise<Workflow> {
     const isPath = !sourceOrPath.includes("\n") && sourceOrPath.endsWith(".flow") && existsSync(sourceOrPath);
     const source = isPath ? readFileSync(sourceOrPath, "utf8") : sourceOrPath;
-    const result = await deploy(engine().db, source, isPath ? sourceOrPath : "<source>");
+    const result = await deploy(engine().db, source, isPath ? sourceOrPath : "<source>", { maxSourceBytes: engine().limits?.maxSourceBytes });
     return new Workflow(result.name, result.version);
   }
 
@@ -84,12 +85,16 @@ export class Workflow {
    * Redeems a callback link exactly as `POST {url}` would: the same body checks at the minting
    * version and the same gates (slot open, `Requires`, run not finished; `Candidates` and
    * `[Authorize]` bypassed). Resolves `{ status: "completed" }`; rejects with a RefusalError.
+   * `opts.idempotencyKey` is the request's `Idempotency-Key` header: a retry with the same key
+   * and args resolves "completed" again instead of rejecting with `link-burned`.
    */
-  static async Redeem(url: string, args?: Record<string, unknown>): Promise<{ status: "completed" }> {
+  static async Redeem(url: string, args?: Record<string, unknown>, opts: { idempotencyKey?: string } = {}): Promise<{ status: "completed" }> {
     const token = new URL(url).pathname.split("/").pop() ?? "";
-    const prepared = await prepareDeposit(engine().db, decodeURIComponent(token), args);
+    const idempotency = fingerprint(opts.idempotencyKey, args);
+    if (idempotency !== null && "code" in idempotency) throw new RefusalError(idempotency);
+    const prepared = await prepareDeposit(engine().db, decodeURIComponent(token), args, idempotency);
     if (!prepared.ok) throw new RefusalError(prepared.refusal);
-    await apply(prepared.cmd);
+    if (prepared.cmd) await apply(prepared.cmd);
     return { status: "completed" };
   }
 
@@ -115,7 +120,7 @@ export class Workflow {
 
   /** Starts a run of this workflow's current version with `input` (the workflow's parameters by name). */
   async start(input: Record<string, unknown>): Promise<TestRun> {
-    const prepared = await prepareStart(engine().db, this.name, input);
+    const prepared = await prepareStart(engine().db, this.name, input, engine().limits);
     if (!prepared.ok) throw new RefusalError(prepared.refusal);
     const summary = await apply(prepared.cmd);
     const run = new TestRun(summary.id);
@@ -166,8 +171,7 @@ export class TestRun {
     const { db, sealer } = engine();
     const rows = await db.outboxMessage.findMany({ where: { runId: this.id }, orderBy: { createdAt: "asc" } });
     return rows.map((m) => {
-      const stored = m.body === null ? null : (JSON.parse(m.body) as unknown);
-      return { to: m.to, subject: m.subject, status: m.status, body: stored === null ? null : isSealed(stored) ? sealer.unseal(stored) : String(stored) };
+      return { to: sealer.openText(m.to), subject: sealer.openText(m.subject), status: m.status, body: m.body === null ? null : sealer.openText(m.body) };
     });
   }
 }

@@ -2,16 +2,26 @@
  * The admin and engine API (bearer SLOTFLOW_ADMIN_TOKEN), and the ordinary raise path (bearer: a
  * principal's JWT). See docs/http-api.md for every status and problem type.
  */
-import { bodyParser } from "@koa/bodyparser";
+import { randomUUID } from "node:crypto";
 import Router from "@koa/router";
 import type { Context } from "koa";
 import { deploy } from "../engine/deploy.js";
+import { compileOffThread } from "../lang/compile-async.js";
 import { prepareRaise, prepareStart } from "../engine/prepare.js";
 import { RefusalCode, RefusalError, refuse } from "../engine/refusals.js";
+import { isStorableString } from "../engine/storable.js";
 import { showOutbox, showRun } from "../engine/views.js";
 import type { Runtime } from "../runtime.js";
 import { requireAdmin, verifyPrincipal } from "./auth.js";
 import { dependency } from "./dependency.js";
+import { readBody } from "./request-body.js";
+
+/** A workflow name is an identifier of the flow language; anything else names no workflow (404). */
+const WORKFLOW_NAME = /^[A-Za-z_][A-Za-z0-9_]{0,199}$/;
+
+function workflowNameOr404(name: string): void {
+  if (!WORKFLOW_NAME.test(name)) throw new RefusalError(refuse(RefusalCode.NotFound, "No workflow has this name (workflow names are identifiers)."));
+}
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
@@ -21,18 +31,43 @@ export function adminRouter(rt: Runtime): Router {
     requireAdmin(ctx, rt.config.adminToken);
     await next();
   };
-  const json = bodyParser({ enableTypes: ["json"], jsonLimit: "1mb", jsonStrict: false });
-  const text = bodyParser({ enableTypes: ["text"], textLimit: "2mb", extendTypes: { text: ["text/plain", "text/*", "application/octet-stream"] } });
+  const { limits } = rt.config;
+  /** Raise bodies (request-body.ts): JSON up to 1 MiB, decoded. */
+  const JSON_LIMIT_BYTES = 1024 * 1024;
+  /**
+   * Reads a body with request-body.ts's rules; over `limit` it answers 413 with a detail naming
+   * the limit and its variable, and a `limit` member (issue 8 items 15–17).
+   */
+  const limitedBody = async (ctx: Context, kind: "json" | "text", what: string, limit: number, variable: string): Promise<unknown> => {
+    try {
+      return await readBody(ctx, kind, limit);
+    } catch (err) {
+      if (err instanceof RefusalError && err.code === RefusalCode.PayloadTooLarge) {
+        throw new RefusalError(refuse(RefusalCode.PayloadTooLarge, `${what} must be at most ${limit} bytes (${variable}).`, { limit }));
+      }
+      throw err;
+    }
+  };
+  // path parameters PostgreSQL cannot store (`%00`) name nothing: 404, before any query
+  for (const param of ["name", "alias"]) {
+    router.param(param, (value, _ctx, next) => {
+      if (!isStorableString(value)) throw new RefusalError(refuse(RefusalCode.NotFound, "No such workflow or slot."));
+      return next();
+    });
+  }
   const runOr404 = async (id: string) => {
     const view = UUID.test(id) ? await showRun(rt.db, rt.sealer, id) : null;
     if (!view) throw new RefusalError(refuse(RefusalCode.NotFound, "No run has this id."));
     return view;
   };
 
-  router.post("/workflows", admin, text, async (ctx) => {
-    const source = typeof ctx.request.body === "string" ? ctx.request.body : "";
+  router.post("/workflows", admin, async (ctx) => {
+    const text = await limitedBody(ctx, "text", "A .flow source", limits.maxSourceBytes, "SLOTFLOW_MAX_SOURCE_BYTES");
+    const source = typeof text === "string" ? text : "";
     if (!source.trim()) throw new RefusalError(refuse(RefusalCode.InvalidWorkflow, "Send the .flow source as the body (Content-Type: text/plain)."));
-    const result = await deploy(rt.db, source, ctx.get("x-slotflow-filename") || "<source>");
+    // a NUL in the source is a diagnostic (FLOW009) at its line and column, from the compiler
+    const file = ctx.get("x-slotflow-filename") || "<source>";
+    const result = await dependency(rt.log, "database", () => deploy(rt.db, source, file, { maxSourceBytes: limits.maxSourceBytes, compile: compileOffThread }));
     const warnings = result.warnings.map((d) => ({ code: d.code, severity: d.severity, message: d.message, line: d.range.start.line, column: d.range.start.column }));
     ctx.status = result.created ? 201 : 200;
     ctx.body = { name: result.name, version: result.version, created: result.created, upgradedRuns: result.upgradedRuns, warnings };
@@ -40,6 +75,7 @@ export function adminRouter(rt: Runtime): Router {
   });
 
   router.get("/workflows/:name", admin, async (ctx) => {
+    workflowNameOr404(ctx.params.name);
     const wf = await rt.db.workflow.findUnique({ where: { name: ctx.params.name }, include: { versions: { orderBy: { version: "asc" } } } });
     if (!wf) throw new RefusalError(refuse(RefusalCode.NotFound, `No workflow named "${ctx.params.name}" is deployed.`));
     const current = wf.versions.find((v) => v.version === wf.currentVersion)!;
@@ -51,8 +87,11 @@ export function adminRouter(rt: Runtime): Router {
     };
   });
 
-  router.post("/workflows/:name/runs", admin, json, async (ctx) => {
-    const prepared = await dependency(rt.log, "database", () => prepareStart(rt.db, ctx.params.name, ctx.request.body ?? {}));
+  router.post("/workflows/:name/runs", admin, async (ctx) => {
+    workflowNameOr404(ctx.params.name);
+    // Unstorable characters (U+0000, lone surrogates) are refused by the input check, naming the path.
+    const input = await limitedBody(ctx, "json", "A run's input", limits.maxInputBytes, "SLOTFLOW_MAX_INPUT_BYTES");
+    const prepared = await dependency(rt.log, "database", () => prepareStart(rt.db, ctx.params.name, input === undefined ? {} : input, limits));
     if (!prepared.ok) throw new RefusalError(prepared.refusal);
     const outcome = await dependency(rt.log, "redis", () => rt.queues.submit(prepared.cmd));
     if (outcome === "accepted") {
@@ -74,7 +113,7 @@ export function adminRouter(rt: Runtime): Router {
     ctx.body = await showOutbox(rt.db, rt.sealer, ctx.params.id);
   });
 
-  router.post("/runs/:id/slots/:alias/events", json, async (ctx) => {
+  router.post("/runs/:id/slots/:alias/events", async (ctx) => {
     const principal = await verifyPrincipal(ctx, rt.config.jwtSecret);
     const rawElement = ctx.query.element;
     let element: number | null = null;
@@ -84,7 +123,7 @@ export function adminRouter(rt: Runtime): Router {
         throw new RefusalError(refuse(RefusalCode.NotFound, "?element must be a non-negative integer (the index of the fanned-out slot)."));
       }
     }
-    const body = (ctx.request as { rawBody?: string }).rawBody?.trim() ? ctx.request.body : undefined;
+    const body = await readBody(ctx, "json", JSON_LIMIT_BYTES);
     const prepared = await dependency(rt.log, "database", () => prepareRaise(rt.db, ctx.params.id, ctx.params.alias, element, body, principal));
     if (!prepared.ok) throw new RefusalError(prepared.refusal);
     const outcome = await dependency(rt.log, "redis", () => rt.queues.submit(prepared.cmd));
@@ -95,6 +134,28 @@ export function adminRouter(rt: Runtime): Router {
     }
     if (!outcome.ok) throw new RefusalError(outcome.refusal);
     ctx.body = { status: "completed", run: outcome.run };
+  });
+
+  /**
+   * An operator ends one slot's live link (issue 10 §2): applied by a worker under the run lock like
+   * every command (src/engine/commands/revoke.ts). 200 `{revoked: true}`; 404 not-found when the run,
+   * the slot or a live link is missing; `?element=` is refused (404): a fanned-out slot has no link.
+   */
+  router.post("/runs/:id/slots/:alias/link/revoke", admin, async (ctx) => {
+    if (ctx.query.element !== undefined) {
+      throw new RefusalError(refuse(RefusalCode.NotFound, "?element is not allowed here: a fanned-out slot has no link."));
+    }
+    if (!UUID.test(ctx.params.id)) throw new RefusalError(refuse(RefusalCode.NotFound, "No run has this id."));
+    const cmd = { kind: "revoke" as const, commandId: randomUUID(), runId: ctx.params.id.toLowerCase(), alias: ctx.params.alias };
+    const outcome = await dependency(rt.log, "redis", () => rt.queues.submit(cmd));
+    if (outcome === "accepted") {
+      ctx.status = 202;
+      ctx.body = { status: "accepted" };
+      return;
+    }
+    if (!outcome.ok) throw new RefusalError(outcome.refusal);
+    rt.log.info({ runId: cmd.runId, alias: cmd.alias }, "link revoked");
+    ctx.body = { revoked: true };
   });
 
   return router;

@@ -2,53 +2,69 @@
  * The web process: a Koa app that checks requests and queues commands; workers apply them.
  *
  * Routes: the public callback endpoint (callback.ts), the admin API and the ordinary raise path
- * (admin.ts), `GET /healthz`, `GET /readyz`, `GET /metrics`, `GET /api/openapi.json`.
- * The access log writes route templates' paths with callback tokens redacted.
+ * (admin.ts), the queue dashboard at `/admin/queues` (dashboard.ts), `GET /healthz`, `GET /readyz`,
+ * `GET /metrics`, `GET /api/openapi.json`.
+ * The access log writes route templates, never raw paths (access-log.ts); requests no route takes
+ * and requests Node's parser refuses are answered with problem documents (fallback.ts).
  */
-import type { Server } from "node:http";
+import { createServer, type Server } from "node:http";
 import Koa from "koa";
 import Router from "@koa/router";
 import { Redis } from "ioredis";
-import { RefusalCode } from "../engine/refusals.js";
-import { redactTokens } from "../engine/seal.js";
 import type { Runtime } from "../runtime.js";
 import { adminRouter } from "./admin.js";
-import { callbackRouter } from "./callback.js";
-import { metrics, registry } from "./metrics.js";
+import { CALLBACK_ROUTE, callbackRouter } from "./callback.js";
+import { dashboardMiddleware } from "./dashboard.js";
+import { accessLog } from "./access-log.js";
+import { answerClientErrors, requireHost, unmatchedRoute } from "./fallback.js";
+import { bindClusterMetrics, countDeposits, registry } from "./metrics.js";
 import { openApiDocument } from "./openapi.js";
-import { problemMiddleware, sendProblem } from "./problems.js";
+import { problemMiddleware } from "./problems.js";
 import { redisRateLimit } from "./rate-limit.js";
 
 export interface WebApp {
   app: Koa;
   listen(port?: number): Promise<Server>;
-  close(): Promise<void>;
+  /**
+   * The first step of a graceful stop: `/readyz` answers 503 `{"status":"stopping"}` (a load
+   * balancer stops sending here) and every response closes its connection; requests are still served.
+   */
+  beginDrain(): void;
+  /**
+   * Stops accepting connections, closes idle ones, and resolves once every request in flight has
+   * been answered — or after `timeoutMs`, when the connections left are closed.
+   */
+  close(timeoutMs?: number): Promise<void>;
 }
 
 export function createWebApp(rt: Runtime): WebApp {
   const app = new Koa({ proxy: rt.config.trustProxy });
+  bindClusterMetrics(rt.db, rt.queues);
   const limiterRedis = new Redis(rt.config.redisUrl, { maxRetriesPerRequest: 1, enableOfflineQueue: false, connectTimeout: 2000 });
   limiterRedis.on("error", () => undefined);
   const rateLimit = redisRateLimit(limiterRedis, rt.config.rateLimitPerMinute, rt.config.queuePrefix);
 
+  let draining = false;
   app.use(async (ctx, next) => {
-    const started = performance.now();
-    try {
-      await next();
-    } finally {
-      const ms = performance.now() - started;
-      const route = (ctx as unknown as { _matchedRoute?: string })._matchedRoute ?? "unmatched";
-      metrics.http.observe({ method: ctx.method, route, status: String(ctx.status) }, ms / 1000);
-      rt.log.info({ method: ctx.method, path: redactTokens(ctx.path), status: ctx.status, ms: Math.round(ms * 10) / 10 }, "request");
-    }
+    if (draining) ctx.set("Connection", "close"); // graceful stop: clients reconnect elsewhere
+    await next();
   });
+  app.use(accessLog(rt.log));
+  app.use(countDeposits(CALLBACK_ROUTE));
   app.use(problemMiddleware(rt.log));
+  app.use(requireHost());
+  app.use(dashboardMiddleware(rt.queues, rt.config.adminToken));
 
   const ops = new Router();
   ops.get("/healthz", (ctx) => {
     ctx.body = { status: "ok" };
   });
   ops.get("/readyz", async (ctx) => {
+    if (draining) {
+      ctx.status = 503;
+      ctx.body = { status: "stopping" };
+      return;
+    }
     const [database, redis] = await Promise.all([
       rt.db.$queryRaw`SELECT 1`.then(() => true, () => false),
       rt.queues.ping(),
@@ -64,13 +80,9 @@ export function createWebApp(rt: Runtime): WebApp {
     ctx.body = openApiDocument(rt.config.baseUrl);
   });
 
-  for (const router of [ops, callbackRouter(rt, rateLimit), adminRouter(rt)]) {
-    app.use(router.routes());
-    app.use(router.allowedMethods());
-  }
-  app.use((ctx) => {
-    if (ctx.body === undefined && ctx.status === 404) sendProblem(ctx, { code: RefusalCode.NotFound, detail: "No such endpoint." });
-  });
+  const routers = [ops, callbackRouter(rt, rateLimit), adminRouter(rt)];
+  for (const router of routers) app.use(router.routes());
+  app.use(unmatchedRoute(routers));
 
   let server: Server | null = null;
   return {
@@ -78,12 +90,33 @@ export function createWebApp(rt: Runtime): WebApp {
     async listen(port = rt.config.port) {
       if (!(await rt.queues.ready())) rt.log.warn("Redis is not answering; requests that need it answer 503 until it does");
       server = await new Promise<Server>((resolve) => {
-        const s = app.listen(port, () => resolve(s));
+        // Node's own Host check answers a bare 400; requireHost() answers it with a problem body
+        const s = createServer({ requireHostHeader: false }, app.callback());
+        answerClientErrors(s);
+        s.listen(port, () => resolve(s));
       });
       return server;
     },
-    async close() {
-      await new Promise<void>((resolve) => (server ? server.close(() => resolve()) : resolve()));
+    beginDrain() {
+      draining = true;
+    },
+    async close(timeoutMs = 25_000) {
+      draining = true;
+      const s = server;
+      if (s) {
+        const closed = new Promise<void>((resolve) => s.close(() => resolve()));
+        s.closeIdleConnections();
+        let timer: NodeJS.Timeout | undefined;
+        const late = new Promise<"late">((resolve) => {
+          timer = setTimeout(() => resolve("late"), timeoutMs);
+        });
+        if ((await Promise.race([closed, late])) === "late") {
+          rt.log.warn({ timeoutMs }, "requests still in flight at the shutdown timeout; closing their connections");
+          s.closeAllConnections();
+          await closed;
+        }
+        clearTimeout(timer);
+      }
       limiterRedis.disconnect();
     },
   };

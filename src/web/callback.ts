@@ -2,87 +2,76 @@
  * The public callback endpoint: `POST /api/workflow/callback/{token}` (callback-links spec §4;
  * HTTP API "The callback endpoint"). No sign-in: the token in the path is the credential.
  *
+ * A GET whose `Accept` prefers text/html is a person with a browser: it gets the responder page
+ * (src/web/page/), rate-limited like a POST, and never spends the link.
+ *
  * Order of checks, each refusing with nothing changed:
  *   405 method-not-allowed for any other method (`Allow: POST`) — before any lookup, so it neither
  *       spends the link nor reveals whether the token exists;
  *   429 rate-limited (per client, shared across web processes through Redis);
- *   415 unsupported-media-type when a body is sent with a content type other than JSON;
- *   413 payload-too-large above SLOTFLOW_CALLBACK_BODY_LIMIT_BYTES (64 KiB by default);
- *   400 malformed-json;
- *   404 / 410 / 422 from `prepareDeposit` (link lookup and body check at the minting version);
+ *   415 unsupported-media-type when a body is sent with a content type other than JSON (or +json),
+ *       or with a Content-Encoding that is unknown or false;
+ *   413 payload-too-large above SLOTFLOW_CALLBACK_BODY_LIMIT_BYTES (64 KiB by default, decoded);
+ *   400 malformed-json (request-body.ts: a request that carried a body is judged on it);
+ *   400 invalid-idempotency-key when an `Idempotency-Key` header is not 1–255 printable ASCII;
+ *   404 / 410 / 422 from `prepareDeposit` (link lookup and body check at the minting version; a
+ *       retry under the Idempotency-Key of the request that burned the link answers 200 again);
  *   then the deposit is queued and applied by a worker under the run lock: 200 `{"status":"completed"}`,
  *   409 / 410 / 500 refusals, or 202 `{"status":"accepted"}` when the worker takes longer than
  *   SLOTFLOW_DEPOSIT_WAIT_MS; 503 `unavailable` when PostgreSQL or Redis cannot be reached.
  */
-import { bodyParser } from "@koa/bodyparser";
 import Router from "@koa/router";
-import type { Context } from "koa";
+import { fingerprint } from "../engine/idempotency.js";
 import { prepareDeposit } from "../engine/redeem.js";
 import { RefusalCode, RefusalError } from "../engine/refusals.js";
 import type { Runtime } from "../runtime.js";
 import { dependency } from "./dependency.js";
-import { metrics } from "./metrics.js";
+import { serveResponderPage, wantsResponderPage } from "./page/index.js";
 import { sendProblem } from "./problems.js";
 import type { RateLimit } from "./rate-limit.js";
+import { readBody } from "./request-body.js";
 
+/** The route template; matched case-sensitively and strictly (no trailing slash, no `//`). */
 export const CALLBACK_ROUTE = "/api/workflow/callback/:token";
 
-function hasBody(ctx: Context): boolean {
-  const len = ctx.get("content-length");
-  return (len !== "" && Number(len) > 0) || ctx.get("transfer-encoding") !== "";
-}
-
 export function callbackRouter(rt: Runtime, rateLimit: RateLimit): Router {
-  const router = new Router();
-  const parse = bodyParser({
-    enableTypes: ["json"],
-    jsonLimit: rt.config.callbackBodyLimitBytes,
-    jsonStrict: false,
-    onError(err, ctx) {
-      const e = err as Error & { status?: number; body?: string };
-      // co-body refuses keys such as "__proto__" as "prototype poisoning" with a 400; they are
-      // valid JSON, so parse them safely (JSON.parse makes them own properties) and let the body
-      // check refuse them as undeclared properties (422).
-      if (e.status === 400 && typeof e.body === "string") {
-        try {
-          ctx.request.body = JSON.parse(e.body);
-          return;
-        } catch {
-          // fall through: truly malformed
-        }
-      }
-      throw err;
-    },
-  });
+  const router = new Router({ sensitive: true, strict: true });
 
-  router.all(CALLBACK_ROUTE, async (ctx, next) => {
+  router.all(CALLBACK_ROUTE, async (ctx) => {
+    if (wantsResponderPage(ctx)) {
+      // A person with a browser: the responder page (src/web/page/), which never spends the link.
+      await dependency(rt.log, "redis", () => rateLimit.consume(ctx));
+      await serveResponderPage(rt, ctx, ctx.params.token);
+      return;
+    }
     if (ctx.method !== "POST") {
+      // A 405 is heuristically cacheable, and a browser gets the page at the same URL: say so.
+      if (ctx.method === "GET") ctx.vary("Accept");
       sendProblem(ctx, { code: RefusalCode.MethodNotAllowed, detail: "A callback link is answered with POST only." });
       return;
     }
     await dependency(rt.log, "redis", () => rateLimit.consume(ctx));
-    if (hasBody(ctx) && !ctx.is("application/json", "+json")) {
-      sendProblem(ctx, { code: RefusalCode.UnsupportedMediaType, detail: "Send the body as application/json." });
+    const body = await readBody(ctx, "json", rt.config.callbackBodyLimitBytes);
+    const key = ctx.headers["idempotency-key"];
+    const idempotency = fingerprint(typeof key === "string" ? key : undefined, body);
+    if (idempotency !== null && "code" in idempotency) throw new RefusalError(idempotency);
+    const prepared = await dependency(rt.log, "database", () => prepareDeposit(rt.db, ctx.params.token, body, idempotency));
+    if (!prepared.ok) throw new RefusalError(prepared.refusal);
+    const cmd = prepared.cmd;
+    if (cmd === null) {
+      // This request, under its Idempotency-Key, is the one that already completed the slot.
+      ctx.state.depositOutcome = "replayed"; // counted by countDeposits (metrics.ts)
+      ctx.status = 200;
+      ctx.body = { status: "completed" };
       return;
     }
-    await next();
-  }, parse, async (ctx) => {
-    const raw = (ctx.request as { rawBody?: string }).rawBody;
-    const body = raw === undefined || raw.trim() === "" ? undefined : ctx.request.body;
-    const prepared = await dependency(rt.log, "database", () => prepareDeposit(rt.db, ctx.params.token, body));
-    if (!prepared.ok) throw new RefusalError(prepared.refusal);
-    const outcome = await dependency(rt.log, "redis", () => rt.queues.submit(prepared.cmd));
+    const outcome = await dependency(rt.log, "redis", () => rt.queues.submit(cmd));
     if (outcome === "accepted") {
-      metrics.deposits.inc({ outcome: "accepted" });
       ctx.status = 202;
       ctx.body = { status: "accepted" };
       return;
     }
-    if (!outcome.ok) {
-      metrics.deposits.inc({ outcome: outcome.refusal.code });
-      throw new RefusalError(outcome.refusal);
-    }
-    metrics.deposits.inc({ outcome: "completed" });
+    if (!outcome.ok) throw new RefusalError(outcome.refusal);
     ctx.status = 200;
     ctx.body = { status: "completed" };
   });

@@ -1,18 +1,46 @@
 /**
  * Calls to PostgreSQL and Redis made while answering a request. A failure that is not a refusal
- * means the dependency could not answer: the request is refused with 503 `unavailable` and
- * `Retry-After` (HTTP API, last row), and since nothing was committed, nothing was applied.
+ * and that means the dependency could not answer is refused with 503 `unavailable` and
+ * `Retry-After` (HTTP API, last row); since nothing was committed, nothing was applied.
  * (A command already enqueued when Redis fails may still be applied later; its link is then
  * spent exactly once, as with any other deposit.)
+ *
+ * 503 is kept for a dependency that is really unreachable (issue 8 item 15): an error that a retry
+ * cannot cure — a bug, a value the database refuses, a query error — is not turned into
+ * "try again shortly" but rethrown (500, logged). See `isUnavailability` for the rule.
  */
 import { RefusalCode, RefusalError, refuse } from "../engine/refusals.js";
 import type { Logger } from "../log.js";
+
+/** JavaScript's own errors: a fault of the code, never of a dependency. */
+const PROGRAM_ERRORS = [TypeError, RangeError, ReferenceError, SyntaxError];
+
+/** SQLSTATE classes of an unavailable server: connection exception, insufficient resources, operator intervention. */
+const UNAVAILABLE_SQLSTATE = /^(08|53|57)/;
+
+/**
+ * True unless the error is known to be no outage: a JavaScript program error, a Prisma
+ * validation error, or a Prisma query error (`P2xxx`) other than a pool timeout (`P2024`) or a
+ * raw query failing with an unavailability SQLSTATE. Connection errors (`P1xxx`), driver and
+ * Redis errors count as unavailability: when unsure, the client is told to retry.
+ */
+export function isUnavailability(err: unknown): boolean {
+  if (PROGRAM_ERRORS.some((E) => err instanceof E)) return false;
+  const e = err as { name?: string; code?: unknown; meta?: { code?: unknown } };
+  if (e?.name === "PrismaClientValidationError") return false;
+  if (e?.name === "PrismaClientKnownRequestError" && typeof e.code === "string" && e.code.startsWith("P2")) {
+    if (e.code === "P2024") return true;
+    return e.code === "P2010" && typeof e.meta?.code === "string" && UNAVAILABLE_SQLSTATE.test(e.meta.code);
+  }
+  return true;
+}
 
 export async function dependency<T>(log: Logger, what: "database" | "redis", fn: () => Promise<T>): Promise<T> {
   try {
     return await fn();
   } catch (err) {
     if (err instanceof RefusalError) throw err;
+    if (!isUnavailability(err)) throw err;
     log.warn({ dependency: what, err: err instanceof Error ? err.message : String(err) }, "dependency failed");
     throw new RefusalError(
       refuse(RefusalCode.Unavailable, `The service cannot reach its ${what === "database" ? "database" : "queue"} right now; nothing was applied. Try again shortly.`),

@@ -1,16 +1,39 @@
 /**
- * Prometheus metrics (`GET /metrics`). Labels are bounded sets — route templates, never raw
- * paths, and outcome codes — so no token can become a label value.
+ * Prometheus metrics (`GET /metrics` on the web port; on SLOTFLOW_METRICS_PORT for a process
+ * without the web role). Labels are bounded sets — route templates, never raw paths, command
+ * kinds, queue names and outcome codes — so no token can become a label value.
+ *
+ * Two kinds (issue 9 §5 "Metrics a pager can use"; docs/operations.md says what to alert on):
+ *
+ * - Counted in the process where it happens (sum them over processes):
+ *   `slotflow_callback_deposits_total{outcome}` (web: every POST to a callback link, by outcome —
+ *   `completed`, `accepted`, `replayed` (an Idempotency-Key retry of the completing request), or
+ *   the refusal code), `slotflow_commands_total{command,result}`
+ *   (worker: applied / refused / skipped), `slotflow_command_apply_duration_seconds{command}`
+ *   (worker: one command's transaction, lock wait included), `slotflow_commands_retried_total`
+ *   and `slotflow_commands_failed_total` (worker: an attempt failed and will run again / the last
+ *   attempt failed), `slotflow_jobs_stalled_total{queue}` (worker: a job whose worker stopped
+ *   renewing its lock was taken back).
+ * - Read from PostgreSQL and Redis when scraped, the same on every process (take one, e.g. `max`):
+ *   `slotflow_queue_jobs{queue,state}`, `slotflow_queue_oldest_waiting_job_age_seconds{queue}`,
+ *   `slotflow_outbox_messages{status}` (pending, failed), `slotflow_outbox_oldest_pending_age_seconds`,
+ *   `slotflow_sweep_last_success_timestamp_seconds`. A dependency that does not answer leaves its
+ *   series out of that scrape (alert on `absent(...)` too).
  */
-import { Counter, Histogram, Registry, collectDefaultMetrics } from "prom-client";
+import type { Middleware } from "koa";
+import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from "prom-client";
+import type { Db } from "../db.js";
+import type { Queues } from "../queue/queues.js";
 
 export const registry = new Registry();
 collectDefaultMetrics({ register: registry });
 
+// --- counted where it happens ----------------------------------------------------------------
+
 export const metrics = {
   deposits: new Counter({
     name: "slotflow_callback_deposits_total",
-    help: "Callback deposits that reached a worker or were answered after queueing, by outcome code",
+    help: "POSTs to callback links, by outcome: completed, accepted (202), replayed (Idempotency-Key retry), or the refusal code",
     labelNames: ["outcome"] as const,
     registers: [registry],
   }),
@@ -21,4 +44,157 @@ export const metrics = {
     buckets: [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 10],
     registers: [registry],
   }),
+  commands: new Counter({
+    name: "slotflow_commands_total",
+    help: "Commands processed by this worker, by kind and result (applied, refused, skipped)",
+    labelNames: ["command", "result"] as const,
+    registers: [registry],
+  }),
+  applySeconds: new Histogram({
+    name: "slotflow_command_apply_duration_seconds",
+    help: "Time to apply one command (its transaction under the run lock, lock wait included)",
+    labelNames: ["command"] as const,
+    buckets: [0.002, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 10],
+    registers: [registry],
+  }),
+  retried: new Counter({
+    name: "slotflow_commands_retried_total",
+    help: "Command attempts that failed (database or Redis fault) and will be retried",
+    labelNames: ["command"] as const,
+    registers: [registry],
+  }),
+  failed: new Counter({
+    name: "slotflow_commands_failed_total",
+    help: "Commands whose last attempt failed: left in the commands queue's failed set",
+    labelNames: ["command"] as const,
+    registers: [registry],
+  }),
+  stalled: new Counter({
+    name: "slotflow_jobs_stalled_total",
+    help: "Jobs taken back from a worker that stopped renewing their lock (crashed or blocked)",
+    labelNames: ["queue"] as const,
+    registers: [registry],
+  }),
 };
+
+/**
+ * Counts every POST to the callback route by outcome, whoever answered it: `completed` (200),
+ * `accepted` (202), `ctx.state.depositOutcome` when the handler names it (`replayed`), else the
+ * problem code `sendProblem` wrote (`ctx.state.problemCode`), else the status.
+ */
+export function countDeposits(callbackRoute: string): Middleware {
+  return async (ctx, next) => {
+    try {
+      await next();
+    } finally {
+      const matched = (ctx as unknown as { _matchedRoute?: string })._matchedRoute;
+      if (matched === callbackRoute && ctx.method === "POST") {
+        const state = ctx.state as { depositOutcome?: string; problemCode?: string };
+        const outcome = state.depositOutcome ?? (ctx.status === 200 ? "completed" : ctx.status === 202 ? "accepted" : String(state.problemCode ?? ctx.status));
+        metrics.deposits.inc({ outcome });
+      }
+    }
+  };
+}
+
+// --- read from PostgreSQL and Redis when scraped ---------------------------------------------
+
+/** What the scrape-time gauges read; set once per process by `bindClusterMetrics`. */
+let source: { db: Db; queues: Queues } | null = null;
+
+/** Points the scrape-time gauges at this process's database and queues. */
+export function bindClusterMetrics(db: Db, queues: Queues): void {
+  source = { db, queues };
+}
+
+const QUEUE_STATES = ["waiting", "active", "delayed", "failed", "prioritized", "waiting-children"] as const;
+
+/** How long one gauge may wait for PostgreSQL or Redis during a scrape. */
+const SCRAPE_READ_TIMEOUT_MS = 5000;
+
+/**
+ * Runs `fn` on the bound source; when it fails or takes longer than SCRAPE_READ_TIMEOUT_MS, resets
+ * `gauge` so the scrape leaves its series out (a scrape never hangs on a dependency that is down).
+ */
+async function fill(gauge: Gauge<string>, fn: (s: NonNullable<typeof source>) => Promise<void>): Promise<void> {
+  gauge.reset();
+  if (!source) return;
+  let timer: NodeJS.Timeout | undefined;
+  const late = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new Error("scrape read timed out")), SCRAPE_READ_TIMEOUT_MS);
+  });
+  try {
+    await Promise.race([fn(source), late]);
+  } catch {
+    gauge.reset();
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
+new Gauge({
+  name: "slotflow_queue_jobs",
+  help: "Jobs in each BullMQ queue by state",
+  labelNames: ["queue", "state"] as const,
+  registers: [registry],
+  async collect() {
+    await fill(this, async ({ queues }) => {
+      for (const q of [queues.commands, queues.mail, queues.sweep]) {
+        const counts = await q.getJobCounts(...QUEUE_STATES);
+        for (const state of QUEUE_STATES) this.set({ queue: q.name, state }, counts[state] ?? 0);
+      }
+    });
+  },
+});
+
+new Gauge({
+  name: "slotflow_queue_oldest_waiting_job_age_seconds",
+  help: "Age of the oldest job waiting for a worker (0 when none waits), by queue",
+  labelNames: ["queue"] as const,
+  registers: [registry],
+  async collect() {
+    await fill(this, async ({ queues }) => {
+      for (const q of [queues.commands, queues.mail]) {
+        const [oldest] = await q.getJobs(["wait"], 0, 0, true);
+        this.set({ queue: q.name }, oldest ? Math.max(0, (Date.now() - oldest.timestamp) / 1000) : 0);
+      }
+    });
+  },
+});
+
+new Gauge({
+  name: "slotflow_outbox_messages",
+  help: "Outbox messages pending delivery, and those whose delivery failed for good",
+  labelNames: ["status"] as const,
+  registers: [registry],
+  async collect() {
+    await fill(this, async ({ db }) => {
+      const rows = await db.outboxMessage.groupBy({ by: ["status"], where: { status: { in: ["pending", "failed"] } }, _count: { _all: true } });
+      for (const status of ["pending", "failed"]) this.set({ status }, rows.find((r) => r.status === status)?._count._all ?? 0);
+    });
+  },
+});
+
+new Gauge({
+  name: "slotflow_outbox_oldest_pending_age_seconds",
+  help: "Age of the oldest outbox message still pending (0 when none)",
+  registers: [registry],
+  async collect() {
+    await fill(this, async ({ db }) => {
+      const oldest = await db.outboxMessage.findFirst({ where: { status: "pending" }, orderBy: { createdAt: "asc" }, select: { createdAt: true } });
+      this.set(oldest ? Math.max(0, (Date.now() - oldest.createdAt.getTime()) / 1000) : 0);
+    });
+  },
+});
+
+new Gauge({
+  name: "slotflow_sweep_last_success_timestamp_seconds",
+  help: "Unix time at which the last successful sweep finished (absent until one has)",
+  registers: [registry],
+  async collect() {
+    await fill(this, async ({ queues }) => {
+      const [last] = await queues.sweep.getJobs(["completed"], 0, 0, false);
+      if (last?.finishedOn) this.set(last.finishedOn / 1000);
+    });
+  },
+});

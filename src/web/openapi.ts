@@ -23,58 +23,123 @@ const jsonOk = (description: string, schema: Record<string, unknown> = { type: "
   content: { "application/json": { schema } },
 });
 
+/** Headers of every responder page (404/409/410 pages too). */
+const PAGE_HEADERS = Object.fromEntries(
+  [
+    ["Content-Security-Policy", "default-src 'none'; script-src and style-src by a per-response nonce; connect-src 'self'; img-src/font-src 'none'; form-action 'none'; base-uri 'none'; frame-ancestors 'none'"],
+    ["Referrer-Policy", "no-referrer (the URL holds the token)"],
+    ["Cache-Control", "no-store"],
+    ["X-Robots-Tag", "noindex, nofollow"],
+    ["X-Content-Type-Options", "nosniff"],
+    ["X-Frame-Options", "DENY"],
+    ["Vary", "Accept"],
+  ].map(([name, description]) => [name, { description, schema: { type: "string" } }]),
+);
+
 export function openApiDocument(baseUrl: string) {
   const admin = [{ adminToken: [] }];
   return {
     openapi: "3.1.0",
-    info: { title: "slotflow", version: "1", description: "Workflows that wait on slots, answered by signed-in principals or through single-use callback links." },
+    info: {
+      title: "slotflow",
+      version: "1",
+      description:
+        "Workflows that wait on slots, answered by signed-in principals or through single-use callback links. " +
+        "Every answer of 400 or above is application/problem+json whose status equals the status line: a path no route serves is 404 not-found, " +
+        "a method a path does not take is 405 method-not-allowed with Allow, and a request the HTTP parser refuses (or an HTTP/1.1 request without Host) is 400 " +
+        "(431 for header fields too large, 408 for a request that does not arrive in time) with type about:blank. " +
+        "Request bodies: a request with Transfer-Encoding or Content-Length above 0 is judged on its body (null is a body, refused 422); " +
+        "JSON endpoints take application/json and any application/*+json type; Content-Encoding identity, gzip, deflate and br are decoded, " +
+        "any other (or a false one) is 415; strings holding U+0000 or an unpaired surrogate are 422 naming the field.",
+    },
     servers: [{ url: baseUrl }],
     paths: {
       "/api/workflow/callback/{token}": {
-        parameters: [{ name: "token", in: "path", required: true, schema: { type: "string" }, description: "The opaque token of a callback link." }],
+        parameters: [
+          {
+            name: "token",
+            in: "path",
+            required: true,
+            schema: { type: "string" },
+            description:
+              "The token of a callback link: `sfl_` + 32 random bytes (base64url, 43 characters) + a 6-character checksum (CRC-32 of the rest, 4 bytes big-endian, base64url); 53 characters. A token whose checksum does not hold is refused 404 before any lookup. Tokens minted before this format (43 base64url characters) keep working. Secret-scanner pattern: `sfl_[A-Za-z0-9_-]{49}`.",
+          },
+        ],
+        get: {
+          summary:
+            "The responder page, for a client whose Accept prefers text/html to JSON (a browser): a form generated from the slot's event at the link's minting version, worded by the author. Never spends the link. Any other GET (Accept */*, JSON, none) answers 405 with Allow: POST.",
+          responses: {
+            "200": { description: "The form for a live link whose slot is open", headers: PAGE_HEADERS, content: { "text/html": { schema: { type: "string" } } } },
+            "404": { description: "Page: the link does not work (unknown or mistyped)", content: { "text/html": { schema: { type: "string" } } } },
+            "405": problem(["method-not-allowed"]),
+            "409": { description: "Page: not open yet (the slot waits on After)", content: { "text/html": { schema: { type: "string" } } } },
+            "410": { description: "Page: already used, replaced, or no longer works (with the reason)", content: { "text/html": { schema: { type: "string" } } } },
+            "429": problem(["rate-limited"]),
+            "503": problem(["unavailable"]),
+          },
+        },
         post: {
+          parameters: [
+            {
+              name: "Idempotency-Key",
+              in: "header",
+              required: false,
+              schema: { type: "string", minLength: 1, maxLength: 255, pattern: "^[\\x20-\\x7E]+$" },
+              description:
+                "Makes a retry safe: a later POST to the same link with the same key and body gets the first one's outcome (200 completed) instead of 410 link-burned; the same key with another body is 422 idempotency-key-reused. Only a hash of the key is stored.",
+            },
+          ],
           summary: "Complete the link's slot (no sign-in; the token is the credential). Any other method answers 405 with Allow: POST and never spends the link.",
-          requestBody: { required: false, content: { "application/json": { schema: { type: "object", description: "Exactly the event's parameters by name; no body for an event without parameters." } } } },
+          requestBody: {
+            required: false,
+            content: {
+              "application/json": { schema: { type: "object", description: "Exactly the event's parameters by name; no body for an event without parameters. null is a body (422)." } },
+              "application/*+json": { schema: { type: "object", description: "Parsed as JSON, like application/json." } },
+            },
+          },
           responses: responses(
             {
               "200": jsonOk("Slot completed, link burned", { type: "object", properties: { status: { const: "completed" } } }),
               "202": jsonOk("Queued; applied later than the web process waited", { type: "object", properties: { status: { const: "accepted" } } }),
             },
-            ["malformed-json", "link-not-found", "method-not-allowed", "slot-not-open", "requires-failed", "link-burned", "link-retired", "link-dead", "payload-too-large", "unsupported-media-type", "invalid-body", "rate-limited", "handler-failed", "unavailable"],
+            ["malformed-json", "invalid-idempotency-key", "idempotency-key-reused", "link-not-found", "method-not-allowed", "slot-not-open", "requires-failed", "link-burned", "link-retired", "link-dead", "payload-too-large", "unsupported-media-type", "invalid-body", "rate-limited", "handler-failed", "unavailable"],
           ),
         },
       },
       "/api/workflows": {
         post: {
-          summary: "Compile and deploy a .flow source",
+          summary:
+            "Compile and deploy a .flow source (at most SLOTFLOW_MAX_SOURCE_BYTES, else 413; at most 100 diagnostics, then FLOW008 counting the rest)",
           security: admin,
           requestBody: { required: true, content: { "text/plain": { schema: { type: "string" } } } },
           responses: responses(
             { "201": jsonOk("Deployed as a new version"), "200": jsonOk("Unchanged: same source as the current version") },
-            ["unauthorized", "invalid-workflow", "version-conflict"],
+            ["unauthorized", "invalid-workflow", "version-conflict", "unsupported-media-type", "payload-too-large", "method-not-allowed", "unavailable"],
           ),
         },
       },
       "/api/workflows/{name}": {
-        parameters: [{ name: "name", in: "path", required: true, schema: { type: "string" } }],
+        parameters: [{ name: "name", in: "path", required: true, schema: { type: "string", pattern: "^[A-Za-z_][A-Za-z0-9_]*$" }, description: "A workflow name (an identifier); any other name is 404." }],
         get: { summary: "Versions and the current source", security: admin, responses: responses({ "200": jsonOk("The workflow") }, ["unauthorized", "not-found"]) },
       },
       "/api/workflows/{name}/runs": {
-        parameters: [{ name: "name", in: "path", required: true, schema: { type: "string" } }],
+        parameters: [{ name: "name", in: "path", required: true, schema: { type: "string", pattern: "^[A-Za-z_][A-Za-z0-9_]*$" }, description: "A workflow name (an identifier); any other name is 404." }],
         post: {
-          summary: "Start a run; the body is the run's input (the workflow's parameters by name)",
+          summary:
+            "Start a run; the body is the run's input (the workflow's parameters by name), checked at every depth: 422 invalid-body with errors [{name: path, problem}]; limits SLOTFLOW_MAX_INPUT_BYTES (413), SLOTFLOW_MAX_INPUT_DEPTH and SLOTFLOW_MAX_FANOUT (422)",
           security: admin,
           requestBody: { required: true, content: { "application/json": { schema: { type: "object" } } } },
           responses: responses(
             { "201": jsonOk("Started: {id, version, state, status}"), "202": jsonOk("Queued: {id, status: accepted}") },
-            ["unauthorized", "not-found", "invalid-body", "malformed-json", "handler-failed", "unavailable"],
+            ["unauthorized", "not-found", "invalid-body", "malformed-json", "unsupported-media-type", "payload-too-large", "handler-failed", "unavailable"],
           ),
         },
       },
       "/api/runs/{id}": {
         parameters: [{ name: "id", in: "path", required: true, schema: { type: "string", format: "uuid" } }],
         get: {
-          summary: "A run: {id, workflow, version, state, status, entities, slots, incidents, history}; never a token",
+          summary:
+            "A run: {id, workflow, version, state, status, entities, slots, incidents, history}; never a token. Each slot shows a fanned-out slot's element value (elementValue) beside its index (element); history records every end of a link (link-retired, link-burned, link-dead with reason)",
           security: admin,
           responses: responses({ "200": jsonOk("The run") }, ["unauthorized", "not-found"]),
         },
@@ -95,33 +160,59 @@ export function openApiDocument(baseUrl: string) {
           requestBody: { required: false, content: { "application/json": { schema: { type: "object" } } } },
           responses: responses(
             { "200": jsonOk("Slot completed: {status, run}"), "202": jsonOk("Queued") },
-            ["unauthorized", "not-a-candidate", "authorize-denied", "not-found", "slot-not-open", "requires-failed", "slot-closed", "invalid-body", "malformed-json", "handler-failed", "unavailable"],
+            ["unauthorized", "not-a-candidate", "authorize-denied", "not-found", "slot-not-open", "requires-failed", "slot-closed", "invalid-body", "malformed-json", "unsupported-media-type", "payload-too-large", "handler-failed", "unavailable"],
+          ),
+        },
+      },
+      "/api/runs/{id}/slots/{alias}/link/revoke": {
+        parameters: [
+          { name: "id", in: "path", required: true, schema: { type: "string", format: "uuid" } },
+          { name: "alias", in: "path", required: true, schema: { type: "string" } },
+        ],
+        post: {
+          summary:
+            "An operator ends the slot's live callback link; the run and the slot are untouched and the workflow may mint a new one. The link then answers 410 link-dead with reason revoked. ?element= is refused (404): a fanned-out slot has no link.",
+          security: admin,
+          responses: responses(
+            {
+              "200": jsonOk("Revoked", { type: "object", properties: { revoked: { const: true } } }),
+              "202": jsonOk("Queued; applied later than the web process waited", { type: "object", properties: { status: { const: "accepted" } } }),
+            },
+            ["unauthorized", "not-found", "unavailable"],
           ),
         },
       },
       "/healthz": { get: { summary: "Liveness", responses: { "200": jsonOk("Alive") } } },
-      "/readyz": { get: { summary: "Readiness: database and Redis reachable", responses: { "200": jsonOk("Ready"), "503": jsonOk("Not ready") } } },
-      "/metrics": { get: { summary: "Prometheus metrics", responses: { "200": { description: "Prometheus text format", content: { "text/plain": {} } } } } },
+      "/readyz": { get: { summary: "Readiness: database and Redis reachable", responses: { "200": jsonOk("Ready"), "503": jsonOk("Not ready, or {status: stopping} while shutting down") } } },
+      "/metrics": { get: { summary: "Prometheus metrics (docs/operations.md lists them)", responses: { "200": { description: "Prometheus text format", content: { "text/plain": {} } } } } },
+      "/admin/queues": {
+        get: {
+          summary: "The queue dashboard (Bull Board): commands, mail and sweep queues. HTTP Basic: any user name, the admin token as password",
+          security: [{ dashboardBasic: [] }, admin[0]],
+          responses: responses({ "200": { description: "The dashboard page", content: { "text/html": {} } } }, ["unauthorized"]),
+        },
+      },
     },
     components: {
       securitySchemes: {
         adminToken: { type: "http", scheme: "bearer", description: "SLOTFLOW_ADMIN_TOKEN" },
+        dashboardBasic: { type: "http", scheme: "basic", description: "Any user name; SLOTFLOW_ADMIN_TOKEN as the password" },
         principalJwt: { type: "http", scheme: "bearer", bearerFormat: "JWT", description: "HS256 with SLOTFLOW_JWT_SECRET; claims sub, email, roles, exp" },
       },
       schemas: {
         Problem: {
           type: "object",
-          description: `RFC 9457 problem details. type is ${PROBLEM_BASE}<code>.`,
+          description: `RFC 9457 problem details. type is ${PROBLEM_BASE}<code>, or about:blank (no code) for a request refused before any route is known.`,
           properties: {
             type: { type: "string" },
             title: { type: "string" },
             status: { type: "integer" },
             detail: { type: "string" },
             code: { type: "string", enum: Object.keys(STATUS) },
-            reason: { type: "string", description: "For 410: burned, retired, completed, cancelled, expired, dropped, run-finished" },
+            reason: { type: "string", description: "For 410: burned, retired, completed, cancelled, expired, dropped, run-finished, revoked" },
             expects: { type: "object", additionalProperties: { type: "string" }, description: "For invalid-body: parameter name → JSON type" },
           },
-          required: ["type", "title", "status", "code"],
+          required: ["type", "title", "status"],
         },
       },
     },

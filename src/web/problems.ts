@@ -28,6 +28,8 @@ export const STATUS: Record<RefusalCode, number> = {
   "unsupported-media-type": 415,
   "payload-too-large": 413,
   "method-not-allowed": 405,
+  "invalid-idempotency-key": 400,
+  "idempotency-key-reused": 422,
   "handler-failed": 500,
   "not-found": 404,
   "invalid-workflow": 422,
@@ -52,6 +54,8 @@ export const TITLE: Record<RefusalCode, string> = {
   "unsupported-media-type": "Unsupported media type",
   "payload-too-large": "Payload too large",
   "method-not-allowed": "Method not allowed",
+  "invalid-idempotency-key": "Invalid Idempotency-Key",
+  "idempotency-key-reused": "Idempotency-Key reused",
   "handler-failed": "Workflow handler failed",
   "not-found": "Not found",
   "invalid-workflow": "Invalid workflow",
@@ -66,6 +70,7 @@ export const UNAVAILABLE_RETRY_AFTER_S = 5;
 /** Writes `refusal` as the response. */
 export function sendProblem(ctx: Context, refusal: Refusal): void {
   const status = STATUS[refusal.code];
+  ctx.state.problemCode = refusal.code; // for the deposit outcome metric (metrics.ts countDeposits)
   ctx.status = status;
   ctx.type = "application/problem+json";
   ctx.body = JSON.stringify({

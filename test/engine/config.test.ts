@@ -29,3 +29,19 @@ test("production refuses to start without its secrets", (t) => {
   const c = loadConfig({ NODE_ENV: "production", SLOTFLOW_ADMIN_TOKEN: "a", SLOTFLOW_JWT_SECRET: "b", SLOTFLOW_SEAL_KEY: "c" });
   t.deepEqual(c.devDefaults, []);
 });
+
+test("SLOTFLOW_SEAL_KEY is a key ring: comma-separated, newest first; one that names no key is refused", (t) => {
+  t.deepEqual(loadConfig({ SLOTFLOW_SEAL_KEY: "new-key, old-key" }).sealKeys, ["new-key", "old-key"]);
+  t.deepEqual(loadConfig({ SLOTFLOW_SEAL_KEY: "only" }).sealKeys, ["only"]);
+  t.throws(() => loadConfig({ SLOTFLOW_SEAL_KEY: " , " }), { message: /SLOTFLOW_SEAL_KEY/ });
+});
+
+test("shutdown timeouts and the metrics port are read from the environment, with defaults", (t) => {
+  const defaults = loadConfig({});
+  t.is(defaults.shutdownTimeoutMs, 25_000);
+  t.is(defaults.shutdownDrainMs, 0);
+  t.is(defaults.metricsPort, null);
+  const set = loadConfig({ SLOTFLOW_SHUTDOWN_TIMEOUT_MS: "5000", SLOTFLOW_SHUTDOWN_DRAIN_MS: "1500", SLOTFLOW_METRICS_PORT: "9464" });
+  t.deepEqual([set.shutdownTimeoutMs, set.shutdownDrainMs, set.metricsPort], [5000, 1500, 9464]);
+  t.throws(() => loadConfig({ SLOTFLOW_SHUTDOWN_TIMEOUT_MS: "soon" }), { message: /SLOTFLOW_SHUTDOWN_TIMEOUT_MS/ });
+});

@@ -34,3 +34,19 @@ test("redactTokens blanks any callback path segment, well-formed or not", (t) =>
   t.true(carriesLink(url()));
   t.is(redactTokens('GET /api/workflow/callback/abc%20def?x=1 "x"'), 'GET /api/workflow/callback/[redacted]?x=1 "x"');
 });
+
+test("a key ring seals with its first key and opens values sealed under any of its keys, telling which", (t) => {
+  const old = new Sealer("k-old").seal("sealed long ago");
+  const ring = new Sealer(["k-new", "k-old"]);
+  t.deepEqual(ring.open(old), { text: "sealed long ago", keyIndex: 1 });
+  t.deepEqual(ring.open(ring.seal("today")), { text: "today", keyIndex: 0 });
+  t.is(new Sealer("k-new").unseal(ring.seal("today")), "today");
+  t.is(new Sealer("k-other").open(old), null);
+  t.throws(() => new Sealer("k-other").unseal(old), { name: "UnsealError" });
+});
+
+test("a ring written as SLOTFLOW_SEAL_KEY (comma-separated, blanks ignored) is the same ring as its keys", (t) => {
+  const sealed = new Sealer("k-old").seal("x");
+  t.deepEqual(new Sealer(" k-new , k-old ,").open(sealed), { text: "x", keyIndex: 1 });
+  t.throws(() => new Sealer(" , "));
+});

@@ -33,7 +33,7 @@ test.serial("one slot per signer; the countersign slot waits on them, its link r
   const mails = await run.outbox();
   t.is(mails.length, 1);
   t.is(mails[0].subject, "NDA is signed");
-  t.is(mails[0].body, `Countersign: ${url}`);
+  t.is(mails[0].body, `Open this link to answer: ${url}`);
 
   await Workflow.Redeem(url, { signedAt: "2026-11-21T10:00:00+01:00" });
   await run.refresh();

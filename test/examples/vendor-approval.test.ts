@@ -18,7 +18,7 @@ test.serial("entering Review mints a link onto the vendor row and emails it", as
   t.is(run.state, "Review");
   t.is(run.status, "running");
   const url = run.entities.vendor.approvalUrl as string;
-  t.regex(url, /^http:\/\/slotflow\.test\/api\/workflow\/callback\/[A-Za-z0-9_-]{43}$/);
+  t.regex(url, /^http:\/\/slotflow\.test\/api\/workflow\/callback\/sfl_[A-Za-z0-9_-]{49}$/);
   const [mail] = await run.outbox();
   t.is(mail.to, "ap@acme.example");
   t.is(mail.subject, "Approve Acme?");
@@ -61,7 +61,7 @@ test.serial("a corrected address re-mints: the old link is retired, the new one 
   const mails = await run.outbox();
   t.is(mails.length, 2);
   t.is(mails[1].to, "billing@acme.example");
-  t.is(mails[1].body, second);
+  t.is(mails[1].body, `Open this link to answer: ${second}`);
   const err = await t.throwsAsync(Workflow.Redeem(first, { ok: true, note: "x" }), { instanceOf: RefusalError });
   t.is(err!.code, "link-retired");
   await Workflow.Redeem(second, { ok: true, note: "x" });

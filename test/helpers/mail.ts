@@ -51,7 +51,7 @@ export async function waitForEmail(output: () => string[], subject: string, ms =
   }
 }
 
-const LINK = /https?:\/\/[^\s"]+\/api\/workflow\/callback\/[A-Za-z0-9_-]{43}(?![A-Za-z0-9_-])/g;
+const LINK = /https?:\/\/[^\s"]+\/api\/workflow\/callback\/(?:sfl_[A-Za-z0-9_-]{49}|[A-Za-z0-9_-]{43})(?![A-Za-z0-9_-])/g;
 
 /** The callback links in an email's body, in order. */
 export function linksIn(mail: PrintedEmail): string[] {

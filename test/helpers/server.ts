@@ -154,7 +154,7 @@ export async function request(
 
 /** Links printed by the terminal mail transport, in order. */
 export function printedLinks(output: string[]): string[] {
-  return output.flatMap((l) => [...l.matchAll(/https?:\/\/[^\s"]+\/api\/workflow\/callback\/[A-Za-z0-9_-]{43}/g)].map((m) => m[0]));
+  return output.flatMap((l) => [...l.matchAll(/https?:\/\/[^\s"]+\/api\/workflow\/callback\/(?:sfl_[A-Za-z0-9_-]{49}|[A-Za-z0-9_-]{43})(?![A-Za-z0-9_-])/g)].map((m) => m[0]));
 }
 
 /** Waits until `predicate` holds (polling every 50 ms), or fails after `ms`. */

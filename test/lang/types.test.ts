@@ -199,3 +199,15 @@ test("for each needs a list (FLOW204)", (t) => {
 test("Deadline is a duration or a datetime (FLOW205)", (t) => {
   expectDiagnostics(t, inState('  subscribe G() as g { Deadline: ⟦"7d"⟧ }\n  subscribe G() as h { Deadline: at }\n  subscribe G() as i { Deadline: 2h + 30m }'), [Codes.DeadlineType]);
 });
+
+test("isEmailAddress(string) is a bool; an optional, a non-string or a second argument is refused", (t) => {
+  expectClean(t, inEnter('    let ok = isEmailAddress(v.s) && !isEmailAddress("a@b.test")\n    if (isEmailAddress(v.o ?? "")) { v.i = 1 }'));
+  expectDiagnostics(
+    t,
+    inEnter(`    let a = isEmailAddress(⟦v.o⟧)
+    let b = isEmailAddress(⟦n⟧)
+    let c = ⟦isEmailAddress("a@b.test", "c@d.test")⟧
+    let d = ⟦isEmailAddress("a@b.test") + 1⟧`),
+    [Codes.TypeMismatch, Codes.TypeMismatch, Codes.ArgumentCount, Codes.OperatorTypes],
+  );
+});

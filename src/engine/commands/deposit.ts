@@ -5,6 +5,8 @@
  * Locks: the run row (held by the caller). The link was read under that lock (`step.depositLink`), so of N concurrent
  * deposits of one link exactly one finds it live; the others find it burned.
  * Refuses, changing nothing:
+ *   422 idempotency-key-reused — the link was burned by a request with this Idempotency-Key and
+ *       another body (a retry with the same body gets "completed" again, applying nothing);
  *   410 link-burned / link-retired / link-dead (reason: completed, cancelled, expired, dropped,
  *       run-finished) — a deadline that has passed counts even if the sweeper has not run yet;
  *   409 slot-not-open — the slot waits on `After` (the link stays live);
@@ -21,12 +23,19 @@ import { acceptEvent } from "../run.js";
 import { slotScope } from "../slot.js";
 import type { Step } from "../step.js";
 import { translateArgs } from "../versioning.js";
-import { applied, refused, type CommandResult } from "./result.js";
+import { replay } from "../idempotency.js";
+import { applied, refused, summary, type CommandResult } from "./result.js";
 import type { Command } from "./types.js";
 
 export async function deposit(step: Step, cmd: Extract<Command, { kind: "deposit" }>): Promise<CommandResult> {
   const link = step.depositLink;
   if (!link || link.runId !== step.run.id) return refused(refuse(RefusalCode.LinkNotFound, "No link matches this URL."));
+  if (link.status === "burned") {
+    // A retry of the request that burned the link, under its Idempotency-Key: its outcome, again.
+    const again = replay(link, cmd.idempotency);
+    if (again === "completed") return { outcome: { ok: true, status: "completed", run: summary(step) }, step: null };
+    if (again) return refused(again);
+  }
   const ended = refusalForEndedLink(link);
   if (ended) return refused(ended);
   if (step.run.status === "finished") return refused(refuse(RefusalCode.LinkDead, deadDetail("run-finished"), { reason: "run-finished" }));
@@ -48,7 +57,7 @@ export async function deposit(step: Step, cmd: Extract<Command, { kind: "deposit
   if (decl.requires && !evaluate(step, scope, decl.requires)) {
     return refused(refuse(RefusalCode.RequiresFailed, "This response cannot be accepted now: a condition of the workflow does not hold. The link stays valid."));
   }
-  burnLink(step, link.id);
+  burnLink(step, slot, link.id, cmd.idempotency ?? null);
   acceptEvent(step, slot, checked.args, translated.args, { via: "link" });
   return applied(step, "completed");
 }

@@ -5,6 +5,7 @@
  * Job payloads are JSON and never hold a token: a deposit names its link by id.
  */
 import * as yup from "yup";
+import type { IdempotencyFingerprint } from "../idempotency.js";
 import type { Refusal } from "../refusals.js";
 
 export interface PrincipalClaims {
@@ -15,7 +16,15 @@ export interface PrincipalClaims {
 
 export type Command =
   | { kind: "start"; commandId: string; runId: string; workflow: string; version: number; input: Record<string, unknown> }
-  | { kind: "deposit"; commandId: string; runId: string; linkId: string; args: Record<string, unknown> }
+  | {
+      kind: "deposit";
+      commandId: string;
+      runId: string;
+      linkId: string;
+      args: Record<string, unknown>;
+      /** Hashes of the request's Idempotency-Key and body, when it had a key (idempotency.ts). */
+      idempotency?: IdempotencyFingerprint | null;
+    }
   | {
       kind: "raise";
       commandId: string;
@@ -25,7 +34,9 @@ export type Command =
       args: Record<string, unknown>;
       principal: PrincipalClaims;
     }
-  | { kind: "expire"; commandId: string; runId: string; slotId: string };
+  | { kind: "expire"; commandId: string; runId: string; slotId: string }
+  /** An operator ends the live link of slot `alias` (revoke.ts). */
+  | { kind: "revoke"; commandId: string; runId: string; alias: string };
 
 export interface RunSummary {
   id: string;
@@ -36,7 +47,7 @@ export interface RunSummary {
 }
 
 export type Outcome =
-  | { ok: true; status: "started" | "completed" | "expired" | "skipped"; run: RunSummary }
+  | { ok: true; status: "started" | "completed" | "expired" | "skipped" | "revoked"; run: RunSummary }
   | { ok: false; refusal: Refusal };
 
 const uuid = () => yup.string().required().uuid();
@@ -45,7 +56,18 @@ const json = () => yup.object().required();
 /** Schemas of the command catalog, checked when a job is enqueued and again when it is processed. */
 export const commandSchemas = {
   start: yup.object({ kind: yup.string().oneOf(["start"]).required(), commandId: uuid(), runId: uuid(), workflow: yup.string().required(), version: yup.number().integer().min(1).required(), input: json() }),
-  deposit: yup.object({ kind: yup.string().oneOf(["deposit"]).required(), commandId: uuid(), runId: uuid(), linkId: uuid(), args: json() }),
+  deposit: yup.object({
+    kind: yup.string().oneOf(["deposit"]).required(),
+    commandId: uuid(),
+    runId: uuid(),
+    linkId: uuid(),
+    args: json(),
+    idempotency: yup
+      .object({ keySha256: yup.string().required().matches(/^[0-9a-f]{64}$/), bodySha256: yup.string().required().matches(/^[0-9a-f]{64}$/) })
+      .nullable()
+      .optional()
+      .default(undefined),
+  }),
   raise: yup.object({
     kind: yup.string().oneOf(["raise"]).required(),
     commandId: uuid(),
@@ -56,6 +78,7 @@ export const commandSchemas = {
     principal: yup.object({ id: yup.string().required(), email: yup.string().nullable().defined(), roles: yup.array(yup.string().required()).required() }).required(),
   }),
   expire: yup.object({ kind: yup.string().oneOf(["expire"]).required(), commandId: yup.string().required(), runId: uuid(), slotId: uuid() }),
+  revoke: yup.object({ kind: yup.string().oneOf(["revoke"]).required(), commandId: uuid(), runId: uuid(), alias: yup.string().required() }),
 } as const;
 
 /** Throws a yup ValidationError when `value` is not a well-formed command. */

@@ -43,3 +43,25 @@ export async function readStep(tx: Tx, runId: string, commandId: string, linkId:
 export function jsonDate(v: unknown): Date | null {
   return v === null || v === undefined ? null : new Date(v as string);
 }
+
+/**
+ * The same world read without the lock, for read-only views that evaluate workflow expressions
+ * (the responder page's Title and Intro): one plain statement, one snapshot; `prior` and `link`
+ * are null.
+ */
+export async function readStepUnlocked(db: Tx, runId: string): Promise<StepRead> {
+  const rows = await db.$queryRaw<{ step: StepRead | string }[]>`
+    SELECT json_build_object(
+      'prior', NULL,
+      'run', (SELECT row_to_json(r) FROM runs r WHERE r.id = ${runId}::uuid),
+      'slots', (SELECT coalesce(json_agg(s ORDER BY s.alias, s.element), '[]'::json)
+                  FROM slots s JOIN runs r ON r.id = s.run_id AND r.visit = s.visit WHERE s.run_id = ${runId}::uuid),
+      'entities', (SELECT coalesce(json_agg(e), '[]'::json) FROM entity_rows e WHERE e.run_id = ${runId}::uuid),
+      'liveLinks', (SELECT coalesce(json_agg(json_build_object('id', l.id, 'slot_id', l.slot_id)), '[]'::json)
+                      FROM slots s JOIN runs r ON r.id = s.run_id AND r.visit = s.visit
+                      JOIN links l ON l.slot_id = s.id AND l.status = 'live'
+                     WHERE s.run_id = ${runId}::uuid),
+      'link', NULL) AS step`;
+  const step = rows[0].step;
+  return typeof step === "string" ? (JSON.parse(step) as StepRead) : step;
+}

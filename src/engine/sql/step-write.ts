@@ -47,6 +47,9 @@ export interface LinkEndRow {
   id: string;
   status: "burned" | "retired" | "dead";
   end_reason: string | null;
+  /** Set on the burned link only: the hashes of its deposit's Idempotency-Key and body. */
+  idempotency_key_sha256: string | null;
+  idempotency_body_sha256: string | null;
 }
 
 export interface LinkMintRow {
@@ -109,8 +112,9 @@ export function stepWriteSql(w: StepWrite): string {
        WHERE slots.id = x.id)`);
   }
   if (w.linksEnded.length > 0) {
-    parts.push(`link_e AS (UPDATE links SET status = x.status, end_reason = x.end_reason, ended_at = (d.j->>'now')::timestamptz
-        FROM d, jsonb_to_recordset(d.j->'linksEnded') AS x(id uuid, status text, end_reason text)
+    parts.push(`link_e AS (UPDATE links SET status = x.status, end_reason = x.end_reason, ended_at = (d.j->>'now')::timestamptz,
+        idempotency_key_sha256 = x.idempotency_key_sha256, idempotency_body_sha256 = x.idempotency_body_sha256
+        FROM d, jsonb_to_recordset(d.j->'linksEnded') AS x(id uuid, status text, end_reason text, idempotency_key_sha256 text, idempotency_body_sha256 text)
        WHERE links.id = x.id)`);
   }
   if (w.linksMinted.length > 0) {

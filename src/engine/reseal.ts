@@ -1,0 +1,122 @@
+/**
+ * `slotflow reseal`: re-seals every stored sealed value under the newest key of the ring
+ * (issue 9 §6 "Keys that can change"; seal.ts explains sealing).
+ *
+ * Where sealed values live: `runs.input`, `entity_rows.data`, `slots.element_value`, `slots.args`,
+ * `history.data` (JSON columns, sealed strings anywhere inside) and `outbox.body` (the JSON text of a
+ * string or a sealed value, kept only while the message is pending).
+ *
+ * One run at a time, in one transaction holding the run's row lock (`SELECT … FOR UPDATE`, as
+ * every command does: apply.ts), so a step applied meanwhile is neither overwritten nor lost; the
+ * run's pending outbox rows are locked too (the mailer takes them with SKIP LOCKED). Runs are
+ * visited in id order, in pages. Safe to run while the service runs, and again: a value already
+ * under the newest key is left as it is.
+ *
+ * Counts: `resealed` values moved to the newest key; `current` values already under it;
+ * `unreadable` values no key of the ring opens — left untouched (put the key that sealed them back
+ * in the ring and run again).
+ */
+import type { Db, Tx } from "../db.js";
+import { isSealed, type Sealer } from "./seal.js";
+
+export interface ResealReport {
+  runs: number;
+  resealed: number;
+  current: number;
+  unreadable: number;
+}
+
+const PAGE = 100;
+
+interface Walk {
+  resealed: number;
+  current: number;
+  unreadable: number;
+}
+
+/** A deep copy of `value` with every sealed value under an older key sealed again under the newest. */
+function resealValue(value: unknown, sealer: Sealer, counts: Walk): unknown {
+  if (isSealed(value)) {
+    const opened = sealer.open(value);
+    if (!opened) {
+      counts.unreadable++;
+      return value;
+    }
+    if (opened.keyIndex === 0) {
+      counts.current++;
+      return value;
+    }
+    counts.resealed++;
+    return sealer.seal(opened.text);
+  }
+  if (Array.isArray(value)) return value.map((v) => resealValue(v, sealer, counts));
+  if (value && typeof value === "object") {
+    const out: Record<string, unknown> = {};
+    for (const [k, v] of Object.entries(value)) out[k] = resealValue(v, sealer, counts);
+    return out;
+  }
+  return value;
+}
+
+/** Re-seals `value`; returns the new value when something changed, else undefined. */
+function resealed(value: unknown, sealer: Sealer, report: ResealReport): unknown {
+  if (value === null || value === undefined) return undefined;
+  const counts: Walk = { resealed: 0, current: 0, unreadable: 0 };
+  const out = resealValue(value, sealer, counts);
+  report.resealed += counts.resealed;
+  report.current += counts.current;
+  report.unreadable += counts.unreadable;
+  return counts.resealed > 0 ? out : undefined;
+}
+
+async function resealRun(tx: Tx, runId: string, sealer: Sealer, report: ResealReport): Promise<void> {
+  const locked = await tx.$queryRaw<{ input: unknown }[]>`SELECT input FROM runs WHERE id = ${runId}::uuid FOR UPDATE`;
+  if (locked.length === 0) return;
+  report.runs++;
+  const input = resealed(locked[0].input, sealer, report);
+  if (input !== undefined) await tx.run.update({ where: { id: runId }, data: { input: input as object } });
+
+  for (const row of await tx.entityRow.findMany({ where: { runId }, select: { name: true, data: true } })) {
+    const data = resealed(row.data, sealer, report);
+    if (data !== undefined) await tx.entityRow.update({ where: { runId_name: { runId, name: row.name } }, data: { data: data as object } });
+  }
+  for (const row of await tx.slot.findMany({ where: { runId }, select: { id: true, elementValue: true, args: true } })) {
+    const elementValue = resealed(row.elementValue, sealer, report);
+    const args = resealed(row.args, sealer, report);
+    if (elementValue !== undefined || args !== undefined) {
+      await tx.slot.update({
+        where: { id: row.id },
+        data: { ...(elementValue !== undefined ? { elementValue: elementValue as object } : {}), ...(args !== undefined ? { args: args as object } : {}) },
+      });
+    }
+  }
+  for (const row of await tx.historyEntry.findMany({ where: { runId }, select: { id: true, data: true } })) {
+    const data = resealed(row.data, sealer, report);
+    if (data !== undefined) await tx.historyEntry.update({ where: { id: row.id }, data: { data: data as object } });
+  }
+  const pending = await tx.$queryRaw<{ id: string; body: string | null }[]>`
+    SELECT id, body FROM outbox WHERE run_id = ${runId}::uuid AND status = 'pending' AND body IS NOT NULL FOR UPDATE`;
+  for (const row of pending) {
+    const body = resealed(JSON.parse(row.body!), sealer, report);
+    if (body !== undefined) await tx.outboxMessage.update({ where: { id: row.id }, data: { body: JSON.stringify(body) } });
+  }
+}
+
+/** Re-seals every stored value under the newest key of `sealer`'s ring; see the module header. */
+export async function resealAll(db: Db, sealer: Sealer): Promise<ResealReport> {
+  const report: ResealReport = { runs: 0, resealed: 0, current: 0, unreadable: 0 };
+  let after: string | undefined;
+  for (;;) {
+    const page = await db.run.findMany({
+      where: after ? { id: { gt: after } } : {},
+      select: { id: true },
+      orderBy: { id: "asc" },
+      take: PAGE,
+    });
+    for (const { id } of page) {
+      await db.$transaction((tx) => resealRun(tx, id, sealer, report), { maxWait: 10_000, timeout: 60_000 });
+    }
+    if (page.length < PAGE) return report;
+    after = page[page.length - 1].id;
+  }
+}

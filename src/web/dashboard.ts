@@ -1,0 +1,57 @@
+/**
+ * The queue dashboard: Bull Board (`@bull-board/api` + `@bull-board/koa`) at `/admin/queues`,
+ * showing the `commands`, `mail` and `sweep` queues (issue 9 §5 "Queue dashboard"; interfaces.md
+ * "GET /admin/queues").
+ *
+ * Sign-in is HTTP Basic so that a browser can open it: any user name, the admin token
+ * (`SLOTFLOW_ADMIN_TOKEN`) as the password, compared in constant time. Without it every path under
+ * `/admin/queues` answers 401 `unauthorized` (a problem document) with
+ * `WWW-Authenticate: Basic realm="slotflow"`, so the browser asks. The admin API's bearer token is
+ * accepted too (scripts). Jobs never carry a token (queues.ts), so the dashboard cannot show one.
+ */
+import { createBullBoard } from "@bull-board/api";
+import { BullMQAdapter } from "@bull-board/api/bullMQAdapter";
+import { KoaAdapter } from "@bull-board/koa";
+import basicAuth from "basic-auth";
+import { createHash, timingSafeEqual } from "node:crypto";
+import type { Middleware } from "koa";
+import { RefusalCode } from "../engine/refusals.js";
+import type { Queues } from "../queue/queues.js";
+import { sendProblem } from "./problems.js";
+
+export const DASHBOARD_PATH = "/admin/queues";
+
+function same(a: string, b: string): boolean {
+  const digest = (s: string) => createHash("sha256").update(s).digest();
+  return timingSafeEqual(digest(a), digest(b));
+}
+
+/** True when the request signs in with the admin token: Basic (any user) or Bearer. */
+export function dashboardSignedIn(authorization: string | undefined, adminToken: string): boolean {
+  if (!authorization) return false;
+  const bearer = /^Bearer\s+(\S+)$/i.exec(authorization);
+  if (bearer) return same(bearer[1], adminToken);
+  const basic = basicAuth.parse(authorization);
+  return basic !== undefined && same(basic.pass, adminToken);
+}
+
+/** Koa middleware serving the dashboard under DASHBOARD_PATH, behind the admin sign-in. */
+export function dashboardMiddleware(queues: Queues, adminToken: string): Middleware {
+  const adapter = new KoaAdapter();
+  adapter.setBasePath(DASHBOARD_PATH);
+  createBullBoard({
+    queues: [queues.commands, queues.mail, queues.sweep].map((q) => new BullMQAdapter(q)),
+    serverAdapter: adapter,
+    options: { uiConfig: { boardTitle: "slotflow queues" } },
+  });
+  const board = adapter.registerPlugin();
+  return async (ctx, next) => {
+    if (ctx.path !== DASHBOARD_PATH && !ctx.path.startsWith(`${DASHBOARD_PATH}/`)) return next();
+    if (!dashboardSignedIn(ctx.get("authorization") || undefined, adminToken)) {
+      sendProblem(ctx, { code: RefusalCode.Unauthorized, detail: "Sign in with HTTP Basic: any user name, the admin token as the password." });
+      ctx.set("WWW-Authenticate", 'Basic realm="slotflow", charset="UTF-8"');
+      return;
+    }
+    return board(ctx, next);
+  };
+}

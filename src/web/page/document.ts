@@ -1,0 +1,126 @@
+/**
+ * The responder page's documents: the form for a live link, and the page that says what happened to
+ * a link that cannot be answered (unknown, used, replaced, no longer working, not open yet).
+ * Server-rendered HTML with one inline style and one inline script, both under the response's CSP
+ * nonce; no fonts, images or anything else from elsewhere. Semantic landmarks, a labelled control
+ * per parameter, a polite live region for outcomes; readable from 360 px wide phones to desktops.
+ */
+import type { CompiledParam } from "../../lang/compiled.js";
+import type { Refusal } from "../../engine/refusals.js";
+import { field } from "./form.js";
+import { html, raw, type Html } from "./html.js";
+import { PAGE_SCRIPT } from "./script.js";
+
+const STYLE = `
+:root { color-scheme: light dark; --fg: #1b1b1f; --bg: #ffffff; --muted: #4a4a55; --line: #8a8a99; --accent: #0b57d0; --bad: #b3261e; --good: #146c2e; }
+@media (prefers-color-scheme: dark) { :root { --fg: #ececf1; --bg: #16161a; --muted: #c4c4cf; --line: #8a8a99; --accent: #a8c7fa; --bad: #ffb4ab; --good: #8fd9a0; } }
+* { box-sizing: border-box; }
+body { margin: 0; font: 1rem/1.5 system-ui, -apple-system, "Segoe UI", Roboto, sans-serif; color: var(--fg); background: var(--bg); }
+main { max-width: 40rem; margin: 0 auto; padding: 1.25rem 1rem 3rem; }
+h1 { font-size: 1.5rem; line-height: 1.25; margin: 0.5rem 0 0.75rem; overflow-wrap: anywhere; }
+.kicker { color: var(--muted); font-size: 0.875rem; margin: 0; overflow-wrap: anywhere; }
+.intro { white-space: pre-line; overflow-wrap: anywhere; }
+.field { border: 0; margin: 0 0 1.25rem; padding: 0; min-width: 0; }
+label, legend { display: block; font-weight: 600; margin-bottom: 0.25rem; padding: 0; }
+label.choice { display: inline-flex; align-items: center; gap: 0.4rem; font-weight: 400; margin-right: 1.25rem; min-height: 2.75rem; }
+.help { color: var(--muted); font-size: 0.9rem; margin: 0 0 0.4rem; }
+input[type=text], input[type=number], input[type=datetime-local], textarea, select {
+  font: inherit; color: inherit; background: transparent; width: 100%; min-height: 2.75rem; padding: 0.5rem 0.6rem;
+  border: 1px solid var(--line); border-radius: 0.375rem; }
+input[type=radio], input[type=checkbox] { width: 1.25rem; height: 1.25rem; accent-color: var(--accent); }
+.pair { display: flex; flex-wrap: wrap; gap: 0.5rem; }
+.pair > * { flex: 1 1 10rem; }
+.row { display: flex; flex-wrap: wrap; align-items: end; gap: 0.5rem; margin-bottom: 0.75rem; }
+.row .item { flex: 1 1 14rem; border: 0; margin: 0; padding: 0; }
+button { font: inherit; min-height: 2.75rem; padding: 0.5rem 1.25rem; border-radius: 0.375rem; border: 1px solid var(--accent); cursor: pointer; }
+button[type=submit] { background: var(--accent); color: var(--bg); font-weight: 600; }
+button.secondary { background: transparent; color: var(--accent); }
+button:disabled { opacity: 0.6; cursor: not-allowed; }
+:focus-visible { outline: 3px solid var(--accent); outline-offset: 2px; }
+[aria-invalid=true] { border-color: var(--bad); }
+.error { color: var(--bad); margin: 0.3rem 0 0; font-weight: 600; }
+.outcome { margin: 1rem 0; padding: 0; font-weight: 600; }
+.outcome.done { color: var(--good); }
+.outcome.error { color: var(--bad); }
+.notice { border-left: 4px solid var(--line); padding: 0.25rem 0 0.25rem 0.75rem; }
+footer { color: var(--muted); font-size: 0.8rem; margin-top: 2rem; }
+`;
+
+function documentShell(nonce: string, title: string, body: Html, withScript: boolean): string {
+  return html`<!doctype html>
+<html lang="en">
+<head>
+<meta charset="utf-8">
+<meta name="viewport" content="width=device-width, initial-scale=1">
+<meta name="referrer" content="no-referrer">
+<meta name="robots" content="noindex, nofollow">
+<title>${title}</title>
+<style nonce="${nonce}">${raw(STYLE)}</style>
+</head>
+<body>
+<main>
+${body}
+<footer>Answered through a single-use link: the link itself is the permission, so do not forward it.</footer>
+</main>
+${withScript ? html`<script nonce="${nonce}">${raw(PAGE_SCRIPT)}</script>` : null}
+</body>
+</html>
+`.text;
+}
+
+export interface FormPage {
+  workflow: string;
+  event: string;
+  params: CompiledParam[];
+  title: string | null;
+  intro: string | null;
+}
+
+/** The page for a live link: what is asked, the form, the outcome region. */
+export function formDocument(nonce: string, page: FormPage): string {
+  const title = page.title ?? `Answer: ${page.event}`;
+  const body = html`<p class="kicker">${page.workflow} · ${page.event}</p>
+<h1>${title}</h1>
+${page.intro ? html`<p class="intro">${page.intro}</p>` : null}
+<form id="answer" novalidate>
+${page.params.map(field)}
+${page.params.length === 0 ? html`<p>Nothing to fill in: send to answer.</p>` : null}
+<noscript><p class="notice">This page needs JavaScript to send your answer. Turn it on and reload, or ask whoever sent you this link for another way to answer.</p></noscript>
+<button type="submit" disabled>Send answer</button>
+</form>
+<p id="outcome" class="outcome" role="status" aria-live="polite"></p>`;
+  return documentShell(nonce, title, body, true);
+}
+
+const ENDED_WORDS: Record<string, { title: string; todo: string }> = {
+  "link-not-found": {
+    title: "This link does not work",
+    todo: "Check that the whole link was copied from the message (links are long). If it still does not work, ask the sender for a new one.",
+  },
+  "link-burned": {
+    title: "This link has already been used",
+    todo: "An answer was already sent through this link, and a link works once. If that was not you, contact the sender.",
+  },
+  "link-retired": {
+    title: "This link was replaced",
+    todo: "A newer link was sent for the same question: use the most recent message you received.",
+  },
+  "link-dead": {
+    title: "This link no longer works",
+    todo: "There is nothing to answer any more. If you think that is wrong, contact the sender.",
+  },
+  "slot-not-open": {
+    title: "Not open yet",
+    todo: "This question opens once earlier steps are done. Keep the link and try again later; it stays valid.",
+  },
+};
+
+/** The page for a link that cannot be answered now; `refusal` is what the POST would answer. */
+export function endedDocument(nonce: string, refusal: Refusal): string {
+  const words = ENDED_WORDS[refusal.code] ?? { title: "This link cannot be answered now", todo: "Try again later." };
+  const body = html`<h1 id="ended-title" data-ended="${refusal.code}">${words.title}</h1>
+<p>${refusal.detail}</p>
+<p>${words.todo}</p>
+<p id="outcome" class="outcome" role="status" aria-live="polite"></p>`;
+  return documentShell(nonce, words.title, body, true);
+}

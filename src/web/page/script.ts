@@ -1,0 +1,212 @@
+/**
+ * The one small inline script of a responder page (allowed by the page's CSP nonce; no other script
+ * runs, nothing is loaded from elsewhere). It:
+ *
+ * - makes one `Idempotency-Key` per page load (crypto.randomUUID) and reuses it for every retry of
+ *   the same answer, so a second click or a retry after a dropped connection gets the first
+ *   outcome ("done") instead of 410 link-burned; after a definite refusal (4xx other than 409/429)
+ *   it makes a new key, since the corrected answer is a new request;
+ * - reads the form back into the JSON body (form.ts says how each control maps to JSON), POSTs it
+ *   to the page's own URL, and shows the outcome in the live region: "done" for 200/202, the
+ *   problem's `detail` otherwise, and each 422 `errors` entry next to its field (aria-invalid);
+ * - keeps the answer and its key in sessionStorage (this tab only) until done, so that reloading
+ *   the page after the answer went through — which now serves the "already used" page — can ask
+ *   again with the same key and show "done" when the answer was this tab's own.
+ */
+export const PAGE_SCRIPT = String.raw`
+(() => {
+  "use strict";
+  const storeKey = "slotflow-answer:" + location.pathname;
+  const outcome = document.getElementById("outcome");
+  const say = (text, kind) => {
+    outcome.textContent = text;
+    outcome.className = "outcome " + (kind || "");
+  };
+  const saved = () => {
+    try { return JSON.parse(sessionStorage.getItem(storeKey) || "null"); } catch { return null; }
+  };
+  const remember = (v) => { try { v ? sessionStorage.setItem(storeKey, JSON.stringify(v)) : sessionStorage.removeItem(storeKey); } catch {} };
+
+  async function send(body, key) {
+    const res = await fetch(location.pathname, {
+      method: "POST",
+      headers: { "content-type": "application/json", accept: "application/json", "idempotency-key": key },
+      body: JSON.stringify(body),
+      credentials: "omit",
+      cache: "no-store",
+      referrerPolicy: "no-referrer",
+    });
+    let problem = null;
+    try { problem = await res.json(); } catch {}
+    return { status: res.status, problem };
+  }
+
+  const ended = document.querySelector("[data-ended]");
+  if (ended) {
+    // The link answered "already used": if this tab sent the answer that used it, say "done".
+    const mine = saved();
+    if (mine && mine.key && ended.getAttribute("data-ended") === "link-burned") {
+      send(mine.body, mine.key).then((r) => {
+        if (r.status === 200 || r.status === 202) {
+          document.getElementById("ended-title").textContent = "Done — your answer was recorded";
+          say("Your answer was recorded. You can close this page.", "done");
+        }
+      }, () => {});
+    }
+    return;
+  }
+
+  const form = document.getElementById("answer");
+  if (!form) return;
+  const submit = form.querySelector("button[type=submit]");
+  submit.disabled = false;
+  const js = document.getElementById("needs-js");
+  if (js) js.hidden = true;
+  let key = crypto.randomUUID();
+  let pending = null;
+
+  const pad = (n) => String(n).padStart(2, "0");
+  const localOffset = () => {
+    const m = -new Date().getTimezoneOffset();
+    if (m === 0) return "Z";
+    const a = Math.abs(m);
+    return (m < 0 ? "-" : "+") + pad(Math.floor(a / 60)) + ":" + pad(a % 60);
+  };
+  for (const sel of form.querySelectorAll("select[data-offset]")) {
+    const o = localOffset();
+    if ([...sel.options].some((x) => x.value === o)) sel.value = o;
+  }
+
+  let rowCount = 0;
+  const addRow = (field) => {
+    const tpl = field.querySelector("template[data-template]");
+    const holder = document.createElement("div");
+    holder.innerHTML = tpl.innerHTML.replaceAll("__ID__", String(++rowCount));
+    const row = holder.firstElementChild;
+    field.querySelector("[data-rows]").appendChild(row);
+    const first = row.querySelector("input, textarea, select");
+    if (first) first.focus();
+  };
+  form.addEventListener("click", (e) => {
+    const t = e.target;
+    if (!(t instanceof HTMLElement)) return;
+    if (t.matches("[data-add]")) addRow(t.closest("[data-param]"));
+    if (t.matches("[data-remove]")) {
+      const field = t.closest("[data-param]");
+      t.closest("[data-row]").remove();
+      const add = field.querySelector("[data-add]");
+      if (add) add.focus();
+    }
+  });
+
+  // Reads one value block (a parameter or a list item) back into JSON.
+  function read(el) {
+    const kind = el.getAttribute("data-kind");
+    const optional = el.getAttribute("data-optional") === "true";
+    if (kind === "bool") {
+      const c = el.querySelector("input[type=radio]:checked");
+      if (!c) return undefined;
+      return c.value === "null" ? null : c.value === "true";
+    }
+    if (kind === "list") {
+      const none = el.querySelector("input[data-none]");
+      if (none && none.checked) return null;
+      return [...el.querySelector("[data-rows]").children].map((row) => read(row.querySelector(".item")));
+    }
+    const input = el.querySelector("[data-value]");
+    const v = input.value;
+    if (kind === "json") {
+      if (v.trim() === "") return optional ? null : undefined;
+      try { return JSON.parse(v); } catch { return v; }
+    }
+    if (v.trim() === "" && kind !== "string") return optional ? null : undefined;
+    if (kind === "string") return v === "" && optional ? null : v;
+    if (kind === "int" || kind === "decimal") return Number(v);
+    if (kind === "datetime") {
+      const off = el.querySelector("[data-offset]").value;
+      return (v.length === 16 ? v + ":00" : v) + off;
+    }
+    if (kind === "duration") {
+      const unit = el.querySelector("[data-unit]").value;
+      return (unit === "D" ? "P" : "PT") + Number(v) + unit;
+    }
+    return v;
+  }
+
+  const clearErrors = () => {
+    for (const p of form.querySelectorAll(".error")) { p.hidden = true; p.textContent = ""; }
+    for (const c of form.querySelectorAll("[aria-invalid]")) c.removeAttribute("aria-invalid");
+  };
+  const showFieldErrors = (errors) => {
+    let first = null;
+    for (const e of errors || []) {
+      const name = String(e.name || "").split(/[.\[]/)[0];
+      const line = name && document.getElementById("err-" + name);
+      if (!line) continue;
+      line.hidden = false;
+      line.textContent = (line.textContent ? line.textContent + " " : "") + String(e.name) + " " + String(e.problem) + ".";
+      const block = line.closest("[data-param]");
+      for (const c of block.querySelectorAll("input, textarea, select")) c.setAttribute("aria-invalid", "true");
+      first = first || block.querySelector("input, textarea, select");
+    }
+    return first;
+  };
+
+  async function attempt(body) {
+    submit.disabled = true;
+    form.setAttribute("aria-busy", "true");
+    say("Sending your answer…", "busy");
+    remember({ key, body });
+    let r;
+    try {
+      r = await send(body, key);
+    } catch {
+      say("The connection dropped before we heard back. Your answer may have arrived: press Send again to find out (it cannot be applied twice).", "error");
+      submit.disabled = false;
+      form.removeAttribute("aria-busy");
+      pending = body;
+      return;
+    }
+    form.removeAttribute("aria-busy");
+    if (r.status === 200 || r.status === 202) {
+      pending = null;
+      say(r.status === 200 ? "Done — your answer was recorded. You can close this page." : "Done — your answer was received and is being applied. You can close this page.", "done");
+      for (const c of form.elements) c.disabled = true;
+      remember({ key, body, done: true });
+      return;
+    }
+    const p = r.problem || {};
+    const detail = p.detail || p.title || ("The answer was refused (" + r.status + ").");
+    if (r.status >= 500 || r.status === 429) {
+      pending = body;
+      say(detail + " Press Send to try again.", "error");
+      submit.disabled = false;
+      return;
+    }
+    pending = null;
+    remember(null);
+    key = crypto.randomUUID();
+    if (r.status === 422 && Array.isArray(p.errors)) {
+      const first = showFieldErrors(p.errors);
+      say("Please check the fields marked below. " + detail, "error");
+      if (first) first.focus();
+    } else {
+      say(detail, "error");
+    }
+    submit.disabled = r.status === 410;
+  }
+
+  form.addEventListener("submit", (e) => {
+    e.preventDefault();
+    if (submit.disabled) return;
+    clearErrors();
+    if (pending) return attempt(pending);
+    const body = {};
+    for (const block of form.querySelectorAll("[data-param]")) {
+      const v = read(block);
+      if (v !== undefined) body[block.getAttribute("data-param")] = v;
+    }
+    attempt(body);
+  });
+})();
+`;

@@ -1,0 +1,36 @@
+/**
+ * Compilation on the compiler thread (src/lang/compile-async.ts; issue 8 item 17): the same result
+ * as compiling in process, and the calling thread's event loop keeps turning meanwhile.
+ */
+import test from "ava";
+import { readFileSync } from "node:fs";
+import { generateAllErrors } from "../../bench/compile.js";
+import { compileOffThread } from "../../src/lang/compile-async.js";
+import { compile } from "../../src/lang/compile.js";
+
+test("the compiler thread answers what compile() answers", async (t) => {
+  const source = readFileSync("examples/vendor-approval.flow", "utf8");
+  const local = compile(source, "v.flow");
+  const remote = await compileOffThread(source, "v.flow");
+  t.deepEqual(remote.diagnostics, local.diagnostics);
+  t.deepEqual(remote.workflow, JSON.parse(JSON.stringify(local.workflow)));
+  const bad = await compileOffThread("workflow W\ninitial state S { enter { let a = nope } }\nterminal state T\n", "b.flow");
+  t.is(bad.workflow, null);
+  t.true(bad.diagnostics.some((d) => d.code === "FLOW105"));
+});
+
+test("the event loop keeps turning while a 1 MB all-errors source compiles", async (t) => {
+  await compileOffThread("workflow Warm\ninitial state S\nterminal state T\n"); // the thread is up
+  let turns = 0;
+  let running = true;
+  const spin = () => {
+    turns++;
+    if (running) setImmediate(spin);
+  };
+  setImmediate(spin);
+  const result = await compileOffThread(generateAllErrors(1024 * 1024, "type"), "big.flow");
+  running = false;
+  t.is(result.diagnostics.at(-1)?.code, "FLOW008");
+  // Compiled in this thread, the loop could not have turned once before the result arrived.
+  t.true(turns > 1, `turns: ${turns}`);
+});
