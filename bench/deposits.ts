@@ -10,7 +10,7 @@
  *
  *   npm run bench -- deposits [n1=300] [n10=1500] [n50=1500] [--no-ceilings] [--profile]
  *
- * `--profile` runs web and worker under V8's CPU profiler (started by the bench preload) (profiles in bench/results/profiles/)
+ * `--profile` profiles web and worker during the C=10 phase (V8's CPU profiler, started by the bench preload) (profiles in bench/results/profiles/)
  * and prints where their CPU goes (bench/lib/profile-summary.ts).
  *
  * Each deposit answers a fresh VendorApproval run (examples/vendor-approval.flow) seeded in SQL
@@ -79,10 +79,12 @@ async function main() {
     await drive(urls.slice(0, warm), 10, (u) => postDeposit(u));
     let at = warm;
     for (const [clients, n] of plan) {
+      if (profileDir && clients === 10) await bench.toggleProfiles();
       const m = await bench.measure();
       const load = await drive(urls.slice(at, at + n), clients, (u) => postDeposit(u));
       at += n;
       const f = perDeposit(load, await m.stop());
+      if (profileDir && clients === 10) await bench.toggleProfiles();
       phases[`C${clients}`] = f;
       process.stdout.write(
         `C=${clients}: ${fmt(f.perSecond)} deposits/s, p50 ${fmt(f.p50Ms)} ms, p99 ${fmt(f.p99Ms)} ms, CPU ${fmt(f.cpuMsPerDeposit, 2)} ms/deposit ` +
@@ -91,7 +93,6 @@ async function main() {
       );
     }
     const memory = bench.memory();
-    if (profileDir) await bench.writeProfiles();
     process.stdout.write(`peak RSS: ${Object.entries(memory).map(([k, v]) => `${k} ${(v.peakKb / 1024).toFixed(0)} MiB`).join(", ")}\n`);
 
     if (withCeilings) {

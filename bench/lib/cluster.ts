@@ -93,8 +93,8 @@ export interface BenchCluster {
   /** Starts measuring; `stop()` returns the deltas. */
   measure(): Promise<{ stop(): Promise<Window> }>;
   memory(): Record<string, { peakKb: number; rssKb: number }>;
-  /** Asks every process to write its CPU profile (when started with SLOTFLOW_BENCH_CPU_PROF_DIR). */
-  writeProfiles(): Promise<void>;
+  /** Starts (first call) or stops and writes (second call) every process's CPU profile (with SLOTFLOW_BENCH_CPU_PROF_DIR). */
+  toggleProfiles(): Promise<void>;
   stop(): Promise<void>;
 }
 
@@ -228,9 +228,9 @@ export async function startBenchCluster(label: string, opts: { env?: NodeJS.Proc
     memory() {
       return Object.fromEntries(cluster.processes.map((p, i) => [`${p.role}${i}`, memoryKb(p.child.pid!)]));
     },
-    async writeProfiles() {
+    async toggleProfiles() {
       for (const p of cluster.processes) p.child.kill("SIGUSR2");
-      await new Promise((r) => setTimeout(r, 3000));
+      await new Promise((r) => setTimeout(r, 1500));
     },
     async stop() {
       redisClient.disconnect();

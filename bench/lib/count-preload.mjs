@@ -48,9 +48,10 @@ if (dir) {
 }
 
 /**
- * With SLOTFLOW_BENCH_CPU_PROF_DIR set, the process also runs V8's CPU profiler from start-up
- * (`node --cpu-prof` is not allowed in NODE_OPTIONS) and writes `<dir>/<pid>.cpuprofile` when it
- * receives SIGUSR2 (bench/deposits.ts sends it before stopping the cluster).
+ * With SLOTFLOW_BENCH_CPU_PROF_DIR set, the process also runs V8's CPU profiler between two
+ * SIGUSR2 signals (`node --cpu-prof` is not allowed in NODE_OPTIONS, and would profile start-up
+ * too): the first starts it, the second writes `<dir>/<pid>.cpuprofile`. bench/deposits.ts sends
+ * them around its C=10 phase.
  */
 const profDir = process.env.SLOTFLOW_BENCH_CPU_PROF_DIR;
 if (profDir) {
@@ -59,10 +60,16 @@ if (profDir) {
   const { join } = await import("node:path");
   const session = new inspector.Session();
   session.connect();
-  session.post("Profiler.enable", () => {
-    session.post("Profiler.setSamplingInterval", { interval: 500 }, () => session.post("Profiler.start"));
-  });
+  let running = false;
   process.on("SIGUSR2", () => {
+    if (!running) {
+      running = true;
+      session.post("Profiler.enable", () => {
+        session.post("Profiler.setSamplingInterval", { interval: 500 }, () => session.post("Profiler.start"));
+      });
+      return;
+    }
+    running = false;
     session.post("Profiler.stop", (err, res) => {
       if (!err) writeFileSync(join(profDir, `${process.pid}.cpuprofile`), JSON.stringify(res.profile));
     });
