@@ -20,6 +20,7 @@ export interface ThrowawayRedis {
 
 async function launch(port: number, dir: string): Promise<ChildProcess> {
   const child = spawn("redis-server", ["--port", String(port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no", "--dir", dir], { stdio: "ignore" });
+  child.unref(); // never what keeps a test process alive; killed on exit below
   const url = `redis://127.0.0.1:${port}`;
   for (let i = 0; ; i++) {
     const probe = new Redis(url, { lazyConnect: true, maxRetriesPerRequest: 0, retryStrategy: () => null });

@@ -47,7 +47,8 @@ test.serial("fifty concurrent waits for outcomes add no listener per wait and al
     process.off("warning", onWarning);
     await worker.close();
     await queues.close();
-    await redis.kill();
+    // The server stays up until the process exits (the helper kills it then), so clients that
+    // are still closing under a loaded machine finish against a live Redis.
   }
 });
 
@@ -83,6 +84,5 @@ test.serial("Redis killed while commands are submitted and waited for: no reject
     process.off("unhandledRejection", onRejection);
     await redis.restart(); // Redis comes back, as after a restart: the clients reconnect and close cleanly
     await queues.close();
-    await redis.kill();
   }
 });
