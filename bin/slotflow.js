@@ -1,6 +1,10 @@
 #!/usr/bin/env node
-// The `slotflow` command. slotflow runs its TypeScript sources through tsx (a dependency).
-import { register } from "tsx/esm/api";
+// The `slotflow` command: runs the compiled CLI in dist/ (`npm run build`; `npm ci` builds it).
+import { existsSync } from "node:fs";
 
-register();
-await import("../src/cli/main.ts");
+const main = new URL("../dist/src/cli/main.js", import.meta.url);
+if (!existsSync(main)) {
+  process.stderr.write("slotflow is not built: run `npm run build` (npm ci builds it)\n");
+  process.exit(1);
+}
+await import(main.href);

@@ -7,7 +7,9 @@ import { existsSync } from "node:fs";
 import { fileURLToPath } from "node:url";
 
 const root = fileURLToPath(new URL("..", import.meta.url));
-if (!existsSync(`${root}/node_modules/prisma`)) process.exit(0); // production install without the CLI
+// Nothing to generate in an installed package (its dist/ carries the compiled client) or in a
+// production install without the CLI.
+if (!existsSync(`${root}/src`) || !existsSync(`${root}/node_modules/prisma`)) process.exit(0);
 const env = { ...process.env, PRISMA_HIDE_UPDATE_MESSAGE: "1", CHECKPOINT_DISABLE: "1" };
 env.PRISMA_SCHEMA_ENGINE_BINARY ??= process.execPath;
 const result = spawnSync(process.execPath, [`${root}/node_modules/prisma/build/index.js`, "generate"], {

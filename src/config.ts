@@ -27,9 +27,12 @@
  * | SLOTFLOW_MAX_INPUT_DEPTH | limits.maxInputDepth (nesting of objects and arrays in run input; deeper: 422) | 32 |
  * | SLOTFLOW_MAX_FANOUT | limits.maxFanOut (elements of any list in run input, so of any `for each`; more: 422) | 1000 |
  * | LOG_LEVEL | logLevel | info |
+ * | SLOTFLOW_TEST_DATABASE_URL | the testing kit's database (`kitDatabaseUrl()`), before DATABASE_URL | unset: the kit uses DATABASE_URL, and refuses to run when neither is set |
  *
- * Throws `ConfigError` naming the variable when a value is malformed or a production secret is
- * missing.
+ * Throws one `ConfigError` listing every problem at once (each naming its variable): malformed
+ * values, and with NODE_ENV=production every missing secret among those the command needs
+ * (`LoadOptions.secrets`; default: all three). A secret a command does not need is "" in
+ * production when unset, and never falls back to its development value there.
  */
 
 export interface Config {
@@ -79,17 +82,25 @@ export class ConfigError extends Error {
   override name = "ConfigError";
 }
 
+/** The secrets a command may need (issue 9 §3: `migrate` needs none, `token` only the JWT secret). */
+export type SecretName = "SLOTFLOW_ADMIN_TOKEN" | "SLOTFLOW_JWT_SECRET" | "SLOTFLOW_SEAL_KEY";
+export const ALL_SECRETS: readonly SecretName[] = ["SLOTFLOW_ADMIN_TOKEN", "SLOTFLOW_JWT_SECRET", "SLOTFLOW_SEAL_KEY"];
+
+export interface LoadOptions {
+  /** Secrets the caller needs; in production each missing one is an error. Default: all. */
+  secrets?: readonly SecretName[];
+}
+
+/** "A is required when …", "A is required, as are B and C, when …". */
+function missingSecretsMessage(names: string[]): string {
+  const [first, ...rest] = names;
+  const others = rest.length === 0 ? "" : `, as ${rest.length === 1 ? "is" : "are"} ${rest.length === 1 ? rest[0] : `${rest.slice(0, -1).join(", ")} and ${rest.at(-1)}`},`;
+  return `${first} is required${others} when NODE_ENV=production`;
+}
+
 export const DEV_ADMIN_TOKEN = "dev-admin-token";
 const DEV_JWT_SECRET = "dev-jwt-secret-change-me";
 const DEV_SEAL_KEY = "dev-seal-key-change-me";
-
-function int(env: NodeJS.ProcessEnv, name: string, fallback: number, min: number): number {
-  const raw = env[name];
-  if (raw === undefined || raw === "") return fallback;
-  const n = Number(raw);
-  if (!Number.isInteger(n) || n < min) throw new ConfigError(`${name} must be an integer >= ${min}, got "${raw}"`);
-  return n;
-}
 
 /** A key ring as written in SLOTFLOW_SEAL_KEY: keys separated by commas, newest first, blanks around them ignored. */
 export function parseKeyRing(raw: string): string[] {
@@ -100,31 +111,45 @@ export function parseKeyRing(raw: string): string[] {
 }
 
 /** Reads and validates the environment (default: `process.env`). */
-export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
+export function loadConfig(env: NodeJS.ProcessEnv = process.env, options: LoadOptions = {}): Config {
   const nodeEnv = env.NODE_ENV ?? "development";
   const production = nodeEnv === "production";
+  const needed = options.secrets ?? ALL_SECRETS;
+  const problems: string[] = [];
+  const missing: string[] = [];
   const devDefaults: string[] = [];
-  const secret = (name: string, dev: string): string => {
+  const int = (name: string, fallback: number, min: number): number => {
+    const raw = env[name];
+    if (raw === undefined || raw === "") return fallback;
+    const n = Number(raw);
+    if (Number.isInteger(n) && n >= min) return n;
+    problems.push(`${name} must be an integer >= ${min}, got "${raw}"`);
+    return fallback;
+  };
+  const secret = (name: SecretName, dev: string): string => {
     const v = env[name];
     if (v) return v;
-    if (production) throw new ConfigError(`${name} is required when NODE_ENV=production`);
-    devDefaults.push(name);
-    return dev;
+    if (!production) {
+      devDefaults.push(name);
+      return dev;
+    }
+    if (needed.includes(name)) missing.push(name);
+    return "";
   };
-  const port = int(env, "PORT", 3000, 0);
+  const port = int("PORT", 3000, 0);
   const baseUrl = (env.BASE_URL || `http://localhost:${port}`).replace(/\/+$/, "");
   try {
     new URL(baseUrl);
   } catch {
-    throw new ConfigError(`BASE_URL must be an absolute URL, got "${baseUrl}"`);
+    problems.push(`BASE_URL must be an absolute URL, got "${baseUrl}"`);
   }
   const adminToken = secret("SLOTFLOW_ADMIN_TOKEN", DEV_ADMIN_TOKEN);
   const jwtSecret = secret("SLOTFLOW_JWT_SECRET", DEV_JWT_SECRET);
   const sealKey = secret("SLOTFLOW_SEAL_KEY", DEV_SEAL_KEY);
   const sealKeys = parseKeyRing(sealKey);
-  if (sealKeys.length === 0) throw new ConfigError(`SLOTFLOW_SEAL_KEY must name at least one key (comma-separated, newest first)`);
-  const metricsPort = env.SLOTFLOW_METRICS_PORT ? int(env, "SLOTFLOW_METRICS_PORT", 0, 0) : null;
-  return {
+  if (env.SLOTFLOW_SEAL_KEY && sealKeys.length === 0) problems.push(`SLOTFLOW_SEAL_KEY must name at least one key (comma-separated, newest first)`);
+  const metricsPort = env.SLOTFLOW_METRICS_PORT ? int("SLOTFLOW_METRICS_PORT", 0, 0) : null;
+  const config: Config = {
     nodeEnv,
     databaseUrl: env.DATABASE_URL || "postgresql://postgres@127.0.0.1:5432/slotflow",
     redisUrl: env.REDIS_URL || "redis://127.0.0.1:6379",
@@ -136,22 +161,40 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     sealKeys,
     smtpUrl: env.SMTP_URL || null,
     queuePrefix: env.SLOTFLOW_QUEUE_PREFIX || "slotflow",
-    depositWaitMs: int(env, "SLOTFLOW_DEPOSIT_WAIT_MS", 10_000, 1),
-    callbackBodyLimitBytes: int(env, "SLOTFLOW_CALLBACK_BODY_LIMIT_BYTES", 64 * 1024, 1),
-    rateLimitPerMinute: int(env, "SLOTFLOW_RATE_LIMIT_PER_MINUTE", 600, 1),
-    sweepIntervalMs: int(env, "SLOTFLOW_SWEEP_INTERVAL_MS", 1000, 10),
-    workerConcurrency: int(env, "SLOTFLOW_WORKER_CONCURRENCY", 8, 1),
-    shutdownTimeoutMs: int(env, "SLOTFLOW_SHUTDOWN_TIMEOUT_MS", 25_000, 0),
-    shutdownDrainMs: int(env, "SLOTFLOW_SHUTDOWN_DRAIN_MS", 0, 0),
+    depositWaitMs: int("SLOTFLOW_DEPOSIT_WAIT_MS", 10_000, 1),
+    callbackBodyLimitBytes: int("SLOTFLOW_CALLBACK_BODY_LIMIT_BYTES", 64 * 1024, 1),
+    rateLimitPerMinute: int("SLOTFLOW_RATE_LIMIT_PER_MINUTE", 600, 1),
+    sweepIntervalMs: int("SLOTFLOW_SWEEP_INTERVAL_MS", 1000, 10),
+    workerConcurrency: int("SLOTFLOW_WORKER_CONCURRENCY", 8, 1),
+    shutdownTimeoutMs: int("SLOTFLOW_SHUTDOWN_TIMEOUT_MS", 25_000, 0),
+    shutdownDrainMs: int("SLOTFLOW_SHUTDOWN_DRAIN_MS", 0, 0),
     metricsPort,
     logLevel: env.LOG_LEVEL || "info",
     trustProxy: env.SLOTFLOW_TRUST_PROXY === "1",
     limits: {
-      maxSourceBytes: int(env, "SLOTFLOW_MAX_SOURCE_BYTES", DEFAULT_LIMITS.maxSourceBytes, 1),
-      maxInputBytes: int(env, "SLOTFLOW_MAX_INPUT_BYTES", DEFAULT_LIMITS.maxInputBytes, 2),
-      maxInputDepth: int(env, "SLOTFLOW_MAX_INPUT_DEPTH", DEFAULT_LIMITS.maxInputDepth, 1),
-      maxFanOut: int(env, "SLOTFLOW_MAX_FANOUT", DEFAULT_LIMITS.maxFanOut, 1),
+      maxSourceBytes: int("SLOTFLOW_MAX_SOURCE_BYTES", DEFAULT_LIMITS.maxSourceBytes, 1),
+      maxInputBytes: int("SLOTFLOW_MAX_INPUT_BYTES", DEFAULT_LIMITS.maxInputBytes, 2),
+      maxInputDepth: int("SLOTFLOW_MAX_INPUT_DEPTH", DEFAULT_LIMITS.maxInputDepth, 1),
+      maxFanOut: int("SLOTFLOW_MAX_FANOUT", DEFAULT_LIMITS.maxFanOut, 1),
     },
     devDefaults,
   };
+  if (missing.length > 0) problems.push(missingSecretsMessage(missing));
+  if (problems.length > 0) throw new ConfigError(problems.join("; "));
+  return config;
+}
+
+/**
+ * The database the testing kit (`slotflow/testing`) may use: SLOTFLOW_TEST_DATABASE_URL, else
+ * DATABASE_URL. Throws ConfigError when neither is set: the kit never falls back to the
+ * development database, whose sweeper and workers would act on the tests' runs (issue 9 §2).
+ */
+export function kitDatabaseUrl(env: NodeJS.ProcessEnv = process.env): string {
+  const url = env.SLOTFLOW_TEST_DATABASE_URL || env.DATABASE_URL;
+  if (!url) {
+    throw new ConfigError(
+      "slotflow/testing needs a database of its own: set SLOTFLOW_TEST_DATABASE_URL (or DATABASE_URL) to a PostgreSQL database for tests, migrated with `npx slotflow migrate`",
+    );
+  }
+  return url;
 }

@@ -16,14 +16,14 @@
 import { createHash, randomUUID } from "node:crypto";
 import { readdirSync, readFileSync, existsSync } from "node:fs";
 import { join } from "node:path";
-import { fileURLToPath } from "node:url";
 import pg from "pg";
+import { packageRoot } from "./package.js";
 
 export class MigrationError extends Error {
   override name = "MigrationError";
 }
 
-export const MIGRATIONS_DIR = fileURLToPath(new URL("../prisma/migrations", import.meta.url));
+export const MIGRATIONS_DIR = join(packageRoot(), "prisma", "migrations");
 const PRISMA_ADVISORY_LOCK = 72707369;
 
 const CREATE_TABLE = `CREATE TABLE IF NOT EXISTS "_prisma_migrations" (

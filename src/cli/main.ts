@@ -4,25 +4,30 @@
  *   check FILE…            compile and print diagnostics; exit 1 on errors
  *   migrate                apply prisma/migrations to DATABASE_URL (offline)
  *   reseal                 re-seal stored values under the newest key of SLOTFLOW_SEAL_KEY
- *   serve [--deploy DIR]   web, workers and sweeper in one process
+ *   serve [--deploy DIR] [--migrate]   web, workers and sweeper in one process
  *   web | worker | sweeper one role per process (Procfile)
- *   deploy FILE            deploy through a running server
- *   start WORKFLOW --input JSON, show RUN, raise RUN ALIAS --args JSON --as SUB [--role R…]
+ *   deploy FILE            deploy through a running server (diagnostics printed like `check`)
+ *   start WORKFLOW [--input JSON], show RUN, raise RUN ALIAS [--args JSON] --as SUB [--role R…] [--element N]
+ *   revoke RUN ALIAS       end the slot's live callback link
  *   token --sub SUB [--role R…] [--email E]   print a development principal JWT
+ *   --version, --help
+ *
+ * Each action imports what it needs when it runs, so `--help` and `--version` load commander
+ * only (issue 9 §1: well under a second). Expected failures (configuration, an unreachable
+ * PostgreSQL, Redis or server, a busy port) print one line `error: …` and exit 1 (failure.ts).
  */
 import { readFileSync } from "node:fs";
 import { Command } from "commander";
-import { loadConfig } from "../config.js";
-import { createDb } from "../db.js";
-import { resealAll } from "../engine/reseal.js";
-import { Sealer } from "../engine/seal.js";
-import { checkFiles } from "../lang/compile.js";
-import { migrate } from "../migrate.js";
-import { signPrincipal } from "../web/auth.js";
-import { api } from "./client.js";
-import { nextSteps, serve } from "./server.js";
+import { loadConfig, type SecretName } from "../config.js";
+import { failureLine, StartupError } from "./failure.js";
+import { packageVersion } from "../package.js";
 
-const program = new Command("slotflow").description("A workflow engine whose slots are answered through single-use callback links.");
+const program = new Command("slotflow")
+  .description("A workflow engine whose slots are answered through single-use callback links.")
+  .version(packageVersion(), "-V, --version", "print slotflow's version");
+
+/** The configuration with only the secrets this command needs (production refuses the rest). */
+const config = (secrets: SecretName[]) => loadConfig(process.env, { secrets });
 
 function print(answer: { status: number; body: unknown }): void {
   process.stdout.write(`${typeof answer.body === "string" ? answer.body : JSON.stringify(answer.body, null, 2)}\n`);
@@ -33,26 +38,38 @@ function parseJson(text: string, what: string): unknown {
   try {
     return JSON.parse(text);
   } catch {
-    program.error(`${what} must be JSON, got: ${text}`);
+    program.error(`error: ${what} must be JSON, got: ${text}`);
   }
 }
 
 const collect = (value: string, previous: string[]) => [...previous, value];
 
+/** A file's text; a file that cannot be read is one line, like `check` reports it. */
+function readSource(file: string): string {
+  try {
+    return readFileSync(file, "utf8");
+  } catch (err) {
+    throw new StartupError(`cannot read ${file}: ${(err as NodeJS.ErrnoException).code ?? (err as Error).message}`);
+  }
+}
+
 program
   .command("check")
   .argument("<files...>", ".flow files")
   .description("compile files and print every diagnostic (exit 1 on errors)")
-  .action((files: string[]) => {
+  .action(async (files: string[]) => {
+    const { checkFiles } = await import("../lang/compile.js");
     process.exitCode = checkFiles(files, (line: string) => process.stdout.write(`${line}\n`));
   });
 
 program
   .command("migrate")
-  .description("apply the committed migrations to DATABASE_URL (works offline)")
+  .description("apply the committed migrations to DATABASE_URL (works offline; needs no secret)")
   .action(async () => {
-    const config = loadConfig();
-    const r = await migrate(config.databaseUrl);
+    const { databaseUrl } = config([]);
+    const { migrate } = await import("../migrate.js");
+    const { postgresFailure } = await import("./startup.js");
+    const r = await migrate(databaseUrl).catch((err: unknown) => Promise.reject(postgresFailure(err, databaseUrl)));
     process.stdout.write(`migrations: ${r.applied.length} applied, ${r.alreadyApplied.length} already applied\n`);
     for (const name of r.checksumMismatches) process.stderr.write(`warning: ${name} was changed after it was applied\n`);
   });
@@ -61,7 +78,10 @@ program
   .command("reseal")
   .description("re-seal stored values under the newest key of SLOTFLOW_SEAL_KEY (keys comma-separated, newest first); exit 1 if some value no key opens")
   .action(async () => {
-    const config = loadConfig();
+    const config = loadConfig(process.env, { secrets: ["SLOTFLOW_SEAL_KEY"] });
+    const { checkPostgres } = await import("./startup.js");
+    await checkPostgres(config.databaseUrl);
+    const [{ createDb }, { resealAll }, { Sealer }] = await Promise.all([import("../db.js"), import("../engine/reseal.js"), import("../engine/seal.js")]);
     const db = createDb(config.databaseUrl, 2);
     try {
       const r = await resealAll(db, new Sealer(config.sealKeys));
@@ -75,31 +95,44 @@ program
     }
   });
 
+type Roles = import("./startup.js").Roles;
+/** Checks what the roles need (startup.ts), then loads and starts them (server.ts). */
+async function runRoles(roles: Roles, extra: { deployDir?: string; migrate?: boolean } = {}) {
+  const { preflight } = await import("./startup.js");
+  const config = await preflight(roles, { migrate: extra.migrate });
+  const { serve } = await import("./server.js");
+  return serve({ ...roles, deployDir: extra.deployDir }, config);
+}
+
 program
   .command("serve")
   .description("run web, workers and sweeper in one process")
   .option("--deploy <dir>", "deploy every .flow file of this directory first")
-  .action(async (opts: { deploy?: string }) => {
-    const rt = await serve({ web: true, worker: true, sweeper: true, deployDir: opts.deploy });
+  .option("--migrate", "apply pending migrations first (creating the database if needed)")
+  .action(async (opts: { deploy?: string; migrate?: boolean }) => {
+    const rt = await runRoles({ web: true, worker: true, sweeper: true }, { deployDir: opts.deploy, migrate: opts.migrate });
+    const { nextSteps } = await import("./server.js");
     process.stdout.write(nextSteps(rt));
   });
-program.command("web").description("serve HTTP only").action(async () => {
-  await serve({ web: true, worker: false, sweeper: false });
-});
-program.command("worker").description("apply commands to runs and deliver mail").action(async () => {
-  await serve({ web: false, worker: true, sweeper: false });
-});
-program.command("sweeper").description("expire slots past their deadlines").action(async () => {
-  await serve({ web: false, worker: false, sweeper: true });
-});
+program.command("web").description("serve HTTP only").action(async () => void (await runRoles({ web: true, worker: false, sweeper: false })));
+program.command("worker").description("apply commands to runs and deliver mail").action(async () => void (await runRoles({ web: false, worker: true, sweeper: false })));
+program.command("sweeper").description("expire slots past their deadlines").action(async () => void (await runRoles({ web: false, worker: false, sweeper: true })));
 
 const remote = (cmd: Command) => cmd.option("--url <url>", "the server (default: BASE_URL or http://localhost:PORT)");
-const server = (opts: { url?: string }) => opts.url ?? loadConfig().baseUrl;
-const adminToken = () => loadConfig().adminToken;
+/** The server's URL and the admin token (the only secret these commands need). */
+const adminClient = (opts: { url?: string }) => {
+  const c = config(["SLOTFLOW_ADMIN_TOKEN"]);
+  return { url: opts.url ?? c.baseUrl, token: c.adminToken };
+};
+const api = async (...args: Parameters<typeof import("./client.js").api>) => (await import("./client.js")).api(...args);
 
 remote(program.command("deploy").argument("<file>", "a .flow file").description("deploy a workflow to a running server")).action(
   async (file: string, opts: { url?: string }) => {
-    print(await api(server(opts), "POST", "/api/workflows", { token: adminToken(), text: readFileSync(file, "utf8") }));
+    const { url, token } = adminClient(opts);
+    const source = readSource(file);
+    const answer = await api(url, "POST", "/api/workflows", { token, text: source, headers: { "x-slotflow-filename": file } });
+    const { printDeployAnswer } = await import("./output.js");
+    process.exitCode = printDeployAnswer(answer, source, file, (line) => process.stdout.write(`${line}\n`), (line) => process.stderr.write(`${line}\n`));
   },
 );
 
@@ -107,14 +140,17 @@ remote(
   program
     .command("start")
     .argument("<workflow>", "workflow name")
-    .requiredOption("--input <json>", "the run's input")
+    .option("--input <json>", "the run's input (default: {}, for a workflow without parameters)")
     .description("start a run"),
-).action(async (workflow: string, opts: { input: string; url?: string }) => {
-  print(await api(server(opts), "POST", `/api/workflows/${encodeURIComponent(workflow)}/runs`, { token: adminToken(), json: parseJson(opts.input, "--input") }));
+).action(async (workflow: string, opts: { input?: string; url?: string }) => {
+  const { url, token } = adminClient(opts);
+  const input = opts.input === undefined ? {} : parseJson(opts.input, "--input");
+  print(await api(url, "POST", `/api/workflows/${encodeURIComponent(workflow)}/runs`, { token, json: input }));
 });
 
 remote(program.command("show").argument("<run>", "run id").description("show a run")).action(async (run: string, opts: { url?: string }) => {
-  print(await api(server(opts), "GET", `/api/runs/${encodeURIComponent(run)}`, { token: adminToken() }));
+  const { url, token } = adminClient(opts);
+  print(await api(url, "GET", `/api/runs/${encodeURIComponent(run)}`, { token }));
 });
 
 remote(
@@ -122,16 +158,28 @@ remote(
     .command("raise")
     .argument("<run>", "run id")
     .argument("<alias>", "slot alias")
-    .requiredOption("--args <json>", "the event's arguments")
+    .option("--args <json>", "the event's arguments (omit for an event without parameters)")
     .requiredOption("--as <sub>", "the principal's id")
     .option("--role <role>", "a role of the principal (repeatable)", collect, [])
     .option("--email <email>", "the principal's email")
     .option("--element <n>", "element of a fanned-out slot")
     .description("raise a slot's event as a signed-in principal (the ordinary path)"),
-).action(async (run: string, alias: string, opts: { args: string; as: string; role: string[]; email?: string; element?: string; url?: string }) => {
-  const jwt = await signPrincipal(loadConfig().jwtSecret, { sub: opts.as, roles: opts.role, email: opts.email });
+).action(async (run: string, alias: string, opts: { args?: string; as: string; role: string[]; email?: string; element?: string; url?: string }) => {
+  const c = config(["SLOTFLOW_JWT_SECRET"]);
+  const url = opts.url ?? c.baseUrl;
+  const { signPrincipal } = await import("../web/auth.js");
+  const jwt = await signPrincipal(c.jwtSecret, { sub: opts.as, roles: opts.role, email: opts.email });
   const query = opts.element === undefined ? "" : `?element=${encodeURIComponent(opts.element)}`;
-  print(await api(server(opts), "POST", `/api/runs/${encodeURIComponent(run)}/slots/${encodeURIComponent(alias)}/events${query}`, { token: jwt, json: parseJson(opts.args, "--args") }));
+  const json = opts.args === undefined ? undefined : parseJson(opts.args, "--args");
+  const answer = await api(url, "POST", `/api/runs/${encodeURIComponent(run)}/slots/${encodeURIComponent(alias)}/events${query}`, { token: jwt, json });
+  print(answer);
+  if (answer.status === 404 && opts.element === undefined) {
+    // A fanned-out slot needs its element: say so with the option's name and the open elements.
+    const shown = await api(url, "GET", `/api/runs/${encodeURIComponent(run)}`, { token: c.adminToken });
+    const { fanOutHint } = await import("./output.js");
+    const hint = shown.status === 200 ? fanOutHint(shown.body, alias) : null;
+    if (hint) process.stderr.write(`${hint}\n`);
+  }
 });
 
 remote(
@@ -141,7 +189,8 @@ remote(
     .argument("<alias>", "slot alias")
     .description("end the slot's live callback link (its holders then get 410 link-dead, reason revoked)"),
 ).action(async (run: string, alias: string, opts: { url?: string }) => {
-  print(await api(server(opts), "POST", `/api/runs/${encodeURIComponent(run)}/slots/${encodeURIComponent(alias)}/link/revoke`, { token: adminToken() }));
+  const { url, token } = adminClient(opts);
+  print(await api(url, "POST", `/api/runs/${encodeURIComponent(run)}/slots/${encodeURIComponent(alias)}/link/revoke`, { token }));
 });
 
 program
@@ -152,7 +201,16 @@ program
   .option("--ttl <seconds>", "lifetime in seconds", "43200")
   .description("print a principal JWT signed with SLOTFLOW_JWT_SECRET (for development)")
   .action(async (opts: { sub: string; role: string[]; email?: string; ttl: string }) => {
-    process.stdout.write(`${await signPrincipal(loadConfig().jwtSecret, { sub: opts.sub, roles: opts.role, email: opts.email }, Number(opts.ttl))}\n`);
+    const { jwtSecret } = config(["SLOTFLOW_JWT_SECRET"]);
+    const { signPrincipal } = await import("../web/auth.js");
+    process.stdout.write(`${await signPrincipal(jwtSecret, { sub: opts.sub, roles: opts.role, email: opts.email }, Number(opts.ttl))}\n`);
   });
 
-await program.parseAsync(process.argv);
+try {
+  await program.parseAsync(process.argv);
+} catch (err) {
+  const line = failureLine(err);
+  if (line === null) throw err;
+  process.stderr.write(`error: ${line}\n`);
+  process.exit(1);
+}

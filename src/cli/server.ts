@@ -1,6 +1,10 @@
 /**
  * Long-running processes: `serve` (web, workers and sweeper in one process), `web`, `worker`,
  * `sweeper`. Each stops gracefully on SIGINT/SIGTERM (see `onShutdown`).
+ *
+ * Start-up: `preflight()` (startup.ts: configuration, port, PostgreSQL, Redis — each failing with
+ * one line) runs before this module is even loaded; then `serve()` deploys `--deploy DIR`, starts
+ * workers and the sweeper, listens, installs the signal handlers and logs `ready`.
  */
 import { readdirSync, readFileSync } from "node:fs";
 import { createServer } from "node:http";
@@ -8,12 +12,15 @@ import type { Worker } from "bullmq";
 import { join } from "node:path";
 import { deploy } from "../engine/deploy.js";
 import { RefusalError } from "../engine/refusals.js";
+import type { Config } from "../config.js";
 import { createRuntime, warnDevDefaults, type Runtime } from "../runtime.js";
 import { createWebApp, type WebApp } from "../web/app.js";
 import { bindClusterMetrics, registry } from "../web/metrics.js";
 import { startCommandWorker } from "../../workers/commands.js";
 import { startMailWorker } from "../../workers/mail.js";
 import { startSweeper } from "../../workers/sweeper.js";
+import { StartupError } from "./failure.js";
+import type { Roles } from "./startup.js";
 
 /** Closes one part of the process within `timeoutMs`. */
 type Closer = (timeoutMs: number) => Promise<unknown>;
@@ -118,15 +125,13 @@ export async function deployDirectory(rt: Runtime, dir: string): Promise<void> {
   }
 }
 
-export interface ServeOptions {
-  web: boolean;
-  worker: boolean;
-  sweeper: boolean;
+export interface ServeOptions extends Roles {
   deployDir?: string;
 }
 
-export async function serve(opts: ServeOptions): Promise<Runtime> {
-  const rt = createRuntime();
+/** Starts the roles with a configuration `preflight()` checked; rejects with StartupError when the port was taken meanwhile. */
+export async function serve(opts: ServeOptions, config: Config): Promise<Runtime> {
+  const rt = createRuntime({ config });
   warnDevDefaults(rt);
   const closers: Closer[] = [];
   let web: WebApp | null = null;
@@ -140,7 +145,9 @@ export async function serve(opts: ServeOptions): Promise<Runtime> {
   if (!opts.web && rt.config.metricsPort !== null) closers.push(await serveMetrics(rt, rt.config.metricsPort));
   if (opts.web) {
     web = createWebApp(rt);
-    const server = await web.listen(rt.config.port);
+    const server = await web.listen(rt.config.port).catch((err: NodeJS.ErrnoException) =>
+      Promise.reject(err.code === "EADDRINUSE" ? new StartupError(`port ${rt.config.port} is already in use (PORT)`) : err),
+    );
     const address = server.address();
     const port = typeof address === "object" && address ? address.port : rt.config.port;
     rt.log.info({ port, baseUrl: rt.config.baseUrl }, "listening");

@@ -63,6 +63,15 @@ export function versionProblems(prev: CompiledWorkflow, next: CompiledWorkflow):
   return problems;
 }
 
+/**
+ * A diagnostic as the HTTP API shows it: where it starts (`line`, `column`) and ends (`endLine`,
+ * `endColumn`, exclusive), all 1-based, so a client can print the caret line as `check` does.
+ */
+export function diagnosticJson(d: Diagnostic): { code: string; severity: string; message: string; line: number; column: number; endLine: number; endColumn: number } {
+  const { start, end } = d.range;
+  return { code: d.code, severity: d.severity, message: d.message, line: start.line, column: start.column, endLine: end.line, endColumn: end.column };
+}
+
 export interface DeployOptions {
   /** Refuse a source of more UTF-8 bytes with 413 payload-too-large (SLOTFLOW_MAX_SOURCE_BYTES). */
   maxSourceBytes?: number;
@@ -93,7 +102,7 @@ export async function deploy(db: Db, source: string, file = "<source>", options:
   if (!workflow || errors.length > 0) {
     throw new RefusalError(
       refuse(RefusalCode.InvalidWorkflow, `The workflow has ${errors.length} error(s).`, {
-        diagnostics: diagnostics.map((d) => ({ code: d.code, severity: d.severity, message: d.message, line: d.range.start.line, column: d.range.start.column })),
+        diagnostics: diagnostics.map(diagnosticJson),
       }),
     );
   }

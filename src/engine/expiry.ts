@@ -5,10 +5,13 @@
 import type { Db } from "../db.js";
 import type { Command } from "./commands/types.js";
 
-/** `expire` commands for up to `limit` open slots whose deadline is at or before `now`, oldest first. */
-export async function dueExpiries(db: Db, now: Date, limit = 500): Promise<Extract<Command, { kind: "expire" }>[]> {
+/**
+ * `expire` commands for up to `limit` open slots whose deadline is at or before `now`, oldest
+ * first; only those of run `runId` when given (the testing kit's `run.advanceTime`).
+ */
+export async function dueExpiries(db: Db, now: Date, limit = 500, runId?: string): Promise<Extract<Command, { kind: "expire" }>[]> {
   const due = await db.slot.findMany({
-    where: { status: "open", deadline: { lte: now } },
+    where: { status: "open", deadline: { lte: now }, ...(runId === undefined ? {} : { runId }) },
     select: { id: true, runId: true },
     orderBy: { deadline: "asc" },
     take: limit,

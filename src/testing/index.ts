@@ -1,15 +1,19 @@
 /**
  * The testing kit for workflow authors: `import { Workflow } from "slotflow/testing"`.
  *
- * It runs workflows in process against a real PostgreSQL database (DATABASE_URL, migrated with
- * `slotflow migrate`), through the same engine code as the server — the same checks, the same
- * one-transaction steps under the run lock — without Redis or HTTP. Use it from ava or any runner.
+ * It runs workflows in process against a real PostgreSQL database (SLOTFLOW_TEST_DATABASE_URL,
+ * else DATABASE_URL, migrated with `slotflow migrate`), through the same engine code as the
+ * server — the same checks, the same one-transaction steps under the run lock — without Redis or
+ * HTTP. Use it from ava or any runner. With neither variable set, the first call rejects with a
+ * ConfigError naming them (it never falls back to the development database); an unreachable,
+ * missing or unmigrated database rejects with one line saying which (issue 9 §2).
  *
  *   const wf = await Workflow.deploy("examples/vendor-approval.flow");
  *   const run = await wf.start({ vendor: { name: "Acme", contactEmail: "a@acme.example" }, amount: 10 });
  *   const url = run.entities.vendor.approvalUrl as string;
  *   await Workflow.Redeem(url, { ok: true, note: "fine" });   // exactly as POSTing to the link
  *   await run.refresh();                                        // run.state === "Approved"
+ *   await run.advanceTime("3d");                                // deadlines within 3 days expire
  *
  * Refusals reject with a `RefusalError` whose `code` is the problem type suffix of the HTTP API
  * (`link-burned`, `authorize-denied`, `invalid-body`, …).
@@ -18,7 +22,8 @@
  * included, so a test can redeem a link it minted. Never point it at a production database.
  */
 import { existsSync, readFileSync } from "node:fs";
-import { loadConfig } from "../config.js";
+import { kitDatabaseUrl, loadConfig } from "../config.js";
+import { checkPostgres } from "../cli/startup.js";
 import { createDb, type Db } from "../db.js";
 import { applyCommand, type EngineDeps } from "../engine/apply.js";
 import type { PrincipalClaims, RunSummary } from "../engine/commands/types.js";
@@ -33,18 +38,39 @@ import { showRun, type RunView } from "../engine/views.js";
 
 export { RefusalError };
 
-let shared: EngineDeps | null = null;
+let shared: Promise<EngineDeps> | null = null;
 
-function engine(): EngineDeps {
-  if (!shared) {
-    const config = loadConfig();
-    shared = { db: createDb(config.databaseUrl, 5), sealer: new Sealer(config.sealKeys), baseUrl: config.baseUrl, limits: config.limits };
-  }
+/** The kit's engine, made on first use after checking its database (see the header). */
+function engine(): Promise<EngineDeps> {
+  shared ??= (async () => {
+    const databaseUrl = kitDatabaseUrl();
+    const config = loadConfig(process.env, { secrets: ["SLOTFLOW_SEAL_KEY"] });
+    await checkPostgres(databaseUrl);
+    return { db: createDb(databaseUrl, 5), sealer: new Sealer(config.sealKeys), baseUrl: config.baseUrl, limits: config.limits };
+  })().catch((err: unknown) => {
+    shared = null;
+    throw err;
+  });
   return shared;
 }
 
+const UNIT_MS = { ms: 1, s: 1000, m: 60_000, h: 3_600_000, d: 86_400_000, w: 604_800_000 } as const;
+
+/** `"3d"`, `"1d12h"`, `"90m"`, `"500ms"` (units ms, s, m, h, d, w) or a number of milliseconds. */
+export function durationMs(duration: string | number): number {
+  if (typeof duration === "number") {
+    if (!Number.isFinite(duration) || duration < 0) throw new RangeError(`a duration must be a non-negative number of milliseconds, got ${duration}`);
+    return duration;
+  }
+  const parts = [...duration.matchAll(/(\d+)(ms|s|m|h|d|w)/g)];
+  if (parts.length === 0 || parts.map((p) => p[0]).join("") !== duration.replace(/\s+/g, "")) {
+    throw new RangeError(`a duration looks like "3d", "1d12h" or "90m" (units ms, s, m, h, d, w), got "${duration}"`);
+  }
+  return parts.reduce((sum, p) => sum + Number(p[1]) * UNIT_MS[p[2] as keyof typeof UNIT_MS], 0);
+}
+
 async function apply(cmd: Parameters<typeof applyCommand>[1]): Promise<RunSummary> {
-  const { outcome } = await applyCommand(engine(), cmd);
+  const { outcome } = await applyCommand(await engine(), cmd);
   if (!outcome.ok) throw new RefusalError(outcome.refusal);
   return outcome.run;
 }
@@ -64,6 +90,17 @@ export interface OutboxMessage {
   status: string;
 }
 
+/** Applies the expiry of every due open slot (of `runId` only, when given); resolves how many expired. */
+async function expireDue(runId?: string): Promise<number> {
+  const deps = await engine();
+  let expired = 0;
+  for (const cmd of await dueExpiries(deps.db, new Date(), 500, runId)) {
+    const { outcome } = await applyCommand(deps, cmd);
+    if (outcome.ok && outcome.status === "expired") expired++;
+  }
+  return expired;
+}
+
 export class Workflow {
   private constructor(
     readonly name: string,
@@ -77,7 +114,8 @@ export class Workflow {
   static async deploy(sourceOrPath: string): Promise<Workflow> {
     const isPath = !sourceOrPath.includes("\n") && sourceOrPath.endsWith(".flow") && existsSync(sourceOrPath);
     const source = isPath ? readFileSync(sourceOrPath, "utf8") : sourceOrPath;
-    const result = await deploy(engine().db, source, isPath ? sourceOrPath : "<source>", { maxSourceBytes: engine().limits?.maxSourceBytes });
+    const deps = await engine();
+    const result = await deploy(deps.db, source, isPath ? sourceOrPath : "<source>", { maxSourceBytes: deps.limits?.maxSourceBytes });
     return new Workflow(result.name, result.version);
   }
 
@@ -92,7 +130,7 @@ export class Workflow {
     const token = new URL(url).pathname.split("/").pop() ?? "";
     const idempotency = fingerprint(opts.idempotencyKey, args);
     if (idempotency !== null && "code" in idempotency) throw new RefusalError(idempotency);
-    const prepared = await prepareDeposit(engine().db, decodeURIComponent(token), args, idempotency);
+    const prepared = await prepareDeposit((await engine()).db, decodeURIComponent(token), args, idempotency);
     if (!prepared.ok) throw new RefusalError(prepared.refusal);
     if (prepared.cmd) await apply(prepared.cmd);
     return { status: "completed" };
@@ -100,27 +138,24 @@ export class Workflow {
 
   /**
    * Does what the sweeper does, in process: expires every open slot whose deadline has passed,
-   * running `on x.expired`. Returns how many slots it expired. To make a deadline pass without
-   * waiting, move it in SQL (see docs/testing.md).
+   * running `on x.expired`. Returns how many slots it expired. To reach a deadline without
+   * waiting, use `run.advanceTime(duration)`.
    */
   static async sweep(): Promise<number> {
-    let expired = 0;
-    for (const cmd of await dueExpiries(engine().db, new Date())) {
-      const { outcome } = await applyCommand(engine(), cmd);
-      if (outcome.ok && outcome.status === "expired") expired++;
-    }
-    return expired;
+    return expireDue();
   }
 
   /** Closes the kit's database connections (call once, after all tests). */
   static async disconnect(): Promise<void> {
-    if (shared) await shared.db.$disconnect();
+    const deps = shared && (await shared.catch(() => null));
     shared = null;
+    if (deps) await deps.db.$disconnect();
   }
 
   /** Starts a run of this workflow's current version with `input` (the workflow's parameters by name). */
   async start(input: Record<string, unknown>): Promise<TestRun> {
-    const prepared = await prepareStart(engine().db, this.name, input, engine().limits);
+    const deps = await engine();
+    const prepared = await prepareStart(deps.db, this.name, input, deps.limits);
     if (!prepared.ok) throw new RefusalError(prepared.refusal);
     const summary = await apply(prepared.cmd);
     const run = new TestRun(summary.id);
@@ -144,15 +179,31 @@ export class TestRun {
   /** Raises `alias`'s event as a signed-in principal (the ordinary path, every gate enforced). */
   async raise(alias: string, args: Record<string, unknown> | undefined, opts: { as: TestPrincipal; element?: number }): Promise<TestRun> {
     const principal: PrincipalClaims = { id: opts.as.id, email: opts.as.email ?? null, roles: opts.as.roles ?? [] };
-    const prepared = await prepareRaise(engine().db, this.id, alias, opts.element ?? null, args, principal);
+    const prepared = await prepareRaise((await engine()).db, this.id, alias, opts.element ?? null, args, principal);
     if (!prepared.ok) throw new RefusalError(prepared.refusal);
     await apply(prepared.cmd);
     return this.refresh();
   }
 
+  /**
+   * Moves this run's clock forward by `duration` (`"3d"`, `"1d12h"`, `"90m"` or milliseconds),
+   * without waiting: every deadline of its open or waiting slots comes that much closer (the
+   * stored deadlines move earlier — `slots[].deadline` shows them moved), then the slots whose
+   * deadline is reached expire as the sweeper would expire them (their links die with reason
+   * `expired`, `on x.expired` runs). Resolves the refreshed run. Other runs are untouched.
+   */
+  async advanceTime(duration: string | number): Promise<TestRun> {
+    const ms = durationMs(duration);
+    const { db } = await engine();
+    await db.$executeRaw`UPDATE slots SET deadline = deadline - make_interval(secs => ${ms / 1000}::float8)
+      WHERE run_id = ${this.id}::uuid AND deadline IS NOT NULL AND status IN ('open', 'waiting')`;
+    await expireDue(this.id);
+    return this.refresh();
+  }
+
   /** Reloads state, status, entities, slots, incidents and history. */
   async refresh(): Promise<TestRun> {
-    const { db, sealer } = engine();
+    const { db, sealer } = await engine();
     const view = await showRun(db, sealer, this.id);
     if (!view) throw new Error(`run ${this.id} does not exist`);
     this.state = view.state;
@@ -168,7 +219,7 @@ export class TestRun {
 
   /** Messages the run queued, in order (bodies as queued while undelivered). */
   async outbox(): Promise<OutboxMessage[]> {
-    const { db, sealer } = engine();
+    const { db, sealer } = await engine();
     const rows = await db.outboxMessage.findMany({ where: { runId: this.id }, orderBy: { createdAt: "asc" } });
     return rows.map((m) => {
       return { to: sealer.openText(m.to), subject: sealer.openText(m.subject), status: m.status, body: m.body === null ? null : sealer.openText(m.body) };

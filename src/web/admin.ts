@@ -5,7 +5,7 @@
 import { randomUUID } from "node:crypto";
 import Router from "@koa/router";
 import type { Context } from "koa";
-import { deploy } from "../engine/deploy.js";
+import { deploy, diagnosticJson } from "../engine/deploy.js";
 import { compileOffThread } from "../lang/compile-async.js";
 import { prepareRaise, prepareStart } from "../engine/prepare.js";
 import { RefusalCode, RefusalError, refuse } from "../engine/refusals.js";
@@ -68,7 +68,7 @@ export function adminRouter(rt: Runtime): Router {
     // a NUL in the source is a diagnostic (FLOW009) at its line and column, from the compiler
     const file = ctx.get("x-slotflow-filename") || "<source>";
     const result = await dependency(rt.log, "database", () => deploy(rt.db, source, file, { maxSourceBytes: limits.maxSourceBytes, compile: compileOffThread }));
-    const warnings = result.warnings.map((d) => ({ code: d.code, severity: d.severity, message: d.message, line: d.range.start.line, column: d.range.start.column }));
+    const warnings = result.warnings.map(diagnosticJson);
     ctx.status = result.created ? 201 : 200;
     ctx.body = { name: result.name, version: result.version, created: result.created, upgradedRuns: result.upgradedRuns, warnings };
     rt.log.info({ workflow: result.name, version: result.version, created: result.created }, "deployed");

@@ -89,10 +89,11 @@ export function createWebApp(rt: Runtime): WebApp {
     app,
     async listen(port = rt.config.port) {
       if (!(await rt.queues.ready())) rt.log.warn("Redis is not answering; requests that need it answer 503 until it does");
-      server = await new Promise<Server>((resolve) => {
+      server = await new Promise<Server>((resolve, reject) => {
         // Node's own Host check answers a bare 400; requireHost() answers it with a problem body
         const s = createServer({ requireHostHeader: false }, app.callback());
         answerClientErrors(s);
+        s.once("error", reject);
         s.listen(port, () => resolve(s));
       });
       return server;

@@ -196,34 +196,36 @@ test.serial("a web process that loses Redis answers 503 unavailable with Retry-A
   }
 });
 
-test.serial("a web process started while Redis is unreachable answers 503 unavailable with Retry-After, applies nothing, and the link still works elsewhere", async (t) => {
+test.serial("a web process cannot start while Redis is unreachable (one line, exit 1), applies nothing, and the link still works elsewhere", async (t) => {
+  // Issue 9 §3: a process whose Redis is unreachable at start-up says so in one line and exits 1,
+  // instead of starting and answering 503 (a web process that loses Redis answers 503: above).
   const run = await basic("redisdown");
   const url = await run.link("answer");
   const port = await freePort();
-  const web = await spawnWithEnv(cluster, "web", { port, env: { REDIS_URL: "redis://127.0.0.1:1" } });
-  try {
-    const res = await postLink(url, { ok: true, note: "through the broken web" }, { origin: `http://127.0.0.1:${port}` });
-    problem(t, res, 503, "unavailable", errorsOf(web.output));
-    t.regex(res.headers.get("retry-after") ?? "", /^[1-9]\d*$/);
-    const shown = await run.show();
-    t.is(shown.entities.job.handled, 0);
-    t.is(slotStatus(shown, "answer"), "open");
-    const ok = await postLink(url, { ok: true, note: "through a healthy web" });
-    t.is(ok.status, 200, ok.text);
-    t.is((await run.show()).entities.job.handled, 1);
-  } finally {
-    await kill(web);
-  }
+  await t.throwsAsync(spawnWithEnv(cluster, "web", { port, env: { REDIS_URL: "redis://127.0.0.1:1" } }), {
+    message: /exited with 1 before it was ready:\nerror: cannot reach Redis at redis:\/\/127\.0\.0\.1:1 \(REDIS_URL\)$/,
+  });
+  const shown = await run.show();
+  t.is(shown.entities.job.handled, 0);
+  t.is(slotStatus(shown, "answer"), "open");
+  const ok = await postLink(url, { ok: true, note: "through a healthy web" });
+  t.is(ok.status, 200, ok.text);
+  t.is((await run.show()).entities.job.handled, 1);
 });
 
-test.serial("a web process that cannot reach PostgreSQL answers 503 unavailable with Retry-After, applies nothing, and the link still works elsewhere", async (t) => {
+test.serial("a web process that loses PostgreSQL answers 503 unavailable with Retry-After, applies nothing, and the link still works elsewhere", async (t) => {
   const run = await basic("nopg");
   const url = await run.link("answer");
+  // A process cannot start without PostgreSQL (issue 9 §3): it loses it after start-up instead.
   const port = await freePort();
-  const unreachable = new URL(cluster.databaseUrl);
-  unreachable.port = "1";
-  const web = await spawnWithEnv(cluster, "web", { port, env: { DATABASE_URL: unreachable.toString() } });
+  const direct = new URL(cluster.databaseUrl);
+  const proxy = new TcpProxy(Number(direct.port || 5432), direct.hostname);
+  const via = new URL(cluster.databaseUrl);
+  via.hostname = "127.0.0.1";
+  via.port = String(await proxy.start());
+  const web = await spawnWithEnv(cluster, "web", { port, env: { DATABASE_URL: via.toString() } });
   try {
+    await proxy.cut();
     const res = await postLink(url, { ok: true, note: "through the broken web" }, { origin: `http://127.0.0.1:${port}` });
     problem(t, res, 503, "unavailable", errorsOf(web.output));
     t.regex(res.headers.get("retry-after") ?? "", /^[1-9]\d*$/);
@@ -235,6 +237,7 @@ test.serial("a web process that cannot reach PostgreSQL answers 503 unavailable 
     t.is((await run.show()).entities.job.note, "through a healthy web");
   } finally {
     await kill(web);
+    await proxy.cut();
   }
 });
 

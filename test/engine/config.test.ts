@@ -1,6 +1,6 @@
 /** src/config.ts: defaults, validation, and the secrets production requires. */
 import test from "ava";
-import { ConfigError, loadConfig } from "../../src/config.js";
+import { ConfigError, kitDatabaseUrl, loadConfig } from "../../src/config.js";
 
 test("defaults follow the documented table and name the secrets left on development values", (t) => {
   const c = loadConfig({});
@@ -28,6 +28,35 @@ test("production refuses to start without its secrets", (t) => {
   t.throws(() => loadConfig({ NODE_ENV: "production" }), { instanceOf: ConfigError, message: /SLOTFLOW_ADMIN_TOKEN is required/ });
   const c = loadConfig({ NODE_ENV: "production", SLOTFLOW_ADMIN_TOKEN: "a", SLOTFLOW_JWT_SECRET: "b", SLOTFLOW_SEAL_KEY: "c" });
   t.deepEqual(c.devDefaults, []);
+});
+
+test("production lists every missing secret at once, and only those the command needs", (t) => {
+  t.throws(() => loadConfig({ NODE_ENV: "production" }), {
+    instanceOf: ConfigError,
+    message: "SLOTFLOW_ADMIN_TOKEN is required, as are SLOTFLOW_JWT_SECRET and SLOTFLOW_SEAL_KEY, when NODE_ENV=production",
+  });
+  t.throws(() => loadConfig({ NODE_ENV: "production", SLOTFLOW_JWT_SECRET: "b" }, { secrets: ["SLOTFLOW_ADMIN_TOKEN", "SLOTFLOW_JWT_SECRET", "SLOTFLOW_SEAL_KEY"] }), {
+    instanceOf: ConfigError,
+    message: "SLOTFLOW_ADMIN_TOKEN is required, as is SLOTFLOW_SEAL_KEY, when NODE_ENV=production",
+  });
+  const migrateOnly = loadConfig({ NODE_ENV: "production", DATABASE_URL: "postgresql://db/app" }, { secrets: [] });
+  t.is(migrateOnly.databaseUrl, "postgresql://db/app");
+  t.is(migrateOnly.adminToken, "", "an unneeded production secret never falls back to the development value");
+  t.deepEqual(migrateOnly.devDefaults, []);
+  t.is(loadConfig({ NODE_ENV: "production", SLOTFLOW_JWT_SECRET: "j" }, { secrets: ["SLOTFLOW_JWT_SECRET"] }).jwtSecret, "j");
+});
+
+test("every malformed value is listed in one error", (t) => {
+  t.throws(() => loadConfig({ PORT: "eighty", SLOTFLOW_WORKER_CONCURRENCY: "0", NODE_ENV: "production" }), {
+    instanceOf: ConfigError,
+    message: /^PORT must be an integer >= 0, got "eighty"; SLOTFLOW_WORKER_CONCURRENCY must be an integer >= 1, got "0"; SLOTFLOW_ADMIN_TOKEN is required/,
+  });
+});
+
+test("the testing kit's database is SLOTFLOW_TEST_DATABASE_URL, else DATABASE_URL, never a default", (t) => {
+  t.is(kitDatabaseUrl({ SLOTFLOW_TEST_DATABASE_URL: "postgresql://h/t", DATABASE_URL: "postgresql://h/d" }), "postgresql://h/t");
+  t.is(kitDatabaseUrl({ DATABASE_URL: "postgresql://h/d" }), "postgresql://h/d");
+  t.throws(() => kitDatabaseUrl({}), { instanceOf: ConfigError, message: /SLOTFLOW_TEST_DATABASE_URL \(or DATABASE_URL\)/ });
 });
 
 test("SLOTFLOW_SEAL_KEY is a key ring: comma-separated, newest first; one that names no key is refused", (t) => {

@@ -1,0 +1,84 @@
+/**
+ * The files operators run slotflow from stay correct (issue 9 §1, §4): docker-compose.yml parses
+ * (anchors and merge keys included) and names only `slotflow` commands that exist, through
+ * bin/slotflow.js (the compiled CLI in dist/); its Redis persists (append-only file, fsync every
+ * second, a volume) and never evicts; the Procfile's roles and `npm start` run bin/slotflow.js too.
+ * No Docker is needed: the machines that run this suite have none.
+ */
+import test from "ava";
+import { execFile } from "node:child_process";
+import { readFileSync } from "node:fs";
+import { join } from "node:path";
+import { promisify } from "node:util";
+import { parse } from "yaml";
+import { ROOT } from "../helpers/server.js";
+
+const run = promisify(execFile);
+
+interface Service {
+  image?: string;
+  command?: string[];
+  volumes?: string[];
+  environment?: Record<string, string>;
+  depends_on?: Record<string, { condition: string }>;
+}
+
+const compose = parse(readFileSync(join(ROOT, "docker-compose.yml"), "utf8"), { merge: true }) as { services: Record<string, Service> };
+
+/** The CLI's commands, as `slotflow --help` lists them. */
+async function cliCommands(): Promise<Set<string>> {
+  const { stdout } = await run(process.execPath, ["--import=tsx", "src/cli/main.ts", "--help"], { cwd: ROOT });
+  return new Set([...stdout.matchAll(/^ {2}([a-z]+)\b/gm)].map((m) => m[1]));
+}
+
+/** `slotflow X` in a shell command or argv: the X after `node bin/slotflow.js`. */
+function slotflowCommands(text: string): string[] {
+  return [...text.matchAll(/node bin\/slotflow\.js (\w+)/g)].map((m) => m[1]);
+}
+
+test("docker-compose runs the roles through bin/slotflow.js with commands that exist", async (t) => {
+  const commands = await cliCommands();
+  t.true(commands.has("migrate") && commands.has("web"), [...commands].join(","));
+  const { services } = compose;
+  for (const role of ["web", "worker", "sweeper"]) {
+    t.deepEqual(services[role].command, ["node", "bin/slotflow.js", role]);
+    t.deepEqual(services[role].depends_on, { release: { condition: "service_completed_successfully" } }, role);
+    t.truthy(services[role].environment?.DATABASE_URL, role);
+  }
+  const release = services.release.command!.join(" ");
+  t.regex(release, /npm ci && node bin\/slotflow\.js migrate$/, "release installs (which builds dist/) and migrates");
+  for (const service of Object.values(services)) {
+    for (const used of slotflowCommands((service.command ?? []).join(" "))) t.true(commands.has(used), `unknown command ${used}`);
+  }
+});
+
+test("docker-compose's Redis persists with an append-only file and never evicts", (t) => {
+  const redis = compose.services.redis;
+  const args = redis.command!.join(" ");
+  t.regex(args, /--appendonly yes/);
+  t.regex(args, /--appendfsync everysec/);
+  t.regex(args, /--maxmemory-policy noeviction/);
+  t.true(redis.volumes!.some((v) => v.endsWith(":/data")), "Redis's data directory is a volume");
+});
+
+test("the Procfile and npm start run the compiled CLI through bin/slotflow.js", async (t) => {
+  const commands = await cliCommands();
+  const procfile = Object.fromEntries(
+    readFileSync(join(ROOT, "Procfile"), "utf8")
+      .split("\n")
+      .filter((l) => l.trim())
+      .map((l) => [l.slice(0, l.indexOf(":")), l.slice(l.indexOf(":") + 1).trim()]),
+  );
+  t.deepEqual(Object.keys(procfile).sort(), ["release", "sweeper", "web", "worker"]);
+  for (const [role, command] of Object.entries(procfile)) {
+    const used = slotflowCommands(command);
+    t.is(used.length, 1, `${role}: ${command}`);
+    t.true(commands.has(used[0]), `${role}: ${command}`);
+  }
+  const pkg = JSON.parse(readFileSync(join(ROOT, "package.json"), "utf8"));
+  t.deepEqual(slotflowCommands(pkg.scripts.start), ["serve"]);
+  t.is(pkg.bin.slotflow, "./bin/slotflow.js");
+  t.regex(readFileSync(join(ROOT, "bin/slotflow.js"), "utf8"), /\.\.\/dist\/src\/cli\/main\.js/);
+  t.is(pkg.exports["./testing"].types, "./dist/src/testing/index.d.ts");
+  t.is(pkg.exports["./testing"].default, "./dist/src/testing/index.js");
+});
