@@ -1,69 +1,141 @@
 /**
- * Benchmark: callback deposits per second through the whole path — HTTP, body check, BullMQ,
- * a worker's transaction under the run lock, the answer back — against a real `slotflow serve`
- * on local PostgreSQL and Redis. Prints throughput and latency percentiles for one client and
- * for ten concurrent clients. Not a test: it prints its figures.
+ * Benchmark `deposits`: callback deposits through the whole path — HTTP, body check, BullMQ, a
+ * worker's transaction under the run lock, the answer back — against real `slotflow web` and
+ * `slotflow worker` processes, at C = 1, 10 and 50 concurrent responders. For each C: deposits/s,
+ * p50/p99, CPU ms per deposit summed over web, worker, the PostgreSQL backends and redis-server
+ * (from /proc), SQL statements and Redis commands per deposit (counted in the processes by
+ * bench/lib/count-preload.mjs; Redis's own INFO commandstats, scripts' inner calls included, beside
+ * it), and peak RSS of web and worker. Then, in the same run, the ceilings (bench/lib/ceilings.ts)
+ * and the ratio to each. Writes bench/results/deposits-*.json.
  *
- *   node --import=tsx bench/deposits.ts [runs=300]
+ *   npm run bench -- deposits [n1=300] [n10=1500] [n50=1500] [--no-ceilings] [--profile]
  *
- * For comparison (measured on this kind of machine): n8n 2.8's Wait-node resume manages about 61
- * resumes/s with one client (p50 16 ms, p99 26 ms) and 86/s with ten (p99 150 ms).
+ * `--profile` profiles web and worker during the C=10 phase (V8's CPU profiler, started by the bench preload) (profiles in bench/results/profiles/)
+ * and prints where their CPU goes (bench/lib/profile-summary.ts).
+ *
+ * Each deposit answers a fresh VendorApproval run (examples/vendor-approval.flow) seeded in SQL
+ * from one started through the API: the deposit completes `decision`, writes the tracked row,
+ * cancels `fixEmail`, finishes the run and burns the link.
  */
-import { readFileSync } from "node:fs";
-import { dropDatabase } from "../test/helpers/db.js";
-import { ADMIN_TOKEN, eventually, printedLinks, request, startCluster } from "../test/helpers/server.js";
+import { mkdirSync, readdirSync } from "node:fs";
+import { join } from "node:path";
+import { ROOT } from "../test/helpers/server.js";
+import { summarise } from "./lib/profile-summary.js";
+import { machineCpu, loadNote } from "./lib/proc.js";
+import { startBenchCluster, type Window } from "./lib/cluster.js";
+import { queueCeiling, sqlCeiling, type SqlCeiling } from "./lib/ceilings.js";
+import { drive, fmt, postDeposit, writeResult, type LoadResult } from "./lib/report.js";
+import { applyScript, seedForScript } from "./lib/apply-script.js";
 
-const RUNS = Number(process.argv[2] ?? 300);
+const flags = process.argv.slice(2).filter((a) => a.startsWith("--"));
+const [n1 = 300, n10 = 1500, n50 = 1500] = process.argv.slice(2).filter((a) => !a.startsWith("--")).map(Number);
+const withCeilings = !flags.includes("--no-ceilings");
+const profileDir = flags.includes("--profile") ? join(ROOT, "bench/results/profiles", new Date().toISOString().replace(/[:.]/g, "-")) : null;
 
-function percentile(sorted: number[], p: number): number {
-  return sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))];
+const INPUT = { vendor: { name: "Bench", contactEmail: "bench@example.com" }, amount: 10 };
+
+export interface PhaseFigures extends LoadResult {
+  cpuMsPerDeposit: number;
+  cpuMsByProcess: Record<string, number>;
+  sqlPerDeposit: number;
+  redisCommandsPerDeposit: number;
+  redisServerCallsPerDeposit: number;
+  sqlByVerb: Record<string, number>;
+  redisByName: Record<string, number>;
+}
+
+export function perDeposit(load: LoadResult, w: Window): PhaseFigures {
+  const n = load.ops;
+  const total = Object.values(w.cpuMs).reduce((a, b) => a + b, 0);
+  const per = (o: Record<string, number>) => Object.fromEntries(Object.entries(o).map(([k, v]) => [k, Number((v / n).toFixed(2))]));
+  return {
+    ...load,
+    cpuMsPerDeposit: total / n,
+    cpuMsByProcess: per(w.cpuMs),
+    sqlPerDeposit: w.counts.sql / n,
+    redisCommandsPerDeposit: w.counts.redis / n,
+    redisServerCallsPerDeposit: w.redisServerCalls / n,
+    sqlByVerb: per(w.counts.sqlByVerb),
+    redisByName: per(w.counts.redisByName),
+  };
 }
 
 async function main() {
-  const cluster = await startCluster("bench", { env: { SLOTFLOW_RATE_LIMIT_PER_MINUTE: "1000000" } });
+  const load0 = machineCpu();
+  if (profileDir) mkdirSync(profileDir, { recursive: true });
+  const bench = await startBenchCluster("bdeposits", profileDir ? { env: { SLOTFLOW_BENCH_CPU_PROF_DIR: profileDir } } : {});
+  const phases: Record<string, PhaseFigures> = {};
+  let ceilings: Record<string, unknown> | null = null;
   try {
-    const src = readFileSync("examples/vendor-approval.flow", "utf8");
-    await request(cluster.baseUrl, "POST", "/api/workflows", { token: ADMIN_TOKEN, text: src });
-    const start = async () =>
-      request(cluster.baseUrl, "POST", "/api/workflows/VendorApproval/runs", {
-        token: ADMIN_TOKEN,
-        json: { vendor: { name: "Bench", contactEmail: "b@example.com" }, amount: 10 },
-      });
-    process.stdout.write(`starting ${2 * RUNS} runs…\n`);
-    for (let i = 0; i < 2 * RUNS; i++) await start();
-    const links = await eventually(async () => {
-      const l = printedLinks(cluster.output());
-      return l.length >= 2 * RUNS ? l : null;
-    }, 120_000);
-    const post = async (url: string) => {
-      const t0 = performance.now();
-      const res = await fetch(url, { method: "POST", headers: { "content-type": "application/json" }, body: '{"ok":true,"note":"bench"}' });
-      await res.text();
-      if (res.status !== 200) throw new Error(`deposit answered ${res.status}`);
-      return performance.now() - t0;
-    };
-    for (const [label, clients, batch] of [
-      ["1 client", 1, links.slice(0, RUNS)],
-      ["10 clients", 10, links.slice(RUNS, 2 * RUNS)],
-    ] as const) {
-      const latencies: number[] = [];
-      const queue = [...batch];
-      const t0 = performance.now();
-      await Promise.all(
-        Array.from({ length: clients }, async () => {
-          for (let url = queue.shift(); url; url = queue.shift()) latencies.push(await post(url));
-        }),
-      );
-      const seconds = (performance.now() - t0) / 1000;
-      latencies.sort((a, b) => a - b);
+    await bench.deploy("examples/vendor-approval.flow");
+    const plan = [
+      [1, n1],
+      [10, n10],
+      [50, n50],
+    ] as const;
+    const warm = 200;
+    const urls = await bench.seedRuns("VendorApproval", INPUT, warm + plan.reduce((s, [, n]) => s + n, 0), "deposits");
+    process.stdout.write(`seeded ${urls.length} live runs; warming up…\n`);
+    await drive(urls.slice(0, warm), 10, (u) => postDeposit(u));
+    let at = warm;
+    for (const [clients, n] of plan) {
+      if (profileDir && clients === 10) await bench.toggleProfiles();
+      const m = await bench.measure();
+      const load = await drive(urls.slice(at, at + n), clients, (u) => postDeposit(u));
+      at += n;
+      const f = perDeposit(load, await m.stop());
+      if (profileDir && clients === 10) await bench.toggleProfiles();
+      phases[`C${clients}`] = f;
       process.stdout.write(
-        `${label}: ${(batch.length / seconds).toFixed(1)} deposits/s, p50 ${percentile(latencies, 50).toFixed(1)} ms, p99 ${percentile(latencies, 99).toFixed(1)} ms (${batch.length} deposits)\n`,
+        `C=${clients}: ${fmt(f.perSecond)} deposits/s, p50 ${fmt(f.p50Ms)} ms, p99 ${fmt(f.p99Ms)} ms, CPU ${fmt(f.cpuMsPerDeposit, 2)} ms/deposit ` +
+          `${JSON.stringify(f.cpuMsByProcess)}, SQL ${fmt(f.sqlPerDeposit, 2)}/deposit ${JSON.stringify(f.sqlByVerb)}, Redis ${fmt(f.redisCommandsPerDeposit, 2)} commands/deposit ` +
+          `${JSON.stringify(f.redisByName)} (server-side calls incl. scripts' ${fmt(f.redisServerCallsPerDeposit, 1)}), statuses ${JSON.stringify(f.statuses)}\n`,
       );
     }
+    const memory = bench.memory();
+    process.stdout.write(`peak RSS: ${Object.entries(memory).map(([k, v]) => `${k} ${(v.peakKb / 1024).toFixed(0)} MiB`).join(", ")}\n`);
+
+    if (withCeilings) {
+      const q = await queueCeiling(bench.redis.url, [
+        { clients: 1, ops: 500 },
+        { clients: 10, ops: 2000 },
+      ]);
+      for (const r of q.runs) process.stdout.write(`ceiling, bare BullMQ round trip C=${r.clients}: ${fmt(r.perSecond)}/s, p50 ${fmt(r.p50Ms, 2)} ms, p99 ${fmt(r.p99Ms, 2)} ms, CPU ${fmt(r.cpuMsPerOp, 2)} ms/op\n`);
+      await seedForScript(bench);
+      const script = applyScript();
+      const sql1 = await sqlCeiling(bench.cluster.databaseUrl, script, 1, 5);
+      const sql10 = await sqlCeiling(bench.cluster.databaseUrl, script, 10, 5);
+      for (const s of [sql1, sql10]) process.stdout.write(`ceiling, pgbench of one apply's SQL C=${s.clients}: ${fmt(s.tps)} tps, backend CPU ${fmt(s.backendCpuMsPerTx, 2)} ms/tx\n`);
+      const [sqlBoth, queueBoth] = await Promise.all([sqlCeiling(bench.cluster.databaseUrl, script, 10, 6), q.sustain(10, 6)]);
+      await q.stop();
+      const composed = Math.min(sqlBoth.tps, queueBoth);
+      const c10 = phases.C10.perSecond;
+      process.stdout.write(
+        `ceiling, both at once C=10: queue ${fmt(queueBoth)}/s, SQL ${fmt(sqlBoth.tps)} tps → composed ceiling ${fmt(composed)}/s; ` +
+          `deposits at C=10 are ${fmt(c10 / composed, 2)}× composed, ${fmt(c10 / q.runs[1].perSecond, 2)}× the queue hop, ${fmt(c10 / sql10.tps, 2)}× the SQL\n`,
+      );
+      ceilings = {
+        queue: q.runs,
+        sql: [sql1, sql10] satisfies SqlCeiling[],
+        together: { queuePerSecond: queueBoth, sqlTps: sqlBoth.tps, composed },
+        ratios: { c10VsComposed: c10 / composed, c10VsQueue: c10 / q.runs[1].perSecond, c10VsSql: c10 / sql10.tps, c1P50VsQueueP50: phases.C1.p50Ms / q.runs[0].p50Ms },
+        applyScript: script,
+      };
+    }
+    const note = loadNote(load0);
+    process.stdout.write(`${note}\n`);
+    const path = writeResult("deposits", { note, phases, memory, ceilings });
+    process.stdout.write(`wrote ${path}\n`);
   } finally {
-    await cluster.stop();
-    await dropDatabase(cluster.databaseUrl);
+    await bench.stop();
+  }
+  if (profileDir) {
+    const roles = new Map(bench.cluster.processes.map((p) => [`${p.child.pid}.cpuprofile`, p.role]));
+    for (const file of readdirSync(profileDir).filter((f) => f.endsWith(".cpuprofile"))) {
+      process.stdout.write(`\nprofile of ${roles.get(file) ?? "?"}: ${join(profileDir, file)} (share of busy samples, native calls counted for their JS caller):\n`);
+      for (const { bucket, share } of summarise(join(profileDir, file)).slice(0, 12)) process.stdout.write(`${(share * 100).toFixed(1).padStart(6)}%  ${bucket}\n`);
+    }
   }
 }
 
-await main();
+if (import.meta.url === `file://${process.argv[1]}`) await main();

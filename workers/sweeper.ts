@@ -21,7 +21,9 @@ const MAIL_GRACE_MS = 30_000;
 /** One sweep; returns how many expiries and mail deliveries it enqueued. */
 export async function sweepOnce(rt: Runtime, now = new Date()): Promise<{ expiries: number; mail: number }> {
   const due = await dueExpiries(rt.db, now, BATCH);
-  for (const cmd of due) await rt.queues.enqueue(cmd, { removeOnComplete: true });
+  // One statement finds the batch (the (status, deadline) index: cost follows the expired, not the
+  // open), one Redis call enqueues it (bench `sweep`).
+  await rt.queues.enqueueMany(due, { removeOnComplete: true });
   const stale = await rt.db.outboxMessage.findMany({
     where: { status: "pending", createdAt: { lte: new Date(now.getTime() - MAIL_GRACE_MS) } },
     select: { id: true },

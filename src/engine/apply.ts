@@ -2,15 +2,18 @@
  * The one path by which every change reaches a run: `applyCommand` runs a command (start, deposit,
  * raise, expire, revoke) in one Prisma transaction with the run's row locked.
  *
- * 1. `SELECT … FROM runs WHERE id = $1 FOR UPDATE` — every change to a run takes this lock first,
- *    so changes to one run apply one at a time, in lock order, however many workers run; changes
- *    to different runs proceed in parallel. (A queue per run would serialise too, but needs a
- *    queue and a consumer per live run; a row lock costs nothing while a run is idle.)
- * 2. Idempotency: if `applied_commands` holds this command id, its recorded outcome is returned
- *    and nothing is applied again — a worker that died after commit but before acknowledging its
- *    job is retried safely.
- * 3. The command decides on the locked state; a success flushes the step and records the outcome
- *    in `applied_commands` in the same transaction.
+ * 1. One read (sql/step-read.ts) takes the run row lock (`SELECT … FOR UPDATE`) and then reads
+ *    the run, its current slots, tracked rows and live links — every change to a run takes this
+ *    lock first, so changes to one run apply one at a time, in lock order, however many workers
+ *    run; changes to different runs proceed in parallel. (A queue per run would serialise too,
+ *    but needs a queue and a consumer per live run; a row lock costs nothing while a run is idle.)
+ * 2. Idempotency: if `applied_commands` holds this command id (returned by the same read), its
+ *    recorded outcome is returned and nothing is applied again — a worker that died after commit
+ *    but before acknowledging its job is retried safely.
+ * 3. The command decides on the locked state in memory; a success flushes the step and records
+ *    the outcome in `applied_commands` in one statement (sql/step-write.ts).
+ *
+ * Round trips of a deposit: BEGIN, the read, the write, COMMIT (bench `deposits` counts them).
  * 4. A refusal changes nothing. A RuntimeFault (the workflow's own code failed) discards the step
  *    and records an incident on the run instead: refusal `handler-failed`, links stay live.
  *
@@ -27,9 +30,12 @@ import type { CommandResult } from "./commands/result.js";
 import { startRun } from "./commands/start.js";
 import type { Command, Outcome } from "./commands/types.js";
 import { RuntimeFault } from "./interpreter.js";
-import { RefusalCode, refuse } from "./refusals.js";
+import type { LinkRow, LinkStatus } from "./link.js";
+import { RefusalCode, refuse, type LinkEndReason } from "./refusals.js";
 import { redactTokens, type Sealer } from "./seal.js";
-import { Step, type RunRecord, type RunStatus } from "./step.js";
+import { priorOutcome } from "./sql/applied.js";
+import { readStep } from "./sql/step-read.js";
+import { Step } from "./step.js";
 import { loadVersion } from "./workflows.js";
 
 export interface EngineDeps {
@@ -49,26 +55,6 @@ export interface Applied {
 
 const TX_OPTIONS = { maxWait: 10_000, timeout: 30_000 };
 
-/** Locks the run row and reads it; null when no run has that id. */
-export async function lockRun(tx: Tx, runId: string, sealer: Sealer): Promise<RunRecord | null> {
-  const rows = await tx.$queryRaw<
-    { id: string; workflow_name: string; version: number; state: string; status: string; visit: number; input: unknown; milestones: string[]; finished_at: Date | null }[]
-  >`SELECT id, workflow_name, version, state, status, visit, input, milestones, finished_at FROM runs WHERE id = ${runId}::uuid FOR UPDATE`;
-  const r = rows[0];
-  if (!r) return null;
-  return {
-    id: r.id,
-    workflowName: r.workflow_name,
-    version: r.version,
-    state: r.state,
-    status: r.status as RunStatus,
-    visit: r.visit,
-    input: sealer.unsealJson(r.input) as Record<string, unknown>,
-    milestones: r.milestones ?? [],
-    finishedAt: r.finished_at,
-  };
-}
-
 /**
  * Records an incident on the run, unless its latest incident is the same failure of the same
  * command kind (an expiry handler that keeps failing is retried by every sweep; one incident says it).
@@ -84,10 +70,10 @@ export async function applyCommand(deps: EngineDeps, cmd: Command): Promise<Appl
   let fault: RuntimeFault | null = null;
   const applied = await deps.db.$transaction(async (tx) => {
     const services = { tx, sealer: deps.sealer, baseUrl: deps.baseUrl, limits: deps.limits };
-    const run = cmd.kind === "start" ? null : await lockRun(tx, cmd.runId, deps.sealer);
-    const prior = await tx.appliedCommand.findUnique({ where: { id: cmd.commandId } });
-    if (prior) return { outcome: prior.outcome as unknown as Outcome, queuedMail: [] };
-    if (cmd.kind !== "start" && !run) {
+    const read = cmd.kind === "start" ? null : await readStep(tx, cmd.runId, cmd.commandId, cmd.kind === "deposit" ? cmd.linkId : null);
+    const prior = read ? read.prior : await priorOutcome(tx, cmd.commandId);
+    if (prior) return { outcome: prior as Outcome, queuedMail: [] };
+    if (read && !read.run) {
       return { outcome: { ok: false as const, refusal: refuse(RefusalCode.NotFound, "No run has this id.") }, queuedMail: [] };
     }
     let result: CommandResult;
@@ -95,7 +81,9 @@ export async function applyCommand(deps: EngineDeps, cmd: Command): Promise<Appl
       if (cmd.kind === "start") {
         result = await startRun(services, cmd);
       } else {
-        const step = await Step.load(services, await loadVersion(tx, run!.workflowName, run!.version), run!);
+        const run = read!.run!;
+        const step = Step.fromRead(services, await loadVersion(tx, run.workflow_name as string, run.version as number), read!);
+        if (cmd.kind === "deposit") step.depositLink = linkRowOf(read!.link);
         result =
           cmd.kind === "deposit" ? await deposit(step, cmd)
           : cmd.kind === "raise" ? await raise(step, cmd)
@@ -106,21 +94,33 @@ export async function applyCommand(deps: EngineDeps, cmd: Command): Promise<Appl
       if (!(err instanceof RuntimeFault)) throw err;
       fault = err;
       const message = redactTokens(err.message);
-      if (run) await recordIncident(tx, run.id, cmd.kind, message);
+      if (read) await recordIncident(tx, cmd.runId, cmd.kind, message);
       return {
         outcome: { ok: false as const, refusal: refuse(RefusalCode.HandlerFailed, `The workflow failed while handling this request; nothing was applied. ${message}`) },
         queuedMail: [],
       };
     }
     if (result.outcome.ok && result.step) {
-      await result.step.flush();
-      await tx.appliedCommand.create({
-        data: { id: cmd.commandId, runId: result.step.run.id, kind: cmd.kind, outcome: result.outcome as object },
-      });
+      await result.step.flush({ id: cmd.commandId, kind: cmd.kind, outcome: result.outcome });
       return { outcome: result.outcome, queuedMail: result.step.queuedMail };
     }
     return { outcome: result.outcome, queuedMail: [] };
   }, TX_OPTIONS);
   if (fault) deps.log?.warn({ command: cmd.kind, runId: cmd.runId, err: redactTokens((fault as RuntimeFault).message) }, "handler failed; step discarded");
   return applied;
+}
+
+/** The deposit's link as read under the lock (JSON row → LinkRow), or null. */
+function linkRowOf(row: Record<string, unknown> | null): LinkRow | null {
+  if (!row) return null;
+  return {
+    id: row.id as string,
+    runId: row.run_id as string,
+    slotId: row.slot_id as string,
+    mintedVersion: row.minted_version as number,
+    status: row.status as LinkStatus,
+    endReason: (row.end_reason as LinkEndReason | null) ?? null,
+    idempotencyKeySha256: (row.idempotency_key_sha256 as string | null) ?? null,
+    idempotencyBodySha256: (row.idempotency_body_sha256 as string | null) ?? null,
+  };
 }

@@ -14,11 +14,32 @@
  * Messages name the construct and its line but never a value, so a token cannot leak into them.
  */
 import type { Expr, Range, Statement } from "../lang/ast.js";
+import type { CompiledWorkflow } from "../lang/compiled.js";
 import { isEmailAddress } from "./email-address.js";
-import { mintLink } from "./link.js";
-import { dropSlot, isAliasDone, liveSlotForAlias } from "./slot.js";
-import type { Step } from "./step.js";
 import { Duration, formatIsoDuration, type Value } from "./values.js";
+
+/**
+ * The world the interpreter runs in, handed to it by the step (style.md 12: an evaluator receives
+ * its environment rather than importing it). `Step` implements it, delegating slot and link
+ * effects to their lifecycle modules, so the interpreter imports neither slot.ts nor link.ts.
+ */
+export interface World {
+  readonly now: Date;
+  readonly workflow: CompiledWorkflow;
+  readonly run: { readonly state: string };
+  readonly entities: Map<string, { entity: string; data: Record<string, Value> }>;
+  /** A scalar workflow parameter's runtime value (read-only input). */
+  inputValue(name: string): Value;
+  /** `x.done`: every slot of the alias is completed. */
+  isAliasDone(alias: string): boolean;
+  /** `x.CallbackUrl()`: mints a link for the alias's open or waiting slot; null when it has none. */
+  mintCallbackUrl(alias: string): string | null;
+  /** `drop slot x`. */
+  dropSlot(alias: string): void;
+  queueMail(to: string, subject: string, body: string): string;
+  addHistory(kind: string, data?: Record<string, unknown>): void;
+  markEntityDirty(name: string): void;
+}
 
 export class RuntimeFault extends Error {
   override name = "RuntimeFault";
@@ -89,7 +110,7 @@ function isSpecial(v: Value, kind: Special["kind"]): boolean {
 }
 
 /** Evaluates `expr` in `scope` for `step`. */
-export function evaluate(step: Step, scope: Scope, expr: Expr): Value {
+export function evaluate(step: World, scope: Scope, expr: Expr): Value {
   switch (expr.kind) {
     case "literal":
       return expr.type === "duration" ? new Duration(expr.value as number) : expr.value;
@@ -113,7 +134,7 @@ export function evaluate(step: Step, scope: Scope, expr: Expr): Value {
   }
 }
 
-function resolveName(step: Step, scope: Scope, name: string, range: Range): Value {
+function resolveName(step: World, scope: Scope, name: string, range: Range): Value {
   const local = scope.lookup(name);
   if (local.found) return local.value!;
   const state = step.workflow.states[step.run.state];
@@ -126,7 +147,7 @@ function resolveName(step: Step, scope: Scope, name: string, range: Range): Valu
   throw new RuntimeFault(`unknown name "${name}"`, range);
 }
 
-function member(step: Step, target: Value, name: string, range: Range): Value {
+function member(step: World, target: Value, name: string, range: Range): Value {
   // Reading through null gives null (the checker types such a read as optional).
   if (target === null) return null;
   if (isSpecial(target, "entityRef")) {
@@ -134,7 +155,7 @@ function member(step: Step, target: Value, name: string, range: Range): Value {
     return row.data[name] ?? null;
   }
   if (isSpecial(target, "slotRef")) {
-    if (name === "done") return isAliasDone(step, (target as SlotRef).alias);
+    if (name === "done") return step.isAliasDone((target as SlotRef).alias);
     throw new RuntimeFault(`slot has no member "${name}"`, range);
   }
   if (isSpecial(target, "principal")) {
@@ -151,16 +172,16 @@ function member(step: Step, target: Value, name: string, range: Range): Value {
   throw new RuntimeFault(`value has no member "${name}"`, range);
 }
 
-function call(step: Step, scope: Scope, expr: Extract<Expr, { kind: "call" }>): Value {
+function call(step: World, scope: Scope, expr: Extract<Expr, { kind: "call" }>): Value {
   const args = () => expr.args.map((a) => evaluate(step, scope, a));
   if (expr.callee.kind === "member") {
     const target = evaluate(step, scope, expr.callee.object);
     const method = expr.callee.property.name;
     if (target === null) throw new RuntimeFault(`null dereference calling ".${method}()"`, expr.range);
     if (isSpecial(target, "slotRef") && method === "CallbackUrl") {
-      const slot = liveSlotForAlias(step, (target as SlotRef).alias);
-      if (!slot) throw new RuntimeFault(`CallbackUrl() on slot "${(target as SlotRef).alias}", which is not open or waiting`, expr.range);
-      return mintLink(step, slot);
+      const url = step.mintCallbackUrl((target as SlotRef).alias);
+      if (url === null) throw new RuntimeFault(`CallbackUrl() on slot "${(target as SlotRef).alias}", which is not open or waiting`, expr.range);
+      return url;
     }
     if (isSpecial(target, "principal") && method === "hasRole") {
       const [role] = args();
@@ -216,7 +237,7 @@ export function display(v: Value): string {
   return String(v);
 }
 
-function binary(step: Step, scope: Scope, expr: Extract<Expr, { kind: "binary" }>): Value {
+function binary(step: World, scope: Scope, expr: Extract<Expr, { kind: "binary" }>): Value {
   const { op, range } = expr;
   if (op === "&&") return Boolean(evaluate(step, scope, expr.left)) && Boolean(evaluate(step, scope, expr.right));
   if (op === "||") return Boolean(evaluate(step, scope, expr.left)) || Boolean(evaluate(step, scope, expr.right));
@@ -301,16 +322,16 @@ export function admits(matchers: Value[], principal: Principal): boolean {
 }
 
 /** Runs `statements` in a child of `scope` (a block: its `let`s end with it). */
-export function execute(step: Step, scope: Scope, statements: Statement[]): void {
+export function execute(step: World, scope: Scope, statements: Statement[]): void {
   executeIn(step, scope.child(), statements);
 }
 
 /** Runs `statements` in `scope` itself, so their `let`s stay visible after them (a handler's arms see them). */
-export function executeIn(step: Step, scope: Scope, statements: Statement[]): void {
+export function executeIn(step: World, scope: Scope, statements: Statement[]): void {
   for (const st of statements) executeOne(step, scope, st);
 }
 
-function executeOne(step: Step, scope: Scope, st: Statement): void {
+function executeOne(step: World, scope: Scope, st: Statement): void {
   switch (st.kind) {
     case "let":
       scope.declare(st.name.name, evaluate(step, scope, st.value));
@@ -335,7 +356,7 @@ function executeOne(step: Step, scope: Scope, st: Statement): void {
       return;
     }
     case "dropSlot":
-      dropSlot(step, st.alias.name);
+      step.dropSlot(st.alias.name);
       return;
     case "if":
       if (evaluate(step, scope, st.condition)) execute(step, scope, st.then);
@@ -347,7 +368,7 @@ function executeOne(step: Step, scope: Scope, st: Statement): void {
   }
 }
 
-function assign(step: Step, scope: Scope, st: Extract<Statement, { kind: "assign" }>): void {
+function assign(step: World, scope: Scope, st: Extract<Statement, { kind: "assign" }>): void {
   const value = evaluate(step, scope, st.value);
   const [head, ...path] = st.target.map((t) => t.name);
   if (path.length === 0) {

@@ -128,3 +128,66 @@ export function revokeLink(step: Step, slot: SlotRecord, linkId: string): void {
   if (step.liveLinkOf(slot.id) === linkId) step.setLiveLink(slot.id, null);
   step.addHistory("link-revoked", { linkId, alias: slot.alias });
 }
+
+export interface LinkSettlement {
+  /** Links that existed before the step and end now, by id (the burned one with its idempotency hashes). */
+  ended: {
+    id: string;
+    status: "burned" | "retired" | "dead";
+    end_reason: LinkEndReason | null;
+    idempotency_key_sha256: string | null;
+    idempotency_body_sha256: string | null;
+  }[];
+  /** Links minted during the step, with the status they have when it commits. */
+  minted: { id: string; token_sha256: string; slot_id: string; status: LinkStatus; end_reason: LinkEndReason | null }[];
+}
+
+/**
+ * Decides, in memory, every link write of a step (the transitions in this module's header), so
+ * the flush names each row it changes and sends no write that cannot match:
+ *
+ * - the deposit's own link → burned (with the hashes of its Idempotency-Key and body);
+ * - an existing live link of a slot minted again → retired; of a slot closed, or revoked → dead
+ *   (its reason);
+ * - a minted link → retired when a later mint of the same step replaced it, dead when its slot
+ *   closed later in the step, else live.
+ *
+ * `loadedLiveLinks` are the live links of the run's current slots as read under the run lock (at
+ * most one per slot).
+ */
+export function settleLinks(step: {
+  loadedLiveLinks: { id: string; slotId: string }[];
+  mints: { linkId: string; slotId: string; tokenSha256: string }[];
+  linkEnds: Map<string, LinkEndReason>;
+  burned: { linkId: string; idempotency: IdempotencyFingerprint | null } | null;
+}): LinkSettlement {
+  const minted = new Set(step.mints.map((m) => m.slotId));
+  const burnedId = step.burned?.linkId ?? null;
+  const ended: LinkSettlement["ended"] = [];
+  const noKey = { idempotency_key_sha256: null, idempotency_body_sha256: null };
+  if (step.burned) {
+    const key = step.burned.idempotency;
+    ended.push({
+      id: step.burned.linkId,
+      status: "burned",
+      end_reason: null,
+      idempotency_key_sha256: key?.keySha256 ?? null,
+      idempotency_body_sha256: key?.bodySha256 ?? null,
+    });
+  }
+  for (const link of step.loadedLiveLinks) {
+    if (link.id === burnedId) continue;
+    if (minted.has(link.slotId)) ended.push({ id: link.id, status: "retired", end_reason: null, ...noKey });
+    else if (step.linkEnds.has(link.slotId)) ended.push({ id: link.id, status: "dead", end_reason: step.linkEnds.get(link.slotId)!, ...noKey });
+  }
+  const lastMint = new Map(step.mints.map((m) => [m.slotId, m.linkId]));
+  return {
+    ended,
+    minted: step.mints.map((m) => {
+      const base = { id: m.linkId, token_sha256: m.tokenSha256, slot_id: m.slotId };
+      if (lastMint.get(m.slotId) !== m.linkId) return { ...base, status: "retired" as const, end_reason: null };
+      const reason = step.linkEnds.get(m.slotId);
+      return reason ? { ...base, status: "dead" as const, end_reason: reason } : { ...base, status: "live" as const, end_reason: null };
+    }),
+  };
+}

@@ -11,6 +11,7 @@
  *
  * Returns the `deposit` command to apply (or `null` when this very request already completed the
  * slot); it names the link by id and never carries the token.
+ * Database work: one statement (sql/link-lookup.ts); the compiled version comes from a cache.
  */
 import { randomUUID } from "node:crypto";
 import type { Db } from "../db.js";
@@ -19,6 +20,7 @@ import type { Command } from "./commands/types.js";
 import { replay, type IdempotencyFingerprint } from "./idempotency.js";
 import { hashToken, isTokenShaped, refusalForEndedLink, type LinkStatus } from "./link.js";
 import { RefusalCode, refuse, type LinkEndReason, type Refusal } from "./refusals.js";
+import { lookupLink } from "./sql/link-lookup.js";
 import { toJson } from "./values.js";
 import { loadVersion } from "./workflows.js";
 
@@ -37,28 +39,15 @@ export async function prepareDeposit(db: Db, token: string, body: unknown): Prom
 export async function prepareDeposit(db: Db, token: string, body: unknown, idempotency: IdempotencyFingerprint | null): Promise<PreparedKeyedDeposit>;
 export async function prepareDeposit(db: Db, token: string, body: unknown, idempotency: IdempotencyFingerprint | null = null): Promise<PreparedKeyedDeposit> {
   if (!isTokenShaped(token)) return { ok: false, refusal: NOT_FOUND };
-  const link = await db.link.findUnique({
-    where: { tokenSha256: hashToken(token) },
-    select: {
-      id: true,
-      runId: true,
-      mintedVersion: true,
-      status: true,
-      endReason: true,
-      idempotencyKeySha256: true,
-      idempotencyBodySha256: true,
-      slot: { select: { state: true, alias: true } },
-      run: { select: { workflowName: true } },
-    },
-  });
+  const link = await lookupLink(db, hashToken(token));
   if (!link) return { ok: false, refusal: NOT_FOUND };
   const again = link.status === "burned" ? replay(link, idempotency) : null;
   if (again === "completed") return { ok: true, cmd: null };
   if (again) return { ok: false, refusal: again };
   const ended = refusalForEndedLink({ status: link.status as LinkStatus, endReason: link.endReason as LinkEndReason | null });
   if (ended) return { ok: false, refusal: ended };
-  const wf = await loadVersion(db, link.run.workflowName, link.mintedVersion);
-  const decl = wf.states[link.slot.state]?.slots.find((s) => s.alias === link.slot.alias);
+  const wf = await loadVersion(db, link.workflowName, link.mintedVersion);
+  const decl = wf.states[link.state]?.slots.find((s) => s.alias === link.alias);
   const event = decl ? wf.events[decl.event] : undefined;
   if (!event) return { ok: false, refusal: NOT_FOUND };
   const checked = checkBody(body, event.params);

@@ -2,17 +2,23 @@
  * A step: one change to one run (start, deposit, raise, expiry), applied as one atomic unit
  * (language reference, "Handlers and execution": all of it commits or none of it does).
  *
- * The step loads the run (locked by the caller), its current slots and its tracked rows into
- * memory; the lifecycle modules (run.ts, slot.ts, link.ts) and the interpreter change that model
- * and record effects; `flush()` writes everything through the caller's transaction. A runtime
- * error thrown before `flush()` leaves the database untouched, and the caller's rollback covers a
- * failure during it.
+ * The step is built from one read (sql/step-read.ts: the run locked, its current slots, tracked
+ * rows and live links); the lifecycle modules (run.ts, slot.ts, link.ts) and the interpreter
+ * change that model in memory and record effects; `flush()` writes everything, with the
+ * command's outcome record, in one statement (sql/step-write.ts) through the caller's
+ * transaction. A runtime error thrown before `flush()` leaves the database untouched, and the
+ * caller's rollback covers a failure during it.
  *
  * Every string written by `flush()` that carries a callback link is sealed first (seal.ts).
  */
 import { randomUUID } from "node:crypto";
 import type { Limits } from "../config.js";
 import type { Tx } from "../db.js";
+import type { World } from "./interpreter.js";
+import { mintLink, settleLinks, type LinkRow } from "./link.js";
+import { dropSlot, isAliasDone, liveSlotForAlias } from "./slot.js";
+import { jsonDate, readStepUnlocked, type StepRead } from "./sql/step-read.js";
+import { writeStep, type SlotWriteRow, type StepWrite } from "./sql/step-write.js";
 import type { CompiledWorkflow } from "../lang/compiled.js";
 import type { IdempotencyFingerprint } from "./idempotency.js";
 import type { LinkEndReason } from "./refusals.js";
@@ -65,7 +71,7 @@ export interface StepServices {
   limits?: Limits;
 }
 
-interface PendingMint {
+export interface PendingMint {
   linkId: string;
   slotId: string;
   tokenSha256: string;
@@ -79,7 +85,7 @@ interface PendingMail {
   body: string;
 }
 
-export class Step {
+export class Step implements World {
   readonly now = new Date();
   /** State entries during this step (bounded by run.ts). */
   entries = 0;
@@ -91,12 +97,16 @@ export class Step {
   private readonly newSlots = new Set<string>();
   private readonly dirtySlots = new Set<string>();
   private readonly dirtyEntities = new Set<string>();
-  private readonly mints: PendingMint[] = [];
+  readonly mints: PendingMint[] = [];
   /** Slot id → why its live link dies at flush (slot closed during this step). */
-  private readonly linkEnds = new Map<string, LinkEndReason>();
-  private burned: { linkId: string; idempotency: IdempotencyFingerprint | null } | null = null;
+  readonly linkEnds = new Map<string, LinkEndReason>();
+  burned: { linkId: string; idempotency: IdempotencyFingerprint | null } | null = null;
   /** Slot id → id of its live link, as loaded and as changed by this step (link.ts keeps it). */
   private readonly liveLinks: Map<string, string>;
+  /** Live links of the run's current slots as read under the lock (link.ts `settleLinks` decides their ends). */
+  readonly loadedLiveLinks: { id: string; slotId: string }[];
+  /** The link a deposit names, as read under the lock (null for other commands). */
+  depositLink: LinkRow | null = null;
   private readonly mail: PendingMail[] = [];
   private readonly history: { kind: string; data: Record<string, unknown> }[] = [];
   /** Outbox ids queued by this step, for the caller to hand to the mailer after commit. */
@@ -109,49 +119,72 @@ export class Step {
     slots: SlotRecord[],
     entities: EntityRecord[],
     isNewRun: boolean,
-    liveLinks: Map<string, string> = new Map(),
+    liveLinks: { id: string; slotId: string }[] = [],
   ) {
     this.slots = slots;
-    this.liveLinks = liveLinks;
+    this.loadedLiveLinks = liveLinks;
+    this.liveLinks = new Map(liveLinks.map((l) => [l.slotId, l.id]));
     this.entities = new Map(entities.map((e) => [e.name, e]));
     this.isNewRun = isNewRun;
     if (isNewRun) for (const e of entities) this.dirtyEntities.add(e.name);
   }
 
-  /** Loads the run's current slots and tracked rows. The caller holds the run's row lock. */
-  static async load(services: StepServices, workflow: CompiledWorkflow, run: RunRecord): Promise<Step> {
-    const { tx, sealer } = services;
-    const [slotRows, entityRows, liveLinks] = await Promise.all([
-      tx.slot.findMany({ where: { runId: run.id, visit: run.visit }, orderBy: [{ alias: "asc" }, { element: "asc" }] }),
-      tx.entityRow.findMany({ where: { runId: run.id } }),
-      tx.link.findMany({ where: { runId: run.id, status: "live" }, select: { id: true, slotId: true } }),
-    ]);
-    const slots: SlotRecord[] = slotRows.map((r) => {
-      const slot = workflow.states[r.state]?.slots.find((s) => s.alias === r.alias);
+  /**
+   * Builds the step from its read (sql/step-read.ts: the run locked, its current slots, tracked
+   * rows and live links). Sealed values are opened here, inside the engine only.
+   */
+  static fromRead(services: StepServices, workflow: CompiledWorkflow, read: StepRead): Step {
+    const { sealer } = services;
+    const r = read.run!;
+    const run: RunRecord = {
+      id: r.id as string,
+      workflowName: r.workflow_name as string,
+      version: r.version as number,
+      state: r.state as string,
+      status: r.status as RunStatus,
+      visit: r.visit as number,
+      input: sealer.unsealJson(r.input) as Record<string, unknown>,
+      milestones: (r.milestones as string[] | null) ?? [],
+      finishedAt: jsonDate(r.finished_at),
+    };
+    const slots: SlotRecord[] = read.slots.map((row) => {
+      const slot = workflow.states[row.state as string]?.slots.find((s) => s.alias === row.alias);
       const elementType = slot?.forEach?.elementType ?? null;
+      const elementValue = (row.element_value ?? null) as Value;
       return {
-        id: r.id,
-        state: r.state,
-        visit: r.visit,
-        alias: r.alias,
-        element: r.element,
-        elementValue: r.elementValue === null ? null : elementType ? fromJson(r.elementValue, elementType) : (r.elementValue as Value),
-        event: r.event,
-        status: r.status as SlotStatus,
-        openedAt: r.openedAt,
-        deadline: r.deadline,
-        closedAt: r.closedAt,
-        args: r.args as Record<string, unknown> | null,
+        id: row.id as string,
+        state: row.state as string,
+        visit: row.visit as number,
+        alias: row.alias as string,
+        element: (row.element as number | null) ?? null,
+        elementValue: elementValue === null ? null : elementType ? fromJson(elementValue, elementType) : elementValue,
+        event: row.event as string,
+        status: row.status as SlotStatus,
+        openedAt: jsonDate(row.opened_at),
+        deadline: jsonDate(row.deadline),
+        closedAt: jsonDate(row.closed_at),
+        args: (row.args ?? null) as Record<string, unknown> | null,
       };
     });
-    const entities: EntityRecord[] = entityRows.map((r) => {
-      const decl = workflow.entities[r.entity];
-      const raw = sealer.unsealJson(r.data) as Record<string, unknown>;
+    const entities: EntityRecord[] = read.entities.map((row) => {
+      const decl = workflow.entities[row.entity as string];
+      const raw = sealer.unsealJson(row.data) as Record<string, unknown>;
       const data: Record<string, Value> = {};
       for (const [field, spec] of Object.entries(decl?.fields ?? {})) data[field] = fromJson(raw[field] ?? null, spec.type);
-      return { name: r.name, entity: r.entity, data };
+      return { name: row.name as string, entity: row.entity as string, data };
     });
-    return new Step(services, workflow, run, slots, entities, false, new Map(liveLinks.map((l) => [l.slotId, l.id])));
+    const liveLinks = read.liveLinks.map((l) => ({ id: l.id, slotId: l.slot_id }));
+    return new Step(services, workflow, run, slots, entities, false, liveLinks);
+  }
+
+  /**
+   * Loads a run's world without locking it, for read-only evaluation (the responder page); a
+   * step built this way is never flushed.
+   */
+  static async load(services: StepServices, workflow: CompiledWorkflow, run: Pick<RunRecord, "id">): Promise<Step> {
+    const read = await readStepUnlocked(services.tx, run.id);
+    if (!read.run) throw new Error(`run ${run.id} does not exist`);
+    return Step.fromRead(services, workflow, read);
   }
 
   /** The runtime value of a scalar workflow parameter (read-only input). */
@@ -162,6 +195,21 @@ export class Step {
     const value = param ? fromJson(this.run.input[name] ?? null, param.type) : null;
     this.inputCache.set(name, value);
     return value;
+  }
+
+  // --- the interpreter's world (interpreter.ts `World`): slot and link effects via their modules ---
+
+  isAliasDone(alias: string): boolean {
+    return isAliasDone(this, alias);
+  }
+
+  mintCallbackUrl(alias: string): string | null {
+    const slot = liveSlotForAlias(this, alias);
+    return slot ? mintLink(this, slot) : null;
+  }
+
+  dropSlot(alias: string): void {
+    dropSlot(this, alias);
   }
 
   // --- recording (used by the lifecycle modules only) -------------------------------------------
@@ -219,102 +267,69 @@ export class Step {
 
   // --- writing ---------------------------------------------------------------------------------
 
-  /** Writes every change of the step through the transaction. */
-  async flush(): Promise<void> {
-    const { tx, sealer } = this.services;
+  /**
+   * Writes every change of the step, and the command's outcome record, in one statement
+   * (sql/step-write.ts). Mail ids are handed to `queuedMail` for the caller to enqueue after commit.
+   */
+  async flush(applied: { id: string; kind: string; outcome: unknown }): Promise<void> {
+    const { sealer } = this.services;
     const run = this.run;
-    if (this.isNewRun) {
-      await tx.run.create({
-        data: {
-          id: run.id,
-          workflowName: run.workflowName,
-          version: run.version,
-          state: run.state,
-          status: run.status,
-          visit: run.visit,
-          input: sealer.sealJson(run.input) as object,
-          milestones: run.milestones,
-          finishedAt: run.finishedAt,
-        },
-      });
-    } else {
-      await tx.run.update({
-        where: { id: run.id },
-        data: { state: run.state, status: run.status, visit: run.visit, milestones: run.milestones, finishedAt: run.finishedAt, version: run.version },
-      });
-    }
-    const created = this.slots.filter((s) => this.newSlots.has(s.id));
-    if (created.length > 0) await tx.slot.createMany({ data: created.map((s) => this.slotRow(s)) });
-    for (const s of this.slots) {
-      if (this.dirtySlots.has(s.id)) await tx.slot.update({ where: { id: s.id }, data: this.slotRow(s) });
-    }
-    // Links: the deposit's own link burns; mints retire the previous live link of their slot, in
-    // order; then every live link of a slot that closed during this step dies.
-    if (this.burned) {
-      const { linkId, idempotency } = this.burned;
-      await tx.link.update({
-        where: { id: linkId },
-        data: {
-          status: "burned",
-          endedAt: this.now,
-          idempotencyKeySha256: idempotency?.keySha256 ?? null,
-          idempotencyBodySha256: idempotency?.bodySha256 ?? null,
-        },
-      });
-    }
-    for (const m of this.mints) {
-      await tx.link.updateMany({ where: { slotId: m.slotId, status: "live" }, data: { status: "retired", endedAt: this.now } });
-      await tx.link.create({
-        data: { id: m.linkId, tokenSha256: m.tokenSha256, runId: run.id, slotId: m.slotId, mintedVersion: run.version, status: "live" },
-      });
-    }
-    for (const [slotId, reason] of this.linkEnds) {
-      await tx.link.updateMany({ where: { slotId, status: "live" }, data: { status: "dead", endReason: reason, endedAt: this.now } });
-    }
-    for (const name of this.dirtyEntities) {
-      const e = this.entities.get(name)!;
-      const data = sealer.sealJson(entityJson(e)) as object;
-      if (this.isNewRun) await tx.entityRow.create({ data: { runId: run.id, name, entity: e.entity, data } });
-      else await tx.entityRow.update({ where: { runId_name: { runId: run.id, name } }, data: { data } });
-    }
-    if (this.mail.length > 0) {
-      await tx.outboxMessage.createMany({
-        data: this.mail.map((m, i) => ({
-          id: m.id,
-          // 1 ms apart, so that reading the outbox in creation order keeps the order of `send email`.
-          createdAt: new Date(this.now.getTime() + i),
-          runId: run.id,
-          to: m.to,
-          subject: m.subject,
-          body: m.body,
-          status: "pending",
-        })),
-      });
-      this.queuedMail.push(...this.mail.map((m) => m.id));
-    }
-    if (this.history.length > 0) {
-      await tx.historyEntry.createMany({
-        data: this.history.map((h) => ({ runId: run.id, kind: h.kind, data: sealer.sealJson(h.data) as object, at: this.now })),
-      });
-    }
+    const links = settleLinks(this);
+    const write: StepWrite = {
+      now: this.now.toISOString(),
+      newRun: this.isNewRun,
+      run: {
+        id: run.id,
+        workflow_name: run.workflowName,
+        version: run.version,
+        state: run.state,
+        status: run.status,
+        visit: run.visit,
+        input: this.isNewRun ? sealer.sealJson(run.input) : null,
+        milestones: run.milestones,
+        finished_at: run.finishedAt?.toISOString() ?? null,
+      },
+      slotsNew: this.slots.filter((s) => this.newSlots.has(s.id)).map((s) => this.slotRow(s)),
+      slotsChanged: this.slots.filter((s) => this.dirtySlots.has(s.id)).map((s) => this.slotRow(s)),
+      linksEnded: links.ended,
+      linksMinted: links.minted.map((m) => ({ ...m, minted_version: run.version })),
+      entities: [...this.dirtyEntities].map((name) => {
+        const e = this.entities.get(name)!;
+        return { name, entity: e.entity, data: sealer.sealJson(entityJson(e)) };
+      }),
+      // 1 ms apart, so that reading the outbox in creation order keeps the order of `send email`.
+      outbox: this.mail.map((m, i) => ({
+        id: m.id,
+        created_at: new Date(this.now.getTime() + i).toISOString(),
+        to: m.to,
+        subject: m.subject,
+        body: m.body,
+      })),
+      history: this.history.map((h) => ({ kind: h.kind, data: sealer.sealJson(h.data) })),
+      applied,
+    };
+    await writeStep(this.services.tx, write);
+    this.queuedMail.push(...this.mail.map((m) => m.id));
   }
 
-  private slotRow(s: SlotRecord) {
-    return {
+  /** A slot as the write's JSON row; null JSON columns are left out so they stay SQL NULL. */
+  private slotRow(s: SlotRecord): SlotWriteRow {
+    const row: Partial<SlotWriteRow> = {
       id: s.id,
-      runId: this.run.id,
+      run_id: this.run.id,
       state: s.state,
       visit: s.visit,
       alias: s.alias,
       element: s.element,
-      elementValue: s.element === null ? undefined : (this.services.sealer.sealJson(toJson(s.elementValue)) as object),
       event: s.event,
       status: s.status,
-      openedAt: s.openedAt,
-      deadline: s.deadline,
-      closedAt: s.closedAt,
-      args: s.args === null ? undefined : (this.services.sealer.sealJson(s.args) as object),
+      opened_at: s.openedAt?.toISOString() ?? null,
+      deadline: s.deadline?.toISOString() ?? null,
+      closed_at: s.closedAt?.toISOString() ?? null,
     };
+    if (s.element !== null) row.element_value = this.services.sealer.sealJson(toJson(s.elementValue));
+    if (s.args !== null) row.args = this.services.sealer.sealJson(s.args);
+    return row as SlotWriteRow;
   }
 }
 

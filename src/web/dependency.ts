@@ -19,11 +19,13 @@ const PROGRAM_ERRORS = [TypeError, RangeError, ReferenceError, SyntaxError];
 
 /** SQLSTATE classes of an unavailable server: connection exception, insufficient resources, operator intervention. */
 const UNAVAILABLE_SQLSTATE = /^(08|53|57)/;
+/** Driver adapter error kinds (@prisma/adapter-pg) that mean the server could not be reached. */
+const UNAVAILABLE_KINDS = new Set(["DatabaseNotReachable", "SocketTimeout", "ConnectionClosed", "TooManyConnections", "TlsConnectionError"]);
 
 /**
  * True unless the error is known to be no outage: a JavaScript program error, a Prisma
  * validation error, or a Prisma query error (`P2xxx`) other than a pool timeout (`P2024`) or a
- * raw query failing with an unavailability SQLSTATE. Connection errors (`P1xxx`), driver and
+ * raw query failing with an unavailability SQLSTATE or because no server answered. Connection errors (`P1xxx`), driver and
  * Redis errors count as unavailability: when unsure, the client is told to retry.
  */
 export function isUnavailability(err: unknown): boolean {
@@ -31,11 +33,18 @@ export function isUnavailability(err: unknown): boolean {
   // reset or terminated, a server shutting down, a pool or transaction timeout) is unavailability.
   if (classifyFailure(err) === "infrastructure") return true;
   if (PROGRAM_ERRORS.some((E) => err instanceof E)) return false;
-  const e = err as { name?: string; code?: unknown; meta?: { code?: unknown } };
+  const e = err as { name?: string; code?: unknown; meta?: { code?: unknown; driverAdapterError?: { cause?: { kind?: unknown; code?: unknown } } } };
   if (e?.name === "PrismaClientValidationError") return false;
   if (e?.name === "PrismaClientKnownRequestError" && typeof e.code === "string" && e.code.startsWith("P2")) {
     if (e.code === "P2024") return true;
-    return e.code === "P2010" && typeof e.meta?.code === "string" && UNAVAILABLE_SQLSTATE.test(e.meta.code);
+    if (e.code !== "P2010") return false;
+    // A raw query (the hot path's, src/engine/sql/): the driver adapter's error says what failed —
+    // the server's SQLSTATE when it answered, or a connection-level kind when it could not be
+    // reached (Prisma's message then reads "Code: `N/A`").
+    const cause = e.meta?.driverAdapterError?.cause;
+    if (cause && UNAVAILABLE_KINDS.has(String(cause.kind))) return true;
+    const state = cause?.code ?? e.meta?.code;
+    return typeof state === "string" && UNAVAILABLE_SQLSTATE.test(state);
   }
   return true;
 }

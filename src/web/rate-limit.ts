@@ -3,6 +3,16 @@
  * in Redis with rate-limiter-flexible so every web process shares one budget per client.
  * The client is the socket's address (or the first `X-Forwarded-For` hop when Koa's `proxy` is on).
  * Budget: SLOTFLOW_RATE_LIMIT_PER_MINUTE requests per client per 60 s.
+ *
+ * Local pre-check (issue 7 §2: no Redis round trip per request where the process can answer):
+ * - a web process claims points from Redis in leases of `leaseSize(budget)` (1 for budgets under
+ *   200 a minute, budget/100 above, at most 100) and spends them locally until the window ends;
+ * - once Redis says a client is over budget, the process refuses that client locally until the
+ *   window ends.
+ * Points are always taken from the shared counter before they are spent, so no client ever gets
+ * more than its budget across all processes; the price is that a lease left unspent when a
+ * client stops sending lapses with its window (a client spread over P web processes may be
+ * refused up to P × (lease − 1) requests early). With the default 600 a minute the lease is 6.
  */
 import type { Context } from "koa";
 import type { Redis } from "ioredis";
@@ -14,17 +24,66 @@ export interface RateLimit {
   consume(ctx: Context): Promise<void>;
 }
 
+/** Points claimed from Redis at once for a budget of `pointsPerMinute`. */
+export function leaseSize(pointsPerMinute: number): number {
+  return Math.max(1, Math.min(100, Math.floor(pointsPerMinute / 100)));
+}
+
+interface Local {
+  /** Points claimed and not yet spent. */
+  left: number;
+  /** When the Redis window of the claim ends (ms since epoch). */
+  until: number;
+  /** Over budget until `until`. */
+  blocked: boolean;
+}
+
+const MAX_LOCAL_CLIENTS = 10_000;
+
 export function redisRateLimit(redis: Redis, pointsPerMinute: number, keyPrefix: string): RateLimit {
   const limiter = new RateLimiterRedis({ storeClient: redis, points: pointsPerMinute, duration: 60, keyPrefix: `${keyPrefix}:ratelimit:callback`, rejectIfRedisNotReady: true });
+  const lease = leaseSize(pointsPerMinute);
+  const local = new Map<string, Local>();
+
+  const refuseFor = (ctx: Context, msBeforeNext: number): never => {
+    const seconds = Math.max(1, Math.ceil(msBeforeNext / 1000));
+    ctx.set("Retry-After", String(seconds));
+    throw new RefusalError(refuse(RefusalCode.RateLimited, `Too many requests from this client; retry in ${seconds} s.`, { retryAfterSeconds: seconds }));
+  };
+  const remember = (key: string, entry: Local) => {
+    if (local.size >= MAX_LOCAL_CLIENTS) {
+      const now = Date.now();
+      for (const [k, v] of local) if (v.until <= now) local.delete(k);
+      if (local.size >= MAX_LOCAL_CLIENTS) local.delete(local.keys().next().value!);
+    }
+    local.set(key, entry);
+  };
+
   return {
     async consume(ctx) {
+      const key = ctx.ip || "unknown";
+      const now = Date.now();
+      const mine = local.get(key);
+      if (mine && mine.until > now) {
+        if (mine.blocked) refuseFor(ctx, mine.until - now);
+        if (mine.left > 0) {
+          mine.left--;
+          return;
+        }
+      }
       try {
-        await limiter.consume(ctx.ip || "unknown");
+        const res = await limiter.consume(key, lease);
+        remember(key, { left: lease - 1, until: now + res.msBeforeNext, blocked: false });
       } catch (res) {
         if (!(res instanceof RateLimiterRes)) throw res;
-        const seconds = Math.max(1, Math.ceil(res.msBeforeNext / 1000));
-        ctx.set("Retry-After", String(seconds));
-        throw new RefusalError(refuse(RefusalCode.RateLimited, `Too many requests from this client; retry in ${seconds} s.`, { retryAfterSeconds: seconds }));
+        // The counter went past the budget with this lease; what was left before it is ours.
+        const available = pointsPerMinute - (res.consumedPoints - lease);
+        if (available > 0) {
+          remember(key, { left: Math.min(lease, available) - 1, until: now + res.msBeforeNext, blocked: false });
+          return;
+        }
+        remember(key, { left: 0, until: now + res.msBeforeNext, blocked: true });
+        refuseFor(ctx, res.msBeforeNext);
       }
     },
   };

@@ -36,6 +36,17 @@ test("a database that cannot be reached is unavailability (503)", async (t) => {
   }
 });
 
+test("a raw query to a database that cannot be reached is unavailability (503)", async (t) => {
+  const down = new URL(url);
+  down.port = String(await freePort());
+  const db = createDb(down.toString(), 1);
+  try {
+    t.true(isUnavailability(await caught(() => db.$queryRaw`SELECT 1`)));
+  } finally {
+    await db.$disconnect();
+  }
+});
+
 test("a value the database refuses and a query error are not unavailability", async (t) => {
   const db = createDb(url, 1);
   try {

@@ -2,7 +2,7 @@
  * deposit: a holder of a callback link completes its slot (callback-links spec §3 "Successful
  * deposit", §5, §7; HTTP API "The callback endpoint").
  *
- * Locks: the run row (held by the caller). Reads the link under that lock, so of N concurrent
+ * Locks: the run row (held by the caller). The link was read under that lock (`step.depositLink`), so of N concurrent
  * deposits of one link exactly one finds it live; the others find it burned.
  * Refuses, changing nothing:
  *   422 idempotency-key-reused — the link was burned by a request with this Idempotency-Key and
@@ -17,7 +17,7 @@
  */
 import { checkBody } from "../body.js";
 import { evaluate, Scope } from "../interpreter.js";
-import { burnLink, deadDetail, refusalForEndedLink, type LinkRow } from "../link.js";
+import { burnLink, deadDetail, refusalForEndedLink } from "../link.js";
 import { RefusalCode, refuse } from "../refusals.js";
 import { acceptEvent } from "../run.js";
 import { slotScope } from "../slot.js";
@@ -28,7 +28,7 @@ import { applied, refused, summary, type CommandResult } from "./result.js";
 import type { Command } from "./types.js";
 
 export async function deposit(step: Step, cmd: Extract<Command, { kind: "deposit" }>): Promise<CommandResult> {
-  const link = (await step.services.tx.link.findUnique({ where: { id: cmd.linkId } })) as LinkRow | null;
+  const link = step.depositLink;
   if (!link || link.runId !== step.run.id) return refused(refuse(RefusalCode.LinkNotFound, "No link matches this URL."));
   if (link.status === "burned") {
     // A retry of the request that burned the link, under its Idempotency-Key: its outcome, again.

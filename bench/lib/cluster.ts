@@ -1,0 +1,247 @@
+/**
+ * A benchmark cluster: its own redis-server (a free port, no persistence, so `INFO commandstats`
+ * and its CPU are this run's alone), a fresh migrated database on the local PostgreSQL, and real
+ * `slotflow web` and `slotflow worker` processes (test/helpers/server.ts) with the counting preload
+ * (count-preload.mjs). Offers: seeding N live runs with known tokens in one statement, and a meter
+ * of CPU ms (web, worker, PostgreSQL backends of the database, redis-server), SQL statements and
+ * Redis commands, read from outside the processes.
+ */
+import { spawn, type ChildProcess } from "node:child_process";
+import { createHash } from "node:crypto";
+import { mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { Redis } from "ioredis";
+import pg from "pg";
+import { dropDatabase } from "../../test/helpers/db.js";
+import { ADMIN_TOKEN, freePort, printedLinks, request, ROOT, startCluster, type Cluster } from "../../test/helpers/server.js";
+import { CpuMeter, machineCpu, memoryKb } from "./proc.js";
+
+export interface RedisServer {
+  url: string;
+  port: number;
+  child: ChildProcess;
+  stop(): Promise<void>;
+}
+
+/** Starts a throwaway redis-server on a free port. */
+export async function startRedis(): Promise<RedisServer> {
+  const port = await freePort();
+  const dir = mkdtempSync(join(tmpdir(), "slotflow-bench-redis-"));
+  const child = spawn("redis-server", ["--port", String(port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no", "--dir", dir, "--maxmemory-policy", "noeviction"], {
+    stdio: "ignore",
+  });
+  const url = `redis://127.0.0.1:${port}`;
+  for (let i = 0; i < 100; i++) {
+    const r = new Redis(url, { lazyConnect: true, maxRetriesPerRequest: 0, retryStrategy: () => null });
+    r.on("error", () => undefined);
+    try {
+      await r.connect();
+      await r.ping();
+      r.disconnect();
+      break;
+    } catch {
+      r.disconnect();
+      await new Promise((res) => setTimeout(res, 50));
+    }
+  }
+  return {
+    url,
+    port,
+    child,
+    stop: () =>
+      new Promise<void>((resolve) => {
+        if (child.exitCode !== null) return resolve();
+        child.once("exit", () => {
+          rmSync(dir, { recursive: true, force: true });
+          resolve();
+        });
+        child.kill("SIGTERM");
+      }),
+  };
+}
+
+export interface Counts {
+  sql: number;
+  redis: number;
+  sqlByVerb: Record<string, number>;
+  redisByName: Record<string, number>;
+}
+
+/** A measurement window over the whole cluster. */
+export interface Window {
+  cpuMs: Record<string, number>;
+  counts: Counts;
+  /** Commands Redis executed (INFO commandstats), scripts' inner commands included. */
+  redisServerCalls: number;
+}
+
+export interface BenchCluster {
+  cluster: Cluster;
+  redis: RedisServer;
+  pool: pg.Pool;
+  /** Deploys a .flow file through the API. */
+  deploy(path: string): Promise<void>;
+  /**
+   * Starts one run of `workflow` through the API, then clones it `n` times in SQL (runs, slots,
+   * tracked rows and the live link, each clone with its own token): returns the callback URLs of
+   * clones `from`..`from+n-1` (tokens derive from `seed` and the index, so big seeds need no arrays).
+   * Ids derive from the index i too (run `aaaaaaaa-0000-4000-8000-<i, 12 digits>`, slot k
+   * `b<k>bbbbbb-…`, link `dddddddd-…`), so pgbench can name clone i without a lookup.
+   */
+  seedRuns(workflow: string, input: unknown, n: number, seed: string, opts?: { from?: number; returnUrls?: boolean }): Promise<string[]>;
+  /** Starts measuring; `stop()` returns the deltas. */
+  measure(): Promise<{ stop(): Promise<Window> }>;
+  memory(): Record<string, { peakKb: number; rssKb: number }>;
+  /** Starts (first call) or stops and writes (second call) every process's CPU profile (with SLOTFLOW_BENCH_CPU_PROF_DIR). */
+  toggleProfiles(): Promise<void>;
+  stop(): Promise<void>;
+}
+
+/** The token of clone `i` of `seed`: base64url of SHA-256("seed:i") — 43 characters, like a real one. */
+export function benchToken(seed: string, i: number): string {
+  return createHash("sha256").update(`${seed}:${i}`).digest("base64url");
+}
+
+const COUNT_PRELOAD = join(ROOT, "bench/lib/count-preload.mjs");
+
+export async function startBenchCluster(label: string, opts: { env?: NodeJS.ProcessEnv; roles?: ("web" | "worker" | "serve" | "sweeper")[] } = {}): Promise<BenchCluster> {
+  const redis = await startRedis();
+  const countDir = mkdtempSync(join(tmpdir(), "slotflow-bench-counts-"));
+  const cluster = await startCluster(label, {
+    roles: opts.roles ?? ["web", "worker"],
+    env: {
+      REDIS_URL: redis.url,
+      SLOTFLOW_RATE_LIMIT_PER_MINUTE: "100000000",
+      SLOTFLOW_SWEEP_INTERVAL_MS: "1000",
+      SLOTFLOW_BENCH_COUNT_DIR: countDir,
+      NODE_OPTIONS: `${process.env.NODE_OPTIONS ?? ""} --import=${COUNT_PRELOAD}`.trim(),
+      ...opts.env,
+    },
+  });
+  const pool = new pg.Pool({ connectionString: cluster.databaseUrl, max: 2 });
+  const admin = new pg.Pool({ connectionString: new URL("/postgres", cluster.databaseUrl).toString(), max: 1 });
+  const dbName = new URL(cluster.databaseUrl).pathname.slice(1);
+  const redisClient = new Redis(redis.url);
+
+  let pgPids: number[] = [];
+  const refreshPgPids = async () => {
+    const rows = await admin.query<{ pid: number }>("SELECT pid FROM pg_stat_activity WHERE datname = $1", [dbName]);
+    pgPids = rows.rows.map((r) => r.pid);
+  };
+  const groups = () => ({
+    ...Object.fromEntries(cluster.processes.map((p, i) => [`${p.role}${cluster.processes.filter((q) => q.role === p.role).length > 1 ? i : ""}`, [p.child.pid!]])),
+    postgres: pgPids,
+    redis: [redis.child.pid!],
+  });
+  const readCounts = (): Counts => {
+    const out: Counts = { sql: 0, redis: 0, sqlByVerb: {}, redisByName: {} };
+    for (const f of readdirSync(countDir).filter((f) => f.endsWith(".json"))) {
+      try {
+        const c = JSON.parse(readFileSync(join(countDir, f), "utf8"));
+        out.sql += c.sql.total;
+        out.redis += c.redis.total;
+        for (const [k, v] of Object.entries(c.sql.byVerb as Record<string, number>)) out.sqlByVerb[k] = (out.sqlByVerb[k] ?? 0) + v;
+        for (const [k, v] of Object.entries(c.redis.byName as Record<string, number>)) out.redisByName[k] = (out.redisByName[k] ?? 0) + v;
+      } catch {
+        // being rewritten; the next read gets it
+      }
+    }
+    return out;
+  };
+  const serverCalls = async () => {
+    const info = await redisClient.info("commandstats");
+    return [...info.matchAll(/calls=(\d+)/g)].reduce((s, m) => s + Number(m[1]), 0);
+  };
+  const settle = () => new Promise((r) => setTimeout(r, 250));
+
+  return {
+    cluster,
+    redis,
+    pool,
+    async deploy(path) {
+      const res = await request(cluster.baseUrl, "POST", "/api/workflows", { token: ADMIN_TOKEN, text: readFileSync(join(ROOT, path), "utf8") });
+      if (res.status !== 201 && res.status !== 200) throw new Error(`deploy ${path}: ${res.status} ${res.text}`);
+    },
+    async seedRuns(workflow, input, n, seed, o = {}) {
+      const started = await request(cluster.baseUrl, "POST", `/api/workflows/${workflow}/runs`, { token: ADMIN_TOKEN, json: input });
+      if (started.status !== 201) throw new Error(`start ${workflow}: ${started.status} ${started.text}`);
+      const template = started.body.id as string;
+      // Wait for the template's link (minted in its start step, already committed).
+      await new Promise((r) => setTimeout(r, 50));
+      const from = o.from ?? 0;
+      const CHUNK = 50_000;
+      for (let at = 0; at < n; at += CHUNK) {
+        const count = Math.min(CHUNK, n - at);
+        // One statement per chunk: tokens are base64url(SHA-256("seed:i")), hashed again for the row.
+        await pool.query(
+          `WITH n AS (
+             SELECT ('aaaaaaaa-0000-4000-8000-' || lpad(i::text, 12, '0'))::uuid AS run_id, lpad(i::text, 12, '0') AS tail,
+                    rtrim(translate(encode(sha256(convert_to($2 || ':' || i, 'UTF8')), 'base64'), '+/', '-_'), '=') AS token
+               FROM generate_series($3::bigint, $3::bigint + $4::bigint - 1) AS i),
+           ts AS (SELECT t.*, row_number() OVER (ORDER BY t.alias, t.element) AS k FROM slots t WHERE t.run_id = $1::uuid),
+           r AS (INSERT INTO runs (id, workflow_name, version, state, status, visit, input, milestones)
+                 SELECT n.run_id, t.workflow_name, t.version, t.state, t.status, t.visit, t.input, t.milestones
+                   FROM n, runs t WHERE t.id = $1::uuid),
+           e AS (INSERT INTO entity_rows (run_id, name, entity, data)
+                 SELECT n.run_id, t.name, t.entity, t.data FROM n, entity_rows t WHERE t.run_id = $1::uuid),
+           s AS (INSERT INTO slots (id, run_id, state, visit, alias, element, element_value, event, status, opened_at, deadline, closed_at, args)
+                 SELECT ('b' || ts.k || 'bbbbbb-0000-4000-8000-' || n.tail)::uuid, n.run_id, ts.state, ts.visit, ts.alias, ts.element, ts.element_value, ts.event, ts.status, ts.opened_at, ts.deadline, ts.closed_at, ts.args
+                   FROM n, ts)
+           INSERT INTO links (id, token_sha256, run_id, slot_id, minted_version, status)
+           SELECT ('dddddddd-0000-4000-8000-' || n.tail)::uuid, encode(sha256(convert_to(n.token, 'UTF8')), 'hex'), n.run_id,
+                  ('b' || ts.k || 'bbbbbb-0000-4000-8000-' || n.tail)::uuid, l.minted_version, 'live'
+             FROM n, links l JOIN ts ON ts.id = l.slot_id
+            WHERE l.run_id = $1::uuid AND l.status = 'live'`,
+          [template, seed, from + at, count],
+        );
+      }
+      await pool.query("ANALYZE runs; ANALYZE slots; ANALYZE links; ANALYZE entity_rows");
+      if (o.returnUrls === false) return [];
+      return Array.from({ length: n }, (_, i) => `${cluster.baseUrl}/api/workflow/callback/${benchToken(seed, from + i)}`);
+    },
+    async measure() {
+      await settle();
+      await refreshPgPids();
+      const meter = new CpuMeter(groups);
+      const counts0 = readCounts();
+      const calls0 = await serverCalls();
+      meter.begin();
+      void machineCpu;
+      return {
+        async stop() {
+          await settle();
+          await refreshPgPids();
+          const cpu = meter.end();
+          const counts1 = readCounts();
+          const calls1 = await serverCalls();
+          const diff = (a: Record<string, number>, b: Record<string, number>) =>
+            Object.fromEntries(Object.keys(b).map((k) => [k, (b[k] ?? 0) - (a[k] ?? 0)]).filter(([, v]) => (v as number) > 0));
+          return {
+            cpuMs: cpu,
+            counts: { sql: counts1.sql - counts0.sql, redis: counts1.redis - counts0.redis, sqlByVerb: diff(counts0.sqlByVerb, counts1.sqlByVerb), redisByName: diff(counts0.redisByName, counts1.redisByName) },
+            redisServerCalls: calls1 - calls0 - 2, // minus the two INFO calls of the meter itself
+          };
+        },
+      };
+    },
+    memory() {
+      return Object.fromEntries(cluster.processes.map((p, i) => [`${p.role}${i}`, memoryKb(p.child.pid!)]));
+    },
+    async toggleProfiles() {
+      for (const p of cluster.processes) p.child.kill("SIGUSR2");
+      await new Promise((r) => setTimeout(r, 1500));
+    },
+    async stop() {
+      redisClient.disconnect();
+      await cluster.stop();
+      await pool.end();
+      await admin.end();
+      await dropDatabase(cluster.databaseUrl);
+      await redis.stop();
+      rmSync(countDir, { recursive: true, force: true });
+    },
+  };
+}
+
+export { printedLinks };

@@ -1,0 +1,77 @@
+/**
+ * Bench-only preload (never loaded by slotflow itself): counts the statements this process sends
+ * to PostgreSQL (every `pg` Client.query call: BEGIN and COMMIT included, one per round trip) and
+ * the commands it sends to Redis (every ioredis `sendCommand`: a Lua script call is one command,
+ * a blocking read is one command), by name. Loaded through NODE_OPTIONS="--import=…" by
+ * bench/lib/cluster.ts when SLOTFLOW_BENCH_COUNT_DIR is set; writes
+ * `{ pid, sql: {total, byVerb}, redis: {total, byName} }` to `$SLOTFLOW_BENCH_COUNT_DIR/<pid>.json`
+ * every 100 ms so the benchmark can read deltas from outside.
+ */
+import { writeFileSync, renameSync } from "node:fs";
+import { createRequire } from "node:module";
+import { join } from "node:path";
+
+const dir = process.env.SLOTFLOW_BENCH_COUNT_DIR;
+if (dir) {
+  const require = createRequire(join(process.cwd(), "package.json"));
+  const pg = require("pg");
+  const { Redis } = require("ioredis");
+  const counts = { pid: process.pid, sql: { total: 0, byVerb: {} }, redis: { total: 0, byName: {} } };
+  const query = pg.Client.prototype.query;
+  pg.Client.prototype.query = function (config, values, callback) {
+    const text = typeof config === "string" ? config : config?.text;
+    if (typeof text === "string") {
+      const verb = (/^\s*(?:WITH\b.*?\)\s*)?([A-Za-z]+)/s.exec(text.slice(0, 200))?.[1] ?? "?").toUpperCase();
+      counts.sql.total++;
+      counts.sql.byVerb[verb] = (counts.sql.byVerb[verb] ?? 0) + 1;
+    }
+    return query.call(this, config, values, callback);
+  };
+  const send = Redis.prototype.sendCommand;
+  Redis.prototype.sendCommand = function (command, stream) {
+    const name = String(command?.name ?? "?").toLowerCase();
+    counts.redis.total++;
+    counts.redis.byName[name] = (counts.redis.byName[name] ?? 0) + 1;
+    return send.call(this, command, stream);
+  };
+  const file = join(dir, `${process.pid}.json`);
+  const flush = () => {
+    try {
+      writeFileSync(`${file}.tmp`, JSON.stringify(counts));
+      renameSync(`${file}.tmp`, file);
+    } catch {
+      // the directory may be gone at the end of a run
+    }
+  };
+  setInterval(flush, 100).unref();
+  process.on("exit", flush);
+}
+
+/**
+ * With SLOTFLOW_BENCH_CPU_PROF_DIR set, the process also runs V8's CPU profiler between two
+ * SIGUSR2 signals (`node --cpu-prof` is not allowed in NODE_OPTIONS, and would profile start-up
+ * too): the first starts it, the second writes `<dir>/<pid>.cpuprofile`. bench/deposits.ts sends
+ * them around its C=10 phase.
+ */
+const profDir = process.env.SLOTFLOW_BENCH_CPU_PROF_DIR;
+if (profDir) {
+  const inspector = await import("node:inspector");
+  const { writeFileSync } = await import("node:fs");
+  const { join } = await import("node:path");
+  const session = new inspector.Session();
+  session.connect();
+  let running = false;
+  process.on("SIGUSR2", () => {
+    if (!running) {
+      running = true;
+      session.post("Profiler.enable", () => {
+        session.post("Profiler.setSamplingInterval", { interval: 500 }, () => session.post("Profiler.start"));
+      });
+      return;
+    }
+    running = false;
+    session.post("Profiler.stop", (err, res) => {
+      if (!err) writeFileSync(join(profDir, `${process.pid}.cpuprofile`), JSON.stringify(res.profile));
+    });
+  });
+}

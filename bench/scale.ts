@@ -1,0 +1,59 @@
+/**
+ * Benchmark `scale`: deposit latency and CPU with 1k, 100k and 1M live runs (each with its tracked
+ * row, two slots and a live link) in the tables. Live runs are cloned in SQL in chunks of 50k
+ * (bench/lib/cluster.ts `seedRuns`), then `ANALYZE`d; at each size 200 deposits at C=1 and 500 at
+ * C=10 are measured. The target: latency at 1M within 1.2× of 1k (every hot statement is a
+ * primary-key or unique-index probe). Writes bench/results/scale-*.json.
+ *
+ *   npm run bench -- scale [sizes=1000,100000,1000000]
+ */
+import { startBenchCluster } from "./lib/cluster.js";
+import { loadNote, machineCpu } from "./lib/proc.js";
+import { drive, fmt, postDeposit, writeResult } from "./lib/report.js";
+import { perDeposit } from "./deposits.js";
+
+const sizes = (process.argv[2] ?? "1000,100000,1000000").split(",").map(Number);
+const INPUT = { vendor: { name: "Bench", contactEmail: "bench@example.com" }, amount: 10 };
+const N1 = 200;
+const N10 = 500;
+
+async function main() {
+  const load0 = machineCpu();
+  const bench = await startBenchCluster("bscale");
+  const results: Record<string, unknown>[] = [];
+  try {
+    await bench.deploy("examples/vendor-approval.flow");
+    let live = 0;
+    for (const size of sizes) {
+      const t0 = performance.now();
+      const urls = await bench.seedRuns("VendorApproval", INPUT, size - live, "scale", { from: live });
+      live = size;
+      process.stdout.write(`${size} live runs (seeded in ${fmt((performance.now() - t0) / 1000)} s)\n`);
+      // Deposit into runs spread over the whole range (the newest rows are not special).
+      const step = Math.max(1, Math.floor(urls.length / (N1 + N10 + 50)));
+      const picked = urls.filter((_, i) => i % step === 0).slice(0, N1 + N10 + 50);
+      await drive(picked.slice(0, 50), 10, (u) => postDeposit(u));
+      const row: Record<string, unknown> = { liveRuns: size };
+      for (const [clients, batch] of [
+        [1, picked.slice(50, 50 + N1)],
+        [10, picked.slice(50 + N1)],
+      ] as const) {
+        const m = await bench.measure();
+        const f = perDeposit(await drive(batch, clients, (u) => postDeposit(u)), await m.stop());
+        row[`C${clients}`] = f;
+        process.stdout.write(`  C=${clients}: ${fmt(f.perSecond)}/s, p50 ${fmt(f.p50Ms)} ms, p99 ${fmt(f.p99Ms)} ms, CPU ${fmt(f.cpuMsPerDeposit, 2)} ms/deposit, SQL ${fmt(f.sqlPerDeposit, 2)}, statuses ${JSON.stringify(f.statuses)}\n`);
+      }
+      results.push(row);
+      live += 0;
+    }
+    const first = results[0] as { C1: { p50Ms: number; cpuMsPerDeposit: number } };
+    const last = results[results.length - 1] as { C1: { p50Ms: number; cpuMsPerDeposit: number } };
+    process.stdout.write(`p50 at ${sizes[sizes.length - 1]} vs ${sizes[0]}: ${fmt(last.C1.p50Ms / first.C1.p50Ms, 2)}×; CPU per deposit ${fmt(last.C1.cpuMsPerDeposit / first.C1.cpuMsPerDeposit, 2)}×\n`);
+    const note = loadNote(load0);
+    process.stdout.write(`${note}\nwrote ${writeResult("scale", { note, results })}\n`);
+  } finally {
+    await bench.stop();
+  }
+}
+
+await main();
