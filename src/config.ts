@@ -27,6 +27,10 @@
  * | SLOTFLOW_MAX_INPUT_DEPTH | limits.maxInputDepth (nesting of objects and arrays in run input; deeper: 422) | 32 |
  * | SLOTFLOW_MAX_FANOUT | limits.maxFanOut (elements of any list in run input, so of any `for each`; more: 422) | 1000 |
  * | LOG_LEVEL | logLevel | info |
+ * | SLOTFLOW_WORKER_LOCK_MS | workerLockMs (BullMQ lock on a job being processed; renewed every half of it) | 5000 |
+ * | SLOTFLOW_STALLED_CHECK_MS | stalledCheckMs (how often workers look for jobs whose worker died) | 2500 |
+ * | SLOTFLOW_MAX_STALLED_COUNT | maxStalledCount (worker deaths a job survives before it fails) | 10 |
+ * | SLOTFLOW_ALLOW_VOLATILE_REDIS | allowVolatileRedis (`1`: start in production on a Redis without AOF or with evictions) | off |
  * | SLOTFLOW_TEST_DATABASE_URL | the testing kit's database (`kitDatabaseUrl()`), before DATABASE_URL | unset: the kit uses DATABASE_URL, and refuses to run when neither is set |
  *
  * Throws one `ConfigError` listing every problem at once (each naming its variable): malformed
@@ -58,6 +62,14 @@ export interface Config {
   metricsPort: number | null;
   logLevel: string;
   trustProxy: boolean;
+  /** A job's worker lock, ms: a killed worker's jobs are taken back within about this plus `stalledCheckMs` (issue 8 item 11). */
+  workerLockMs: number;
+  /** Interval of the stalled-job check, ms. */
+  stalledCheckMs: number;
+  /** How many times a job may lose its worker (crash, kill -9) before BullMQ fails it. */
+  maxStalledCount: number;
+  /** Start in production even when Redis does not persist (src/queue/persistence.ts). */
+  allowVolatileRedis: boolean;
   /** Bounds on what the admin API accepts (issue 8 items 15–17). */
   limits: Limits;
   /** Names of secrets that fell back to their development values (the caller warns). */
@@ -171,6 +183,10 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, options: LoadOp
     metricsPort,
     logLevel: env.LOG_LEVEL || "info",
     trustProxy: env.SLOTFLOW_TRUST_PROXY === "1",
+    workerLockMs: int("SLOTFLOW_WORKER_LOCK_MS", 5000, 1000),
+    stalledCheckMs: int("SLOTFLOW_STALLED_CHECK_MS", 2500, 100),
+    maxStalledCount: int("SLOTFLOW_MAX_STALLED_COUNT", 10, 1),
+    allowVolatileRedis: env.SLOTFLOW_ALLOW_VOLATILE_REDIS === "1",
     limits: {
       maxSourceBytes: int("SLOTFLOW_MAX_SOURCE_BYTES", DEFAULT_LIMITS.maxSourceBytes, 1),
       maxInputBytes: int("SLOTFLOW_MAX_INPUT_BYTES", DEFAULT_LIMITS.maxInputBytes, 2),

@@ -2,13 +2,25 @@
  * The command worker: applies `commands` jobs to runs (src/engine/apply.ts) and hands the mail each
  * step queued to the `mail` queue once the step has committed. Run as many copies as you like;
  * per-run order comes from the run row lock, not from the queue.
+ *
+ * Failures (src/queue/retry.ts): an infrastructure error (PostgreSQL or Redis unreachable, a reset
+ * connection, a lock timeout…) is re-thrown and retried with capped backoff until the command is
+ * applied, however long the outage; a deterministic failure ends the job at once
+ * (`UnrecoverableError`) after recording a `command-failed` incident on the run
+ * (src/engine/failures.ts). Lock, stall and backoff settings: workers/options.ts.
  */
-import { Worker, type ConnectionOptions, type Job } from "bullmq";
+import { UnrecoverableError, Worker, type Job } from "bullmq";
 import { applyCommand } from "../src/engine/apply.js";
-import { validateCommand, type Outcome } from "../src/engine/commands/types.js";
-import { QUEUE, redisConnection } from "../src/queue/queues.js";
+import { validateCommand, type Command, type Outcome } from "../src/engine/commands/types.js";
+import { recordCommandFailure } from "../src/engine/failures.js";
+import { redactTokens } from "../src/engine/seal.js";
+import { QUEUE } from "../src/queue/queues.js";
+import { UNKNOWN_FAILURE_LIMIT, classifyFailure, decideRetry } from "../src/queue/retry.js";
 import type { Runtime } from "../src/runtime.js";
 import { metrics } from "../src/web/metrics.js";
+import { workerOptions } from "./options.js";
+
+const messageOf = (err: unknown) => redactTokens(err instanceof Error ? err.message : String(err));
 
 /**
  * One log line per processed command, saying what happened (issue 9 §5 "Logs say what happened"):
@@ -23,14 +35,32 @@ export function logOutcome(rt: Pick<Runtime, "log">, kind: string, runId: string
 }
 
 export function startCommandWorker(rt: Runtime): Worker {
-  const connection = redisConnection(rt.config, true);
   const worker = new Worker(
     QUEUE.commands,
     async (job: Job): Promise<Outcome> => {
-      const cmd = validateCommand(job.data);
+      let cmd: Command;
+      try {
+        cmd = validateCommand(job.data);
+      } catch (err) {
+        // Job data this worker cannot read: of unknown kind, not deterministic — during a rolling
+        // deploy it may be a newer version's command. Retried a few times (bounded by the job's
+        // attempts and by UNKNOWN_FAILURE_LIMIT), then failed; there is no trusted run to record on.
+        if (job.attemptsMade + 1 >= UNKNOWN_FAILURE_LIMIT) throw new UnrecoverableError(`malformed command job: ${messageOf(err)}`);
+        throw new Error(`malformed command job: ${messageOf(err)}`);
+      }
       const endTimer = metrics.applySeconds.startTimer({ command: cmd.kind });
-      const { outcome, queuedMail } = await applyCommand(rt.engine, cmd);
-      endTimer();
+      let applied;
+      try {
+        applied = await applyCommand(rt.engine, cmd);
+        endTimer();
+      } catch (err) {
+        if (decideRetry(err, job.attemptsMade) === "retry") throw err;
+        const message = messageOf(err);
+        const recorded = await recordCommandFailure(rt.db, cmd, message);
+        rt.log.error({ command: cmd.kind, runId: cmd.runId, jobId: job.id, attempts: job.attemptsMade + 1, incident: recorded, err: message }, "command failed deterministically; not retried");
+        throw new UnrecoverableError(message);
+      }
+      const { outcome, queuedMail } = applied;
       await rt.queues.enqueueMail(queuedMail).catch((err: unknown) => {
         // The sweeper re-enqueues pending mail; the step itself has committed.
         rt.log.warn({ err: String(err) }, "could not enqueue mail delivery; the sweeper will retry");
@@ -38,18 +68,21 @@ export function startCommandWorker(rt: Runtime): Worker {
       logOutcome(rt, cmd.kind, cmd.runId, outcome);
       return outcome;
     },
-    { connection: connection as ConnectionOptions, prefix: rt.config.queuePrefix, concurrency: rt.config.workerConcurrency },
+    workerOptions(rt.config, rt.config.workerConcurrency),
   );
   worker.on("failed", (job, err) => {
     const command = typeof job?.data?.kind === "string" ? job.data.kind : "unknown";
-    const willRetry = job !== undefined && job.attemptsMade < (job.opts.attempts ?? 1);
+    const unrecoverable = err instanceof UnrecoverableError || err.name === "UnrecoverableError";
+    const willRetry = job !== undefined && !unrecoverable && job.attemptsMade < (job.opts.attempts ?? 1);
     (willRetry ? metrics.retried : metrics.failed).inc({ command });
-    rt.log.error({ jobId: job?.id, command, attempts: job?.attemptsMade, willRetry, err: err.message }, willRetry ? "command attempt failed; will retry" : "command failed");
+    const fields = { jobId: job?.id, command, attempts: job?.attemptsMade, willRetry, kind: classifyFailure(err), err: redactTokens(err.message) };
+    if (willRetry) rt.log.warn(fields, "command attempt failed; will retry");
+    else rt.log.error(fields, "command failed");
   });
   worker.on("stalled", (jobId) => {
     metrics.stalled.inc({ queue: QUEUE.commands });
     rt.log.warn({ jobId, queue: QUEUE.commands }, "job stalled; taken back");
   });
-  worker.on("error", (err) => rt.log.error({ err: err.message }, "command worker error"));
+  worker.on("error", (err) => rt.log.error({ err: redactTokens(err.message) }, "command worker error"));
   return worker;
 }

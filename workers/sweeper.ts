@@ -8,10 +8,12 @@
  * The sweeper only makes expiry prompt; correctness does not depend on it, since deposits and
  * raises check the deadline themselves.
  */
-import { Worker, type ConnectionOptions } from "bullmq";
+import { Worker } from "bullmq";
 import { dueExpiries } from "../src/engine/expiry.js";
 import { QUEUE, redisConnection } from "../src/queue/queues.js";
 import type { Runtime } from "../src/runtime.js";
+import { sweeperMetrics } from "../src/web/metrics.js";
+import { workerOptions } from "./options.js";
 
 const BATCH = 500;
 const MAIL_GRACE_MS = 30_000;
@@ -29,24 +31,79 @@ export async function sweepOnce(rt: Runtime, now = new Date()): Promise<{ expiri
   return { expiries: due.length, mail: stale.length };
 }
 
-export async function startSweeper(rt: Runtime): Promise<Worker> {
+export const SWEEP_SCHEDULER_ID = "sweep-deadlines";
+
+/**
+ * Makes sure the `sweep` job scheduler exists in Redis, creating it when it is missing (a Redis
+ * restarted without persistence, a FLUSHDB). Returns true when it had to be created. Throws when
+ * Redis cannot be reached.
+ */
+export async function assertSweepScheduler(rt: Runtime): Promise<boolean> {
+  const existing = await rt.queues.sweep.getJobScheduler(SWEEP_SCHEDULER_ID);
+  if (existing && existing.every === rt.config.sweepIntervalMs) return false;
   await rt.queues.sweep.upsertJobScheduler(
-    "sweep-deadlines",
+    SWEEP_SCHEDULER_ID,
     { every: rt.config.sweepIntervalMs },
     // The last completed sweeps are kept: the newest one's finish time is the metric
     // slotflow_sweep_last_success_timestamp_seconds (src/web/metrics.ts).
     { name: "sweep", data: {}, opts: { removeOnComplete: { count: 10 }, removeOnFail: 100 } },
   );
+  return true;
+}
+
+/** How often the sweeper checks its scheduler between sweeps, ms: 5 sweep intervals, within [1 s, 30 s]. */
+export function schedulerCheckMs(sweepIntervalMs: number): number {
+  return Math.min(30_000, Math.max(1000, sweepIntervalMs * 5));
+}
+
+/**
+ * Starts the sweeper (issue 8 item 12). Its scheduler is re-asserted at start, at the start of every
+ * sweep, whenever its Redis connection is (re)established, and every `schedulerCheckMs` — the
+ * last because a Redis that lost the scheduler never fires another sweep. A failed sweep (or a
+ * failed re-assertion) is logged and counted in `slotflow_sweep_failures_total`; the sweeper keeps
+ * running and the next tick tries again.
+ */
+export async function startSweeper(rt: Runtime): Promise<Worker> {
+  let first = true;
+  const reassert = async (when: string) => {
+    try {
+      const created = await assertSweepScheduler(rt);
+      if (created && !first) {
+        sweeperMetrics.schedulerRestored.inc();
+        rt.log.warn({ scheduler: SWEEP_SCHEDULER_ID, when }, "sweep scheduler was missing from Redis; re-created it");
+      }
+      first = false;
+    } catch (err) {
+      sweeperMetrics.failures.inc({ stage: "scheduler" });
+      rt.log.error({ when, err: err instanceof Error ? err.message : String(err) }, "could not assert the sweep scheduler; will try again");
+    }
+  };
+  await reassert("start");
   const connection = redisConnection(rt.config, true);
   const worker = new Worker(
     QUEUE.sweep,
     async () => {
+      await reassert("sweep");
       const swept = await sweepOnce(rt);
       if (swept.expiries || swept.mail) rt.log.info(swept, "sweep");
       return swept;
     },
-    { connection: connection as ConnectionOptions, prefix: rt.config.queuePrefix, concurrency: 1 },
+    { ...workerOptions(rt.config, 1, connection), maxStalledCount: 1 },
   );
+  worker.on("failed", (_job, err) => {
+    sweeperMetrics.failures.inc({ stage: "sweep" });
+    rt.log.error({ err: err.message }, "sweep failed");
+  });
   worker.on("error", (err) => rt.log.error({ err: err.message }, "sweeper error"));
+  let connected = true;
+  connection.on("close", () => (connected = false));
+  connection.on("ready", () => {
+    if (connected) return;
+    connected = true;
+    void reassert("reconnect");
+  });
+  const timer = setInterval(() => void reassert("check"), schedulerCheckMs(rt.config.sweepIntervalMs));
+  timer.unref();
+  worker.on("closing", () => clearInterval(timer));
   return worker;
 }

@@ -13,6 +13,8 @@ import { join } from "node:path";
 import { deploy } from "../engine/deploy.js";
 import { RefusalError } from "../engine/refusals.js";
 import type { Config } from "../config.js";
+import { installFaultHandlers } from "../process-faults.js";
+import { checkRedisPersistence } from "../queue/persistence.js";
 import { createRuntime, warnDevDefaults, type Runtime } from "../runtime.js";
 import { createWebApp, type WebApp } from "../web/app.js";
 import { bindClusterMetrics, registry } from "../web/metrics.js";
@@ -39,9 +41,10 @@ type Closer = (timeoutMs: number) => Promise<unknown>;
  * running are abandoned — their locks lapse and another worker retries them (a job applies at most
  * once: apply.ts). A second signal exits at once (code 1), as does a stop stuck past the timeout.
  */
-function onShutdown(rt: Runtime, web: WebApp | null, closers: Closer[]): void {
+function onShutdown(rt: Runtime, web: WebApp | null, closers: Closer[]): (exitCode: number) => Promise<void> {
   let stopping = false;
-  const stop = async (signal: NodeJS.Signals) => {
+  // `exitCode` 1: a drain after an uncaught exception (src/process-faults.ts), same steps.
+  const stop = async (signal: NodeJS.Signals | "uncaughtException", exitCode = 0) => {
     if (stopping) {
       rt.log.warn({ signal }, "second signal: exiting without waiting");
       process.exit(1);
@@ -67,10 +70,11 @@ function onShutdown(rt: Runtime, web: WebApp | null, closers: Closer[]): void {
     await Promise.all(closers.map((close) => close(left()).catch((err: unknown) => rt.log.warn({ err: String(err) }, "close failed"))));
     await rt.close().catch(() => undefined);
     rt.log.info("stopped");
-    process.exit(0);
+    process.exit(exitCode);
   };
   process.on("SIGINT", stop);
   process.on("SIGTERM", stop);
+  return (exitCode) => stop("uncaughtException", exitCode);
 }
 
 /** A BullMQ worker's closer: finish the running jobs within the time left, else abandon them (they are retried elsewhere). */
@@ -132,7 +136,9 @@ export interface ServeOptions extends Roles {
 /** Starts the roles with a configuration `preflight()` checked; rejects with StartupError when the port was taken meanwhile. */
 export async function serve(opts: ServeOptions, config: Config): Promise<Runtime> {
   const rt = createRuntime({ config });
+  const faults = installFaultHandlers(rt.log); // issue 8 item 10: log, keep serving or drain and exit
   warnDevDefaults(rt);
+  await checkRedisPersistence(rt.config, rt.log).catch(async (err) => Promise.reject(await rt.close().then(() => err, () => err)));
   const closers: Closer[] = [];
   let web: WebApp | null = null;
   if (opts.deployDir) await deployDirectory(rt, opts.deployDir);
@@ -152,7 +158,7 @@ export async function serve(opts: ServeOptions, config: Config): Promise<Runtime
     const port = typeof address === "object" && address ? address.port : rt.config.port;
     rt.log.info({ port, baseUrl: rt.config.baseUrl }, "listening");
   }
-  onShutdown(rt, web, closers);
+  faults.setDrain(onShutdown(rt, web, closers));
   rt.log.info({ web: opts.web, worker: opts.worker, sweeper: opts.sweeper }, "ready");
   return rt;
 }

@@ -108,8 +108,8 @@ export function burnLink(step: Step, slot: SlotRecord, linkId: string, idempoten
 
 /**
  * The slot's live link, if it has one, dies at flush with `reason`; the run's history records it
- * now (`link-dead`). Called when the slot closes (slot.ts) and, for `revoked`, by an operator's
- * revocation. A slot without a live link records nothing.
+ * now (`link-dead`). Called when the slot closes (slot.ts). A slot without a live link records
+ * nothing. (An operator's revocation is `revokeLink`, recorded as `link-revoked`.)
  */
 export function killLiveLink(step: Step, slot: SlotRecord, reason: LinkEndReason): void {
   step.recordLinkEnd(slot.id, reason);

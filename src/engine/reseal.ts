@@ -3,12 +3,13 @@
  * (issue 9 §6 "Keys that can change"; seal.ts explains sealing).
  *
  * Where sealed values live: `runs.input`, `entity_rows.data`, `slots.element_value`, `slots.args`,
- * `history.data` (JSON columns, sealed strings anywhere inside) and `outbox.body` (the JSON text of a
- * string or a sealed value, kept only while the message is pending).
+ * `history.data` (JSON columns, sealed strings anywhere inside) and `outbox.to`, `outbox.subject`,
+ * `outbox.body` (each the JSON text of a string or of its sealed envelope: `Sealer.sealText`; the
+ * body is dropped once delivered).
  *
  * One run at a time, in one transaction holding the run's row lock (`SELECT … FOR UPDATE`, as
  * every command does: apply.ts), so a step applied meanwhile is neither overwritten nor lost; the
- * run's pending outbox rows are locked too (the mailer takes them with SKIP LOCKED). Runs are
+ * run's outbox rows are locked too (the mailer takes them with SKIP LOCKED). Runs are
  * visited in id order, in pages. Safe to run while the service runs, and again: a value already
  * under the newest key is left as it is.
  *
@@ -94,12 +95,30 @@ async function resealRun(tx: Tx, runId: string, sealer: Sealer, report: ResealRe
     const data = resealed(row.data, sealer, report);
     if (data !== undefined) await tx.historyEntry.update({ where: { id: row.id }, data: { data: data as object } });
   }
-  const pending = await tx.$queryRaw<{ id: string; body: string | null }[]>`
-    SELECT id, body FROM outbox WHERE run_id = ${runId}::uuid AND status = 'pending' AND body IS NOT NULL FOR UPDATE`;
-  for (const row of pending) {
-    const body = resealed(JSON.parse(row.body!), sealer, report);
-    if (body !== undefined) await tx.outboxMessage.update({ where: { id: row.id }, data: { body: JSON.stringify(body) } });
+  const outbox = await tx.$queryRaw<{ id: string; to: string; subject: string; body: string | null }[]>`
+    SELECT id, "to", subject, body FROM outbox WHERE run_id = ${runId}::uuid FOR UPDATE`;
+  for (const row of outbox) {
+    const data: { to?: string; subject?: string; body?: string } = {};
+    for (const column of ["to", "subject", "body"] as const) {
+      const stored = row[column];
+      if (stored === null) continue;
+      const text = resealedText(stored, sealer, report);
+      if (text !== undefined) data[column] = text;
+    }
+    if (Object.keys(data).length > 0) await tx.outboxMessage.update({ where: { id: row.id }, data });
   }
+}
+
+/** A text column in `Sealer.sealText` form, re-sealed; undefined when nothing changed. */
+function resealedText(stored: string, sealer: Sealer, report: ResealReport): string | undefined {
+  let value: unknown;
+  try {
+    value = JSON.parse(stored);
+  } catch {
+    return undefined; // plain text: nothing sealed in it
+  }
+  const out = resealed(value, sealer, report);
+  return out === undefined ? undefined : JSON.stringify(out);
 }
 
 /** Re-seals every stored value under the newest key of `sealer`'s ring; see the module header. */

@@ -8,7 +8,8 @@
  * SLOTFLOW_SEAL_KEY, which lives only in the processes' environment: the token cannot be recovered
  * from the database alone. Stored form: `{"$sealed": "v1.<iv>.<ciphertext>.<tag>"}` (base64url);
  * in a text column (the outbox's recipient, subject and body) the JSON text of the string or of
- * that envelope (`sealText`).
+ * that envelope (`sealText`). In JSON, data keys starting with `$` are escaped (see `storedKey`),
+ * so the envelope's shape cannot be forged by data.
  * API output never unseals: it shows the URL with its token replaced by `[redacted]`.
  *
  * Keys can change (issue 9 §6): SLOTFLOW_SEAL_KEY is a key ring, comma-separated, newest first.
@@ -25,6 +26,17 @@ const LINK_IN_TEXT = /\/api\/workflow\/callback\/(?:sfl_[A-Za-z0-9_-]{49}|[A-Za-
 export interface Sealed {
   $sealed: string;
 }
+
+/**
+ * Property names in stored JSON are escaped so that data can never read as a sealed value
+ * (issue 8 item 14): a data key starting with `$` is stored with one more `$` (`$sealed` →
+ * `$$sealed`) and loses it when read back. Only the sealer's own `{"$sealed": …}` object has a
+ * key `$sealed` in storage, so a forged one in data is just data. (Data keys are declared names —
+ * identifiers — so nothing stored today starts with `$`; the escape is the format's guarantee, not
+ * the input check's.)
+ */
+const storedKey = (k: string): string => (k.startsWith("$") ? `$${k}` : k);
+const dataKey = (k: string): string => (k.startsWith("$$") ? k.slice(1) : k);
 
 export function isSealed(v: unknown): v is Sealed {
   return typeof v === "object" && v !== null && typeof (v as Sealed).$sealed === "string";
@@ -124,7 +136,7 @@ export class Sealer {
     if (Array.isArray(value)) return value.map((v) => this.sealJson(v));
     if (value && typeof value === "object") {
       const out: Record<string, unknown> = {};
-      for (const [k, v] of Object.entries(value)) out[k] = this.sealJson(v);
+      for (const [k, v] of Object.entries(value)) out[storedKey(k)] = this.sealJson(v);
       return out;
     }
     return value;
@@ -136,7 +148,7 @@ export class Sealer {
     if (Array.isArray(value)) return value.map((v) => this.unsealJson(v));
     if (value && typeof value === "object") {
       const out: Record<string, unknown> = {};
-      for (const [k, v] of Object.entries(value)) out[k] = this.unsealJson(v);
+      for (const [k, v] of Object.entries(value)) out[dataKey(k)] = this.unsealJson(v);
       return out;
     }
     return value;
@@ -169,7 +181,7 @@ export function redactForOutput(value: unknown, sealer: Sealer): unknown {
   if (Array.isArray(value)) return value.map((v) => redactForOutput(v, sealer));
   if (value && typeof value === "object") {
     const out: Record<string, unknown> = {};
-    for (const [k, v] of Object.entries(value)) out[k] = redactForOutput(v, sealer);
+    for (const [k, v] of Object.entries(value)) out[dataKey(k)] = redactForOutput(v, sealer);
     return out;
   }
   return value;

@@ -16,6 +16,7 @@ import { Queue, QueueEvents, type ConnectionOptions, type Job } from "bullmq";
 import { Redis } from "ioredis";
 import type { Config } from "../config.js";
 import { validateCommand, type Command, type Outcome } from "../engine/commands/types.js";
+import { durableJobRetry } from "./retry.js";
 
 export const QUEUE = { commands: "commands", mail: "mail", sweep: "sweep" } as const;
 
@@ -78,8 +79,7 @@ export class Queues {
     validateCommand(cmd);
     return this.commands.add(cmd.kind, cmd, {
       jobId: cmd.commandId,
-      attempts: 8,
-      backoff: { type: "exponential", delay: 250 },
+      ...durableJobRetry, // retried until applied; see retry.ts
       removeOnComplete: opts.removeOnComplete ? true : { age: 3600, count: 10_000 },
       removeOnFail: { age: 24 * 3600 },
     });
@@ -110,7 +110,7 @@ export class Queues {
       outboxIds.map((outboxId) => ({
         name: "deliver",
         data: { outboxId },
-        opts: { jobId: outboxId, attempts: 5, backoff: { type: "exponential", delay: 1000 }, removeOnComplete: true, removeOnFail: { age: 24 * 3600 } },
+        opts: { jobId: outboxId, ...durableJobRetry, removeOnComplete: true, removeOnFail: { age: 24 * 3600 } },
       })),
     );
   }

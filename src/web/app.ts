@@ -16,7 +16,7 @@ import { adminRouter } from "./admin.js";
 import { CALLBACK_ROUTE, callbackRouter } from "./callback.js";
 import { dashboardMiddleware } from "./dashboard.js";
 import { accessLog } from "./access-log.js";
-import { answerClientErrors, requireHost, unmatchedRoute } from "./fallback.js";
+import { answerClientErrors, honestStatus, requireHost, unmatchedRoute } from "./fallback.js";
 import { bindClusterMetrics, countDeposits, registry } from "./metrics.js";
 import { openApiDocument } from "./openapi.js";
 import { problemMiddleware } from "./problems.js";
@@ -52,6 +52,7 @@ export function createWebApp(rt: Runtime): WebApp {
   app.use(accessLog(rt.log));
   app.use(countDeposits(CALLBACK_ROUTE));
   app.use(problemMiddleware(rt.log));
+  app.use(honestStatus());
   app.use(requireHost());
   app.use(dashboardMiddleware(rt.queues, rt.config.adminToken));
 

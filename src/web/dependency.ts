@@ -1,9 +1,10 @@
 /**
  * Calls to PostgreSQL and Redis made while answering a request. A failure that is not a refusal
  * and that means the dependency could not answer is refused with 503 `unavailable` and
- * `Retry-After` (HTTP API, last row); since nothing was committed, nothing was applied.
- * (A command already enqueued when Redis fails may still be applied later; its link is then
- * spent exactly once, as with any other deposit.)
+ * `Retry-After` (HTTP API, last row). A 503 means "not known to be applied" (issue 8 item 9): a
+ * command that reached Redis just before the failure is still applied later (its link spent
+ * exactly once, as with any other deposit), so the detail tells the client to retry with the
+ * same Idempotency-Key to learn the outcome rather than claiming nothing was applied.
  *
  * 503 is kept for a dependency that is really unreachable (issue 8 item 15): an error that a retry
  * cannot cure — a bug, a value the database refuses, a query error — is not turned into
@@ -11,6 +12,7 @@
  */
 import { RefusalCode, RefusalError, refuse } from "../engine/refusals.js";
 import type { Logger } from "../log.js";
+import { classifyFailure } from "../queue/retry.js";
 
 /** JavaScript's own errors: a fault of the code, never of a dependency. */
 const PROGRAM_ERRORS = [TypeError, RangeError, ReferenceError, SyntaxError];
@@ -25,6 +27,9 @@ const UNAVAILABLE_SQLSTATE = /^(08|53|57)/;
  * Redis errors count as unavailability: when unsure, the client is told to retry.
  */
 export function isUnavailability(err: unknown): boolean {
+  // A fault the worker would retry as infrastructure (src/queue/retry.ts: a connection refused,
+  // reset or terminated, a server shutting down, a pool or transaction timeout) is unavailability.
+  if (classifyFailure(err) === "infrastructure") return true;
   if (PROGRAM_ERRORS.some((E) => err instanceof E)) return false;
   const e = err as { name?: string; code?: unknown; meta?: { code?: unknown } };
   if (e?.name === "PrismaClientValidationError") return false;
@@ -43,7 +48,10 @@ export async function dependency<T>(log: Logger, what: "database" | "redis", fn:
     if (!isUnavailability(err)) throw err;
     log.warn({ dependency: what, err: err instanceof Error ? err.message : String(err) }, "dependency failed");
     throw new RefusalError(
-      refuse(RefusalCode.Unavailable, `The service cannot reach its ${what === "database" ? "database" : "queue"} right now; nothing was applied. Try again shortly.`),
+      refuse(
+        RefusalCode.Unavailable,
+        `The service cannot reach its ${what === "database" ? "database" : "queue"} right now. This request is not known to have been applied: retry it shortly, with the same Idempotency-Key and body, to learn its outcome.`,
+      ),
     );
   }
 }

@@ -11,7 +11,11 @@
  *     `about:blank` (RFC 9457 §4.2.1: no semantics beyond the status) and `Connection: close`.
  *     A request timeout answers 408 the same way; a reset or closed socket gets nothing;
  *   - an HTTP/1.1 request without `Host` (RFC 9112 §3.2): 400, the same `about:blank` problem
- *     (the server is created with Node's own bare-400 check off, so that this answer has a body).
+ *     (the server is created with Node's own bare-400 check off, so that this answer has a body);
+ *   - `honestStatus()` guards all of it: an answer of 400 or above that a library wrote on its
+ *     own — an empty body, or a problem whose `status` is not the status line's (a router's
+ *     `allowedMethods()` turning our 404 into 405/501, as Bull Board's does under /admin/queues) —
+ *     is rewritten into the problem for its status; 501 becomes 405 `method-not-allowed`.
  */
 import type { Server } from "node:http";
 import { STATUS_CODES } from "node:http";
@@ -35,6 +39,40 @@ export function unmatchedRoute(routers: Router[]): Middleware {
       return;
     }
     sendProblem(ctx, { code: RefusalCode.NotFound, detail: "No such endpoint." });
+  };
+}
+
+function problemStatus(body: unknown): number | null {
+  if (typeof body !== "string") return null;
+  try {
+    const status = (JSON.parse(body) as { status?: unknown }).status;
+    return typeof status === "number" ? status : null;
+  } catch {
+    return null;
+  }
+}
+
+/** Wraps everything after the problem middleware: status line and problem body always agree. */
+export function honestStatus(): Middleware {
+  return async (ctx, next) => {
+    await next();
+    if (ctx.status < 400) return;
+    const empty = ctx.body === undefined || ctx.body === null || ctx.body === "";
+    const mismatched = ctx.response.is("application/problem+json") && problemStatus(ctx.body) !== ctx.status;
+    if (!empty && !mismatched) return;
+    const allow = ctx.response.get("Allow");
+    if (ctx.status === 404) sendProblem(ctx, { code: RefusalCode.NotFound, detail: "No such endpoint." });
+    else if (ctx.status === 405 || ctx.status === 501) {
+      sendProblem(ctx, { code: RefusalCode.MethodNotAllowed, detail: allow ? `This endpoint answers ${allow} only.` : "This endpoint does not answer this method." });
+      if (allow) ctx.set("Allow", allow);
+      else ctx.remove("Allow");
+    } else {
+      const status = ctx.status;
+      const title = STATUS_CODES[status] ?? "Error";
+      ctx.type = "application/problem+json";
+      ctx.body = JSON.stringify({ type: "about:blank", title, status });
+      ctx.status = status;
+    }
   };
 }
 

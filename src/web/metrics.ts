@@ -77,6 +77,22 @@ export const metrics = {
   }),
 };
 
+// --- durability (issue 8 item 12): the sweeper's own counters ------------------------------------
+
+export const sweeperMetrics = {
+  failures: new Counter({
+    name: "slotflow_sweep_failures_total",
+    help: "Sweeps that failed (stage=sweep) and failed checks of the sweep job scheduler (stage=scheduler)",
+    labelNames: ["stage"] as const,
+    registers: [registry],
+  }),
+  schedulerRestored: new Counter({
+    name: "slotflow_sweep_scheduler_restored_total",
+    help: "Times the sweeper found its job scheduler missing from Redis and re-created it",
+    registers: [registry],
+  }),
+};
+
 /**
  * Counts every POST to the callback route by outcome, whoever answered it: `completed` (200),
  * `accepted` (202), `ctx.state.depositOutcome` when the handler names it (`replayed`), else the

@@ -97,13 +97,22 @@ export function openApiDocument(baseUrl: string) {
               "application/*+json": { schema: { type: "object", description: "Parsed as JSON, like application/json." } },
             },
           },
-          responses: responses(
-            {
-              "200": jsonOk("Slot completed, link burned", { type: "object", properties: { status: { const: "completed" } } }),
-              "202": jsonOk("Queued; applied later than the web process waited", { type: "object", properties: { status: { const: "accepted" } } }),
+          responses: {
+            ...responses(
+              {
+                "200": jsonOk("Slot completed, link burned", { type: "object", properties: { status: { const: "completed" } } }),
+                "202": jsonOk(
+                  "Queued, and will be applied (or refused under the run lock, changing nothing): outages of the database or Redis do not lose it; retry with the same Idempotency-Key to learn the outcome",
+                  { type: "object", properties: { status: { const: "accepted" } } },
+                ),
+              },
+              ["malformed-json", "invalid-idempotency-key", "idempotency-key-reused", "link-not-found", "method-not-allowed", "slot-not-open", "requires-failed", "link-burned", "link-retired", "link-dead", "payload-too-large", "unsupported-media-type", "invalid-body", "rate-limited", "handler-failed", "unavailable"],
+            ),
+            "503": {
+              ...problem(["unavailable"]),
+              description: "`unavailable`: not known to be applied (the deposit may have been queued just before the failure); retry with the same Idempotency-Key and body to learn the outcome",
             },
-            ["malformed-json", "invalid-idempotency-key", "idempotency-key-reused", "link-not-found", "method-not-allowed", "slot-not-open", "requires-failed", "link-burned", "link-retired", "link-dead", "payload-too-large", "unsupported-media-type", "invalid-body", "rate-limited", "handler-failed", "unavailable"],
-          ),
+          },
         },
       },
       "/api/workflows": {

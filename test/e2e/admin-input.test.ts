@@ -189,7 +189,7 @@ test.serial("U+0000 and lone surrogates in input are 422 naming the field", asyn
 });
 
 test.serial("bad path parameters are 404, never 503", async (t) => {
-  for (const path of ["/api/workflows/%00/runs", "/api/workflows/No%20Such/runs", "/api/workflows/Nope/runs", "/api/workflows/%E2%82%AC/runs"]) {
+  for (const path of ["/api/workflows/%00/runs", "/api/workflows/No%20Such/runs", "/api/workflows/Nope/runs", "/api/workflows/%E2%82%AC/runs", "/api/workflows/%E0%A4%A/runs", "/api/workflows/%/runs"]) {
     const res = await rawRequest({
       port: portOf(cluster.baseUrl),
       method: "POST",

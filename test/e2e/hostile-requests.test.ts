@@ -159,6 +159,11 @@ test.serial("an unknown method answers a problem whose status matches the status
   problem(t, putDeploy, 405, "method-not-allowed", "PUT /api/workflows");
   t.is(putDeploy.headers.get("allow"), "POST");
   problem(t, await request(base, "OPTIONS", "/healthz"), 405, "method-not-allowed", "OPTIONS /healthz");
+  // a library's own router (the queue dashboard's) cannot make the status line and body disagree
+  const dashboard = { authorization: `Bearer ${ADMIN_TOKEN}` };
+  problem(t, await rawRequest({ port, method: "PROPFIND", path: "/admin/queues", headers: dashboard }), 405, "method-not-allowed", "PROPFIND /admin/queues");
+  problem(t, await rawRequest({ port, method: "POST", path: "/admin/queues/api/queues/x/nothing", headers: dashboard }), 405, "method-not-allowed", "POST on a dashboard GET path");
+  problem(t, await rawRequest({ port, method: "GET", path: "/admin/queues/no/such/page", headers: dashboard }), 404, "not-found", "GET an unknown dashboard path");
   t.is(slotStatus(await run.show(), "ping"), "open");
   completed(t, await postLink(url, undefined), "POST afterwards");
 });

@@ -1,0 +1,10 @@
+// The faults suite (`npm run test:faults`): test/faults/*.ts, one file, serial scenarios, long
+// timeouts. Kept out of `npm test` (whose glob is test/**/*.test.ts). See docs/testing.md.
+export default {
+  files: ["test/faults/**/*.ts"],
+  extensions: { ts: "module" },
+  nodeArguments: ["--import=tsx"],
+  workerThreads: false,
+  timeout: "10m",
+  concurrency: 1,
+};

@@ -1,0 +1,78 @@
+/**
+ * The Redis persistence check every slotflow process makes at start (issue 8 item 8).
+ *
+ * Queued commands live in Redis between the 202 and the worker that applies them, so Redis must
+ * keep them across a restart and never evict them: `appendonly yes` (with `appendfsync everysec`)
+ * and `maxmemory-policy noeviction`. `checkRedisPersistence` asks `CONFIG GET appendonly` and
+ * `CONFIG GET maxmemory-policy`:
+ *
+ * | finding | development | production (NODE_ENV=production) |
+ * |---|---|---|
+ * | both settings right | nothing | nothing |
+ * | a setting wrong | warning naming it | `VolatileRedisError` (the process refuses to start) unless SLOTFLOW_ALLOW_VOLATILE_REDIS=1, then a warning |
+ * | CONFIG refused (managed Redis) or Redis unreachable | warning that it could not be checked | the same warning (the process still starts; requests needing Redis answer 503 until it is back) |
+ *
+ * `appendfsync` is reported in the warning when it is `no` (Redis then flushes only every ~30 s)
+ * but is not a reason to refuse.
+ */
+import { Redis } from "ioredis";
+import { ConfigError, type Config } from "../config.js";
+import type { Logger } from "../log.js";
+
+/** A configuration problem of the Redis server: the CLI prints its message as one `error:` line and exits 1. */
+export class VolatileRedisError extends ConfigError {
+  override name = "VolatileRedisError";
+}
+
+export interface PersistenceFinding {
+  /** Problems found, e.g. `appendonly is "no" (needs "yes")`; empty when Redis persists. */
+  problems: string[];
+  /** Set when the settings could not be read (unreachable, CONFIG disabled). */
+  unchecked?: string;
+}
+
+async function configGet(redis: Redis, name: string): Promise<string | undefined> {
+  const reply = (await redis.call("CONFIG", "GET", name)) as string[];
+  return reply[1];
+}
+
+/** Reads the settings; never throws. */
+export async function inspectRedis(redisUrl: string, timeoutMs = 2000): Promise<PersistenceFinding> {
+  const redis = new Redis(redisUrl, { lazyConnect: true, maxRetriesPerRequest: 0, enableOfflineQueue: false, connectTimeout: timeoutMs, retryStrategy: () => null });
+  redis.on("error", () => undefined);
+  try {
+    await redis.connect();
+    const [appendonly, policy, fsync] = await Promise.all([configGet(redis, "appendonly"), configGet(redis, "maxmemory-policy"), configGet(redis, "appendfsync")]);
+    const problems: string[] = [];
+    if (appendonly !== "yes") problems.push(`appendonly is "${appendonly}" (needs "yes")`);
+    if (policy !== "noeviction") problems.push(`maxmemory-policy is "${policy}" (needs "noeviction")`);
+    if (appendonly === "yes" && fsync === "no") problems.push(`appendfsync is "no" (use "everysec")`);
+    return { problems };
+  } catch (err) {
+    return { problems: [], unchecked: err instanceof Error ? err.message : String(err) };
+  } finally {
+    redis.disconnect();
+  }
+}
+
+/**
+ * Logs or refuses as the table in the module header says. Throws `VolatileRedisError` in
+ * production on a Redis that does not persist, unless `allowVolatileRedis`.
+ */
+export async function checkRedisPersistence(config: Pick<Config, "redisUrl" | "nodeEnv" | "allowVolatileRedis">, log: Logger): Promise<PersistenceFinding> {
+  const finding = await inspectRedis(config.redisUrl);
+  if (finding.unchecked) {
+    log.warn({ err: finding.unchecked }, "could not check that Redis persists (CONFIG GET appendonly / maxmemory-policy); queued commands may be lost if it does not");
+    return finding;
+  }
+  const refusing = finding.problems.filter((p) => !p.startsWith("appendfsync"));
+  if (refusing.length > 0 && config.nodeEnv === "production" && !config.allowVolatileRedis) {
+    throw new VolatileRedisError(
+      `Redis does not persist queued commands: ${refusing.join("; ")}. Set appendonly yes, appendfsync everysec and maxmemory-policy noeviction, or set SLOTFLOW_ALLOW_VOLATILE_REDIS=1 to start anyway (REDIS_URL).`,
+    );
+  }
+  if (finding.problems.length > 0) {
+    log.warn({ problems: finding.problems }, "Redis does not persist queued commands: a restart or eviction can lose accepted (202) requests; set appendonly yes, appendfsync everysec, maxmemory-policy noeviction");
+  }
+  return finding;
+}
