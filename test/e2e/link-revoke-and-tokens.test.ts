@@ -19,7 +19,7 @@ import { promisify } from "node:util";
 import { checkTokenFormat, hashToken, newToken } from "../../src/engine/token.js";
 import { dropDatabase, sql } from "../helpers/db.js";
 import { deployFixture, eventsOn, postLink, principalJwt, showRun, slotStatus, startRun, uniqueTitle } from "../helpers/callback.js";
-import { kill, spawnWithEnv } from "../helpers/faults.js";
+import { kill, spawnWithEnv, TcpProxy } from "../helpers/faults.js";
 import { linkIn, parseEmails, tokenOf, waitForEmail } from "../helpers/mail.js";
 import { ADMIN_TOKEN, eventually, freePort, request, ROOT, startCluster, type Cluster } from "../helpers/server.js";
 
@@ -157,10 +157,15 @@ test.serial("a token whose checksum does not hold is refused 404 with no databas
   t.is(checkTokenFormat(typo), "invalid");
   const unknownButValid = newToken();
   const port = await freePort();
-  const unreachable = new URL(cluster.databaseUrl);
-  unreachable.port = "1";
-  const web = await spawnWithEnv(cluster, "web", { port, env: { DATABASE_URL: unreachable.toString() } });
+  // A process cannot start without PostgreSQL (issue 9 §3): it loses it after start-up instead.
+  const direct = new URL(cluster.databaseUrl);
+  const proxy = new TcpProxy(Number(direct.port || 5432), direct.hostname);
+  const via = new URL(cluster.databaseUrl);
+  via.hostname = "127.0.0.1";
+  via.port = String(await proxy.start());
+  const web = await spawnWithEnv(cluster, "web", { port, env: { DATABASE_URL: via.toString() } });
   try {
+    await proxy.cut();
     const origin = `http://127.0.0.1:${port}`;
     const mistyped = await postLink(url.replace(token, typo), { ok: true, note: "x" }, { origin });
     t.is(mistyped.status, 404, mistyped.text);
@@ -172,6 +177,7 @@ test.serial("a token whose checksum does not hold is refused 404 with no databas
     t.is(valid.status, 503, valid.text);
   } finally {
     await kill(web);
+    await proxy.cut();
   }
   t.is((await postLink(url, { ok: true, note: "fine" })).status, 200, "the real link was never touched");
 });
