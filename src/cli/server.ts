@@ -72,8 +72,9 @@ function onShutdown(rt: Runtime, web: WebApp | null, closers: Closer[]): (exitCo
     rt.log.info("stopped");
     process.exit(exitCode);
   };
-  process.on("SIGINT", stop);
-  process.on("SIGTERM", stop);
+  // Node passes the signal's number as a second argument: never let it become the exit code.
+  process.on("SIGINT", () => void stop("SIGINT"));
+  process.on("SIGTERM", () => void stop("SIGTERM"));
   return (exitCode) => stop("uncaughtException", exitCode);
 }
 

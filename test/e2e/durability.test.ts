@@ -123,12 +123,19 @@ test.serial("a 503 says the request is not known to be applied, and a retry with
   t.timeout(120_000);
   const c = await cluster("dur9", ["web", "worker"]);
   await deployFixture(c.baseUrl, "callback-basic.flow");
+  // A web process whose Redis goes away after start-up (a process cannot start without it).
+  const redisUrl = new URL(c.env.REDIS_URL!);
+  const proxy = new TcpProxy(Number(redisUrl.port || 6379), redisUrl.hostname);
+  const via = new URL(redisUrl.toString());
+  via.hostname = "127.0.0.1";
+  via.port = String(await proxy.start());
   const port = await freePort();
-  const cutOff = await c.spawn("web", { port, env: { REDIS_URL: "redis://127.0.0.1:1" } });
+  const cutOff = await c.spawn("web", { port, env: { REDIS_URL: via.toString() } });
   const run = await begin(c, "CbBasic", "unknown", { handled: 0 });
   const url = await run.link("answer");
   const key = crypto.randomUUID();
   const body = { ok: true, note: "retried" };
+  await proxy.cut();
 
   const first = await postLink(url, body, { origin: `http://127.0.0.1:${port}`, headers: { "idempotency-key": key } });
   t.is(first.status, 503, first.text);
