@@ -27,8 +27,10 @@ test.serial("fifty concurrent waits for outcomes add no listener per wait and al
   const redis = await startRedisServer();
   const config = { redisUrl: redis.url, queuePrefix: `sft-wait-${randomUUID().slice(0, 8)}`, depositWaitMs: 10_000 };
   const queues = new Queues(config);
+  // BullMQ never closes a connection it was handed: the test does, or the process cannot exit.
+  const workerConnection = redisConnection(config, true);
   const worker = new Worker(QUEUE.commands, async () => OUTCOME, {
-    connection: redisConnection(config, true) as ConnectionOptions,
+    connection: workerConnection as ConnectionOptions,
     prefix: config.queuePrefix,
     concurrency: 8,
   });
@@ -46,6 +48,7 @@ test.serial("fifty concurrent waits for outcomes add no listener per wait and al
   } finally {
     process.off("warning", onWarning);
     await worker.close();
+    workerConnection.disconnect();
     await queues.close();
     // The server stays up until the process exits (the helper kills it then), so clients that
     // are still closing under a loaded machine finish against a live Redis.
