@@ -175,6 +175,6 @@ Try the vendor-approval example (README.md walks through it):
   curl -s -X POST ${base}/api/workflows/VendorApproval/runs \\
     -H 'Authorization: Bearer ${auth}' -H 'Content-Type: application/json' \\
     -d '{"vendor": {"name": "Acme", "contactEmail": "ap@acme.example"}, "amount": 1200}'
-Then copy the link from the email printed below and POST {"ok": true, "note": "..."} to it.
+Then open the link from the email printed below in a browser and answer, or POST {"ok": true, "note": "..."} to it.
 `;
 }
