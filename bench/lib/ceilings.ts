@@ -41,7 +41,9 @@ export async function queueCeiling(redisUrl: string, plan: { clients: number; op
   const eventsConn = redisConnection({ redisUrl }, true);
   const events = new QueueEvents(QUEUE.commands, { connection: eventsConn as ConnectionOptions, prefix });
   await events.waitUntilReady();
-  const redisPid = Number((await new Redis(redisUrl).info("server")).match(/process_id:(\d+)/)?.[1]);
+  const probe = new Redis(redisUrl);
+  const redisPid = Number((await probe.info("server")).match(/process_id:(\d+)/)?.[1]);
+  probe.disconnect(); // a client left open would reconnect forever once the bench's Redis stops
   const roundTrip = async () => {
     const job = await queue.add("noop", { n: 1 }, { ...COMMAND_JOB_OPTIONS, jobId: randomBytes(16).toString("hex") });
     await job.waitUntilFinished(events, 30_000);
