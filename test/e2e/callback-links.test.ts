@@ -13,7 +13,6 @@
 import test from "ava";
 import { execFileSync } from "node:child_process";
 import { randomBytes } from "node:crypto";
-import { Redis } from "ioredis";
 import { dropDatabase, sql } from "../helpers/db.js";
 import {
   assertOneWinner,
@@ -30,6 +29,7 @@ import {
   type Answer,
 } from "../helpers/callback.js";
 import { linkIn, linksIn, parseEmails, tokenOf, waitForEmail } from "../helpers/mail.js";
+import { redisText } from "../helpers/redis-text.js";
 import { ADMIN_TOKEN, eventually, request, startCluster, type Cluster } from "../helpers/server.js";
 
 let cluster: Cluster;
@@ -502,39 +502,10 @@ test.serial("no token of any link mailed in this file is in the database, in Red
   const [links] = await sql<{ n: string }>(cluster.databaseUrl, "SELECT count(*) AS n FROM links");
   t.true(Number(links.n) >= tokens.length, "every mailed link has a stored (hashed) record");
 
-  // Redis under this cluster's prefix
-  const redis = new Redis(cluster.env.REDIS_URL!);
-  try {
-    const keys: string[] = [];
-    let cursor = "0";
-    do {
-      const [next, batch] = await redis.scan(cursor, "MATCH", `${cluster.env.SLOTFLOW_QUEUE_PREFIX}:*`, "COUNT", "1000");
-      cursor = next;
-      keys.push(...batch);
-    } while (cursor !== "0");
-    t.true(keys.length > 0);
-    for (const key of keys) {
-      found.push(...leaks(`redis key ${key}`, key));
-      const type = await redis.type(key);
-      const value =
-        type === "string"
-          ? await redis.get(key)
-          : type === "hash"
-            ? JSON.stringify(await redis.hgetall(key))
-            : type === "list"
-              ? JSON.stringify(await redis.lrange(key, 0, -1))
-              : type === "zset"
-                ? JSON.stringify(await redis.zrange(key, "0", "-1", "WITHSCORES"))
-                : type === "set"
-                  ? JSON.stringify(await redis.smembers(key))
-                  : type === "stream"
-                    ? JSON.stringify(await redis.xrange(key, "-", "+"))
-                    : "";
-      found.push(...leaks(`redis ${type} ${key}`, value ?? ""));
-    }
-  } finally {
-    redis.disconnect();
-  }
+  // Redis under this cluster's prefix: every key and value
+  const entries = await redisText(cluster.env.REDIS_URL!, `${cluster.env.SLOTFLOW_QUEUE_PREFIX}:`);
+  t.true(entries.length > 0);
+  for (const entry of entries) found.push(...leaks("redis", entry));
 
   // every JSON log line of the cluster
   const logs = cluster.output().filter((l) => l.startsWith("{"));

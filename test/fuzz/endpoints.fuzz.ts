@@ -25,7 +25,8 @@ import { dropDatabase, sql } from "../helpers/db.js";
 import { deployFixture, portOf, startRun, uniqueTitle } from "../helpers/callback.js";
 import { linksIn, parseEmails, tokenOf } from "../helpers/mail.js";
 import { ADMIN_TOKEN, eventually, JWT_SECRET, ROOT, startCluster, type Cluster } from "../helpers/server.js";
-import { checkAnswer, parseRawAnswer, pgDump, pool, redisText, send, sendRaw, snapshot, type FuzzRequest } from "./harness.js";
+import { redisText } from "../helpers/redis-text.js";
+import { checkAnswer, parseRawAnswer, pgDump, pool, send, sendRaw, snapshot, type FuzzRequest } from "./harness.js";
 
 const SEED = Number(process.env.FUZZ_SEED ?? 20261122);
 const WIDTH = 6;

@@ -11,7 +11,6 @@
 import { execFileSync } from "node:child_process";
 import http from "node:http";
 import { connect } from "node:net";
-import { Redis } from "ioredis";
 import pg from "pg";
 import { ROOT } from "../helpers/server.js";
 
@@ -137,39 +136,6 @@ export async function snapshot(databaseUrl: string): Promise<string> {
   }
 }
 
-/** Every key and value under `prefix` in Redis, as text. */
-export async function redisText(redisUrl: string, prefix: string): Promise<string[]> {
-  const redis = new Redis(redisUrl);
-  const out: string[] = [];
-  try {
-    let cursor = "0";
-    do {
-      const [nextCursor, keys] = await redis.scan(cursor, "MATCH", `${prefix}*`, "COUNT", "1000");
-      cursor = nextCursor;
-      for (const key of keys) {
-        const type = await redis.type(key);
-        const value =
-          type === "string"
-            ? await redis.get(key)
-            : type === "hash"
-              ? JSON.stringify(await redis.hgetall(key))
-              : type === "list"
-                ? JSON.stringify(await redis.lrange(key, 0, -1))
-                : type === "zset"
-                  ? JSON.stringify(await redis.zrange(key, "0", "-1", "WITHSCORES"))
-                  : type === "set"
-                    ? JSON.stringify(await redis.smembers(key))
-                    : type === "stream"
-                      ? JSON.stringify(await redis.xrange(key, "-", "+"))
-                      : "";
-        out.push(`${key} ${value ?? ""}`);
-      }
-    } while (cursor !== "0");
-  } finally {
-    redis.disconnect();
-  }
-  return out;
-}
 
 /** The whole database as pg_dump writes it (data only). */
 export function pgDump(databaseUrl: string): string {
