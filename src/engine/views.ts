@@ -8,15 +8,21 @@ import type { Db } from "../db.js";
 import { redactForOutput, redactStoredText, redactTokens, type Sealer } from "./seal.js";
 
 export async function showRun(db: Db, sealer: Sealer, runId: string) {
-  const run = await db.run.findUnique({
-    where: { id: runId },
-    include: {
-      entities: true,
-      slots: { orderBy: [{ visit: "asc" }, { alias: "asc" }, { element: "asc" }] },
-      incidents: { orderBy: { id: "asc" } },
-      history: { orderBy: { id: "asc" } },
-    },
-  });
+  // Prisma reads each relation with its own statement: one REPEATABLE READ snapshot makes them
+  // agree, so a view never shows a step's history without the rows that step wrote.
+  const run = await db.$transaction(
+    (tx) =>
+      tx.run.findUnique({
+        where: { id: runId },
+        include: {
+          entities: true,
+          slots: { orderBy: [{ visit: "asc" }, { alias: "asc" }, { element: "asc" }] },
+          incidents: { orderBy: { id: "asc" } },
+          history: { orderBy: { id: "asc" } },
+        },
+      }),
+    { isolationLevel: "RepeatableRead" },
+  );
   if (!run) return null;
   return {
     id: run.id,
