@@ -93,6 +93,8 @@ export interface BenchCluster {
   /** Starts measuring; `stop()` returns the deltas. */
   measure(): Promise<{ stop(): Promise<Window> }>;
   memory(): Record<string, { peakKb: number; rssKb: number }>;
+  /** The raw per-process counts written by the preload so far (pid, argv, sql.byText, redis.byName). */
+  rawCounts(): unknown[];
   /** Starts (first call) or stops and writes (second call) every process's CPU profile (with SLOTFLOW_BENCH_CPU_PROF_DIR). */
   toggleProfiles(): Promise<void>;
   stop(): Promise<void>;
@@ -224,6 +226,18 @@ export async function startBenchCluster(label: string, opts: { env?: NodeJS.Proc
           };
         },
       };
+    },
+    rawCounts() {
+      return readdirSync(countDir)
+        .filter((f) => f.endsWith(".json"))
+        .map((f) => {
+          try {
+            return JSON.parse(readFileSync(join(countDir, f), "utf8"));
+          } catch {
+            return null;
+          }
+        })
+        .filter(Boolean);
     },
     memory() {
       return Object.fromEntries(cluster.processes.map((p, i) => [`${p.role}${i}`, memoryKb(p.child.pid!)]));

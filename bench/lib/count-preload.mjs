@@ -12,11 +12,12 @@ import { createRequire } from "node:module";
 import { join } from "node:path";
 
 const dir = process.env.SLOTFLOW_BENCH_COUNT_DIR;
-if (dir) {
+const { isMainThread } = await import("node:worker_threads");
+if (dir && isMainThread) {
   const require = createRequire(join(process.cwd(), "package.json"));
   const pg = require("pg");
   const { Redis } = require("ioredis");
-  const counts = { pid: process.pid, sql: { total: 0, byVerb: {} }, redis: { total: 0, byName: {} } };
+  const counts = { pid: process.pid, argv: process.argv.slice(2).join(" "), sql: { total: 0, byVerb: {}, byText: {} }, redis: { total: 0, byName: {} } };
   const query = pg.Client.prototype.query;
   pg.Client.prototype.query = function (config, values, callback) {
     const text = typeof config === "string" ? config : config?.text;
@@ -24,6 +25,8 @@ if (dir) {
       const verb = (/^\s*(?:WITH\b.*?\)\s*)?([A-Za-z]+)/s.exec(text.slice(0, 200))?.[1] ?? "?").toUpperCase();
       counts.sql.total++;
       counts.sql.byVerb[verb] = (counts.sql.byVerb[verb] ?? 0) + 1;
+      const shape = text.replace(/\s+/g, " ").trim().slice(0, 90);
+      counts.sql.byText[shape] = (counts.sql.byText[shape] ?? 0) + 1;
     }
     return query.call(this, config, values, callback);
   };

@@ -7,8 +7,13 @@
  * A start costs BEGIN, this read, the step's write and COMMIT: four round trips (bench `mint`).
  */
 import type { Tx } from "../../db.js";
+import { prepared } from "./prepared.js";
 
+/** The probe, as sent: a prepared statement (sql/prepared.ts). */
+export const PRIOR_OUTCOME_SQL = prepared("slotflow_prior_outcome", "SELECT outcome FROM applied_commands WHERE id = $1");
+
+/** The outcome recorded for `commandId`, or null when it was never applied. */
 export async function priorOutcome(tx: Tx, commandId: string): Promise<unknown | null> {
-  const rows = await tx.$queryRaw<{ outcome: unknown }[]>`SELECT outcome FROM applied_commands WHERE id = ${commandId}`;
+  const rows = await tx.$queryRawUnsafe<{ outcome: unknown }[]>(PRIOR_OUTCOME_SQL, commandId);
   return rows[0]?.outcome ?? null;
 }

@@ -8,10 +8,12 @@
  *    WHERE l.token_sha256 = $1::bpchar      -- the column is CHAR(64): a text parameter would skip the index
  *
  * Measured (bench `deposits`): Prisma's `findUnique` with two nested selects sent three
- * statements; this is one, and saved ~2.7 ms of web CPU per deposit in the issue's profile.
+ * statements; this is one, and saved ~2.7 ms of web CPU per deposit in the issue's profile. It is
+ * a prepared statement (sql/prepared.ts): parsed and planned once per connection.
  * With 1M live links the probe stays one B-tree descent (bench `scale`).
  */
 import type { Db } from "../../db.js";
+import { prepared } from "./prepared.js";
 
 export interface LinkLookup {
   id: string;
@@ -27,24 +29,30 @@ export interface LinkLookup {
   workflowName: string;
 }
 
+interface LookupRow {
+  id: string;
+  run_id: string;
+  minted_version: number;
+  status: string;
+  end_reason: string | null;
+  idempotency_key_sha256: string | null;
+  idempotency_body_sha256: string | null;
+  state: string;
+  alias: string;
+  workflow_name: string;
+}
+
+/** The lookup, as sent: a prepared statement (sql/prepared.ts). */
+export const LINK_LOOKUP_SQL = prepared(
+  "slotflow_link_lookup",
+  `SELECT l.id, l.run_id, l.minted_version, l.status, l.end_reason, l.idempotency_key_sha256, l.idempotency_body_sha256, s.state, s.alias, r.workflow_name
+     FROM links l JOIN slots s ON s.id = l.slot_id JOIN runs r ON r.id = l.run_id
+    WHERE l.token_sha256 = $1::bpchar`,
+);
+
 /** The link whose token hashes to `tokenSha256` (hex), or null. */
 export async function lookupLink(db: Db, tokenSha256: string): Promise<LinkLookup | null> {
-  const rows = await db.$queryRaw<
-    {
-      id: string;
-      run_id: string;
-      minted_version: number;
-      status: string;
-      end_reason: string | null;
-      idempotency_key_sha256: string | null;
-      idempotency_body_sha256: string | null;
-      state: string;
-      alias: string;
-      workflow_name: string;
-    }[]
-  >`SELECT l.id, l.run_id, l.minted_version, l.status, l.end_reason, l.idempotency_key_sha256, l.idempotency_body_sha256, s.state, s.alias, r.workflow_name
-      FROM links l JOIN slots s ON s.id = l.slot_id JOIN runs r ON r.id = l.run_id
-     WHERE l.token_sha256 = ${tokenSha256}::bpchar`;
+  const rows = await db.$queryRawUnsafe<LookupRow[]>(LINK_LOOKUP_SQL, tokenSha256);
   const r = rows[0];
   if (!r) return null;
   return { id: r.id, runId: r.run_id, mintedVersion: r.minted_version, status: r.status, endReason: r.end_reason,

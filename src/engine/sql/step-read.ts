@@ -4,7 +4,7 @@
  * current visit, its tracked rows, the live links of those slots, and (for a deposit) the link
  * named by the command.
  *
- *   SELECT slotflow_step_read($run, $commandId, $linkId)      -- one JSON document
+ *   SELECT slotflow_step_read($run, $commandId, $linkId)      -- one JSON document, a prepared statement
  *
  * The function lives in prisma/migrations/20261122010000_step_read_function: it takes the lock
  * with `SELECT … FOR UPDATE`, then reads with a snapshot taken after the lock (a single plain
@@ -18,6 +18,7 @@
  * (`row_to_json`), so columns added by later migrations reach the engine without a new function.
  */
 import type { Tx } from "../../db.js";
+import { prepared } from "./prepared.js";
 
 /** A row as PostgreSQL renders it in JSON: snake_case names, timestamps as ISO strings. */
 export type JsonRow = Record<string, unknown>;
@@ -32,9 +33,12 @@ export interface StepRead {
   link: JsonRow | null;
 }
 
+/** The read, as sent: a prepared statement (sql/prepared.ts). */
+export const STEP_READ_SQL = prepared("slotflow_step_read", "SELECT slotflow_step_read($1::uuid, $2, $3::uuid) AS step");
+
 /** Locks run `runId` (waiting for a step that holds it) and reads the step's world. */
 export async function readStep(tx: Tx, runId: string, commandId: string, linkId: string | null): Promise<StepRead> {
-  const rows = await tx.$queryRaw<{ step: StepRead | string }[]>`SELECT slotflow_step_read(${runId}::uuid, ${commandId}, ${linkId}::uuid) AS step`;
+  const rows = await tx.$queryRawUnsafe<{ step: StepRead | string }[]>(STEP_READ_SQL, runId, commandId, linkId);
   const step = rows[0].step;
   return typeof step === "string" ? (JSON.parse(step) as StepRead) : step;
 }
