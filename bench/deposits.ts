@@ -8,9 +8,12 @@
  * it), and peak RSS of web and worker. Then, in the same run, the ceilings (bench/lib/ceilings.ts)
  * and the ratio to each. Writes bench/results/deposits-*.json.
  *
- *   npm run bench -- deposits [n1=300] [n10=1500] [n50=1500] [--no-ceilings] [--profile]
+ *   npm run bench -- deposits [n1=300] [n10=1500] [n50=1500] [--no-ceilings] [--profile] [--warm=3000]
  *
- * `--profile` profiles web and worker during the C=10 phase (V8's CPU profiler, started by the bench preload) (profiles in bench/results/profiles/)
+ * Web and worker first answer `--warm` deposits (report.ts WARM_UP), so the figures are those of
+ * warmed-up processes, as in production.
+ *
+ * `--profile` profiles web and worker during the C=10 phase (BENCH_PROFILE_AT=1 or 50 picks another) (V8's CPU profiler, started by the bench preload) (profiles in bench/results/profiles/)
  * and prints where their CPU goes (bench/lib/profile-summary.ts).
  *
  * Each deposit answers a fresh VendorApproval run (examples/vendor-approval.flow) seeded in SQL
@@ -24,12 +27,13 @@ import { summarise } from "./lib/profile-summary.js";
 import { machineCpu, loadNote } from "./lib/proc.js";
 import { startBenchCluster, type Window } from "./lib/cluster.js";
 import { queueCeiling, sqlCeiling, type SqlCeiling } from "./lib/ceilings.js";
-import { drive, fmt, postDeposit, writeResult, type LoadResult } from "./lib/report.js";
+import { drive, fmt, postDeposit, WARM_UP, writeResult, type LoadResult } from "./lib/report.js";
 import { applyScript, seedForScript } from "./lib/apply-script.js";
 
 const flags = process.argv.slice(2).filter((a) => a.startsWith("--"));
 const [n1 = 300, n10 = 1500, n50 = 1500] = process.argv.slice(2).filter((a) => !a.startsWith("--")).map(Number);
 const withCeilings = !flags.includes("--no-ceilings");
+const profileAt = Number(process.env.BENCH_PROFILE_AT ?? 10);
 const profileDir = flags.includes("--profile") ? join(ROOT, "bench/results/profiles", new Date().toISOString().replace(/[:.]/g, "-")) : null;
 
 const INPUT = { vendor: { name: "Bench", contactEmail: "bench@example.com" }, amount: 10 };
@@ -73,18 +77,18 @@ async function main() {
       [10, n10],
       [50, n50],
     ] as const;
-    const warm = 200;
+    const warm = WARM_UP;
     const urls = await bench.seedRuns("VendorApproval", INPUT, warm + plan.reduce((s, [, n]) => s + n, 0), "deposits");
     process.stdout.write(`seeded ${urls.length} live runs; warming up…\n`);
     await drive(urls.slice(0, warm), 10, (u) => postDeposit(u));
     let at = warm;
     for (const [clients, n] of plan) {
-      if (profileDir && clients === 10) await bench.toggleProfiles();
+      if (profileDir && clients === profileAt) await bench.toggleProfiles();
       const m = await bench.measure();
       const load = await drive(urls.slice(at, at + n), clients, (u) => postDeposit(u));
       at += n;
       const f = perDeposit(load, await m.stop());
-      if (profileDir && clients === 10) await bench.toggleProfiles();
+      if (profileDir && clients === profileAt) await bench.toggleProfiles();
       phases[`C${clients}`] = f;
       process.stdout.write(
         `C=${clients}: ${fmt(f.perSecond)} deposits/s, p50 ${fmt(f.p50Ms)} ms, p99 ${fmt(f.p99Ms)} ms, CPU ${fmt(f.cpuMsPerDeposit, 2)} ms/deposit ` +

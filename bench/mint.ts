@@ -5,15 +5,15 @@
  * request, and — until every queued mail is delivered — CPU ms, SQL statements and Redis commands
  * per start over web, worker, PostgreSQL backends and redis-server. Writes bench/results/mint-*.json.
  *
- *   npm run bench -- mint [n1=200] [n10=1000]
+ *   npm run bench -- mint [n1=200] [n10=1000] [--warm=3000]
  */
 import { startBenchCluster } from "./lib/cluster.js";
 import { loadNote, machineCpu } from "./lib/proc.js";
-import { drive, fmt, writeResult } from "./lib/report.js";
+import { drive, fmt, writeResult, WARM_UP } from "./lib/report.js";
 import { perDeposit } from "./deposits.js";
 import { ADMIN_TOKEN } from "../test/helpers/server.js";
 
-const [n1 = 200, n10 = 1000] = process.argv.slice(2).map(Number);
+const [n1 = 200, n10 = 1000] = process.argv.slice(2).filter((a) => !a.startsWith("--")).map(Number);
 const INPUT = JSON.stringify({ vendor: { name: "Bench", contactEmail: "bench@example.com" }, amount: 10 });
 
 async function main() {
@@ -31,7 +31,7 @@ async function main() {
       await res.arrayBuffer();
       return res.status;
     };
-    await drive(Array.from({ length: 100 }), 10, start); // warm-up
+    await drive(Array.from({ length: WARM_UP }), 10, start); // warm-up (report.ts WARM_UP)
     const pending = async () => Number((await bench.pool.query("SELECT count(*) FROM outbox WHERE status = 'pending'")).rows[0].count);
     for (const [clients, n] of [
       [1, n1],

@@ -6,6 +6,14 @@ import { mkdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { ROOT } from "../../test/helpers/server.js";
 
+/**
+ * Requests sent before anything is measured, so that web and worker run JIT-compiled code as a
+ * long-lived process does. Measured on the development machine (bench `deposits`, C=10): after
+ * 200 warm-up deposits CPU per deposit was 8.9–9.3 ms, after 4,000 it was 6.2 ms — V8 was still
+ * compiling (12 % of the worker's CPU on its compiler threads in `perf`). `--warm=N` overrides.
+ */
+export const WARM_UP = Number(process.argv.find((a) => a.startsWith("--warm="))?.slice(7) ?? 3000);
+
 export function percentile(sorted: number[], p: number): number {
   if (sorted.length === 0) return NaN;
   return sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))];
