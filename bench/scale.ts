@@ -33,12 +33,13 @@ async function main() {
       const t0 = performance.now();
       const urls = await bench.seedRuns("VendorApproval", INPUT, size - live, "scale", { from: live });
       live = size;
-      process.stdout.write(`${size} live runs (seeded in ${fmt((performance.now() - t0) / 1000)} s)\n`);
+      const dbMiB = Number((await bench.pool.query("SELECT pg_database_size(current_database()) AS b")).rows[0].b) / 2 ** 20;
+      process.stdout.write(`${size} live runs (seeded in ${fmt((performance.now() - t0) / 1000)} s; database ${fmt(dbMiB, 0)} MiB)\n`);
       // Deposit into runs spread over the whole range (the newest rows are not special).
       const step = Math.max(1, Math.floor(urls.length / (N1 + N10 + 50)));
       const picked = urls.filter((_, i) => i % step === 0).slice(0, N1 + N10 + 50);
       await drive(picked.slice(0, 50), 10, (u) => postDeposit(u));
-      const row: Record<string, unknown> = { liveRuns: size };
+      const row: Record<string, unknown> = { liveRuns: size, databaseMiB: dbMiB };
       for (const [clients, batch] of [
         [1, picked.slice(50, 50 + N1)],
         [10, picked.slice(50 + N1)],

@@ -25,13 +25,15 @@ const messageOf = (err: unknown) => redactTokens(err instanceof Error ? err.mess
 /**
  * One log line per processed command, saying what happened (issue 9 §5 "Logs say what happened"):
  * `command applied` (status started/completed/expired), `command skipped` (an expiry that found
- * nothing to do), `command refused` (with the refusal code; nothing changed).
+ * nothing to do), `command refused` (with the refusal code; nothing changed). `ms` is the time the
+ * apply took (its transaction, lock wait included), to one decimal.
  */
-export function logOutcome(rt: Pick<Runtime, "log">, kind: string, runId: string, outcome: Outcome): void {
+export function logOutcome(rt: Pick<Runtime, "log">, kind: string, runId: string, outcome: Outcome, ms: number): void {
   metrics.commands.inc({ command: kind, result: !outcome.ok ? "refused" : outcome.status === "skipped" ? "skipped" : "applied" });
-  if (!outcome.ok) rt.log.info({ command: kind, runId, code: outcome.refusal.code }, "command refused");
-  else if (outcome.status === "skipped") rt.log.info({ command: kind, runId, status: outcome.status }, "command skipped");
-  else rt.log.info({ command: kind, runId, status: outcome.status }, "command applied");
+  ms = Math.round(ms * 10) / 10;
+  if (!outcome.ok) rt.log.info({ command: kind, runId, code: outcome.refusal.code, ms }, "command refused");
+  else if (outcome.status === "skipped") rt.log.info({ command: kind, runId, status: outcome.status, ms }, "command skipped");
+  else rt.log.info({ command: kind, runId, status: outcome.status, ms }, "command applied");
 }
 
 export function startCommandWorker(rt: Runtime): Worker {
@@ -49,6 +51,7 @@ export function startCommandWorker(rt: Runtime): Worker {
         throw new Error(`malformed command job: ${messageOf(err)}`);
       }
       const endTimer = metrics.applySeconds.startTimer({ command: cmd.kind });
+      const t0 = performance.now();
       let applied;
       try {
         applied = await applyCommand(rt.engine, cmd);
@@ -65,7 +68,7 @@ export function startCommandWorker(rt: Runtime): Worker {
         // The sweeper re-enqueues pending mail; the step itself has committed.
         rt.log.warn({ err: String(err) }, "could not enqueue mail delivery; the sweeper will retry");
       });
-      logOutcome(rt, cmd.kind, cmd.runId, outcome);
+      logOutcome(rt, cmd.kind, cmd.runId, outcome, performance.now() - t0);
       return outcome;
     },
     workerOptions(rt.config, rt.config.workerConcurrency),
