@@ -11,7 +11,8 @@
  *   npm run bench -- deposits [n1=300] [n10=1500] [n50=1500] [--no-ceilings] [--profile] [--warm=3000]
  *
  * Web and worker first answer `--warm` deposits (report.ts WARM_UP), so the figures are those of
- * warmed-up processes, as in production.
+ * warmed-up processes, as in production. A last phase offers deposits open-loop at half the
+ * highest rate measured (the p99 target's load) and reports their latency.
  *
  * `--profile` profiles web and worker during the C=10 phase (BENCH_PROFILE_AT=1 or 50 picks another) (V8's CPU profiler, started by the bench preload) (profiles in bench/results/profiles/)
  * and prints where their CPU goes (bench/lib/profile-summary.ts).
@@ -27,7 +28,7 @@ import { summarise } from "./lib/profile-summary.js";
 import { machineCpu, loadNote } from "./lib/proc.js";
 import { startBenchCluster, type Window } from "./lib/cluster.js";
 import { queueCeiling, sqlCeiling, type SqlCeiling } from "./lib/ceilings.js";
-import { drive, fmt, postDeposit, WARM_UP, writeResult, type LoadResult } from "./lib/report.js";
+import { drive, drivePaced, fmt, postDeposit, WARM_UP, writeResult, type LoadResult } from "./lib/report.js";
 import { applyScript, seedForScript } from "./lib/apply-script.js";
 
 const flags = process.argv.slice(2).filter((a) => a.startsWith("--"));
@@ -78,7 +79,8 @@ async function main() {
       [50, n50],
     ] as const;
     const warm = WARM_UP;
-    const urls = await bench.seedRuns("VendorApproval", INPUT, warm + plan.reduce((s, [, n]) => s + n, 0), "deposits");
+    const paced = Math.max(n10, n50);
+    const urls = await bench.seedRuns("VendorApproval", INPUT, warm + plan.reduce((s, [, n]) => s + n, 0) + paced, "deposits");
     process.stdout.write(`seeded ${urls.length} live runs; warming up…\n`);
     await drive(urls.slice(0, warm), 10, (u) => postDeposit(u));
     let at = warm;
@@ -94,6 +96,18 @@ async function main() {
         `C=${clients}: ${fmt(f.perSecond)} deposits/s, p50 ${fmt(f.p50Ms)} ms, p99 ${fmt(f.p99Ms)} ms, CPU ${fmt(f.cpuMsPerDeposit, 2)} ms/deposit ` +
           `${JSON.stringify(f.cpuMsByProcess)}, SQL ${fmt(f.sqlPerDeposit, 2)}/deposit ${JSON.stringify(f.sqlByVerb)}, Redis ${fmt(f.redisCommandsPerDeposit, 2)} commands/deposit ` +
           `${JSON.stringify(f.redisByName)} (server-side calls incl. scripts' ${fmt(f.redisServerCallsPerDeposit, 1)}), statuses ${JSON.stringify(f.statuses)}\n`,
+      );
+    }
+    // The latency target's load: open-loop arrivals at half the highest rate measured above.
+    const half = Math.max(...Object.values(phases).map((f) => f.perSecond)) / 2;
+    {
+      const m = await bench.measure();
+      const load = await drivePaced(urls.slice(at, at + paced), half, (u) => postDeposit(u));
+      at += paced;
+      const f = perDeposit(load, await m.stop());
+      phases.halfRate = f;
+      process.stdout.write(
+        `paced at half the maximum rate (${fmt(half)}/s offered, ${fmt(f.perSecond)}/s done): p50 ${fmt(f.p50Ms)} ms, p99 ${fmt(f.p99Ms)} ms, CPU ${fmt(f.cpuMsPerDeposit, 2)} ms/deposit ${JSON.stringify(f.cpuMsByProcess)}, statuses ${JSON.stringify(f.statuses)}\n`,
       );
     }
     const memory = bench.memory();

@@ -9,7 +9,7 @@
  */
 import { startBenchCluster } from "./lib/cluster.js";
 import { loadNote, machineCpu } from "./lib/proc.js";
-import { drive, fmt, writeResult, WARM_UP } from "./lib/report.js";
+import { drive, fmt, post, writeResult, WARM_UP } from "./lib/report.js";
 import { perDeposit } from "./deposits.js";
 import { ADMIN_TOKEN } from "../test/helpers/server.js";
 
@@ -22,15 +22,7 @@ async function main() {
   const phases: Record<string, unknown> = {};
   try {
     await bench.deploy("examples/vendor-approval.flow");
-    const start = async () => {
-      const res = await fetch(`${bench.cluster.baseUrl}/api/workflows/VendorApproval/runs`, {
-        method: "POST",
-        headers: { authorization: `Bearer ${ADMIN_TOKEN}`, "content-type": "application/json" },
-        body: INPUT,
-      });
-      await res.arrayBuffer();
-      return res.status;
-    };
+    const start = () => post(`${bench.cluster.baseUrl}/api/workflows/VendorApproval/runs`, INPUT, { authorization: `Bearer ${ADMIN_TOKEN}` });
     await drive(Array.from({ length: WARM_UP }), 10, start); // warm-up (report.ts WARM_UP)
     const pending = async () => Number((await bench.pool.query("SELECT count(*) FROM outbox WHERE status = 'pending'")).rows[0].count);
     for (const [clients, n] of [
