@@ -8,11 +8,12 @@
  * it), and peak RSS of web and worker. Then, in the same run, the ceilings (bench/lib/ceilings.ts)
  * and the ratio to each. Writes bench/results/deposits-*.json.
  *
- *   npm run bench -- deposits [n1=300] [n10=1500] [n50=1500] [--no-ceilings] [--profile] [--warm=3000]
+ *   npm run bench -- deposits [n1=300] [n10=1500] [n50=1500] [--no-ceilings] [--profile] [--warm=3000] [--paced=4000]
  *
  * Web and worker first answer `--warm` deposits (report.ts WARM_UP), so the figures are those of
  * warmed-up processes, as in production. A last phase offers deposits open-loop at half the
- * highest rate measured (the p99 target's load) and reports their latency.
+ * highest rate measured (the p99 target's load) and reports their latency: `--paced` deposits,
+ * about 10 s at this machine's rates, since a p99 over a few seconds is decided by one hiccup.
  *
  * `--profile` profiles web and worker during the C=10 phase (BENCH_PROFILE_AT=1 or 50 picks another) (V8's CPU profiler, started by the bench preload) (profiles in bench/results/profiles/)
  * and prints where their CPU goes (bench/lib/profile-summary.ts).
@@ -34,6 +35,7 @@ import { applyScript, seedForScript } from "./lib/apply-script.js";
 const flags = process.argv.slice(2).filter((a) => a.startsWith("--"));
 const [n1 = 300, n10 = 1500, n50 = 1500] = process.argv.slice(2).filter((a) => !a.startsWith("--")).map(Number);
 const withCeilings = !flags.includes("--no-ceilings");
+const pacedFlag = flags.find((f) => f.startsWith("--paced="));
 const profileAt = Number(process.env.BENCH_PROFILE_AT ?? 10);
 const profileDir = flags.includes("--profile") ? join(ROOT, "bench/results/profiles", new Date().toISOString().replace(/[:.]/g, "-")) : null;
 
@@ -47,6 +49,8 @@ export interface PhaseFigures extends LoadResult {
   redisServerCallsPerDeposit: number;
   sqlByVerb: Record<string, number>;
   redisByName: Record<string, number>;
+  /** Main-thread pauses of web and worker during the phase (bench/lib/cluster.ts Window.pauses). */
+  pauses: Window["pauses"];
 }
 
 export function perDeposit(load: LoadResult, w: Window): PhaseFigures {
@@ -62,6 +66,7 @@ export function perDeposit(load: LoadResult, w: Window): PhaseFigures {
     redisServerCallsPerDeposit: w.redisServerCalls / n,
     sqlByVerb: per(w.counts.sqlByVerb),
     redisByName: per(w.counts.redisByName),
+    pauses: w.pauses,
   };
 }
 
@@ -79,7 +84,7 @@ async function main() {
       [50, n50],
     ] as const;
     const warm = WARM_UP;
-    const paced = Math.max(n10, n50);
+    const paced = pacedFlag ? Number(pacedFlag.slice("--paced=".length)) : 4000;
     const urls = await bench.seedRuns("VendorApproval", INPUT, warm + plan.reduce((s, [, n]) => s + n, 0) + paced, "deposits");
     process.stdout.write(`seeded ${urls.length} live runs; warming up…\n`);
     await drive(urls.slice(0, warm), 10, (u) => postDeposit(u));
@@ -109,6 +114,13 @@ async function main() {
       process.stdout.write(
         `paced at half the maximum rate (${fmt(half)}/s offered, ${fmt(f.perSecond)}/s done): p50 ${fmt(f.p50Ms)} ms, p99 ${fmt(f.p99Ms)} ms, CPU ${fmt(f.cpuMsPerDeposit, 2)} ms/deposit ${JSON.stringify(f.cpuMsByProcess)}, statuses ${JSON.stringify(f.statuses)}\n`,
       );
+      // What a tail is made of: a major GC or a stalled event loop in web or worker holds every
+      // deposit in flight (docs/performance.md "The p99 tail").
+      for (const [proc, p] of Object.entries(f.pauses)) {
+        process.stdout.write(
+          `  ${proc}: ${p.majorGc} major-GC pauses (longest ${fmt(p.longestMajorGcMs)} ms), ${p.stalls} event-loop stalls over 10 ms (longest ${fmt(p.longestStallMs)} ms), minor GC ${fmt(p.minorGcMs)} ms in all\n`,
+        );
+      }
     }
     const memory = bench.memory();
     process.stdout.write(`peak RSS: ${Object.entries(memory).map(([k, v]) => `${k} ${(v.peakKb / 1024).toFixed(0)} MiB`).join(", ")}\n`);

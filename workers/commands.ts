@@ -26,14 +26,16 @@ const messageOf = (err: unknown) => redactTokens(err instanceof Error ? err.mess
  * One log line per processed command, saying what happened (issue 9 §5 "Logs say what happened"):
  * `command applied` (status started/completed/expired), `command skipped` (an expiry that found
  * nothing to do), `command refused` (with the refusal code; nothing changed). `ms` is the time the
- * apply took (its transaction, lock wait included), to one decimal.
+ * apply took (its transaction, lock wait included), to one decimal; `queuedMs` the time the job
+ * waited in the queue, from its enqueue to a worker taking it (whole ms, from the two processes'
+ * clocks).
  */
-export function logOutcome(rt: Pick<Runtime, "log">, kind: string, runId: string, outcome: Outcome, ms: number): void {
+export function logOutcome(rt: Pick<Runtime, "log">, kind: string, runId: string, outcome: Outcome, ms: number, queuedMs: number): void {
   metrics.commands.inc({ command: kind, result: !outcome.ok ? "refused" : outcome.status === "skipped" ? "skipped" : "applied" });
   ms = Math.round(ms * 10) / 10;
-  if (!outcome.ok) rt.log.info({ command: kind, runId, code: outcome.refusal.code, ms }, "command refused");
-  else if (outcome.status === "skipped") rt.log.info({ command: kind, runId, status: outcome.status, ms }, "command skipped");
-  else rt.log.info({ command: kind, runId, status: outcome.status, ms }, "command applied");
+  if (!outcome.ok) rt.log.info({ command: kind, runId, code: outcome.refusal.code, ms, queuedMs }, "command refused");
+  else if (outcome.status === "skipped") rt.log.info({ command: kind, runId, status: outcome.status, ms, queuedMs }, "command skipped");
+  else rt.log.info({ command: kind, runId, status: outcome.status, ms, queuedMs }, "command applied");
 }
 
 export function startCommandWorker(rt: Runtime): Worker {
@@ -68,7 +70,7 @@ export function startCommandWorker(rt: Runtime): Worker {
         // The sweeper re-enqueues pending mail; the step itself has committed.
         rt.log.warn({ err: String(err) }, "could not enqueue mail delivery; the sweeper will retry");
       });
-      logOutcome(rt, cmd.kind, cmd.runId, outcome, performance.now() - t0);
+      logOutcome(rt, cmd.kind, cmd.runId, outcome, performance.now() - t0, Math.max(0, (job.processedOn ?? job.timestamp) - job.timestamp));
       return outcome;
     },
     workerOptions(rt.config, rt.config.workerConcurrency),

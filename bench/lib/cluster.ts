@@ -8,7 +8,7 @@
  */
 import { spawn, type ChildProcess } from "node:child_process";
 import { createHash } from "node:crypto";
-import { mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs";
+import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { Redis } from "ioredis";
@@ -74,6 +74,13 @@ export interface Window {
   counts: Counts;
   /** Commands Redis executed (INFO commandstats), scripts' inner commands included. */
   redisServerCalls: number;
+  /**
+   * Main-thread pauses of web and worker inside the window, by process (`web0`, `worker1`):
+   * major-GC pauses over 2 ms (count, longest ms; one mark-compact cycle may pause more than once:
+   * its incremental steps, its finalisation, weak callbacks), event-loop stalls over 10 ms (count, longest ms), and
+   * the time spent in minor GCs (ms). From the preload's pause log.
+   */
+  pauses: Record<string, { majorGc: number; longestMajorGcMs: number; stalls: number; longestStallMs: number; minorGcMs: number }>;
 }
 
 export interface BenchCluster {
@@ -115,7 +122,8 @@ export async function startBenchCluster(label: string, opts: { env?: NodeJS.Proc
     env: {
       REDIS_URL: redis.url,
       SLOTFLOW_RATE_LIMIT_PER_MINUTE: "100000000",
-      SLOTFLOW_SWEEP_INTERVAL_MS: "1000",
+      // The sweep cadence; `sweep` is run with other values to show the drain rate follows it.
+      SLOTFLOW_SWEEP_INTERVAL_MS: process.env.SLOTFLOW_SWEEP_INTERVAL_MS ?? "1000",
       SLOTFLOW_BENCH_COUNT_DIR: countDir,
       NODE_OPTIONS: `${process.env.NODE_OPTIONS ?? ""} --import=${COUNT_PRELOAD}`.trim(),
       ...opts.env,
@@ -165,7 +173,7 @@ export async function startBenchCluster(label: string, opts: { env?: NodeJS.Proc
   };
   const settle = () => new Promise((r) => setTimeout(r, 250));
 
-  return {
+  const bench: BenchCluster = {
     cluster,
     redis,
     pool,
@@ -219,10 +227,13 @@ export async function startBenchCluster(label: string, opts: { env?: NodeJS.Proc
       const meter = new CpuMeter(groups);
       const counts0 = readCounts();
       const calls0 = await serverCalls();
+      const raw0 = bench.rawCounts() as PauseLog[];
+      const t0 = Date.now();
       meter.begin();
       void machineCpu;
       return {
         async stop() {
+          const t1 = Date.now();
           await settle();
           await refreshPgPids();
           const cpu = meter.end();
@@ -234,6 +245,7 @@ export async function startBenchCluster(label: string, opts: { env?: NodeJS.Proc
             cpuMs: cpu,
             counts: { sql: counts1.sql - counts0.sql, redis: counts1.redis - counts0.redis, sqlByVerb: diff(counts0.sqlByVerb, counts1.sqlByVerb), redisByName: diff(counts0.redisByName, counts1.redisByName) },
             redisServerCalls: calls1 - calls0 - 2, // minus the two INFO calls of the meter itself
+            pauses: pausesBetween(cluster, raw0, bench.rawCounts() as PauseLog[], t0, t1),
           };
         },
       };
@@ -260,6 +272,13 @@ export async function startBenchCluster(label: string, opts: { env?: NodeJS.Proc
     async stop() {
       redisClient.disconnect();
       await cluster.stop();
+      // BENCH_KEEP_LOGS=1: each process's output (JSON log lines, with each apply's `ms`) for
+      // reading a latency tail afterwards; bench/results/ is ignored by git.
+      if (process.env.BENCH_KEEP_LOGS) {
+        const dir = join(ROOT, "bench/results");
+        mkdirSync(dir, { recursive: true });
+        cluster.processes.forEach((p, i) => writeFileSync(join(dir, `${label}-${p.role}${i}.log`), p.output.join("\n") + "\n"));
+      }
       await pool.end();
       await admin.end();
       await dropDatabase(cluster.databaseUrl);
@@ -267,6 +286,34 @@ export async function startBenchCluster(label: string, opts: { env?: NodeJS.Proc
       rmSync(countDir, { recursive: true, force: true });
     },
   };
+  return bench;
+}
+
+interface PauseLog {
+  pid: number;
+  pauses?: [number, string, number][];
+  minorGcMs?: number;
+}
+
+/** Window.pauses: each web/worker process's pauses with a timestamp in [t0, t1] (epoch ms). */
+function pausesBetween(cluster: Cluster, before: PauseLog[], after: PauseLog[], t0: number, t1: number): Window["pauses"] {
+  const out: Window["pauses"] = {};
+  cluster.processes.forEach((p, i) => {
+    const a = after.find((c) => c.pid === p.child.pid);
+    if (!a) return;
+    const inside = (a.pauses ?? []).filter(([at]) => at >= t0 && at <= t1);
+    const major = inside.filter(([, kind]) => kind === "major-gc").map(([, , ms]) => ms);
+    const stalls = inside.filter(([, kind]) => kind === "stall").map(([, , ms]) => ms);
+    const minorBefore = before.find((c) => c.pid === p.child.pid)?.minorGcMs ?? 0;
+    out[`${p.role}${i}`] = {
+      majorGc: major.length,
+      longestMajorGcMs: Math.max(0, ...major),
+      stalls: stalls.length,
+      longestStallMs: Math.max(0, ...stalls),
+      minorGcMs: Math.round(((a.minorGcMs ?? 0) - minorBefore) * 10) / 10,
+    };
+  });
+  return out;
 }
 
 export { printedLinks };

@@ -4,8 +4,9 @@
  * the commands it sends to Redis (every ioredis `sendCommand`: a Lua script call is one command,
  * a blocking read is one command), by name. Loaded through NODE_OPTIONS="--import=…" by
  * bench/lib/cluster.ts when SLOTFLOW_BENCH_COUNT_DIR is set; writes
- * `{ pid, sql: {total, byVerb}, redis: {total, byName} }` to `$SLOTFLOW_BENCH_COUNT_DIR/<pid>.json`
- * every 100 ms so the benchmark can read deltas from outside.
+ * `{ pid, sql: {total, byVerb}, redis: {total, byName}, pauses, minorGcMs }` to
+ * `$SLOTFLOW_BENCH_COUNT_DIR/<pid>.json` every 100 ms so the benchmark can read deltas from outside.
+ * `pauses` lists the process's GC pauses and event-loop stalls (see below).
  */
 import { writeFileSync, renameSync } from "node:fs";
 import { createRequire } from "node:module";
@@ -37,6 +38,30 @@ if (dir && isMainThread) {
     counts.redis.byName[name] = (counts.redis.byName[name] ?? 0) + 1;
     return send.call(this, command, stream);
   };
+  // Pauses of this process's main thread, for reading a latency tail: each GC pause over 2 ms
+  // (kind: minor = scavenge, major = mark-compact or its incremental steps, as V8 reports them)
+  // and each event-loop stall over 10 ms (a 5 ms timer that fired late), as [epoch ms, kind, ms];
+  // the last 500 are kept. Minor GC time is also summed, since scavenges are many and short.
+  counts.pauses = [];
+  counts.minorGcMs = 0;
+  const { PerformanceObserver, constants } = await import("node:perf_hooks");
+  const pause = (kind, ms) => {
+    counts.pauses.push([Date.now(), kind, Math.round(ms * 10) / 10]);
+    if (counts.pauses.length > 500) counts.pauses.shift();
+  };
+  new PerformanceObserver((list) => {
+    for (const e of list.getEntries()) {
+      const minor = e.detail?.kind === constants.NODE_PERFORMANCE_GC_MINOR;
+      if (minor) counts.minorGcMs += e.duration;
+      if (e.duration > 2) pause(minor ? "minor-gc" : "major-gc", e.duration);
+    }
+  }).observe({ entryTypes: ["gc"] });
+  let tick = performance.now();
+  setInterval(() => {
+    const now = performance.now();
+    if (now - tick > 15) pause("stall", now - tick - 5);
+    tick = now;
+  }, 5).unref();
   const file = join(dir, `${process.pid}.json`);
   const flush = () => {
     try {

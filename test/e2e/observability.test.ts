@@ -6,7 +6,8 @@
  *   commands by result, apply latency, retried and failed command attempts, and reads queue depth,
  *   the oldest waiting job's age, the outbox and the last successful sweep from Redis and PostgreSQL.
  * - A refused command is logged as `command refused`, never `command applied`; a printed mail is
- *   logged as `email printed`, never `email delivered`.
+ *   logged as `email printed`, never `email delivered`. Each command's line carries the apply's
+ *   `ms` and the job's `queuedMs` (docs/operations.md).
  */
 import test from "ava";
 import { Queue, type ConnectionOptions } from "bullmq";
@@ -68,6 +69,10 @@ test.serial("deposits are counted by every outcome, commands by result, with app
   const applied = logs.filter((l) => l.msg === "command applied");
   t.true(applied.length >= 2);
   for (const l of applied) t.true(["started", "completed", "expired"].includes(String(l.status)), JSON.stringify(l));
+  for (const l of [...applied, ...logs.filter((l) => l.msg === "command refused")]) {
+    t.true(typeof l.ms === "number" && (l.ms as number) >= 0, JSON.stringify(l));
+    t.true(Number.isInteger(l.queuedMs) && (l.queuedMs as number) >= 0, JSON.stringify(l));
+  }
 });
 
 test.serial("a printed mail is logged as printed, never as delivered", async (t) => {
