@@ -15,22 +15,56 @@ import type { Runtime } from "../src/runtime.js";
 import { sweeperMetrics } from "../src/web/metrics.js";
 import { workerOptions } from "./options.js";
 
-const BATCH = 500;
+/** Due slots read and enqueued at a time: one statement, one `addBulk`. */
+export const SWEEP_BATCH = 500;
+/**
+ * While draining, the next batch is read once fewer than this many commands wait in the queue:
+ * expiries never stand more than about SWEEP_BATCH + SWEEP_REFILL_AT deep ahead of deposits.
+ */
+export const SWEEP_REFILL_AT = 100;
+/** How often a draining sweep looks at the queue's depth, ms. */
+const REFILL_POLL_MS = 20;
 const MAIL_GRACE_MS = 30_000;
 
-/** One sweep; returns how many expiries and mail deliveries it enqueued. */
-export async function sweepOnce(rt: Runtime, now = new Date()): Promise<{ expiries: number; mail: number }> {
-  const due = await dueExpiries(rt.db, now, BATCH);
-  // One statement finds the batch (the (status, deadline) index: cost follows the expired, not the
-  // open), one Redis call enqueues it (bench `sweep`).
-  await rt.queues.enqueueMany(due, { removeOnComplete: true });
+/**
+ * One sweep; returns how many expiry commands (repeats included) and mail deliveries it enqueued.
+ *
+ * Expiries: it reads the oldest due open slots, SWEEP_BATCH at a time (one statement per batch:
+ * an index range scan on `slots (status, deadline)`, so the cost follows the expired, not the
+ * open — bench `sweep`), and enqueues each batch with one Redis call. A full batch means more are
+ * due: the sweep then waits until the worker has taken all but SWEEP_REFILL_AT of the commands
+ * waiting, and reads the next batch — for at most `drainMs` (default: the sweep interval), after
+ * which the next scheduled sweep carries on. So a mass expiry drains as fast as the workers apply
+ * it, not at one batch per interval, without burying deposits behind it. A slot whose expiry is
+ * still waiting or being applied is read again; its command id (`expire-<slot>`) makes the repeat
+ * a no-op (the queue de-duplicates the job; a finished command is answered from
+ * `applied_commands`).
+ */
+export async function sweepOnce(rt: Runtime, now = new Date(), drainMs = rt.config.sweepIntervalMs): Promise<{ expiries: number; mail: number }> {
+  const until = Date.now() + drainMs;
+  let expiries = 0;
+  for (;;) {
+    const due = await dueExpiries(rt.db, now, SWEEP_BATCH);
+    await rt.queues.enqueueMany(due, { removeOnComplete: true });
+    expiries += due.length;
+    if (due.length < SWEEP_BATCH || !(await queueBelow(rt, SWEEP_REFILL_AT, until))) break;
+  }
   const stale = await rt.db.outboxMessage.findMany({
     where: { status: "pending", createdAt: { lte: new Date(now.getTime() - MAIL_GRACE_MS) } },
     select: { id: true },
-    take: BATCH,
+    take: SWEEP_BATCH,
   });
   await rt.queues.enqueueMail(stale.map((m) => m.id));
-  return { expiries: due.length, mail: stale.length };
+  return { expiries, mail: stale.length };
+}
+
+/** Resolves true once fewer than `depth` commands wait in the queue, false if `until` (epoch ms) comes first. */
+async function queueBelow(rt: Runtime, depth: number, until: number): Promise<boolean> {
+  for (;;) {
+    if ((await rt.queues.commands.getWaitingCount()) < depth) return true;
+    if (Date.now() + REFILL_POLL_MS > until) return false;
+    await new Promise((r) => setTimeout(r, REFILL_POLL_MS));
+  }
 }
 
 export const SWEEP_SCHEDULER_ID = "sweep-deadlines";

@@ -122,7 +122,7 @@ export async function startBenchCluster(label: string, opts: { env?: NodeJS.Proc
     env: {
       REDIS_URL: redis.url,
       SLOTFLOW_RATE_LIMIT_PER_MINUTE: "100000000",
-      // The sweep cadence; `sweep` is run with other values to show the drain rate follows it.
+      // The sweep cadence; set SLOTFLOW_SWEEP_INTERVAL_MS for the bench to try another.
       SLOTFLOW_SWEEP_INTERVAL_MS: process.env.SLOTFLOW_SWEEP_INTERVAL_MS ?? "1000",
       SLOTFLOW_BENCH_COUNT_DIR: countDir,
       NODE_OPTIONS: `${process.env.NODE_OPTIONS ?? ""} --import=${COUNT_PRELOAD}`.trim(),
