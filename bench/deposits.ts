@@ -118,7 +118,7 @@ async function main() {
       // deposit in flight (docs/performance.md "The p99 tail").
       for (const [proc, p] of Object.entries(f.pauses)) {
         process.stdout.write(
-          `  ${proc}: ${p.majorGc} major-GC pauses (longest ${fmt(p.longestMajorGcMs)} ms), ${p.stalls} event-loop stalls over 10 ms (longest ${fmt(p.longestStallMs)} ms), minor GC ${fmt(p.minorGcMs)} ms in all\n`,
+          `  ${proc}: ${p.majorGc} major-GC pauses (longest ${fmt(p.longestMajorGcMs)} ms), ${p.stalls} event-loop delays over 10 ms (longest ${fmt(p.longestStallMs)} ms), minor GC ${fmt(p.minorGcMs)} ms in all\n`,
         );
       }
     }

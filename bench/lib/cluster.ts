@@ -77,7 +77,8 @@ export interface Window {
   /**
    * Main-thread pauses of web and worker inside the window, by process (`web0`, `worker1`):
    * major-GC pauses over 2 ms (count, longest ms; one mark-compact cycle may pause more than once:
-   * its incremental steps, its finalisation, weak callbacks), event-loop stalls over 10 ms (count, longest ms), and
+   * its incremental steps, its finalisation, weak callbacks), event-loop delays over 10 ms (count of 100 ms
+   * intervals with one, longest ms), and
    * the time spent in minor GCs (ms). From the preload's pause log.
    */
   pauses: Record<string, { majorGc: number; longestMajorGcMs: number; stalls: number; longestStallMs: number; minorGcMs: number }>;

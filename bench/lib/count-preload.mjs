@@ -40,11 +40,12 @@ if (dir && isMainThread) {
   };
   // Pauses of this process's main thread, for reading a latency tail: each GC pause over 2 ms
   // (kind: minor = scavenge, major = mark-compact or its incremental steps, as V8 reports them)
-  // and each event-loop stall over 10 ms (a 5 ms timer that fired late), as [epoch ms, kind, ms];
-  // the last 500 are kept. Minor GC time is also summed, since scavenges are many and short.
+  // and, per 100 ms flush, the longest event-loop delay if over 10 ms (Node's
+  // monitorEventLoopDelay), as [epoch ms, kind, ms]; the last 500 are kept. Minor GC time is also
+  // summed, since scavenges are many and short.
   counts.pauses = [];
   counts.minorGcMs = 0;
-  const { PerformanceObserver, constants } = await import("node:perf_hooks");
+  const { PerformanceObserver, constants, monitorEventLoopDelay } = await import("node:perf_hooks");
   const pause = (kind, ms) => {
     counts.pauses.push([Date.now(), kind, Math.round(ms * 10) / 10]);
     if (counts.pauses.length > 500) counts.pauses.shift();
@@ -56,12 +57,15 @@ if (dir && isMainThread) {
       if (e.duration > 2) pause(minor ? "minor-gc" : "major-gc", e.duration);
     }
   }).observe({ entryTypes: ["gc"] });
-  let tick = performance.now();
-  setInterval(() => {
-    const now = performance.now();
-    if (now - tick > 15) pause("stall", now - tick - 5);
-    tick = now;
-  }, 5).unref();
+  const RESOLUTION_MS = 5;
+  const loopDelay = monitorEventLoopDelay({ resolution: RESOLUTION_MS });
+  loopDelay.enable();
+  const recordStall = () => {
+    // The histogram records the time between its timer's ticks (ns), the resolution included.
+    const ms = loopDelay.max / 1e6 - RESOLUTION_MS;
+    if (ms > 10) pause("stall", ms);
+    loopDelay.reset();
+  };
   const file = join(dir, `${process.pid}.json`);
   const flush = () => {
     try {
@@ -71,7 +75,10 @@ if (dir && isMainThread) {
       // the directory may be gone at the end of a run
     }
   };
-  setInterval(flush, 100).unref();
+  setInterval(() => {
+    recordStall();
+    flush();
+  }, 100).unref();
   process.on("exit", flush);
 }
 
