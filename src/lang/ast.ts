@@ -239,7 +239,12 @@ export type Expr = LiteralExpr | NameExpr | MemberExpr | CallExpr | BinaryExpr |
 export type DurationUnit = "s" | "m" | "h" | "d";
 
 export type LiteralExpr =
-  | { kind: "literal"; type: "int" | "decimal"; value: number; raw: string; range: Range }
+  /**
+   * `invalid`: a number token the lexer could not read (`1.5h`, FLOW005/FLOW006, already
+   * reported); it stands in the tree so the rest of the file is still checked (issue 19 item 5),
+   * and the checker gives it the error type so it causes no second diagnostic.
+   */
+  | { kind: "literal"; type: "int" | "decimal"; value: number; raw: string; range: Range; invalid?: true }
   | { kind: "literal"; type: "string"; value: string; raw: string; range: Range }
   | { kind: "literal"; type: "bool"; value: boolean; raw: string; range: Range }
   | { kind: "literal"; type: "null"; value: null; raw: string; range: Range }

@@ -214,6 +214,7 @@ class Checker {
         continue;
       }
       const v = a.value;
+      if (v !== null && (v.type === "int" || v.type === "decimal") && v.invalid) continue;
       if (v === null || v.type !== "int" || v.value < 0) {
         report.error(Codes.InvalidAnnotation, `@${name} takes a non-negative integer, found ${v?.raw ?? "nothing"}`, v?.range ?? a.range);
         continue;
