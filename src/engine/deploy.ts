@@ -23,6 +23,7 @@ import { compile, type CompileResult } from "../lang/compile.js";
 import type { CompiledParam, CompiledWorkflow } from "../lang/compiled.js";
 import type { Diagnostic } from "../lang/diagnostics.js";
 import { RefusalCode, refuse, RefusalError } from "./refusals.js";
+import { isTimerAlias } from "./timer.js";
 import { loadVersion } from "./workflows.js";
 
 export interface DeployResult {
@@ -132,6 +133,8 @@ export async function deploy(db: Db, source: string, file = "<source>", options:
         }
         const live = await tx.slot.findMany({ where: { runId: run.id, visit: run.visit, status: { in: ["open", "waiting"] } } });
         for (const slot of live) {
+          // A timer the new version lacks does not hold a deploy back: it is cancelled when due (timer.ts).
+          if (isTimerAlias(slot.alias)) continue;
           const decl = state.slots.find((s) => s.alias === slot.alias);
           const mapped = workflow.maps.some((m) => m.from === slot.event && m.to === decl?.event);
           if (!decl || (decl.event !== slot.event && !mapped)) {

@@ -18,6 +18,7 @@ import { evaluate, RuntimeFault, Scope } from "./interpreter.js";
 import { killLiveLink } from "./link.js";
 import type { LinkEndReason } from "./refusals.js";
 import type { SlotRecord, SlotStatus, Step } from "./step.js";
+import { isTimerAlias } from "./timer.js";
 import { Duration, type Value } from "./values.js";
 
 export function isSlotLive(slot: SlotRecord): boolean {
@@ -124,7 +125,12 @@ export function dropSlot(step: Step, alias: string): void {
   for (const slot of slotsOf(step, alias)) if (isSlotLive(slot)) close(step, slot, "dropped", "dropped");
 }
 
-/** Leaving a state cancels its live slots; their links die as `cancelled`, or `run-finished` when the next state is terminal. */
+/**
+ * Leaving a state cancels its live slots; their links die as `cancelled`, or `run-finished` when
+ * the next state is terminal. Timer rows (timer.ts) are left to `cancelRunTimers`.
+ */
 export function cancelStateSlots(step: Step, reason: "cancelled" | "run-finished"): void {
-  for (const slot of step.slots) if (slot.state === step.run.state && isSlotLive(slot)) close(step, slot, "cancelled", reason);
+  for (const slot of step.slots) {
+    if (slot.state === step.run.state && isSlotLive(slot) && !isTimerAlias(slot.alias)) close(step, slot, "cancelled", reason);
+  }
 }

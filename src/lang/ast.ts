@@ -105,7 +105,7 @@ export interface StateDecl {
   range: Range;
 }
 
-export type Member = Subscribe | EnterBlock | OnEvent | OnExpired | Milestone;
+export type Member = Subscribe | EnterBlock | OnEvent | OnExpired | Milestone | Timer;
 
 export interface Subscribe {
   kind: "subscribe";
@@ -129,6 +129,27 @@ export type Setting =
 export interface EnterBlock {
   kind: "enter";
   body: Statement[];
+  /**
+   * Routing on entry (language reference §10): the arms that end the block, evaluated after its
+   * statements; the first that holds moves the run on in the same step. Empty when none.
+   */
+  arms: Arm[];
+  range: Range;
+}
+
+/**
+ * A timer member of a state (language reference §10; issue 19): `after D { … }` runs once, D after
+ * the state was entered; `every P [after D] { … }` runs every P while the run stays, the first
+ * time P (or D) after entry. Both expressions are `duration`s evaluated when the state is entered.
+ */
+export interface Timer {
+  kind: "timer";
+  mode: "after" | "every";
+  /** `after`: the delay; `every`: the period. */
+  duration: Expr;
+  /** `every P after D`: D, the delay of the first run; null otherwise. */
+  first: Expr | null;
+  handler: Handler;
   range: Range;
 }
 

@@ -104,6 +104,7 @@ class Checker {
     this.statesChecker.checkAll(file);
     for (const m of file.maps) this.checkMap(m);
     this.statesChecker.reachability(file);
+    this.statesChecker.leftAtOnce(file);
   }
 
   // --- types ---

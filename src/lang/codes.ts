@@ -80,6 +80,11 @@ export const Codes = {
   ExpressionNotCall: "FLOW317",
   MapUnknownParam: "FLOW320",
   MapMissingParam: "FLOW321",
+  // --- added for v0.3 (issue 19): timers and routing on entry ----------------------------------
+  TimerType: "FLOW330",
+  TimerPeriodTooShort: "FLOW331",
+  EnterArmsTwice: "FLOW332",
+  LeftAtOnce: "FLOW333",
   // --- internal -------------------------------------------------------------------------------
   InternalError: "FLOW999",
 } as const;

@@ -42,7 +42,7 @@ export function compile(source: string, file = "<input>"): CompileResult {
     const checked = check(parsed.ast);
     const { diagnostics, omitted } = cap(clamp([...unstorable, ...parsed.diagnostics, ...checked.diagnostics], lines), lines);
     const failed = diagnostics.some((d) => d.severity === "error");
-    return { diagnostics, ...(omitted ? { omitted } : {}), workflow: failed ? null : emit(parsed.ast, checked.model), ast: parsed.ast };
+    return { diagnostics, ...(omitted ? { omitted } : {}), workflow: failed ? null : emit(parsed.ast, checked.model, source), ast: parsed.ast };
   } catch (err) {
     const where = (lines ?? new LineIndex("")).range(0, 0);
     const message = err instanceof Error ? err.message : String(err);

@@ -5,8 +5,8 @@
  *
  * Shapes the grammar leaves to the builder:
  * - items of a `{ … }` body (declarations, members, fields, settings, statements, arms) are read
- *   in any order and separated by a newline or `;`; two items on one line without `;` are FLOW010,
- *   statements after an arm FLOW025;
+ *   in any order and separated by a newline or `;`; two items on one line without `;` are FLOW010
+ *   (except before an arm), statements after an arm FLOW025;
  * - `a.b.c = e` is read as an expression followed by `=`; the left side must then be a dotted path
  *   of names (FLOW024);
  * - setting names, `email`, `slot`, `each`, `expired`, `Authorize`, `subject` and `body` are
@@ -41,7 +41,7 @@ function label(type: TokenType): string {
 
 const RULE_WANTS: Record<string, string> = {
   topDecl: "a declaration (entity, event, state or map event)",
-  member: "a state member (subscribe, enter, on or milestone)",
+  member: "a state member (subscribe, enter, on, milestone, after or every)",
   statement: "a statement",
   handlerItem: "a statement or an arm (when or default)",
   expression: "an expression",
@@ -79,6 +79,15 @@ function alt<T>(f: () => T): { ALT: () => T } {
   return { ALT: f };
 }
 
+/**
+ * An arm may follow the previous item on the same line (`when (a) -> X  default -> Y`, the
+ * language reference §10's example): after `-> Name` nothing else can continue.
+ */
+const ARM_WORDS = new Set<TokenType>([Kw.when, Kw.default]);
+
+/** The words that start a timer member (contextual: identifiers elsewhere). */
+const TIMER_WORDS = new Set(["after", "every"]);
+
 /** The DSL index of `items()`'s MANY/OR/CONSUME/SUBRULE; no rule uses it otherwise. */
 const ITEMS_IDX = 7;
 
@@ -90,7 +99,7 @@ const ERROR_TYPE: TypeRef = { kind: "type", name: "<error>", element: null, opti
 const ERROR_STMT: Statement = { kind: "expr", expr: ERROR_EXPR, range: NOWHERE };
 const ERROR_HANDLER: Handler = { statements: [], arms: [], range: NOWHERE };
 const ERROR_ARM: Arm = { kind: "default", condition: null, body: null, target: ERROR_IDENT, range: NOWHERE };
-const ERROR_MEMBER: Member = { kind: "enter", body: [], range: NOWHERE };
+const ERROR_MEMBER: Member = { kind: "enter", body: [], arms: [], range: NOWHERE };
 const ERROR_LITERAL: LiteralExpr = { kind: "literal", type: "null", value: null, raw: "null", range: NOWHERE };
 const ERROR_FILE: FlowFile = {
   kind: "file", name: ERROR_IDENT, params: [], entities: [], events: [], states: [], maps: [], range: NOWHERE,
@@ -176,7 +185,7 @@ class FlowParser extends EmbeddedActionsParser {
           const item = this.subrule(ITEMS_IDX, rule);
           this.ACTION(() => {
             const clean = this.errorCount() === errorsBefore;
-            if (needSep && clean) this.b.missingSep(first);
+            if (needSep && clean && !ARM_WORDS.has(first.tokenType)) this.b.missingSep(first);
             needSep = clean;
             take(item);
           });
@@ -432,14 +441,40 @@ class FlowParser extends EmbeddedActionsParser {
         alt(() => this.SUBRULE(this.subscribeDecl)),
         alt(() => {
           const kw = this.CONSUME(Kw.enter);
-          const body = this.SUBRULE(this.block);
-          return this.ACTION(() => ({ kind: "enter" as const, body: body.statements, range: this.b.span(kw, body.range) }));
+          const body = this.SUBRULE(this.handlerBody);
+          return this.ACTION(() => ({ kind: "enter" as const, body: body.statements, arms: body.arms, range: this.b.span(kw, body.range) }));
         }),
         alt(() => this.SUBRULE(this.onDecl)),
         alt(() => this.SUBRULE(this.milestoneDecl)),
+        { GATE: () => TIMER_WORDS.has(this.LA(1).image), ALT: () => this.SUBRULE(this.timerDecl) },
       ]),
     { recoveryValueFunc: () => null },
   );
+
+  /**
+   * `after D handler` | `every P [after D] handler` (issue 19). `after` and `every` are contextual
+   * words: identifiers everywhere else, so names such as `after` stay valid.
+   */
+  private timerDecl = this.RULE("timerDecl", (): Member => {
+    const word = this.CONSUME(Identifier);
+    const duration = this.SUBRULE(this.expression);
+    let second: IToken | null = null;
+    let first: Expr | null = null;
+    this.OPTION(() => {
+      second = this.CONSUME2(Identifier);
+      first = this.SUBRULE2(this.expression);
+    });
+    const handler = this.SUBRULE(this.handlerOrArrow);
+    return this.ACTION(() => {
+      const mode = word.image === "every" ? ("every" as const) : ("after" as const);
+      const s = second as IToken | null;
+      if (s !== null) {
+        if (mode === "after") this.b.error(Codes.UnexpectedToken, `'after D' takes one duration; write 'every P after D' for a repeating timer`, this.b.tr(s));
+        else this.b.expectWord(s, "after", "after the period of 'every'");
+      }
+      return { kind: "timer" as const, mode, duration, first: mode === "every" ? first : null, handler, range: this.b.span(word, handler.range) };
+    });
+  }, RECOVER.member);
 
   private subscribeDecl = this.RULE("subscribeDecl", (): Member => {
     const kw = this.CONSUME(Kw.subscribe);
