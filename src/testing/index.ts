@@ -118,7 +118,10 @@ export class Workflow {
     const isPath = !sourceOrPath.includes("\n") && sourceOrPath.endsWith(".flow") && existsSync(sourceOrPath);
     const source = isPath ? readFileSync(sourceOrPath, "utf8") : sourceOrPath;
     const deps = await engine();
-    const result = await deploy(deps.db, source, isPath ? sourceOrPath : "<source>", { maxSourceBytes: deps.limits?.maxSourceBytes });
+    const result = await deploy(deps.db, source, isPath ? sourceOrPath : "<source>", {
+      maxSourceBytes: deps.limits?.maxSourceBytes,
+      upgrade: { sealer: deps.sealer, baseUrl: deps.baseUrl, limits: deps.limits },
+    });
     return new Workflow(result.name, result.version);
   }
 
