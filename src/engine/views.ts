@@ -78,6 +78,9 @@ export async function showOutbox(db: Db, sealer: Sealer, runId: string) {
     subject: redactStoredText(m.subject, sealer),
     status: m.status,
     body: m.body === null ? null : redactStoredText(m.body, sealer),
+    /** One address each when the `send email` gave them (issue 19); null otherwise. */
+    replyTo: m.replyTo === null ? null : redactStoredText(m.replyTo, sealer),
+    cc: m.cc === null ? null : redactStoredText(m.cc, sealer),
     messageId: m.messageId,
     attempts: m.attempts,
     createdAt: m.createdAt,

@@ -228,6 +228,10 @@ export interface SendEmailStmt {
   to: Expr;
   subject: Expr;
   body: Expr;
+  /** `replyTo: expr` (v0.3, issue 19): one address, checked like `to`; absent when not given. */
+  replyTo?: Expr;
+  /** `cc: expr` (v0.3, issue 19): one address, checked like `to`; absent when not given. */
+  cc?: Expr;
   range: Range;
 }
 

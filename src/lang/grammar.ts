@@ -765,21 +765,25 @@ class FlowParser extends EmbeddedActionsParser {
     return this.ACTION(() => {
       this.b.expectWord(word, "email", "after 'send'");
       const range = this.b.span(kw, close);
-      let subject: Expr | null = null;
-      let body: Expr | null = null;
+      const given: Partial<Record<"subject" | "body" | "replyTo" | "cc", Expr>> = {};
       for (const f of fields) {
-        if (f.name.name !== "subject" && f.name.name !== "body") {
-          this.b.error(Codes.SendEmailFields, `unknown field '${f.name.name}': an email has 'subject' and 'body'`, f.name.range);
-        } else if ((f.name.name === "subject" ? subject : body) !== null) {
-          this.b.error(Codes.SendEmailFields, `'${f.name.name}' is given twice`, f.name.range);
-        } else if (f.name.name === "subject") subject = f.value;
-        else body = f.value;
+        const name = f.name.name;
+        if (name !== "subject" && name !== "body" && name !== "replyTo" && name !== "cc") {
+          this.b.error(Codes.SendEmailFields, `unknown field '${name}': an email has 'subject' and 'body', and may have 'replyTo' and 'cc'`, f.name.range);
+        } else if (given[name] !== undefined) {
+          this.b.error(Codes.SendEmailFields, `'${name}' is given twice`, f.name.range);
+        } else given[name] = f.value;
       }
+      const subject = given.subject ?? null;
+      const body = given.body ?? null;
       const missing = [subject === null ? "subject" : null, body === null ? "body" : null].filter((x) => x !== null);
       if (missing.length > 0) {
         this.b.error(Codes.SendEmailFields, `the email needs ${missing.map((m) => `'${m}'`).join(" and ")}`, this.b.span(open, close));
       }
-      return { kind: "sendEmail" as const, to, subject: subject ?? ERROR_EXPR, body: body ?? ERROR_EXPR, range };
+      return {
+        kind: "sendEmail" as const, to, subject: subject ?? ERROR_EXPR, body: body ?? ERROR_EXPR,
+        ...(given.replyTo ? { replyTo: given.replyTo } : {}), ...(given.cc ? { cc: given.cc } : {}), range,
+      };
     });
   }, RECOVER.stmt);
 

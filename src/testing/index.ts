@@ -88,6 +88,9 @@ export interface OutboxMessage {
   /** The body as queued (links included) while undelivered; null once delivered. */
   body: string | null;
   status: string;
+  /** `replyTo` / `cc` of the `send email` (issue 19); null when not given. */
+  replyTo: string | null;
+  cc: string | null;
 }
 
 /**
@@ -245,7 +248,14 @@ export class TestRun {
     const { db, sealer } = await engine();
     const rows = await db.outboxMessage.findMany({ where: { runId: this.id }, orderBy: { createdAt: "asc" } });
     return rows.map((m) => {
-      return { to: sealer.openText(m.to), subject: sealer.openText(m.subject), status: m.status, body: m.body === null ? null : sealer.openText(m.body) };
+      return {
+        to: sealer.openText(m.to),
+        subject: sealer.openText(m.subject),
+        status: m.status,
+        body: m.body === null ? null : sealer.openText(m.body),
+        replyTo: m.replyTo === null ? null : sealer.openText(m.replyTo),
+        cc: m.cc === null ? null : sealer.openText(m.cc),
+      };
     });
   }
 }
