@@ -31,8 +31,8 @@ test.serial("the sweeper fires a due timer; the run view shows the timers and th
   const started = Date.now();
   const runId = await startRun(c.baseUrl, "Timed", { job: { title: uniqueTitle("t"), fired: 0, escalated: false } });
   const first = (await showRun(c.baseUrl, runId)) as unknown as { timers: Timers; slots: { alias: string }[] };
-  t.deepEqual(first.timers.map((x) => [x.index, x.schedule]), [[0, "every 1h after 2s"], [1, "after 1d"]]);
-  t.true(Math.abs(new Date(first.timers[0].next).getTime() - started - 2000) < 5000);
+  t.deepEqual(first.timers.map((x) => [x.index, x.schedule]), [[0, "every 1h after 5s"], [1, "after 1d"]]);
+  t.true(Math.abs(new Date(first.timers[0].next).getTime() - started - 5000) < 5000);
   t.deepEqual(first.slots.map((s) => s.alias), ["answer"], "timers are not slots in the view");
 
   const fired = await eventually(async () => {
@@ -40,12 +40,12 @@ test.serial("the sweeper fires a due timer; the run view shows the timers and th
     return r.entities.job.fired === 1 ? r : null;
   }, 30_000);
   const timers = (fired as unknown as { timers: Timers }).timers;
-  t.true(Math.abs(new Date(timers[0].next).getTime() - started - 3_602_000) < 5000, "the next reminder is one period after the first");
+  t.true(Math.abs(new Date(timers[0].next).getTime() - started - 3_605_000) < 5000, "the next reminder is one period after the first");
   t.is(firings(fired).length, 1);
 });
 
 test.serial("a worker killed mid-firing: the firing is applied exactly once, by the next worker", async (t) => {
-  t.timeout(120_000);
+  t.timeout(240_000);
   const c = await startCluster("timerkill", { roles: ["web", "sweeper"] });
   clusters.push(c);
   const worker = await c.spawn("worker");
@@ -63,7 +63,7 @@ test.serial("a worker killed mid-firing: the firing is applied exactly once, by 
       "SELECT count(*)::int AS n FROM pg_stat_activity WHERE datname = current_database() AND wait_event_type = 'Lock' AND pid <> pg_backend_pid()",
     );
     return r.rows[0].n > 0;
-  }, 30_000).catch(async (err: unknown) => {
+  }, 60_000).catch(async (err: unknown) => {
     const r = await blocker.query("SELECT state, wait_event_type, left(query, 80) AS q FROM pg_stat_activity WHERE datname = current_database()");
     t.log(r.rows, worker.output.slice(-10));
     throw err;
@@ -78,7 +78,7 @@ test.serial("a worker killed mid-firing: the firing is applied exactly once, by 
   const after = await eventually(async () => {
     const r = await showRun(c.baseUrl, runId);
     return r.entities.job.fired === 1 ? r : null;
-  }, 60_000);
+  }, 120_000);
   // Let the sweeper look again a few times: the firing is not applied twice.
   await new Promise((r) => setTimeout(r, 2000));
   const settled = await showRun(c.baseUrl, runId);
