@@ -24,6 +24,8 @@ export interface PgBouncer {
   admin(command: string): Promise<Record<string, unknown>[]>;
   /** Its log so far. */
   log(): string;
+  /** The pgbouncer process id (from its pidfile), for CPU accounting. */
+  pid(): number;
   /** Stops it (SIGINT: immediate shutdown) and removes its directory. */
   destroy(): Promise<void>;
 }
@@ -85,6 +87,7 @@ export async function startPgBouncer(opts: { targetPort: number; mode?: "transac
       await bouncer.admin("RELOAD");
     },
     log: () => readFileSync(logFile, "utf8"),
+    pid: () => Number(readFileSync(join(dir, "pgbouncer.pid"), "utf8").trim()),
     async destroy() {
       if (child.exitCode === null && child.signalCode === null) {
         // SIGINT is PgBouncer's immediate shutdown; runuser passes it on.
