@@ -98,6 +98,8 @@ export interface Deposit {
   key: string;
   body: { note: string };
   first?: Answer;
+  /** When the first answer came (epoch ms). */
+  firstAt?: number;
   final?: Answer;
   retries: number;
 }
@@ -136,22 +138,31 @@ const needsRetry = (a: Answer | undefined) => !a || a.status === 0 || a.status =
 
 /**
  * The burst on `deposits` with `fault` started a third of the way in; then the retries and every
- * check (module header). Returns the table row.
+ * check (module header). Returns the table row. `paceDuringFaultMs` spreads the burst over a long
+ * fault (a rolling upgrade): while the fault runs, each of the 16 senders waits that long between
+ * deposits (or until it is over); then the rest go at full speed.
  */
-export async function runBurst(t: ExecutionContext, target: BurstTarget, name: string, deposits: Deposit[], fault: () => Promise<void>): Promise<string> {
+export async function runBurst(t: ExecutionContext, target: BurstTarget, name: string, deposits: Deposit[], fault: () => Promise<void>, opts: { paceDuringFaultMs?: number } = {}): Promise<string> {
   const { bases, cluster, killed } = target;
   const via = (i: number) => bases[i % bases.length]!;
   const started = Date.now();
   let sent = 0;
   let faultDone: Promise<void> | null = null;
+  let faultRunning = false;
   await pool(deposits, 16, async (d) => {
-    if (++sent === Math.ceil(deposits.length / 3)) faultDone = fault();
+    if (++sent === Math.ceil(deposits.length / 3)) {
+      faultRunning = true;
+      faultDone = fault().finally(() => (faultRunning = false));
+    }
     if (d.control) {
       d.first = await post(via(d.index), d.url, { wrong: true }, d.key);
+      d.firstAt = Date.now();
       return;
     }
     d.first = await post(via(d.index), d.url, d.body, d.key);
-    await sleep(20);
+    d.firstAt = Date.now();
+    if (faultRunning && opts.paceDuringFaultMs) await Promise.race([sleep(opts.paceDuringFaultMs), faultDone]);
+    else await sleep(20);
   });
   await faultDone;
   await allReady(bases);
