@@ -6,7 +6,7 @@
  * an operator does after promoting a standby. Needs the `pgbouncer` binary (.ci/run installs it).
  */
 import { spawn, type ChildProcess } from "node:child_process";
-import { chmodSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { chmodSync, existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import pg from "pg";
@@ -31,6 +31,8 @@ export interface PgBouncer {
 }
 
 const root = process.getuid?.() === 0;
+/** Debian installs it in /usr/sbin, which a non-root PATH often lacks. */
+const BIN = existsSync("/usr/sbin/pgbouncer") ? "/usr/sbin/pgbouncer" : "pgbouncer";
 
 /**
  * Starts PgBouncer on a free port forwarding to PostgreSQL at 127.0.0.1:`targetPort`, in `mode`
@@ -66,7 +68,8 @@ export async function startPgBouncer(opts: { targetPort: number; mode?: "transac
   writeFileSync(join(dir, "users.txt"), '"postgres" ""\n');
   writeFileSync(logFile, "");
   for (const f of ["pgbouncer.ini", "users.txt", "pgbouncer.log"]) chmodSync(join(dir, f), 0o666);
-  const child: ChildProcess = spawn(root ? "runuser" : "pgbouncer", root ? ["-u", "postgres", "--", "pgbouncer", ini] : [ini], { stdio: "ignore" });
+  const child: ChildProcess = spawn(root ? "runuser" : BIN, root ? ["-u", "postgres", "--", BIN, ini] : [ini], { stdio: "ignore" });
+  child.on("error", () => undefined); // reported below: it never answers
   const exited = new Promise<void>((resolve) => child.once("exit", () => resolve()));
   const url = (database = "postgres") => `postgresql://postgres@127.0.0.1:${port}/${database}`;
   const bouncer: PgBouncer = {
@@ -117,7 +120,8 @@ export async function startPgBouncer(opts: { targetPort: number; mode?: "transac
           }
         })();
         await bouncer.destroy();
-        throw new Error(`pgbouncer on ${port} did not start: ${(err as Error).message}\n${log}`);
+        const missing = BIN === "pgbouncer" ? " (is it installed? apt-get install pgbouncer)" : "";
+        throw new Error(`pgbouncer on ${port} did not start${missing}: ${(err as Error).message}\n${log}`);
       }
       await sleep(100);
     }
