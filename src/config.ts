@@ -21,7 +21,7 @@
  * | SLOTFLOW_TRUST_PROXY | trustProxy (`1`: client address from X-Forwarded-For) | off |
  * | SLOTFLOW_SHUTDOWN_TIMEOUT_MS | shutdownTimeoutMs: on SIGTERM/SIGINT, how long in-flight requests and current jobs may take before the process exits anyway | 25000 |
  * | SLOTFLOW_SHUTDOWN_DRAIN_MS | shutdownDrainMs: on SIGTERM/SIGINT, how long a web process keeps serving (readiness already 503) before it stops accepting | 0 |
- * | SLOTFLOW_METRICS_PORT | metricsPort: where a process without the web role (worker, sweeper) serves `GET /metrics` | unset: not served |
+ * | SLOTFLOW_METRICS_PORT | metricsPort: where every process (web, worker, sweeper, serve) also serves `GET /metrics`; in production the web port's /metrics needs the admin token | unset: not served |
  * | SLOTFLOW_MAX_SOURCE_BYTES | limits.maxSourceBytes (a deployed `.flow` source; larger: 413) | 524288 (512 KiB) |
  * | SLOTFLOW_MAX_INPUT_BYTES | limits.maxInputBytes (a run's input as JSON; larger: 413) | 262144 (256 KiB) |
  * | SLOTFLOW_MAX_INPUT_DEPTH | limits.maxInputDepth (nesting of objects and arrays in every JSON the server reads — run input, callback, raise and admin bodies; deeper: 422; at most 512) | 32 |
