@@ -10,6 +10,8 @@
  *     characters…): 400, or 431 when its headers are too large, with a problem body of type
  *     `about:blank` (RFC 9457 §4.2.1: no semantics beyond the status) and `Connection: close`.
  *     A request timeout answers 408 the same way; a reset or closed socket gets nothing;
+ *   - an `Expect` other than `100-continue` (issue 16 item 3): 417 with the same `about:blank`
+ *     problem (Node's `checkExpectation` event; otherwise Node answers a bare 417);
  *   - an HTTP/1.1 request without `Host` (RFC 9112 §3.2): 400, the same `about:blank` problem
  *     (the server is created with Node's own bare-400 check off, so that this answer has a body);
  *   - `honestStatus()` guards all of it: an answer of 400 or above that a library wrote on its

@@ -90,6 +90,10 @@ export async function readBody(ctx: Context, kind: BodyKind, limitBytes: number,
       encoding: "utf-8",
     });
   } catch (err) {
+    // The rest of the body stays unread (a chunked body past the limit, a stream that failed to
+    // decode): close the connection after the answer, so that a keep-alive client does not send
+    // its next request on a socket the server is about to reset (issue 16: found by the fuzz suite).
+    ctx.set("Connection", "close");
     const e = err as { type?: string };
     if (e.type === "entity.too.large") {
       throw new RefusalError(refuse(RefusalCode.PayloadTooLarge, `The body is larger than this endpoint accepts (${limitBytes} bytes).`));

@@ -158,3 +158,22 @@ test.serial("item 3: Expect: 999-bogus answers 417 as a problem document, and th
   t.truthy(body.detail);
   t.is((await request(base, "GET", "/healthz")).status, 200);
 });
+
+test.serial("a chunked body past the size limit answers 413 with Connection: close, so a keep-alive client's next request is answered, not reset", async (t) => {
+  const agent = new http.Agent({ keepAlive: true, maxSockets: 1 });
+  const post = (body?: Buffer) =>
+    new Promise<{ status: number; connection?: string }>((resolve, reject) => {
+      const req = http.request({ host: "127.0.0.1", port: portOf(base), method: "POST", path: "/api/workflow/callback/no-such-token", headers: { "content-type": "application/json" }, agent }, (res) => {
+        res.resume();
+        res.on("end", () => resolve({ status: res.statusCode ?? 0, connection: res.headers.connection }));
+      });
+      req.on("error", reject);
+      if (body) for (let i = 0; i < body.length; i += 16_384) req.write(body.subarray(i, i + 16_384));
+      req.end();
+    });
+  const big = await post(Buffer.from(JSON.stringify({ ok: true, note: "x".repeat(200_000) })));
+  t.is(big.status, 413);
+  t.is(big.connection, "close");
+  t.is((await post()).status, 404, "the next request on the agent is answered");
+  agent.destroy();
+});
