@@ -21,10 +21,10 @@
  * | SLOTFLOW_TRUST_PROXY | trustProxy (`1`: client address from X-Forwarded-For) | off |
  * | SLOTFLOW_SHUTDOWN_TIMEOUT_MS | shutdownTimeoutMs: on SIGTERM/SIGINT, how long in-flight requests and current jobs may take before the process exits anyway | 25000 |
  * | SLOTFLOW_SHUTDOWN_DRAIN_MS | shutdownDrainMs: on SIGTERM/SIGINT, how long a web process keeps serving (readiness already 503) before it stops accepting | 0 |
- * | SLOTFLOW_METRICS_PORT | metricsPort: where a process without the web role (worker, sweeper) serves `GET /metrics` | unset: not served |
+ * | SLOTFLOW_METRICS_PORT | metricsPort: where every process (web, worker, sweeper, serve) also serves `GET /metrics`; in production the web port's /metrics needs the admin token | unset: not served |
  * | SLOTFLOW_MAX_SOURCE_BYTES | limits.maxSourceBytes (a deployed `.flow` source; larger: 413) | 524288 (512 KiB) |
  * | SLOTFLOW_MAX_INPUT_BYTES | limits.maxInputBytes (a run's input as JSON; larger: 413) | 262144 (256 KiB) |
- * | SLOTFLOW_MAX_INPUT_DEPTH | limits.maxInputDepth (nesting of objects and arrays in run input; deeper: 422) | 32 |
+ * | SLOTFLOW_MAX_INPUT_DEPTH | limits.maxInputDepth (nesting of objects and arrays in every JSON the server reads — run input, callback, raise and admin bodies; deeper: 422; at most 512) | 32 |
  * | SLOTFLOW_MAX_FANOUT | limits.maxFanOut (elements of any list in run input, so of any `for each`; more: 422) | 1000 |
  * | LOG_LEVEL | logLevel | info |
  * | SLOTFLOW_WORKER_LOCK_MS | workerLockMs (BullMQ lock on a job being processed; renewed every half of it) | 5000 |
@@ -38,6 +38,7 @@
  * (`LoadOptions.secrets`; default: all three). A secret a command does not need is "" in
  * production when unset, and never falls back to its development value there.
  */
+import { MAX_JSON_DEPTH } from "./engine/depth.js";
 
 export interface Config {
   nodeEnv: string;
@@ -138,6 +139,12 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, options: LoadOp
     problems.push(`${name} must be an integer >= ${min}, got "${raw}"`);
     return fallback;
   };
+  // issue 16: a bound above MAX_JSON_DEPTH would let values reach walks bounded by MAX_WALK_DEPTH
+  const atMost = (name: string, n: number, max: number): number => {
+    if (n <= max) return n;
+    problems.push(`${name} must be at most ${max}, got "${env[name]}"`);
+    return max;
+  };
   const secret = (name: SecretName, dev: string): string => {
     const v = env[name];
     if (v) return v;
@@ -190,7 +197,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, options: LoadOp
     limits: {
       maxSourceBytes: int("SLOTFLOW_MAX_SOURCE_BYTES", DEFAULT_LIMITS.maxSourceBytes, 1),
       maxInputBytes: int("SLOTFLOW_MAX_INPUT_BYTES", DEFAULT_LIMITS.maxInputBytes, 2),
-      maxInputDepth: int("SLOTFLOW_MAX_INPUT_DEPTH", DEFAULT_LIMITS.maxInputDepth, 1),
+      maxInputDepth: atMost("SLOTFLOW_MAX_INPUT_DEPTH", int("SLOTFLOW_MAX_INPUT_DEPTH", DEFAULT_LIMITS.maxInputDepth, 1), MAX_JSON_DEPTH),
       maxFanOut: int("SLOTFLOW_MAX_FANOUT", DEFAULT_LIMITS.maxFanOut, 1),
     },
     devDefaults,

@@ -12,7 +12,7 @@
 import { UnrecoverableError, Worker, type Job } from "bullmq";
 import { applyCommand } from "../src/engine/apply.js";
 import { validateCommand, type Command, type Outcome } from "../src/engine/commands/types.js";
-import { recordCommandFailure } from "../src/engine/failures.js";
+import { failureMessage, recordCommandFailure } from "../src/engine/failures.js";
 import { redactTokens } from "../src/engine/seal.js";
 import { QUEUE } from "../src/queue/queues.js";
 import { UNKNOWN_FAILURE_LIMIT, classifyFailure, decideRetry } from "../src/queue/retry.js";
@@ -60,7 +60,7 @@ export function startCommandWorker(rt: Runtime): Worker {
         endTimer();
       } catch (err) {
         if (decideRetry(err, job.attemptsMade) === "retry") throw err;
-        const message = messageOf(err);
+        const message = failureMessage(err, messageOf(err));
         const recorded = await recordCommandFailure(rt.db, cmd, message);
         rt.log.error({ command: cmd.kind, runId: cmd.runId, jobId: job.id, attempts: job.attemptsMade + 1, incident: recorded, err: message }, "command failed deterministically; not retried");
         throw new UnrecoverableError(message);

@@ -96,7 +96,11 @@ function workerCloser(rt: Runtime, name: string, worker: Worker): Closer {
   };
 }
 
-/** `GET /metrics` on its own port, for a process without the web role (SLOTFLOW_METRICS_PORT). */
+/**
+ * `GET /metrics` on its own port (SLOTFLOW_METRICS_PORT), for every process when set — web
+ * processes too (issue 16 item 5: in production the public port answers /metrics only with the
+ * admin token, so this private port is where Prometheus scrapes).
+ */
 async function serveMetrics(rt: Runtime, port: number): Promise<Closer> {
   bindClusterMetrics(rt.db, rt.queues);
   const server = createServer((req, res) => {
@@ -149,7 +153,7 @@ export async function serve(opts: ServeOptions, config: Config): Promise<Runtime
   if (opts.sweeper) {
     closers.push(workerCloser(rt, "sweep", await startSweeper(rt)));
   }
-  if (!opts.web && rt.config.metricsPort !== null) closers.push(await serveMetrics(rt, rt.config.metricsPort));
+  if (rt.config.metricsPort !== null) closers.push(await serveMetrics(rt, rt.config.metricsPort));
   if (opts.web) {
     web = createWebApp(rt);
     const server = await web.listen(rt.config.port).catch((err: NodeJS.ErrnoException) =>

@@ -163,7 +163,7 @@ function secretsFor(roles: Roles): SecretName[] {
 export async function preflight(roles: Roles, opts: { migrate?: boolean } = {}): Promise<Config> {
   const config = loadConfig(process.env, { secrets: secretsFor(roles) });
   if (roles.web) await checkPortFree(config.port);
-  else if (config.metricsPort !== null) await checkPortFree(config.metricsPort, "SLOTFLOW_METRICS_PORT");
+  if (config.metricsPort !== null) await checkPortFree(config.metricsPort, "SLOTFLOW_METRICS_PORT"); // every role (issue 16 item 5)
   if (opts.migrate) await migrate(config.databaseUrl).catch((err: unknown) => Promise.reject(postgresFailure(err, config.databaseUrl)));
   await checkPostgres(config.databaseUrl);
   await checkRedis(config.redisUrl);

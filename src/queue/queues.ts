@@ -16,7 +16,21 @@ import { Job, Queue, QueueEvents, type ConnectionOptions } from "bullmq";
 import { Redis } from "ioredis";
 import type { Config } from "../config.js";
 import { validateCommand, type Command, type Outcome } from "../engine/commands/types.js";
+import { CONFIGURATION_FAULT } from "../engine/failures.js";
+import { RefusalCode, RefusalError, refuse, type Refusal } from "../engine/refusals.js";
 import { durableJobRetry } from "./retry.js";
+
+/**
+ * The answer to a command that failed on a configuration fault (a stored value no key of
+ * SLOTFLOW_SEAL_KEY opens): 500 `configuration-fault`. Not applied; retrying does not help until an
+ * operator acts (docs/operations.md "When no key opens a sealed value"); no secret in the text.
+ */
+export function configurationFault(): Refusal {
+  return refuse(
+    RefusalCode.ConfigurationFault,
+    "This request was not applied: the service cannot open a value this run stored, because its seal key ring (SLOTFLOW_SEAL_KEY) lacks the key that sealed it. This is a configuration fault, recorded as an incident on the run; retrying will not help until an operator fixes the key ring.",
+  );
+}
 
 export const QUEUE = { commands: "commands", mail: "mail", sweep: "sweep" } as const;
 
@@ -167,7 +181,11 @@ export class Queues {
     const result = await finished;
     clearTimeout(timer);
     if (result.kind === "completed") return result.value;
-    if (result.kind === "failed") throw new Error(result.reason);
+    if (result.kind === "failed") {
+      // a configuration fault is said as one (issue 16 item 4): 500, not "cannot reach its queue"
+      if (result.reason.startsWith(CONFIGURATION_FAULT)) throw new RefusalError(configurationFault());
+      throw new Error(result.reason);
+    }
     return this.lateOutcome(id);
   }
 

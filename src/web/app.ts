@@ -21,6 +21,7 @@ import { bindClusterMetrics, countDeposits, registry } from "./metrics.js";
 import { openApiDocument } from "./openapi.js";
 import { problemMiddleware } from "./problems.js";
 import { redisRateLimit } from "./rate-limit.js";
+import { requireAdmin } from "./auth.js";
 
 export interface WebApp {
   app: Koa;
@@ -74,6 +75,9 @@ export function createWebApp(rt: Runtime): WebApp {
     ctx.body = { status: database && redis ? "ready" : "unavailable", database, redis };
   });
   ops.get("/metrics", async (ctx) => {
+    // issue 16 item 5: in production the public port's /metrics needs the admin token; scrape
+    // SLOTFLOW_METRICS_PORT (served by every process when set) or send the token (docs/operations.md)
+    if (rt.config.nodeEnv === "production") requireAdmin(ctx, rt.config.adminToken);
     ctx.type = registry.contentType;
     ctx.body = await registry.metrics();
   });
