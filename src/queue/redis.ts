@@ -10,8 +10,9 @@
  * | REDIS_SENTINELS + REDIS_SENTINEL_MASTER (+ REDIS_URL for credentials/TLS/db) | Sentinel-managed Redis | ioredis `Redis` with `sentinels`/`name`: it asks the Sentinels for the master and follows failovers |
  *
  * `blocking` connections (workers, queue events) retry every command until Redis is back
- * (`maxRetriesPerRequest: null`, BullMQ's requirement); the others fail a command after one retry
- * so a web request answers 503 instead of hanging. `probe` connections (start-up checks) never
+ * (`maxRetriesPerRequest: null`, BullMQ's requirement); the others fail a command after one retry,
+ * and one Redis has not answered within COMMAND_TIMEOUT_MS (a stalled master), so a web request
+ * answers 503 instead of hanging. `probe` connections (start-up checks) never
  * reconnect: one attempt, then the error.
  */
 import { Cluster, Redis, type ClusterOptions, type RedisOptions } from "ioredis";
@@ -63,6 +64,9 @@ function urlOptions(redisUrl: string): RedisOptions {
   return opts;
 }
 
+/** How long a non-blocking connection waits for an answer to one command, ms (a stalled Redis). */
+export const COMMAND_TIMEOUT_MS = 5000;
+
 export interface ClientOptions {
   /** Retry every command until Redis is back (workers, queue events). Default false. */
   blocking?: boolean;
@@ -81,12 +85,13 @@ export function redisClient(config: RedisConfig, opts: ClientOptions = {}): Redi
     connectTimeout,
     lazyConnect: !!opts.probe,
     ...(opts.probe ? { retryStrategy: () => null } : {}),
+    ...(opts.blocking ? {} : { commandTimeout: COMMAND_TIMEOUT_MS }),
   };
   const topology = topologyOf(config);
   if (topology === "cluster") {
     const { db: _db, ...credentials } = urlOptions(config.redisUrl); // a Cluster has only db 0
     const options: ClusterOptions = {
-      redisOptions: { ...credentials, connectTimeout, maxRetriesPerRequest: base.maxRetriesPerRequest },
+      redisOptions: { ...credentials, connectTimeout, maxRetriesPerRequest: base.maxRetriesPerRequest, ...(opts.blocking ? {} : { commandTimeout: COMMAND_TIMEOUT_MS }) },
       enableOfflineQueue: base.enableOfflineQueue,
       lazyConnect: base.lazyConnect,
       enableReadyCheck: true,
