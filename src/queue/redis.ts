@@ -104,7 +104,7 @@ export function redisClient(config: RedisConfig, opts: ClientOptions = {}): Redi
     return new Cluster(config.redisClusterNodes!, options);
   }
   if (topology === "sentinel") {
-    return new Redis({
+    const client = new Redis({
       ...urlOptions(config.redisUrl),
       ...base,
       sentinels: config.redisSentinels!,
@@ -115,11 +115,41 @@ export function redisClient(config: RedisConfig, opts: ClientOptions = {}): Redi
       reconnectOnError: (err) => (err.message.startsWith("READONLY") ? 2 : false),
       failoverDetector: true,
     });
+    if (!opts.probe) reresolveWhenStuck(client);
+    return client;
   }
   return new Redis(config.redisUrl, {
     ...base,
     reconnectOnError: (err) => (err.message.startsWith("READONLY") ? 2 : false),
   });
+}
+
+/** How long a Sentinel connection may stay not ready before it asks the Sentinels again, ms. */
+export const STUCK_RECONNECT_MS = 3000;
+
+/**
+ * A reconnection that raced a failover can ask a Sentinel before it switched, connect to the old,
+ * stalled master (its kernel still accepts connections) and wait there for the ready check until
+ * that master wakes; its failover detector subscribed after `+switch-master` and never fires.
+ * Seen in the fault suite's 30 s stall: 503s for the whole stall although the replica was
+ * promoted in 3 s. So a Sentinel connection that stays not ready for STUCK_RECONNECT_MS is
+ * dropped and made again, which asks the Sentinels for the master afresh.
+ */
+function reresolveWhenStuck(client: Redis): void {
+  let since: number | null = null;
+  const timer = setInterval(() => {
+    if (client.status === "ready" || client.status === "end" || client.status === "wait") {
+      since = null;
+      if (client.status === "end") clearInterval(timer);
+      return;
+    }
+    since ??= Date.now();
+    if (Date.now() - since >= STUCK_RECONNECT_MS) {
+      since = null;
+      client.disconnect(true);
+    }
+  }, 500);
+  timer.unref();
 }
 
 /** Whether `client` is an ioredis Cluster client. */

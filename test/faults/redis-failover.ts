@@ -258,10 +258,44 @@ test.serial("(c) the Redis master stalled 30 s (SIGSTOP) during a burst", async 
     if (process.env.SLOTFLOW_FAULTS_DEBUG) {
       const counts = new Map<string, number>();
       for (const p of c.processes) for (const l of p.output) {
-        const m = /"level":(40|50).*?"err":"([^"]{0,80})/.exec(l);
+        const m = /"level":(40|50).*?"err":"([^"]{0,80})/.exec(l.replace(/[0-9a-f]{8}-[0-9a-f-]{27}/g, "<id>"));
         if (m) counts.set(`${p.role} ${m[2]}`, (counts.get(`${p.role} ${m[2]}`) ?? 0) + 1);
       }
       t.log([...counts].map(([k, v]) => `${v} × ${k}`).join("\n"));
     }
   });
+});
+
+test.serial("(a′) a queue shard whose master and replica are both stalled: /readyz 503, then 200 after recovery", async (t) => {
+  t.timeout(180_000);
+  const servers = clusterServers;
+  const c = slotflows.find((x) => x.env.REDIS_CLUSTER_NODES);
+  if (!servers || !c) return t.fail("scenario (a) did not start the Cluster");
+  const prefix = c.env.SLOTFLOW_QUEUE_PREFIX!;
+  t.is((await request(c.baseUrl, "GET", "/readyz")).status, 200);
+  const master = await servers.ownerOf(`{${prefix}:1}`);
+  const m = nodeClient(master);
+  const myId = String(await m.call("CLUSTER", "MYID"));
+  const lines = String(await m.call("CLUSTER", "NODES")).split("\n");
+  m.disconnect();
+  const replica = Number(/:(\d+)@/.exec(lines.find((l) => l.includes(` ${myId} `) && /\bslave\b/.test(l))!)![1]);
+  const stalled = servers.procs.filter((p) => p.port === master || p.port === replica);
+  t.is(stalled.length, 2);
+  for (const p of stalled) p.child.kill("SIGSTOP");
+  try {
+    const r = await until("/readyz 503", 30_000, async () => {
+      const res = await request(c.baseUrl, "GET", "/readyz");
+      return res.status === 503 ? res : null;
+    });
+    t.like(r.body, { status: "unavailable", redis: false });
+  } finally {
+    for (const p of stalled) p.child.kill("SIGCONT");
+  }
+  await until("/readyz 200 again", 60_000, async () => (await request(c.baseUrl, "GET", "/readyz")).status === 200);
+  const [probe] = await prepare(c, 1);
+  const answered = await until("a deposit answered after recovery", 30_000, async () => {
+    const a = await post(c.baseUrl, probe!.url, { note: "after" }, randomUUID());
+    return a.status === 200 ? a : null;
+  });
+  t.is(answered.code, "completed");
 });
