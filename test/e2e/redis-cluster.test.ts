@@ -4,7 +4,8 @@
  * SLOTFLOW_QUEUE_SHARDS=3, a `serve` process (web, worker, sweeper) and a `worker --shards 1-2`
  * run the vendor-approval example and a burst of deposits. The test proves it ran on a Cluster:
  * the shards' keys sit on at least two masters, and the same BullMQ queue with an untagged prefix
- * is refused (CROSSSLOT). A process given one node of the Cluster as REDIS_URL prints one line
+ * is refused (CROSSSLOT); no link token is in any master's keys or values. A process given one
+ * node of the Cluster as REDIS_URL prints one line
  * and exits 1.
  */
 import test from "ava";
@@ -103,6 +104,22 @@ test.serial("a burst of deposits is applied exactly once; the shards' keys sit o
     if (keys.some((k) => k.endsWith(":commands:id") || k.includes(":commands:"))) holding.push(port);
   }
   t.true(holding.length >= 2, `masters holding command-queue keys: ${holding.join(",")} of ${masters.join(",")}`);
+
+  // No link's token reaches Redis on any master (jobs carry command ids, never tokens).
+  const tokens = links.map((url) => new URL(url).pathname.split("/").pop()!);
+  let values = "";
+  for (const port of masters) {
+    const c = nodeClient(port);
+    for (const key of await c.keys(`*${prefix}*`)) {
+      const type = await c.type(key);
+      if (type === "hash") values += JSON.stringify(await c.hgetall(key));
+      else if (type === "string") values += await c.get(key);
+      else if (type === "stream") values += JSON.stringify(await c.xrange(key, "-", "+"));
+    }
+    c.disconnect();
+  }
+  t.true(values.length > 0);
+  t.deepEqual(tokens.filter((tok) => values.includes(tok)), [], "no token in Redis");
 
   // The same queue without a hash tag: BullMQ's multi-key scripts are refused by the Cluster.
   const client = redis.client();
