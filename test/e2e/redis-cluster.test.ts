@@ -5,8 +5,7 @@
  * run the vendor-approval example and a burst of deposits. The test proves it ran on a Cluster:
  * the shards' keys sit on at least two masters, and the same BullMQ queue with an untagged prefix
  * is refused (CROSSSLOT); no link token is in any master's keys or values. A process given one
- * node of the Cluster as REDIS_URL prints one line
- * and exits 1.
+ * node of the Cluster as REDIS_URL prints one line and exits 1.
  */
 import test from "ava";
 import { spawn } from "node:child_process";
