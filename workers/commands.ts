@@ -38,7 +38,11 @@ export function logOutcome(rt: Pick<Runtime, "log">, kind: string, runId: string
   else rt.log.info({ command: kind, runId, status: outcome.status, ms, queuedMs }, "command applied");
 }
 
-export function startCommandWorker(rt: Runtime): Worker {
+/**
+ * Starts the worker of the command queue of shard `shard` (src/queue/shards.ts; default 0, the
+ * only one with SLOTFLOW_QUEUE_SHARDS=1) taking up to `concurrency` jobs at once.
+ */
+export function startCommandWorker(rt: Runtime, shard = 0, concurrency = rt.config.workerConcurrency): Worker {
   const worker = new Worker(
     QUEUE.commands,
     async (job: Job): Promise<Outcome> => {
@@ -73,7 +77,7 @@ export function startCommandWorker(rt: Runtime): Worker {
       logOutcome(rt, cmd.kind, cmd.runId, outcome, performance.now() - t0, Math.max(0, (job.processedOn ?? job.timestamp) - job.timestamp));
       return outcome;
     },
-    workerOptions(rt.config, rt.config.workerConcurrency),
+    workerOptions(rt.config, concurrency, undefined, shard),
   );
   worker.on("failed", (job, err) => {
     const command = typeof job?.data?.kind === "string" ? job.data.kind : "unknown";
@@ -86,8 +90,8 @@ export function startCommandWorker(rt: Runtime): Worker {
   });
   worker.on("stalled", (jobId) => {
     metrics.stalled.inc({ queue: QUEUE.commands });
-    rt.log.warn({ jobId, queue: QUEUE.commands }, "job stalled; taken back");
+    rt.log.warn({ jobId, queue: QUEUE.commands, shard }, "job stalled; taken back");
   });
-  worker.on("error", (err) => rt.log.error({ err: redactTokens(err.message) }, "command worker error"));
+  worker.on("error", (err) => rt.log.error({ shard, err: redactTokens(err.message) }, "command worker error"));
   return worker;
 }

@@ -10,7 +10,7 @@
 import { createServer, type Server } from "node:http";
 import Koa from "koa";
 import Router from "@koa/router";
-import { Redis } from "ioredis";
+import { redisClient } from "../queue/redis.js";
 import type { Runtime } from "../runtime.js";
 import { adminRouter } from "./admin.js";
 import { CALLBACK_ROUTE, callbackRouter } from "./callback.js";
@@ -41,7 +41,7 @@ export interface WebApp {
 export function createWebApp(rt: Runtime): WebApp {
   const app = new Koa({ proxy: rt.config.trustProxy });
   bindClusterMetrics(rt.db, rt.queues);
-  const limiterRedis = new Redis(rt.config.redisUrl, { maxRetriesPerRequest: 1, enableOfflineQueue: false, connectTimeout: 2000 });
+  const limiterRedis = redisClient(rt.config); // the configured topology (issue 17); fails fast
   limiterRedis.on("error", () => undefined);
   const rateLimit = redisRateLimit(limiterRedis, rt.config.rateLimitPerMinute, rt.config.queuePrefix);
 
@@ -69,7 +69,8 @@ export function createWebApp(rt: Runtime): WebApp {
     }
     const [database, redis] = await Promise.all([
       rt.db.$queryRaw`SELECT 1`.then(() => true, () => false),
-      rt.queues.ping(),
+      // Every queue shard can run BullMQ's scripts, not just PING (issue 17 item 5).
+      rt.queues.unusable().then((problem) => problem === null),
     ]);
     ctx.status = database && redis ? 200 : 503;
     ctx.body = { status: database && redis ? "ready" : "unavailable", database, redis };
