@@ -32,7 +32,7 @@ function meaning(text: string): string {
 
 test("every .flow in the repository is already formatted (what `slotflow fmt --check` checks in CI)", (t) => {
   t.true(files.length >= 20);
-  const unformatted = files.filter((f, i) => {
+  const unformatted = files.filter((_f, i) => {
     const r = format(sources[i]);
     return !r.ok || r.changed;
   });
