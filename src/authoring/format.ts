@@ -31,7 +31,8 @@ const LineComment = createToken({ name: "LineComment", pattern: /\/\/[^\r\n]*/ }
 const BlockComment = createToken({ name: "BlockComment", pattern: /\/\*[\s\S]*?\*\//, line_breaks: true });
 
 let triviaLexer: Lexer | null = null;
-function lexWithComments(source: string): IToken[] {
+/** The tokens of `source` with its comments (`LineComment`, `BlockComment`) and every `Newline`; never throws. */
+export function lexWithComments(source: string): IToken[] {
   if (triviaLexer === null) {
     const tokens: TokenType[] = allTokens.map((t) =>
       t.name === "LineComment" ? LineComment : t.name === "BlockComment" ? BlockComment : t,

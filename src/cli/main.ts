@@ -76,6 +76,15 @@ program
   });
 
 program
+  .command("lsp")
+  .option("--stdio", "talk the Language Server Protocol over stdin/stdout (the only transport)")
+  .description("a Language Server Protocol server for .flow files (logs to stderr)")
+  .action(async () => {
+    const { startStdioServer } = await import("../authoring/lsp/stdio.js");
+    startStdioServer();
+  });
+
+program
   .command("migrate")
   .description("apply the committed migrations to DATABASE_URL (works offline; needs no secret)")
   .action(async () => {
