@@ -16,7 +16,7 @@
  */
 import { Client } from "pg";
 import {
-  ErrorCodes, LSPErrorCodes, ResponseError, TextDocuments, TextDocumentSyncKind, type Connection, type InitializeResult,
+  ErrorCodes, LSPErrorCodes, MessageType, ResponseError, ShowMessageNotification, TextDocuments, TextDocumentSyncKind, type Connection, type InitializeResult,
 } from "vscode-languageserver";
 import { TextDocument } from "vscode-languageserver-textdocument";
 import { Analysis } from "./analysis.js";
@@ -62,7 +62,8 @@ export function startServer(connection: Connection, options: ServerOptions = {})
   documents.onDidOpen((e) => publish(e.document.uri));
   documents.onDidChangeContent((e) => {
     const uri = e.document.uri;
-    if (!analyses.has(uri)) return; // the open event publishes
+    // Opening fires this too, after the open event published the same version.
+    if (analyses.get(uri)?.version === e.document.version) return;
     clearTimeout(timers.get(uri));
     timers.set(uri, setTimeout(() => {
       timers.delete(uri);
@@ -128,7 +129,7 @@ export function startServer(connection: Connection, options: ServerOptions = {})
     const workflow = a.result.ast?.name.name ?? "";
     const check = await liveUses(options.databaseUrl ?? process.env.DATABASE_URL, workflow, t.symbol, log);
     if (check.refused) throw new ResponseError(LSPErrorCodes.RequestFailed, check.refused);
-    if (check.warning) void connection.window.showWarningMessage(check.warning);
+    if (check.warning) void connection.sendNotification(ShowMessageNotification.type, { type: MessageType.Warning, message: check.warning });
     return edits;
   });
 
