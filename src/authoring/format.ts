@@ -22,7 +22,7 @@
  * formatter never changes what a file means (the compiled forms are then equal too).
  */
 import { createToken, Lexer, type IToken, type TokenType } from "chevrotain";
-import { compile } from "../lang/compile.js";
+import { compile, type CompileResult } from "../lang/compile.js";
 import type { Diagnostic } from "../lang/diagnostics.js";
 import { allTokens } from "../lang/lexer.js";
 
@@ -63,12 +63,12 @@ const NO_SPACE_BEFORE = new Set(["RParen", "RBracket", "Comma", "Semi", "Dot", "
 const NO_SPACE_AFTER = new Set(["LParen", "LBracket", "Dot", "At", "Bang"]);
 
 /**
- * Formats `source`. Never throws. Refuses (ok: false) a source with a lexical or syntax error, or
+ * Formats `source` (`compiled`: its compile result, when the caller has it). Never throws. Refuses (ok: false) a source with a lexical or syntax error, or
  * (an internal fault) when its output would not mean the same; `changed` says whether the text
  * differs from the input.
  */
-export function format(source: string): FormatResult {
-  const before = compile(source);
+export function format(source: string, compiled?: CompileResult): FormatResult {
+  const before = compiled ?? compile(source);
   if (before.ast === null) {
     const errors = before.diagnostics.filter((d) => d.severity === "error");
     return { ok: false, reason: "the file does not parse", diagnostics: errors };
@@ -78,8 +78,8 @@ export function format(source: string): FormatResult {
   const same =
     after.ast !== null &&
     sameTokens(source, text) &&
-    JSON.stringify(stripRanges(before.ast)) === JSON.stringify(stripRanges(after.ast)) &&
-    JSON.stringify(stripRanges(before.workflow)) === JSON.stringify(stripRanges(after.workflow));
+    sameTree(before.ast, after.ast, 0) &&
+    sameTree(before.workflow, after.workflow, 0);
   if (!same) {
     return { ok: false, reason: "internal formatter error: the formatted text would not mean the same (file left unchanged)", diagnostics: [] };
   }
@@ -92,6 +92,19 @@ function sameTokens(a: string, b: string): boolean {
   const x = code(a);
   const y = code(b);
   return x.length === y.length && x.every((img, i) => img === y[i]);
+}
+
+/** Deep equality of two JSON-like trees, `range` keys aside (positions move when the layout does). Depth-bounded. */
+function sameTree(a: unknown, b: unknown, depth: number): boolean {
+  if (a === b) return true;
+  if (depth > 10_000 || typeof a !== "object" || typeof b !== "object" || a === null || b === null) return false;
+  if (Array.isArray(a) !== Array.isArray(b)) return false;
+  const ka = Object.keys(a).filter((k) => k !== "range");
+  const kb = Object.keys(b).filter((k) => k !== "range");
+  if (ka.length !== kb.length) return false;
+  const rb = b as Record<string, unknown>;
+  const ra = a as Record<string, unknown>;
+  return ka.every((k) => Object.hasOwn(rb, k) && sameTree(ra[k], rb[k], depth + 1));
 }
 
 /** A JSON copy of `v` without `range` keys (positions move when the layout does). Depth-bounded. */

@@ -139,7 +139,7 @@ export function documentSymbols(a: Analysis): DocumentSymbol[] {
 
 /** The whole document in the canonical layout (one edit), none when it is already, or null when it does not parse. */
 export function formatting(a: Analysis): TextEdit[] | null {
-  const r = format(a.text);
+  const r = format(a.text, a.result);
   if (!r.ok) return null;
   if (!r.changed) return [];
   return [{ range: { start: { line: 0, character: 0 }, end: a.position(a.text.length) }, newText: r.text }];
