@@ -97,14 +97,22 @@ function sameTokens(a: string, b: string): boolean {
 /** Deep equality of two JSON-like trees, `range` keys aside (positions move when the layout does). Depth-bounded. */
 function sameTree(a: unknown, b: unknown, depth: number): boolean {
   if (a === b) return true;
-  if (depth > 10_000 || typeof a !== "object" || typeof b !== "object" || a === null || b === null) return false;
-  if (Array.isArray(a) !== Array.isArray(b)) return false;
-  const ka = Object.keys(a).filter((k) => k !== "range");
-  const kb = Object.keys(b).filter((k) => k !== "range");
-  if (ka.length !== kb.length) return false;
-  const rb = b as Record<string, unknown>;
+  if (typeof a !== "object" || typeof b !== "object" || a === null || b === null || depth > 10_000) return false;
+  if (Array.isArray(a) || Array.isArray(b)) {
+    if (!Array.isArray(a) || !Array.isArray(b) || a.length !== b.length) return false;
+    for (let i = 0; i < a.length; i++) if (!sameTree(a[i], b[i], depth + 1)) return false;
+    return true;
+  }
   const ra = a as Record<string, unknown>;
-  return ka.every((k) => Object.hasOwn(rb, k) && sameTree(ra[k], rb[k], depth + 1));
+  const rb = b as Record<string, unknown>;
+  let keys = 0;
+  for (const k in ra) {
+    if (k === "range") continue;
+    keys++;
+    if (!(k in rb) || !sameTree(ra[k], rb[k], depth + 1)) return false;
+  }
+  for (const k in rb) if (k !== "range") keys--;
+  return keys === 0;
 }
 
 /** A JSON copy of `v` without `range` keys (positions move when the layout does). Depth-bounded. */

@@ -22,9 +22,11 @@ export class Analysis {
     readonly text: string,
     /** The newest earlier analysis whose text parsed (for completion while this one does not). */
     readonly lastGood: Analysis | null,
+    /** False for a text-only view (no compile): completion on a document changed since its last analysis. */
+    compiled = true,
   ) {
     this.lines = new LineIndex(text);
-    this.result = compile(text, uri);
+    this.result = compiled ? compile(text, uri) : { diagnostics: [], workflow: null, ast: null };
     this.index = this.result.ast !== null ? buildIndex(this.result.ast) : null;
   }
 

@@ -99,7 +99,17 @@ export function startServer(connection: Connection, options: ServerOptions = {})
     const a = analysisOf(uri);
     return a ? f(a) : fallback;
   };
-  connection.onCompletion((p) => withAnalysis(p.textDocument.uri, [], (a) => completion(a, p.position)));
+  // Completion reads its place from the current text and its names from the last analysis that
+  // parsed, so a document changed since (mid-typing) is not compiled first: the answer stays fast.
+  connection.onCompletion((p) => {
+    const doc = documents.get(p.textDocument.uri);
+    const cached = analyses.get(p.textDocument.uri);
+    if (!doc) return [];
+    if (cached && cached.version !== doc.version && cached.good) {
+      return completion(new Analysis(doc.uri, doc.version, doc.getText(), cached.good, false), p.position);
+    }
+    return withAnalysis(p.textDocument.uri, [], (a) => completion(a, p.position));
+  });
   connection.onHover((p) => withAnalysis(p.textDocument.uri, null, (a) => hover(a, p.position)));
   connection.onDefinition((p) => withAnalysis(p.textDocument.uri, null, (a) => definition(a, p.position)));
   connection.onReferences((p) => withAnalysis(p.textDocument.uri, [], (a) => references(a, p.position, p.context.includeDeclaration)));
