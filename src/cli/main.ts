@@ -79,7 +79,8 @@ program
   .command("lsp")
   .option("--stdio", "talk the Language Server Protocol over stdin/stdout (the only transport)")
   .description("a Language Server Protocol server for .flow files (logs to stderr)")
-  .action(async () => {
+  .action(async (opts: { stdio?: boolean }) => {
+    if (opts.stdio !== true) throw new StartupError("slotflow lsp talks over stdin/stdout only: run `slotflow lsp --stdio` (editors start it so)");
     const { startStdioServer } = await import("../authoring/lsp/stdio.js");
     startStdioServer();
   });
