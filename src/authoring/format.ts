@@ -86,6 +86,14 @@ export function format(source: string, compiled?: CompileResult): FormatResult {
   return { ok: true, text, changed: text !== source };
 }
 
+/**
+ * The layout alone, without the parse and meaning checks of `format` — for tests that show syntax
+ * the parser does not know yet is laid out by the same rules. Never use it to write files.
+ */
+export function layoutOnly(source: string): string {
+  return layout(lexWithComments(source));
+}
+
 /** True when both texts have the same tokens (comments and newlines aside), image by image. */
 function sameTokens(a: string, b: string): boolean {
   const code = (s: string) => lexWithComments(s).filter((t) => !isComment(t) && !isNewline(t)).map((t) => t.image);

@@ -10,7 +10,7 @@ import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import test from "ava";
 import fc from "fast-check";
-import { format, stripRanges } from "../../src/authoring/format.js";
+import { format, layoutOnly, stripRanges } from "../../src/authoring/format.js";
 import { compile } from "../../src/lang/compile.js";
 import { flowFiles, repoRoot } from "./flow-files.js";
 
@@ -187,4 +187,42 @@ test("property: comments stay on the line of the code they followed or preceded"
     { numRuns: 100, seed: 21 },
   );
   t.pass();
+});
+
+test("syntax the parser does not know yet is laid out by the same token rules (issues 18 and 19 add it)", (t) => {
+  const coming = [
+    "initial state Waiting {",
+    "after 3d{",
+    "send webhook to \"crm\"{  payload: order.title  // why",
+    "}",
+    "}",
+    "every 1h after  2h {",
+    "  send message to \"ops\" { text: \"still waiting\" }",
+    "}",
+    "enter {",
+    "when(order.count>1)->Done",
+    "send email to order.contact { subject: \"s\", body: \"b\",replyTo: \"r@x.example\" }",
+    "}",
+    "}",
+  ].join("\n");
+  t.is(
+    layoutOnly(coming),
+    [
+      "initial state Waiting {",
+      "  after 3d {",
+      "    send webhook to \"crm\" { payload: order.title // why",
+      "    }",
+      "  }",
+      "  every 1h after 2h {",
+      "    send message to \"ops\" { text: \"still waiting\" }",
+      "  }",
+      "  enter {",
+      "    when (order.count > 1) -> Done",
+      "    send email to order.contact { subject: \"s\", body: \"b\", replyTo: \"r@x.example\" }",
+      "  }",
+      "}",
+      "",
+    ].join("\n"),
+  );
+  t.is(layoutOnly(layoutOnly(coming)), layoutOnly(coming));
 });
