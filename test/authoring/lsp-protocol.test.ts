@@ -146,6 +146,27 @@ test("rename: refused where a running run of the deployed workflow is in the sta
   t.is(granted.changes[uri].length, 2);
   t.deepEqual(withDb.warnings, []);
 
+  // The event changed since the deployed version, and no map event covers the old signature: a
+  // deploy would be refused (version-conflict); the quick fix adds the map from the deployed version.
+  const v2 = "file:///leave-v2.flow";
+  const changed = SOURCE.replace("event Approve(ok: bool)", "event Approve(ok: bool, note: string)")
+    .replace("subscribe Approve(ok) as approve", "subscribe Approve(ok, note) as approve")
+    .replace("on approve(ok) {", "on approve(ok, note) {");
+  await open(withDb.client, v2, changed);
+  const fixes = (await withDb.client.sendRequest("textDocument/codeAction", { ...doc(v2), range: { start: { line: 1, character: 3 }, end: { line: 1, character: 3 } }, context: { diagnostics: [] } })) as { title: string; edit: { changes: Record<string, { range: { start: { line: number; character: number } }; newText: string }[]> } }[];
+  t.deepEqual(fixes.map((f) => f.title), ["Add 'map event Approve(ok: bool)' for links minted by the deployed version"]);
+  const [insert] = fixes[0].edit.changes[v2];
+  t.is(insert.newText, 'map event Approve(ok: bool) to Approve(ok: ok, note: "")\n');
+  const conflict = await t.throwsAsync(Workflow.deploy(changed));
+  t.is((conflict as { code?: string }).code, "version-conflict", "without the map a deploy is refused");
+  const lines = changed.split("\n");
+  lines.splice(insert.range.start.line, 0, insert.newText.trimEnd());
+  const redeployed = await Workflow.deploy(lines.join("\n"));
+  t.is(redeployed.version, 2, "with the map the new version deploys");
+  await open(withDb.client, "file:///leave-v3.flow", lines.join("\n"));
+  const none = (await withDb.client.sendRequest("textDocument/codeAction", { ...doc("file:///leave-v3.flow"), range: { start: { line: 1, character: 3 }, end: { line: 1, character: 3 } }, context: { diagnostics: [] } })) as unknown[];
+  t.deepEqual(none, []);
+
   const noDb = pair("");
   t.teardown(() => noDb.client.dispose());
   await init(noDb.client);

@@ -12,6 +12,8 @@
  *   run of the deployed workflow uses it (deploy.ts refuses a version that drops a state or live
  *   alias a live run is in): if so the rename is refused with a message saying how many; when no
  *   database is configured or it cannot be reached, the rename is made and a warning shown.
+ * - Code actions on an event whose parameters differ from the deployed version's, with no
+ *   `map event` for them, offer to add one (deployed.ts; needs DATABASE_URL).
  * - Nothing but protocol goes to stdout: the log is stderr (stdio.ts).
  */
 import { Client } from "pg";
@@ -25,6 +27,7 @@ import {
   codeActions, definition, diagnostics, documentSymbols, formatting, hover, references, renameEdits, renameTarget,
 } from "./features.js";
 import type { FlowSymbol } from "../symbols.js";
+import { deployedEvents, missingMapFixes } from "./deployed.js";
 
 export interface ServerOptions {
   /** Quiet time after a change before the document is compiled again, in ms (default 200). */
@@ -114,7 +117,20 @@ export function startServer(connection: Connection, options: ServerOptions = {})
   connection.onDefinition((p) => withAnalysis(p.textDocument.uri, null, (a) => definition(a, p.position)));
   connection.onReferences((p) => withAnalysis(p.textDocument.uri, [], (a) => references(a, p.position, p.context.includeDeclaration)));
   connection.onDocumentSymbol((p) => withAnalysis(p.textDocument.uri, [], (a) => documentSymbols(a)));
-  connection.onCodeAction((p) => withAnalysis(p.textDocument.uri, [], (a) => codeActions(a, p.range)));
+  connection.onCodeAction(async (p) => {
+    const a = analysisOf(p.textDocument.uri);
+    if (!a) return [];
+    const actions = codeActions(a, p.range);
+    // A changed event signature without its `map event`: only the deployed version can tell.
+    const start = a.offset(p.range.start);
+    const end = a.offset(p.range.end);
+    const onEvent = a.result.ast?.events.some((e) => e.range.start.offset <= end && start <= e.range.end.offset) ?? false;
+    if (onEvent) {
+      const deployed = await deployedEvents(options.databaseUrl ?? process.env.DATABASE_URL, a.result.ast!.name.name, log);
+      if (deployed) actions.push(...missingMapFixes(a, deployed, start, end));
+    }
+    return actions;
+  });
   connection.onDocumentFormatting((p) =>
     withAnalysis(p.textDocument.uri, null, (a) => {
       const edits = formatting(a);
