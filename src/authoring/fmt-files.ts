@@ -4,7 +4,7 @@
  * would change. A file that cannot be read or does not parse is reported — the reason and its
  * diagnostics as `slotflow check` prints them — and left untouched.
  */
-import { readFileSync, renameSync, writeFileSync } from "node:fs";
+import { readFileSync, renameSync, rmSync, writeFileSync } from "node:fs";
 import { formatDiagnostic } from "../lang/compile.js";
 import { format } from "./format.js";
 
@@ -39,8 +39,14 @@ export function fmtFiles(paths: string[], opts: { check: boolean }, out: (line: 
       continue;
     }
     const tmp = `${path}.fmt-${process.pid}.tmp`;
-    writeFileSync(tmp, result.text);
-    renameSync(tmp, path);
+    try {
+      writeFileSync(tmp, result.text);
+      renameSync(tmp, path);
+    } catch (e) {
+      rmSync(tmp, { force: true });
+      err(`${path}: error: cannot write the file: ${e instanceof Error ? e.message : String(e)}`);
+      code = 1;
+    }
   }
   return code;
 }

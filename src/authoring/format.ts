@@ -26,7 +26,7 @@ import { compile, type CompileResult } from "../lang/compile.js";
 import type { Diagnostic } from "../lang/diagnostics.js";
 import { allTokens } from "../lang/lexer.js";
 
-/** The token stream with comments and newlines: the lexer's tokens, comments no longer skipped. */
+// The lexer's own token types (lexer.ts), with its two skipped comment types replaced by kept ones.
 const LineComment = createToken({ name: "LineComment", pattern: /\/\/[^\r\n]*/ });
 const BlockComment = createToken({ name: "BlockComment", pattern: /\/\*[\s\S]*?\*\//, line_breaks: true });
 
@@ -63,9 +63,9 @@ const NO_SPACE_BEFORE = new Set(["RParen", "RBracket", "Comma", "Semi", "Dot", "
 const NO_SPACE_AFTER = new Set(["LParen", "LBracket", "Dot", "At", "Bang"]);
 
 /**
- * Formats `source` (`compiled`: its compile result, when the caller has it). Never throws. Refuses (ok: false) a source with a lexical or syntax error, or
- * (an internal fault) when its output would not mean the same; `changed` says whether the text
- * differs from the input.
+ * Formats `source` (`compiled`: its compile result, when the caller has it). Never throws.
+ * Refuses (ok: false) a source with a lexical or syntax error, or (an internal fault) when its
+ * output would not mean the same; `changed` says whether the text differs from the input.
  */
 export function format(source: string, compiled?: CompileResult): FormatResult {
   const before = compiled ?? compile(source);
