@@ -99,6 +99,8 @@ test("hover shows the declaration: an event's signature, an entity's fields, a s
   t.regex(JSON.stringify(hover(ent.a, ent.pos)), /entity Report \{.*employee: string/);
   const slot = at(inExpense("on review(approve, comment) {", 0, 4));
   t.regex(JSON.stringify(hover(slot.a, slot.pos)), /subscribe Review\(approve, comment\) as review \{.*After: receipts/);
+  const builtin = at(inExpense("lower(report.category)", 0, 2));
+  t.regex(JSON.stringify(hover(builtin.a, builtin.pos)), /lower\(string\): string/);
   const bad = at("workflow W\ninitial state A {\n  on no‸pe() -> B\n}\nterminal state B\n");
   const h = JSON.stringify(hover(bad.a, bad.pos));
   t.regex(h, /FLOW104/);

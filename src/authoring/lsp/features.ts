@@ -7,6 +7,7 @@ import {
   CodeActionKind, DiagnosticSeverity, DocumentSymbol, MarkupKind, SymbolKind as LspSymbolKind,
   type CodeAction, type Diagnostic as LspDiagnostic, type Hover, type Location, type Position, type TextEdit, type WorkspaceEdit,
 } from "vscode-languageserver";
+import { BUILTINS } from "../../lang/builtins.js";
 import { Codes } from "../../lang/codes.js";
 import type { Diagnostic } from "../../lang/diagnostics.js";
 import { format } from "../format.js";
@@ -64,11 +65,22 @@ export function declarationText(a: Analysis, sym: FlowSymbol): string {
 export function hover(a: Analysis, pos: Position): Hover | null {
   const offset = a.offset(pos);
   const parts: string[] = [];
-  let range = undefined;
+  let range: { start: Position; end: Position } | undefined;
   const occ = a.index?.at(offset) ?? null;
   if (occ) {
     parts.push(`(${KIND_WORDS[occ.symbol.kind]}) \`${occ.symbol.name}\`\n\n\`\`\`flow\n${declarationText(a, occ.symbol)}\n\`\`\``);
     range = a.range(occ.range);
+  } else {
+    // A builtin function: its signature (src/lang/builtins.ts).
+    let s = offset;
+    while (s > 0 && /[A-Za-z0-9_]/.test(a.text[s - 1])) s--;
+    let e = offset;
+    while (e < a.text.length && /[A-Za-z0-9_]/.test(a.text[e])) e++;
+    const builtin = BUILTINS.get(a.text.slice(s, e));
+    if (builtin && /^\s*\(/.test(a.text.slice(e)) && a.text[s - 1] !== ".") {
+      parts.push(`(builtin) \`${builtin.name}\`\n\n\`\`\`flow\n${builtin.signature}\n\`\`\`${builtin.matcher ? "\n\nA matcher: only in `Candidates`." : ""}`);
+      range = { start: a.position(s), end: a.position(e) };
+    }
   }
   for (const d of a.result.diagnostics) {
     if (d.range.start.offset <= offset && offset <= Math.max(d.range.end.offset, d.range.start.offset + 1)) {
