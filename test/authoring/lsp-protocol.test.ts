@@ -1,7 +1,7 @@
 /**
  * The language server over JSON-RPC in process (issue 21 item 4): a pair of streams, the server
  * of server.ts on one end and a vscode-jsonrpc client on the other. Diagnostics on open and after
- * changes (debounced, only for the document that changed), every request of the server, and
+ * changes (debounced on a manual clock, only for the document that changed), every request, and
  * rename against a real PostgreSQL holding a running run of the deployed workflow (refused), or
  * without a database (made, with a warning).
  */
@@ -33,11 +33,28 @@ interface Published {
   diagnostics: { code: string; message: string; range: unknown; codeDescription?: { href: string } }[];
 }
 
-function pair(databaseUrl?: string): { client: MessageConnection; published: Published[]; warnings: string[]; waitFor: (uri: string, n: number) => Promise<Published> } {
+/** A manual clock for the server's debounce: `pending` holds what is scheduled, `flush()` runs it. */
+function manualClock() {
+  const pending: { fn: () => void; ms: number; cancelled: boolean }[] = [];
+  return {
+    pending,
+    schedule: (fn: () => void, ms: number) => {
+      const entry = { fn, ms, cancelled: false };
+      pending.push(entry);
+      return { cancel: () => void (entry.cancelled = true) };
+    },
+    live: () => pending.filter((p) => !p.cancelled),
+    flush: () => {
+      for (const p of pending.splice(0)) if (!p.cancelled) p.fn();
+    },
+  };
+}
+
+function pair(databaseUrl?: string, clock = manualClock()): { client: MessageConnection; published: Published[]; warnings: string[]; waitFor: (uri: string, n: number) => Promise<Published> } {
   const up = new PassThrough();
   const down = new PassThrough();
   const server = createConnection(new StreamMessageReader(up), new StreamMessageWriter(down));
-  startServer(server, { debounceMs: 20, databaseUrl: databaseUrl ?? "", log: () => undefined });
+  startServer(server, { debounceMs: 200, databaseUrl: databaseUrl ?? "", log: () => undefined, schedule: clock.schedule });
   const client = createMessageConnection(new StreamMessageReader(down), new StreamMessageWriter(up));
   const published: Published[] = [];
   const warnings: string[] = [];
@@ -70,7 +87,8 @@ const change = (client: MessageConnection, uri: string, version: number, range: 
 const doc = (uri: string) => ({ textDocument: { uri } });
 
 test("diagnostics on open and on change (debounced), only for the document that changed", async (t) => {
-  const { client, published, waitFor } = pair();
+  const clock = manualClock();
+  const { client, published, waitFor } = pair(undefined, clock);
   t.teardown(() => client.dispose());
   await init(client);
   await open(client, "file:///a.flow", SOURCE);
@@ -81,15 +99,22 @@ test("diagnostics on open and on change (debounced), only for the document that 
   t.deepEqual(b.diagnostics[0].range, { start: { line: 5, character: 17 }, end: { line: 5, character: 23 } });
   t.regex(b.diagnostics[0].codeDescription!.href, /docs\/diagnostics\.md#flow103$/);
 
-  // Three quick edits to b: one compile after the quiet time, none for a.
+  // Three edits to b: each restarts b's quiet time (200 ms); nothing is compiled or published until it passes.
+  t.deepEqual(clock.live(), [], "opening publishes at once and schedules nothing");
   await change(client, "file:///b.flow", 2, { start: { line: 5, character: 22 }, end: { line: 5, character: 22 } }, "e");
   await change(client, "file:///b.flow", 3, { start: { line: 6, character: 15 }, end: { line: 6, character: 22 } }, "Nowhere");
   await change(client, "file:///b.flow", 4, { start: { line: 6, character: 15 }, end: { line: 6, character: 22 } }, "Refused");
+  // A request round trip orders this after the server has handled the three notifications.
+  await client.sendRequest("textDocument/documentSymbol", doc("file:///a.flow"));
+  t.is(clock.live().length, 1, "one pending compile, for b only");
+  t.is(clock.live()[0].ms, 200);
+  t.is(published.length, 2);
+  clock.flush();
   const after = await waitFor("file:///b.flow", 2);
-  t.deepEqual(after.diagnostics, []);
-  await new Promise((r) => setTimeout(r, 100));
+  t.deepEqual(after.diagnostics, [], "the diagnostics of the last text");
+  await client.sendRequest("textDocument/documentSymbol", doc("file:///a.flow"));
   t.is(published.filter((p) => p.uri === "file:///b.flow").length, 2);
-  t.is(published.filter((p) => p.uri === "file:///a.flow").length, 1);
+  t.is(published.filter((p) => p.uri === "file:///a.flow").length, 1, "a was not compiled again");
 });
 
 test("completion, hover, definition, references, symbols, formatting and a quick fix over the protocol", async (t) => {
@@ -173,6 +198,6 @@ test("rename: refused where a running run of the deployed workflow is in the sta
   await open(noDb.client, uri, SOURCE);
   const made = (await noDb.client.sendRequest("textDocument/rename", { ...doc(uri), position: { line: 2, character: 16 }, newName: "Requested" })) as { changes: Record<string, unknown[]> };
   t.is(made.changes[uri].length, 1);
-  await new Promise((r) => setTimeout(r, 50));
+  // The server writes the warning before the answer, and messages are handled in order.
   t.regex(noDb.warnings.join("\n"), /without checking deployed runs \(no DATABASE_URL\)/);
 });

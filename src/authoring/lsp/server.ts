@@ -36,7 +36,14 @@ export interface ServerOptions {
   databaseUrl?: string;
   /** Where log lines go (default: stderr). */
   log?: (line: string) => void;
+  /** Runs `fn` after `ms` unless cancelled (default: setTimeout); tests pass a manual clock. */
+  schedule?: (fn: () => void, ms: number) => { cancel(): void };
 }
+
+const timerSchedule = (fn: () => void, ms: number) => {
+  const t = setTimeout(fn, ms);
+  return { cancel: () => clearTimeout(t) };
+};
 
 /** Serves the protocol on `connection` until it closes; returns the documents it tracks. */
 export function startServer(connection: Connection, options: ServerOptions = {}): TextDocuments<TextDocument> {
@@ -44,7 +51,8 @@ export function startServer(connection: Connection, options: ServerOptions = {})
   const log = options.log ?? ((line: string) => process.stderr.write(`slotflow lsp: ${line}\n`));
   const documents = new TextDocuments(TextDocument);
   const analyses = new Map<string, Analysis>();
-  const timers = new Map<string, NodeJS.Timeout>();
+  const schedule = options.schedule ?? timerSchedule;
+  const timers = new Map<string, { cancel(): void }>();
 
   /** The analysis of the document's current version (compiled now when stale). */
   function analysisOf(uri: string): Analysis | null {
@@ -67,14 +75,14 @@ export function startServer(connection: Connection, options: ServerOptions = {})
     const uri = e.document.uri;
     // Opening fires this too, after the open event published the same version.
     if (analyses.get(uri)?.version === e.document.version) return;
-    clearTimeout(timers.get(uri));
-    timers.set(uri, setTimeout(() => {
+    timers.get(uri)?.cancel();
+    timers.set(uri, schedule(() => {
       timers.delete(uri);
       if (documents.get(uri)) publish(uri);
     }, debounceMs));
   });
   documents.onDidClose((e) => {
-    clearTimeout(timers.get(e.document.uri));
+    timers.get(e.document.uri)?.cancel();
     timers.delete(e.document.uri);
     analyses.delete(e.document.uri);
     void connection.sendDiagnostics({ uri: e.document.uri, diagnostics: [] });
