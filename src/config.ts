@@ -31,6 +31,8 @@
  * | SLOTFLOW_STALLED_CHECK_MS | stalledCheckMs (how often workers look for jobs whose worker died) | 2500 |
  * | SLOTFLOW_MAX_STALLED_COUNT | maxStalledCount (worker deaths a job survives before it fails) | 10 |
  * | SLOTFLOW_ALLOW_VOLATILE_REDIS | allowVolatileRedis (`1`: start in production on a Redis without AOF or with evictions) | off |
+ * | SLOTFLOW_ENDPOINTS_ALLOW_PRIVATE | endpointsAllowPrivate (`1`: endpoints may be `http://` and resolve to loopback, private, link-local addresses — development and tests; issue 18) | off |
+ * | SLOTFLOW_DELIVERY_RETRY_MS | deliveryRetryMs: delays before each attempt of a webhook/chat delivery, ms, comma-separated (the first is the first attempt's) | the Standard Webhooks schedule: 0, 5 s, 5 min, 30 min, 2 h, 5 h, 10 h, 14 h, 20 h, 24 h |
  * | SLOTFLOW_TEST_DATABASE_URL | the testing kit's database (`kitDatabaseUrl()`), before DATABASE_URL | unset: the kit uses DATABASE_URL, and refuses to run when neither is set |
  *
  * Throws one `ConfigError` listing every problem at once (each naming its variable): malformed
@@ -72,9 +74,19 @@ export interface Config {
   allowVolatileRedis: boolean;
   /** Bounds on what the admin API accepts (issue 8 items 15–17). */
   limits: Limits;
+  /** Endpoints may be plain http and resolve to private addresses (SLOTFLOW_ENDPOINTS_ALLOW_PRIVATE=1; issue 18). */
+  endpointsAllowPrivate: boolean;
+  /** Delay before each delivery attempt, ms (SLOTFLOW_DELIVERY_RETRY_MS; issue 18). Its length is the number of attempts. */
+  deliveryRetryMs: number[];
   /** Names of secrets that fell back to their development values (the caller warns). */
   devDefaults: string[];
 }
+
+/**
+ * The Standard Webhooks example retry schedule (issue 18 item 4): immediately, 5 s, 5 min, 30 min,
+ * 2 h, 5 h, 10 h, 14 h, 20 h, 24 h — the delay before each attempt, ms.
+ */
+export const DEFAULT_DELIVERY_RETRY_MS: number[] = [0, 5_000, 300_000, 1_800_000, 7_200_000, 18_000_000, 36_000_000, 50_400_000, 72_000_000, 86_400_000];
 
 /** Bounds on deployed sources and run input (docs/configuration.md, "Limits"). */
 export interface Limits {
@@ -193,8 +205,16 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, options: LoadOp
       maxInputDepth: int("SLOTFLOW_MAX_INPUT_DEPTH", DEFAULT_LIMITS.maxInputDepth, 1),
       maxFanOut: int("SLOTFLOW_MAX_FANOUT", DEFAULT_LIMITS.maxFanOut, 1),
     },
+    endpointsAllowPrivate: env.SLOTFLOW_ENDPOINTS_ALLOW_PRIVATE === "1",
+    deliveryRetryMs: DEFAULT_DELIVERY_RETRY_MS,
     devDefaults,
   };
+  if (env.SLOTFLOW_DELIVERY_RETRY_MS) {
+    const parts = env.SLOTFLOW_DELIVERY_RETRY_MS.split(",").map((p) => Number(p.trim()));
+    if (parts.length === 0 || parts.length > 50 || parts.some((n) => !Number.isInteger(n) || n < 0)) {
+      problems.push("SLOTFLOW_DELIVERY_RETRY_MS must be 1 to 50 comma-separated whole numbers of milliseconds (>= 0)");
+    } else config.deliveryRetryMs = parts;
+  }
   if (missing.length > 0) problems.push(missingSecretsMessage(missing));
   if (problems.length > 0) throw new ConfigError(problems.join("; "));
   return config;

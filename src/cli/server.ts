@@ -20,6 +20,7 @@ import { createWebApp, type WebApp } from "../web/app.js";
 import { bindClusterMetrics, registry } from "../web/metrics.js";
 import { startCommandWorker } from "../../workers/commands.js";
 import { startMailWorker } from "../../workers/mail.js";
+import { startDeliveryWorker } from "../../workers/deliveries.js";
 import { startSweeper } from "../../workers/sweeper.js";
 import { StartupError } from "./failure.js";
 import type { Roles } from "./startup.js";
@@ -144,7 +145,7 @@ export async function serve(opts: ServeOptions, config: Config): Promise<Runtime
   let web: WebApp | null = null;
   if (opts.deployDir) await deployDirectory(rt, opts.deployDir);
   if (opts.worker) {
-    closers.push(workerCloser(rt, "commands", startCommandWorker(rt)), workerCloser(rt, "mail", startMailWorker(rt)));
+    closers.push(workerCloser(rt, "commands", startCommandWorker(rt)), workerCloser(rt, "mail", startMailWorker(rt)), workerCloser(rt, "deliveries", startDeliveryWorker(rt)));
   }
   if (opts.sweeper) {
     closers.push(workerCloser(rt, "sweep", await startSweeper(rt)));

@@ -5,6 +5,7 @@
  * |---|---|---|---|---|
  * | `commands` | start, deposit, raise, expire | a `Command` (commands/types.ts), id = commandId | web, sweeper | worker: applyCommand |
  * | `mail` | deliver | `{ outboxId }`, id = outboxId | worker after commit, sweeper | worker: deliverOutbox |
+ * | `deliveries` | attempt | `{ deliveryId }`, id = `<deliveryId>-a<attempt>` (delayed to its time) | worker after commit, the worker itself (retries), sweeper, redeliver | worker: attemptDelivery (issue 18) |
  * | `sweep` | sweep | `{}` (a job scheduler, every SLOTFLOW_SWEEP_INTERVAL_MS) | sweeper | sweeper |
  *
  * Job data is validated when enqueued and again when processed. No job ever carries a token.
@@ -18,7 +19,7 @@ import type { Config } from "../config.js";
 import { validateCommand, type Command, type Outcome } from "../engine/commands/types.js";
 import { durableJobRetry } from "./retry.js";
 
-export const QUEUE = { commands: "commands", mail: "mail", sweep: "sweep" } as const;
+export const QUEUE = { commands: "commands", mail: "mail", sweep: "sweep", deliveries: "deliveries" } as const;
 
 /**
  * Options of every `commands` job (the id is the command id, set per job): retried until applied
@@ -51,6 +52,7 @@ export class Queues {
   readonly commands: Queue;
   readonly mail: Queue;
   readonly sweep: Queue;
+  readonly deliveries: Queue;
   private events: QueueEvents | null = null;
   private eventsConnection: Redis | null = null;
   private readonly connection: Redis;
@@ -64,9 +66,10 @@ export class Queues {
     this.commands = new Queue(QUEUE.commands, opts);
     this.mail = new Queue(QUEUE.mail, opts);
     this.sweep = new Queue(QUEUE.sweep, opts);
+    this.deliveries = new Queue(QUEUE.deliveries, opts);
     // Connection errors surface as failed calls (503 for the web); without a listener BullMQ
     // prints every reconnect attempt to stderr.
-    for (const q of [this.commands, this.mail, this.sweep]) q.on("error", () => undefined);
+    for (const q of [this.commands, this.mail, this.sweep, this.deliveries]) q.on("error", () => undefined);
   }
 
   private queueEvents(): QueueEvents {
@@ -206,6 +209,22 @@ export class Queues {
     );
   }
 
+  /**
+   * Enqueues attempt `attempt` (0-based: the attempts already made) of each delivery after
+   * `delayMs` (issue 18). The job id names the attempt, so a repeat (the sweeper, a redeliver
+   * racing a retry) adds nothing. Job data carries only the delivery id.
+   */
+  async enqueueDeliveries(items: { deliveryId: string; attempt: number | string; delayMs?: number }[]): Promise<void> {
+    if (items.length === 0) return;
+    await this.deliveries.addBulk(
+      items.map(({ deliveryId, attempt, delayMs }) => ({
+        name: "attempt",
+        data: { deliveryId },
+        opts: { jobId: `${deliveryId}-a${attempt}`, delay: Math.max(0, delayMs ?? 0), ...durableJobRetry, removeOnComplete: true, removeOnFail: { age: 24 * 3600 } },
+      })),
+    );
+  }
+
   /** Redis answers within `timeoutMs`? (readiness; waits for a connection still being made) */
   async ping(timeoutMs = 1000): Promise<boolean> {
     try {
@@ -233,7 +252,7 @@ export class Queues {
     // Closing waits for Redis; with Redis gone it would wait forever, so it gets CLOSE_GRACE_MS.
     let timer: NodeJS.Timeout | undefined;
     await Promise.race([
-      Promise.allSettled([this.events?.close(), this.commands.close(), this.mail.close(), this.sweep.close()]),
+      Promise.allSettled([this.events?.close(), this.commands.close(), this.mail.close(), this.sweep.close(), this.deliveries.close()]),
       new Promise((resolve) => {
         timer = setTimeout(resolve, CLOSE_GRACE_MS);
       }),
