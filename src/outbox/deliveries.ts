@@ -102,7 +102,7 @@ export async function attemptDelivery(deps: DeliveryDeps, deliveryId: string): P
   const { db, sealer, log } = deps;
   let kind = "unknown";
   const result = await db.$transaction(
-    async (tx): Promise<AttemptResult & { statusCode?: number; latencyMs?: number; endpointOutcome?: "ok" | "failed" | "gone" }> => {
+    async (tx): Promise<AttemptResult & { statusCode?: number; latencyMs?: number; endpoint?: string; attemptNo?: number; disabled?: string | null; nextAttemptAt?: string }> => {
       const rows = await tx.$queryRaw<Row[]>`
         SELECT id, run_id, endpoint, statement, webhook_id, payload, link_sha256, status, attempts
         FROM deliveries WHERE id = ${deliveryId}::uuid FOR UPDATE SKIP LOCKED`;
@@ -146,41 +146,41 @@ export async function attemptDelivery(deps: DeliveryDeps, deliveryId: string): P
       const latencyMs = Math.round(performance.now() - t0);
       await tx.deliveryAttempt.create({ data: { deliveryId: row.id, attempt, at: now, statusCode, latencyMs, error: error === null ? null : redactTokens(error).slice(0, 300) } });
       const common = { attempts: attempt, lastStatusCode: statusCode, lastLatencyMs: latencyMs, lastError: error === null ? null : redactTokens(error).slice(0, 300) };
+      const seen = { statusCode: statusCode ?? undefined, latencyMs, endpoint: row.endpoint, attemptNo: attempt };
+      // the endpoint's state changes in the same transaction, so nobody sees one without the other
+      const endpointTx = tx as unknown as Db;
       if (error === null) {
         await tx.delivery.update({ where: { id: row.id }, data: { ...common, status: "sent", deliveredAt: new Date(), nextAttemptAt: null, endReason: null } });
-        return { kind: "sent", statusCode: statusCode ?? undefined, latencyMs, endpointOutcome: "ok" };
+        await recordEndpointOutcome(endpointTx, row.endpoint, "ok");
+        return { kind: "sent", ...seen };
       }
       if (statusCode === 410) {
+        await recordEndpointOutcome(endpointTx, row.endpoint, "gone");
         await tx.delivery.update({ where: { id: row.id }, data: { ...common, status: "failed", endReason: "the endpoint answered 410 Gone (endpoint disabled)", nextAttemptAt: null } });
-        return { kind: "failed", reason: "410 Gone", statusCode: 410, latencyMs, endpointOutcome: "gone" };
+        return { kind: "failed", reason: "410 Gone", ...seen, disabled: "the endpoint answered 410 Gone" };
       }
+      const disabled = await recordEndpointOutcome(endpointTx, row.endpoint, "failed");
       let delay = retryDelayMs(deps.retryMs, attempt);
-      if (delay === null) {
-        await tx.delivery.update({ where: { id: row.id }, data: { ...common, status: "failed", endReason: `gave up after ${attempt} attempts`, nextAttemptAt: null } });
-        return { kind: "failed", reason: "attempts exhausted", statusCode: statusCode ?? undefined, latencyMs, endpointOutcome: "failed" };
+      if (disabled !== null || delay === null) {
+        const reason = disabled !== null ? `endpoint disabled: ${disabled}` : `gave up after ${attempt} attempts`;
+        await tx.delivery.update({ where: { id: row.id }, data: { ...common, status: "failed", endReason: reason, nextAttemptAt: null } });
+        return { kind: "failed", reason, ...seen, disabled };
       }
       if (retryAfterMs !== null) delay = Math.max(delay, retryAfterMs);
-      await tx.delivery.update({ where: { id: row.id }, data: { ...common, nextAttemptAt: new Date(Date.now() + delay) } });
-      return { kind: "retry", attempt, delayMs: delay, statusCode: statusCode ?? undefined, latencyMs, endpointOutcome: "failed" };
+      const nextAttemptAt = new Date(Date.now() + delay);
+      await tx.delivery.update({ where: { id: row.id }, data: { ...common, nextAttemptAt } });
+      return { kind: "retry", attempt, delayMs: delay, ...seen, nextAttemptAt: nextAttemptAt.toISOString() };
     },
     { maxWait: 10_000, timeout: ATTEMPT_TIMEOUT_MS + 20_000 },
   );
-  const { statusCode, latencyMs, endpointOutcome, ...outcome } = result;
-  if (outcome.kind === "skipped") return outcome;
-  let disabled: string | null = null;
-  const row = await db.delivery.findUnique({ where: { id: deliveryId }, select: { endpoint: true, attempts: true, nextAttemptAt: true } });
-  if (endpointOutcome && row) disabled = await recordEndpointOutcome(db, row.endpoint, endpointOutcome);
-  if (disabled && outcome.kind === "retry") {
-    // failing for 5 days: the endpoint is now disabled, so this delivery stops here too
-    await db.delivery.update({ where: { id: deliveryId }, data: { status: "failed", endReason: `endpoint disabled: ${disabled}`, nextAttemptAt: null } });
-  }
-  const final: AttemptResult = disabled && outcome.kind === "retry" ? { kind: "failed", reason: `endpoint disabled: ${disabled}` } : outcome;
+  const { statusCode, latencyMs, endpoint, attemptNo, disabled, nextAttemptAt, ...final } = result;
+  if (final.kind === "skipped") return final;
   deps.onOutcome?.(kind, final.kind);
-  const fields = { deliveryId, endpoint: row?.endpoint, kind, attempt: row?.attempts, statusCode: statusCode ?? null, latencyMs: latencyMs ?? null, nextAttemptAt: final.kind === "retry" ? row?.nextAttemptAt?.toISOString() : null };
+  const fields = { deliveryId, endpoint, kind, attempt: attemptNo, statusCode: statusCode ?? null, latencyMs: latencyMs ?? null, nextAttemptAt: nextAttemptAt ?? null };
   if (final.kind === "sent") log?.info(fields, "delivery sent");
   else if (final.kind === "retry") log?.warn(fields, "delivery attempt failed; will retry");
   else log?.warn({ ...fields, reason: redactTokens(final.reason) }, "delivery failed");
-  if (disabled) log?.warn({ endpoint: row?.endpoint, reason: disabled }, "endpoint disabled");
+  if (disabled) log?.warn({ endpoint, reason: disabled }, "endpoint disabled");
   return final;
 }
 
