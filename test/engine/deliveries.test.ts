@@ -124,3 +124,21 @@ test("the retry schedule: Standard Webhooks' delays with ±10 % jitter, then non
   t.is(parseRetryAfter("soon"), null);
   t.is(parseRetryAfter(null), null);
 });
+
+test.serial("slotflow reseal moves endpoints' URL and secrets and deliveries' payloads to the newest key", async (t) => {
+  await setup();
+  const { resealAll } = await import("../../src/engine/reseal.js");
+  const created = await setEndpoint(db, sealer, "reseal-me", "webhook", new URL("https://example.com/hook"));
+  await (await Workflow.deploy(SOURCE)).start({ job: { title: "rs" } });
+  const ring = new Sealer(["fresh-key", ...loadConfig(process.env, { secrets: ["SLOTFLOW_SEAL_KEY"] }).sealKeys]);
+  const report = await resealAll(db, ring);
+  t.true(report.resealed > 0);
+  t.is(report.unreadable, 0);
+  const fresh = new Sealer("fresh-key");
+  const [ep] = await sql(process.env.DATABASE_URL!, "SELECT url, secret FROM endpoints WHERE name = 'reseal-me'");
+  t.is(fresh.openText(ep.url), "https://example.com/hook");
+  t.is(fresh.openText(ep.secret), created.secret);
+  for (const d of await sql(process.env.DATABASE_URL!, "SELECT payload FROM deliveries WHERE payload IS NOT NULL")) {
+    t.notThrows(() => fresh.openText(d.payload));
+  }
+});
