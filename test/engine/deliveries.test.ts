@@ -137,7 +137,7 @@ test.serial("slotflow reseal moves endpoints' URL and secrets and deliveries' pa
   const fresh = new Sealer("fresh-key");
   const [ep] = await sql(process.env.DATABASE_URL!, "SELECT url, secret FROM endpoints WHERE name = 'reseal-me'");
   t.is(fresh.openText(ep.url), "https://example.com/hook");
-  t.is(fresh.openText(ep.secret), created.secret);
+  t.is(fresh.openText(ep.secret), created.secret!);
   for (const d of await sql(process.env.DATABASE_URL!, "SELECT payload FROM deliveries WHERE payload IS NOT NULL")) {
     t.notThrows(() => fresh.openText(d.payload));
   }
