@@ -55,3 +55,9 @@ test("a wrong word after send still says so (send email is unchanged)", (t) => {
   expectDiagnostics(t, inEnter('    send ⟦sms⟧ to "x" { subject: "a", body: "b" }'), [Codes.ExpectedContextualWord]);
   expectClean(t, inEnter('    send email to "a@example.com" { subject: "a", body: "b" }'));
 });
+
+test("FLOW330 (an endpoint no operator has set) is a deploy's warning, never the compiler's: check knows no endpoints", (t) => {
+  const r = expectClean(t, inEnter('    send message to "no-such-endpoint" { text: "x" }'));
+  t.false(r.diagnostics.some((d) => d.code === Codes.UnknownEndpoint));
+  t.deepEqual(endpointRefs(r.workflow).map((e) => e.name), ["no-such-endpoint"]);
+});
