@@ -73,9 +73,13 @@ export function deliveryAgent(allowPrivate: boolean): Agent {
   return new Agent({ connect: allowPrivate ? {} : { lookup: guardedLookup }, pipelining: 0, keepAliveTimeout: 1 });
 }
 
-/** Throws AddressRefusedError when `url`'s host is an IP literal the guard refuses (and the guard is on). */
+/**
+ * Throws AddressRefusedError when the guard is on and `url` is not https (an endpoint set while
+ * private addresses were allowed), or its host is an IP literal or a `localhost` name it refuses.
+ */
 export function checkLiteralHost(url: URL, allowPrivate: boolean): void {
   if (allowPrivate) return;
+  if (url.protocol !== "https:") throw new AddressRefusedError(`refused: ${url.protocol}// is allowed only with SLOTFLOW_ENDPOINTS_ALLOW_PRIVATE=1`);
   const host = url.hostname.replace(/^\[|\]$/g, "");
   if (isIP(host) !== 0 && isRefusedAddress(host)) throw new AddressRefusedError(`refused: ${host} is a loopback, private, link-local or reserved address`);
   if (host === "localhost" || host.endsWith(".localhost")) throw new AddressRefusedError(`refused: ${host} is a loopback name`);

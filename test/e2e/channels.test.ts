@@ -130,6 +130,13 @@ test.serial("endpoint input errors: 422 for a bad kind or URL, 404 for an unknow
   t.is((await api("DELETE", "/api/endpoints/temp")).status, 204);
   t.is((await api("DELETE", "/api/endpoints/temp")).status, 404);
   t.is((await request(base, "GET", "/api/endpoints")).status, 401, "admin only");
+  const patch = await api("PATCH", "/api/endpoints/portal", {});
+  t.is(patch.status, 405);
+  const doc = (await request(base, "GET", "/api/openapi.json")).body;
+  t.truthy(doc.paths["/api/endpoints/{name}"].put.responses["201"]);
+  t.truthy(doc.paths["/api/endpoints/{name}/rotate"].post.responses["409"]);
+  t.truthy(doc.paths["/api/runs/{id}/outbox/{messageId}/redeliver"].post.responses["409"]);
+  t.truthy(doc.paths["/api/endpoints"].get);
 });
 
 test.serial("the CLI: endpoint set | list | rotate | rm", async (t) => {

@@ -87,6 +87,13 @@ test.serial("the SSRF guard refuses a loopback endpoint on every attempt unless 
   await setEndpoint(db, sealer, "local", "webhook", new URL(`${rx.url.replace("127.0.0.1", "localhost")}/ssrf`));
   t.like(await attemptDelivery(deps, row.id), { kind: "failed", reason: "gave up after 3 attempts" });
   t.is(rx.at("/ssrf").length, 0);
+  // an http:// endpoint (set while private addresses were allowed) is refused too
+  await setEndpoint(db, sealer, "local", "webhook", new URL("http://93.184.216.34/hook"));
+  const run1 = await (await Workflow.deploy(SOURCE)).start({ job: { title: "http" } });
+  const [row1] = await sql(process.env.DATABASE_URL!, "SELECT id FROM deliveries WHERE run_id = $1", [run1.id]);
+  t.like(await attemptDelivery({ ...deps, retryMs: [0] }, row1.id), { kind: "failed", reason: "gave up after 1 attempts" });
+  const [last] = await sql(process.env.DATABASE_URL!, "SELECT error FROM delivery_attempts WHERE delivery_id = $1", [row1.id]);
+  t.regex(String(last.error), /refused: http:/);
   // allowed (development, tests): delivered
   const run2 = await (await Workflow.deploy(SOURCE)).start({ job: { title: "ok2" } });
   await setEndpoint(db, sealer, "local", "webhook", new URL(`${rx.url}/ssrf`));
