@@ -155,7 +155,7 @@ new Gauge({
   registers: [registry],
   async collect() {
     await fill(this, async ({ queues }) => {
-      for (const q of [queues.commands, queues.mail, queues.sweep]) {
+      for (const q of [queues.commands, queues.mail, queues.sweep, queues.deliveries]) {
         const counts = await q.getJobCounts(...QUEUE_STATES);
         for (const state of QUEUE_STATES) this.set({ queue: q.name, state }, counts[state] ?? 0);
       }
