@@ -121,13 +121,19 @@ export async function attemptDelivery(deps: DeliveryDeps, deliveryId: string): P
       const payload = { statement: row.statement, ...(JSON.parse(sealer.openText(row.payload)) as object) } as Payload;
       const attempt = row.attempts + 1;
       const now = new Date();
+      let req: ReturnType<typeof wireRequest>;
+      try {
+        req = wireRequest(endpoint, payload, row.webhook_id, now);
+      } catch (err) {
+        // the statement does not fit the endpoint (a send webhook to a chat endpoint): no retry helps
+        return fail(err instanceof Error ? err.message : String(err), false);
+      }
       let statusCode: number | null = null;
       let error: string | null = null;
       let retryAfterMs: number | null = null;
       const t0 = performance.now();
       const agent = deliveryAgent(deps.allowPrivate);
       try {
-        const req = wireRequest(endpoint, payload, row.webhook_id, now);
         const url = new URL(endpoint.url);
         checkLiteralHost(url, deps.allowPrivate);
         const res = await fetch(url, { method: "POST", headers: req.headers, body: req.body, redirect: "manual", dispatcher: agent, signal: AbortSignal.timeout(ATTEMPT_TIMEOUT_MS) });

@@ -102,6 +102,18 @@ test.serial("the SSRF guard refuses a loopback endpoint on every attempt unless 
   t.is(rx.at("/ssrf").length, 1);
 });
 
+test.serial("a send webhook to a chat endpoint fails at once, saying why (no retry can help)", async (t) => {
+  await setup();
+  await setEndpoint(db, sealer, "local", "slack", new URL(`${rx.url}/slack-misfit`));
+  const run = await (await Workflow.deploy(SOURCE)).start({ job: { title: "mis" } });
+  const [row] = await sql(process.env.DATABASE_URL!, "SELECT id FROM deliveries WHERE run_id = $1", [run.id]);
+  const result = await attemptDelivery({ db, sealer, allowPrivate: true, retryMs: [0, 0] }, row.id);
+  t.like(result, { kind: "failed" });
+  t.regex((result as { reason: string }).reason, /send webhook cannot go to a slack endpoint/);
+  t.is(rx.at("/slack-misfit").length, 0);
+  await setEndpoint(db, sealer, "local", "webhook", new URL(`${rx.url}/ssrf`));
+});
+
 test("refused addresses: loopback, private, CGNAT, link-local and metadata, unspecified, multicast, and their IPv4-mapped forms", (t) => {
   for (const a of ["127.0.0.1", "127.1.2.3", "10.1.2.3", "172.16.0.1", "172.31.255.255", "192.168.1.1", "169.254.169.254", "100.64.0.1", "0.0.0.0", "224.0.0.1", "255.255.255.255", "::1", "::", "fe80::1", "fd00::1", "fd00:ec2::254", "ff02::1", "::ffff:127.0.0.1", "::ffff:7f00:1", "::ffff:a9fe:a9fe", "64:ff9b::a9fe:a9fe"]) {
     t.true(isRefusedAddress(a), a);
