@@ -5,7 +5,7 @@
  *
  * | kind | examples | what happens |
  * |---|---|---|
- * | `infrastructure` | PostgreSQL or Redis unreachable, a connection reset or closed, the server shutting down, a pool or lock timeout, a serialization failure or deadlock | retried until it succeeds, however long the outage (capped backoff) |
+ * | `infrastructure` | PostgreSQL or Redis unreachable, a connection reset or closed, the server shutting down, a read-only server mid-failover (25006), a pool or lock timeout, a serialization failure or deadlock | retried until it succeeds, however long the outage (capped backoff) |
  * | `deterministic` | a validation error, a value PostgreSQL cannot store (SQLSTATE class 22), a constraint violation (23), a programming error (TypeError…) | ends the job now (BullMQ `UnrecoverableError`); the worker records an incident on the run |
  * | `unknown` | anything else, including job data the worker cannot read (during a rolling deploy it may be a newer version's command) | retried while the job has failed fewer than `UNKNOWN_FAILURE_LIMIT` times in all, then treated as deterministic |
  *
@@ -49,6 +49,8 @@ const TRANSIENT_CODES = new Set([
   "ECONNREFUSED", "ECONNRESET", "ECONNABORTED", "EPIPE", "ETIMEDOUT", "EHOSTUNREACH", "ENETUNREACH", "ENOTFOUND", "EAI_AGAIN", "ENOTCONN",
   // PostgreSQL: lock not available, query cancelled (statement timeout), admin/crash shutdown, cannot connect now, too many connections
   "55P03", "57014", "57P01", "57P02", "57P03", "53300", "53400",
+  // PostgreSQL: a read-only transaction — a standby not yet promoted, or a demoted primary, during a failover (issue 17)
+  "25006",
   // Prisma: cannot reach / timed out / closed / pool timeout / transaction API / write conflict / too many connections
   "P1001", "P1002", "P1008", "P1011", "P1017", "P2024", "P2028", "P2034", "P2037",
 ]);

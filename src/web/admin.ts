@@ -57,7 +57,9 @@ export function adminRouter(rt: Runtime): Router {
     });
   }
   const runOr404 = async (id: string) => {
-    const view = UUID.test(id) ? await showRun(rt.db, rt.sealer, id) : null;
+    // A database that cannot answer (a transaction not started in time behind a busy pooler, a
+    // failover) is 503 unavailable, not 500 (issue 17).
+    const view = UUID.test(id) ? await dependency(rt.log, "database", () => showRun(rt.db, rt.sealer, id)) : null;
     if (!view) throw new RefusalError(refuse(RefusalCode.NotFound, "No run has this id."));
     return view;
   };
