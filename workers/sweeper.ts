@@ -63,10 +63,10 @@ export async function sweepOnce(rt: Runtime, now = new Date(), drainMs = rt.conf
   return { expiries, mail: stale.length, ...(overdue.length > 0 ? { deliveries: overdue.length } : {}) };
 }
 
-/** Resolves true once fewer than `depth` commands wait in the queue, false if `until` (epoch ms) comes first. */
+/** Resolves true once fewer than `depth` commands wait in the queue (all shards together), false if `until` (epoch ms) comes first. */
 async function queueBelow(rt: Runtime, depth: number, until: number): Promise<boolean> {
   for (;;) {
-    if ((await rt.queues.commands.getWaitingCount()) < depth) return true;
+    if ((await rt.queues.waitingCount()) < depth) return true;
     if (Date.now() + REFILL_POLL_MS > until) return false;
     await new Promise((r) => setTimeout(r, REFILL_POLL_MS));
   }

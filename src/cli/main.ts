@@ -98,11 +98,12 @@ program
 
 type Roles = import("./startup.js").Roles;
 /** Checks what the roles need (startup.ts), then loads and starts them (server.ts). */
-async function runRoles(roles: Roles, extra: { deployDir?: string; migrate?: boolean } = {}) {
-  const { preflight } = await import("./startup.js");
+async function runRoles(roles: Roles, extra: { deployDir?: string; migrate?: boolean; shards?: string } = {}) {
+  const { preflight, shardsOption } = await import("./startup.js");
   const config = await preflight(roles, { migrate: extra.migrate });
+  const shards = extra.shards === undefined ? undefined : shardsOption(extra.shards, config.queueShards);
   const { serve } = await import("./server.js");
-  return serve({ ...roles, deployDir: extra.deployDir }, config);
+  return serve({ ...roles, deployDir: extra.deployDir, shards }, config);
 }
 
 program
@@ -116,7 +117,11 @@ program
     process.stdout.write(nextSteps(rt));
   });
 program.command("web").description("serve HTTP only").action(async () => void (await runRoles({ web: true, worker: false, sweeper: false })));
-program.command("worker").description("apply commands to runs and deliver mail").action(async () => void (await runRoles({ web: false, worker: true, sweeper: false })));
+program
+  .command("worker")
+  .description("apply commands to runs and deliver mail")
+  .option("--shards <list>", "the queue shards to consume, e.g. 0,2 or 0-3 (default: every shard of SLOTFLOW_QUEUE_SHARDS)")
+  .action(async (opts: { shards?: string }) => void (await runRoles({ web: false, worker: true, sweeper: false }, { shards: opts.shards })));
 program.command("sweeper").description("expire slots past their deadlines").action(async () => void (await runRoles({ web: false, worker: false, sweeper: true })));
 
 const remote = (cmd: Command) => cmd.option("--url <url>", "the server (default: BASE_URL or http://localhost:PORT)");

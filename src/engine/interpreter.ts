@@ -17,6 +17,7 @@ import type { Expr, Range, Statement } from "../lang/ast.js";
 import type { CompiledWorkflow } from "../lang/compiled.js";
 import { isEmailAddress } from "./email-address.js";
 import { Duration, formatIsoDuration, type Value } from "./values.js";
+import { nextDepth } from "./depth.js";
 
 /**
  * The world the interpreter runs in, handed to it by the step (style.md 12: an evaluator receives
@@ -239,11 +240,11 @@ function quoteForMessage(text: string): string {
   return JSON.stringify(text.length > 80 ? `${text.slice(0, 77)}…` : text);
 }
 
-export function display(v: Value): string {
+export function display(v: Value, depth = 0): string {
   if (v === null) return "";
   if (v instanceof Date) return v.toISOString();
   if (v instanceof Duration) return formatIsoDuration(v.ms);
-  if (Array.isArray(v)) return `[${v.map(display).join(", ")}]`;
+  if (Array.isArray(v)) return `[${v.map((e) => display(e, nextDepth(depth))).join(", ")}]`;
   return String(v);
 }
 
@@ -316,10 +317,10 @@ function ordinal(v: Value): number | string {
 }
 
 /** Structural equality of two values (dates by instant, durations by length, lists by element). */
-export function equals(a: Value, b: Value): boolean {
+export function equals(a: Value, b: Value, depth = 0): boolean {
   if (a instanceof Date && b instanceof Date) return a.getTime() === b.getTime();
   if (a instanceof Duration && b instanceof Duration) return a.ms === b.ms;
-  if (Array.isArray(a) && Array.isArray(b)) return a.length === b.length && a.every((x, i) => equals(x, b[i]));
+  if (Array.isArray(a) && Array.isArray(b)) return a.length === b.length && a.every((x, i) => equals(x, b[i], nextDepth(depth)));
   return a === b;
 }
 

@@ -29,6 +29,8 @@ export const RefusalCode = {
   IdempotencyKeyReused: "idempotency-key-reused",
   // run time
   HandlerFailed: "handler-failed",
+  /** The service cannot apply a command until an operator fixes its configuration (issue 16 item 4). */
+  ConfigurationFault: "configuration-fault",
   // lookups and deploys
   NotFound: "not-found",
   InvalidWorkflow: "invalid-workflow",

@@ -20,6 +20,7 @@
  */
 import type { Db, Tx } from "../db.js";
 import { isSealed, type Sealer } from "./seal.js";
+import { nextDepth } from "./depth.js";
 
 export interface ResealReport {
   runs: number;
@@ -37,7 +38,7 @@ interface Walk {
 }
 
 /** A deep copy of `value` with every sealed value under an older key sealed again under the newest. */
-function resealValue(value: unknown, sealer: Sealer, counts: Walk): unknown {
+function resealValue(value: unknown, sealer: Sealer, counts: Walk, depth = 0): unknown {
   if (isSealed(value)) {
     const opened = sealer.open(value);
     if (!opened) {
@@ -51,10 +52,10 @@ function resealValue(value: unknown, sealer: Sealer, counts: Walk): unknown {
     counts.resealed++;
     return sealer.seal(opened.text);
   }
-  if (Array.isArray(value)) return value.map((v) => resealValue(v, sealer, counts));
+  if (Array.isArray(value)) return value.map((v) => resealValue(v, sealer, counts, nextDepth(depth)));
   if (value && typeof value === "object") {
     const out: Record<string, unknown> = {};
-    for (const [k, v] of Object.entries(value)) out[k] = resealValue(v, sealer, counts);
+    for (const [k, v] of Object.entries(value)) out[k] = resealValue(v, sealer, counts, nextDepth(depth));
     return out;
   }
   return value;

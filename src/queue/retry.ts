@@ -67,7 +67,9 @@ const DETERMINISTIC_SQLSTATE_CLASS = /^(22|23|42)[0-9A-Z]{3}$/;
 const TRANSIENT_MESSAGE =
   /connection (terminated|closed|refused|reset|timeout)|terminating connection|can't reach database|server closed the connection|connection is closed|stream isn't writeable|reached the max retries per request|timed out fetching a new connection|transaction already closed|transaction api error|unable to start a transaction|socket hang up|the database system is (starting up|shutting down|in recovery mode)|too many clients|redis is loading/i;
 
-const DETERMINISTIC_NAMES = new Set(["ValidationError", "TypeError", "RangeError", "ReferenceError", "SyntaxError", "UnrecoverableError", "PrismaClientValidationError"]);
+// UnsealError: no key of SLOTFLOW_SEAL_KEY opens a stored value — a configuration fault no retry
+// cures until an operator adds the key to the ring (issue 16 item 4; src/engine/failures.ts)
+const DETERMINISTIC_NAMES = new Set(["ValidationError", "TypeError", "RangeError", "ReferenceError", "SyntaxError", "UnrecoverableError", "PrismaClientValidationError", "UnsealError"]);
 
 /** The error and its `cause` chain (Prisma and pg wrap the driver's error). */
 function chain(err: unknown): Record<string, unknown>[] {

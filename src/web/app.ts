@@ -10,7 +10,7 @@
 import { createServer, type Server } from "node:http";
 import Koa from "koa";
 import Router from "@koa/router";
-import { Redis } from "ioredis";
+import { redisClient } from "../queue/redis.js";
 import type { Runtime } from "../runtime.js";
 import { adminRouter } from "./admin.js";
 import { endpointsRouter } from "./endpoints.js";
@@ -22,6 +22,7 @@ import { bindClusterMetrics, countDeposits, registry } from "./metrics.js";
 import { openApiDocument } from "./openapi.js";
 import { problemMiddleware } from "./problems.js";
 import { redisRateLimit } from "./rate-limit.js";
+import { requireAdmin } from "./auth.js";
 
 export interface WebApp {
   app: Koa;
@@ -41,7 +42,7 @@ export interface WebApp {
 export function createWebApp(rt: Runtime): WebApp {
   const app = new Koa({ proxy: rt.config.trustProxy });
   bindClusterMetrics(rt.db, rt.queues);
-  const limiterRedis = new Redis(rt.config.redisUrl, { maxRetriesPerRequest: 1, enableOfflineQueue: false, connectTimeout: 2000 });
+  const limiterRedis = redisClient(rt.config); // the configured topology (issue 17); fails fast
   limiterRedis.on("error", () => undefined);
   const rateLimit = redisRateLimit(limiterRedis, rt.config.rateLimitPerMinute, rt.config.queuePrefix);
 
@@ -69,12 +70,16 @@ export function createWebApp(rt: Runtime): WebApp {
     }
     const [database, redis] = await Promise.all([
       rt.db.$queryRaw`SELECT 1`.then(() => true, () => false),
-      rt.queues.ping(),
+      // Every queue shard can run BullMQ's scripts, not just PING (issue 17 item 5).
+      rt.queues.unusable().then((problem) => problem === null),
     ]);
     ctx.status = database && redis ? 200 : 503;
     ctx.body = { status: database && redis ? "ready" : "unavailable", database, redis };
   });
   ops.get("/metrics", async (ctx) => {
+    // issue 16 item 5: in production the public port's /metrics needs the admin token; scrape
+    // SLOTFLOW_METRICS_PORT (served by every process when set) or send the token (docs/operations.md)
+    if (rt.config.nodeEnv === "production") requireAdmin(ctx, rt.config.adminToken);
     ctx.type = registry.contentType;
     ctx.body = await registry.metrics();
   });

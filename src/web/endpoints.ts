@@ -35,7 +35,7 @@ export function endpointsRouter(rt: Runtime): Router {
   router.put("/endpoints/:name", admin, async (ctx) => {
     const name = ctx.params.name;
     endpointNameOr404(name);
-    const body = await readBody(ctx, "json", BODY_LIMIT_BYTES);
+    const body = await readBody(ctx, "json", BODY_LIMIT_BYTES, rt.config.limits.maxInputDepth);
     const { kind, url } = validateEndpointBody(body, rt.config.endpointsAllowPrivate);
     const result = await dependency(rt.log, "database", () => setEndpoint(rt.db, rt.sealer, name, kind, url));
     ctx.status = result.created ? 201 : 200;

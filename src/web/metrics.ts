@@ -155,10 +155,15 @@ new Gauge({
   registers: [registry],
   async collect() {
     await fill(this, async ({ queues }) => {
-      for (const q of [queues.commands, queues.mail, queues.sweep, queues.deliveries]) {
+      // Shards of one queue (SLOTFLOW_QUEUE_SHARDS, issue 17) are summed under its name.
+      const sums = new Map<string, Record<string, number>>();
+      for (const q of queues.all()) {
         const counts = await q.getJobCounts(...QUEUE_STATES);
-        for (const state of QUEUE_STATES) this.set({ queue: q.name, state }, counts[state] ?? 0);
+        const sum = sums.get(q.name) ?? {};
+        for (const state of QUEUE_STATES) sum[state] = (sum[state] ?? 0) + (counts[state] ?? 0);
+        sums.set(q.name, sum);
       }
+      for (const [queue, sum] of sums) for (const state of QUEUE_STATES) this.set({ queue, state }, sum[state] ?? 0);
     });
   },
 });
@@ -170,10 +175,14 @@ new Gauge({
   registers: [registry],
   async collect() {
     await fill(this, async ({ queues }) => {
-      for (const q of [queues.commands, queues.mail]) {
+      // The oldest over every shard of the queue (issue 17).
+      const oldestOf = new Map<string, number>();
+      for (const q of [...queues.commandShards, ...queues.mailShards]) {
         const [oldest] = await q.getJobs(["wait"], 0, 0, true);
-        this.set({ queue: q.name }, oldest ? Math.max(0, (Date.now() - oldest.timestamp) / 1000) : 0);
+        const age = oldest ? Math.max(0, (Date.now() - oldest.timestamp) / 1000) : 0;
+        oldestOf.set(q.name, Math.max(oldestOf.get(q.name) ?? 0, age));
       }
+      for (const [queue, age] of oldestOf) this.set({ queue }, age);
     });
   },
 });

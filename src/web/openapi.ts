@@ -106,7 +106,7 @@ export function openApiDocument(baseUrl: string) {
                   { type: "object", properties: { status: { const: "accepted" } } },
                 ),
               },
-              ["malformed-json", "invalid-idempotency-key", "idempotency-key-reused", "link-not-found", "method-not-allowed", "slot-not-open", "requires-failed", "link-burned", "link-retired", "link-dead", "payload-too-large", "unsupported-media-type", "invalid-body", "rate-limited", "handler-failed", "unavailable"],
+              ["malformed-json", "invalid-idempotency-key", "idempotency-key-reused", "link-not-found", "method-not-allowed", "slot-not-open", "requires-failed", "link-burned", "link-retired", "link-dead", "payload-too-large", "unsupported-media-type", "invalid-body", "rate-limited", "handler-failed", "configuration-fault", "unavailable"],
             ),
             "503": {
               ...problem(["unavailable"]),
@@ -140,7 +140,7 @@ export function openApiDocument(baseUrl: string) {
           requestBody: { required: true, content: { "application/json": { schema: { type: "object" } } } },
           responses: responses(
             { "201": jsonOk("Started: {id, version, state, status}"), "202": jsonOk("Queued: {id, status: accepted}") },
-            ["unauthorized", "not-found", "invalid-body", "malformed-json", "unsupported-media-type", "payload-too-large", "handler-failed", "unavailable"],
+            ["unauthorized", "not-found", "invalid-body", "malformed-json", "unsupported-media-type", "payload-too-large", "handler-failed", "configuration-fault", "unavailable"],
           ),
         },
       },
@@ -169,7 +169,7 @@ export function openApiDocument(baseUrl: string) {
           requestBody: { required: false, content: { "application/json": { schema: { type: "object" } } } },
           responses: responses(
             { "200": jsonOk("Slot completed: {status, run}"), "202": jsonOk("Queued") },
-            ["unauthorized", "not-a-candidate", "authorize-denied", "not-found", "slot-not-open", "requires-failed", "slot-closed", "invalid-body", "malformed-json", "unsupported-media-type", "payload-too-large", "handler-failed", "unavailable"],
+            ["unauthorized", "not-a-candidate", "authorize-denied", "not-found", "slot-not-open", "requires-failed", "slot-closed", "invalid-body", "malformed-json", "unsupported-media-type", "payload-too-large", "handler-failed", "configuration-fault", "unavailable"],
           ),
         },
       },
