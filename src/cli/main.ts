@@ -2,6 +2,8 @@
  * `slotflow` — the command line (commander). See `slotflow --help` and README.md.
  *
  *   check FILE…            compile and print diagnostics; exit 1 on errors
+ *   fmt [--check] FILE…    rewrite in the canonical layout (authoring/format.ts)
+ *   lsp --stdio            the language server (authoring/lsp)
  *   migrate                apply prisma/migrations to DATABASE_URL (offline)
  *   reseal                 re-seal stored values under the newest key of SLOTFLOW_SEAL_KEY
  *   serve [--deploy DIR] [--migrate]   web, workers and sweeper in one process
@@ -61,6 +63,27 @@ program
   .action(async (files: string[]) => {
     const { checkFiles } = await import("../lang/compile.js");
     process.exitCode = checkFiles(files, (line: string) => process.stdout.write(`${line}\n`));
+  });
+
+program
+  .command("fmt")
+  .argument("<files...>", ".flow files")
+  .option("--check", "change nothing; list the files that are not formatted and exit 1 if any")
+  .description("rewrite files in the one canonical layout (never a file that does not parse)")
+  .action(async (files: string[], opts: { check?: boolean }) => {
+    const { fmtFiles } = await import("../authoring/fmt-files.js");
+    const write = (stream: NodeJS.WriteStream) => (line: string) => stream.write(`${line}\n`);
+    process.exitCode = fmtFiles(files, { check: opts.check === true }, write(process.stdout), write(process.stderr));
+  });
+
+program
+  .command("lsp")
+  .option("--stdio", "talk the Language Server Protocol over stdin/stdout (the only transport)")
+  .description("a Language Server Protocol server for .flow files (logs to stderr)")
+  .action(async (opts: { stdio?: boolean }) => {
+    if (opts.stdio !== true) throw new StartupError("slotflow lsp talks over stdin/stdout only: run `slotflow lsp --stdio` (editors start it so)");
+    const { startStdioServer } = await import("../authoring/lsp/stdio.js");
+    startStdioServer();
   });
 
 program
