@@ -36,6 +36,10 @@
  * | REDIS_SENTINEL_MASTER | redisSentinelMaster: the master's name at the Sentinels | unset |
  * | SLOTFLOW_QUEUE_SHARDS | queueShards: command (and mail) queue shards, 1–256; a run maps to one by its id (src/queue/shards.ts) | 1 |
  * | SLOTFLOW_REDIS_WAIT_MS | redisWaitMs: on a Cluster or Sentinel, how long a 202 waits for a replica to acknowledge the queued command (`WAIT 1 <ms>`; none: 503) | 1000 |
+ * | SLOTFLOW_ENDPOINTS_ALLOW_PRIVATE | endpointsAllowPrivate (`1`: endpoints may be `http://` and resolve to loopback, private, link-local addresses — development and tests; issue 18) | off |
+ * | SLOTFLOW_DELIVERY_RETRY_MS | deliveryRetryMs: delays before each attempt of a webhook/chat delivery, ms, comma-separated (the first is the first attempt's) | the Standard Webhooks schedule: 0, 5 s, 5 min, 30 min, 2 h, 5 h, 10 h, 14 h, 20 h, 24 h |
+ * | SLOTFLOW_MAIL_FROM | mail.from: the From of every email (`Name <addr@domain>` or `addr@domain`); Message-IDs take its domain (issue 18 item 6) | `slotflow <no-reply@slotflow.local>` |
+ * | SLOTFLOW_DKIM_DOMAIN, SLOTFLOW_DKIM_SELECTOR, SLOTFLOW_DKIM_PRIVATE_KEY (PEM; `\n` escapes allowed) or SLOTFLOW_DKIM_PRIVATE_KEY_FILE | mail.dkim: DKIM-sign every email (nodemailer's `dkim`); all or none | unset: not signed |
  * | SLOTFLOW_TEST_DATABASE_URL | the testing kit's database (`kitDatabaseUrl()`), before DATABASE_URL | unset: the kit uses DATABASE_URL, and refuses to run when neither is set |
  *
  * Throws one `ConfigError` listing every problem at once (each naming its variable): malformed
@@ -88,9 +92,31 @@ export interface Config {
   redisWaitMs: number;
   /** Bounds on what the admin API accepts (issue 8 items 15–17). */
   limits: Limits;
+  /** Endpoints may be plain http and resolve to private addresses (SLOTFLOW_ENDPOINTS_ALLOW_PRIVATE=1; issue 18). */
+  endpointsAllowPrivate: boolean;
+  /** Delay before each delivery attempt, ms (SLOTFLOW_DELIVERY_RETRY_MS; issue 18). Its length is the number of attempts. */
+  deliveryRetryMs: number[];
+  /** Who mail is from and how it is signed (issue 18 item 6; src/outbox/mailer.ts). */
+  mail: MailSettings;
   /** Names of secrets that fell back to their development values (the caller warns). */
   devDefaults: string[];
 }
+
+/** Mail identity and signing (SLOTFLOW_MAIL_FROM, SLOTFLOW_DKIM_*). */
+export interface MailSettings {
+  /** The From header, as given (validated: one mailbox, with or without a display name). */
+  from: string;
+  /** DKIM signing: the signing domain (`d=`), selector (`s=`) and the private key (PEM) or the file holding it. */
+  dkim: { domainName: string; keySelector: string; privateKey: string | null; privateKeyFile: string | null } | null;
+}
+
+export const DEFAULT_MAIL_FROM = "slotflow <no-reply@slotflow.local>";
+
+/**
+ * The Standard Webhooks example retry schedule (issue 18 item 4): immediately, 5 s, 5 min, 30 min,
+ * 2 h, 5 h, 10 h, 14 h, 20 h, 24 h — the delay before each attempt, ms.
+ */
+export const DEFAULT_DELIVERY_RETRY_MS: number[] = [0, 5_000, 300_000, 1_800_000, 7_200_000, 18_000_000, 36_000_000, 50_400_000, 72_000_000, 86_400_000];
 
 /** Bounds on deployed sources and run input (docs/configuration.md, "Limits"). */
 export interface Limits {
@@ -253,8 +279,17 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, options: LoadOp
       maxInputDepth: atMost("SLOTFLOW_MAX_INPUT_DEPTH", int("SLOTFLOW_MAX_INPUT_DEPTH", DEFAULT_LIMITS.maxInputDepth, 1), MAX_JSON_DEPTH),
       maxFanOut: int("SLOTFLOW_MAX_FANOUT", DEFAULT_LIMITS.maxFanOut, 1),
     },
+    endpointsAllowPrivate: env.SLOTFLOW_ENDPOINTS_ALLOW_PRIVATE === "1",
+    deliveryRetryMs: DEFAULT_DELIVERY_RETRY_MS,
+    mail: mailSettings(env, problems),
     devDefaults,
   };
+  if (env.SLOTFLOW_DELIVERY_RETRY_MS) {
+    const parts = env.SLOTFLOW_DELIVERY_RETRY_MS.split(",").map((p) => Number(p.trim()));
+    if (parts.length === 0 || parts.length > 50 || parts.some((n) => !Number.isInteger(n) || n < 0)) {
+      problems.push("SLOTFLOW_DELIVERY_RETRY_MS must be 1 to 50 comma-separated whole numbers of milliseconds (>= 0)");
+    } else config.deliveryRetryMs = parts;
+  }
   if (missing.length > 0) problems.push(missingSecretsMessage(missing));
   if (problems.length > 0) throw new ConfigError(problems.join("; "));
   return config;
@@ -274,3 +309,24 @@ export function kitDatabaseUrl(env: NodeJS.ProcessEnv = process.env): string {
   }
   return url;
 }
+
+/** SLOTFLOW_MAIL_FROM and SLOTFLOW_DKIM_*; each problem is pushed to `problems` naming its variable. */
+function mailSettings(env: NodeJS.ProcessEnv, problems: string[]): MailSettings {
+  const from = env.SLOTFLOW_MAIL_FROM || DEFAULT_MAIL_FROM;
+  if (env.SLOTFLOW_MAIL_FROM && !/^[^<>@\s]+@[^<>@\s]+$|^[^<>@]*<[^<>@\s]+@[^<>@\s]+>$/.test(env.SLOTFLOW_MAIL_FROM.trim())) {
+    problems.push(`SLOTFLOW_MAIL_FROM must be one address, "addr@domain" or "Name <addr@domain>", got "${env.SLOTFLOW_MAIL_FROM}"`);
+  }
+  const domainName = env.SLOTFLOW_DKIM_DOMAIN || "";
+  const keySelector = env.SLOTFLOW_DKIM_SELECTOR || "";
+  const privateKey = env.SLOTFLOW_DKIM_PRIVATE_KEY ? env.SLOTFLOW_DKIM_PRIVATE_KEY.replace(/\\n/g, "\n") : null;
+  const privateKeyFile = env.SLOTFLOW_DKIM_PRIVATE_KEY_FILE || null;
+  const any = domainName || keySelector || privateKey || privateKeyFile;
+  if (!any) return { from: from.trim(), dkim: null };
+  if (!domainName || !keySelector || (!privateKey && !privateKeyFile)) {
+    problems.push("DKIM needs SLOTFLOW_DKIM_DOMAIN, SLOTFLOW_DKIM_SELECTOR and SLOTFLOW_DKIM_PRIVATE_KEY (or SLOTFLOW_DKIM_PRIVATE_KEY_FILE), all of them");
+    return { from: from.trim(), dkim: null };
+  }
+  if (privateKey && !privateKey.includes("PRIVATE KEY")) problems.push("SLOTFLOW_DKIM_PRIVATE_KEY must be a PEM private key (-----BEGIN … PRIVATE KEY-----)");
+  return { from: from.trim(), dkim: { domainName, keySelector, privateKey, privateKeyFile } };
+}
+

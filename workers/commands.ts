@@ -74,6 +74,11 @@ export function startCommandWorker(rt: Runtime, shard = 0, concurrency = rt.conf
         // The sweeper re-enqueues pending mail; the step itself has committed.
         rt.log.warn({ err: String(err) }, "could not enqueue mail delivery; the sweeper will retry");
       });
+      const deliveries = (applied.queuedDeliveries ?? []).map((deliveryId) => ({ deliveryId, attempt: 0 }));
+      await rt.queues.enqueueDeliveries(deliveries).catch((err: unknown) => {
+        // The sweeper re-enqueues overdue deliveries (issue 18); the step itself has committed.
+        rt.log.warn({ err: String(err) }, "could not enqueue deliveries; the sweeper will retry");
+      });
       logOutcome(rt, cmd.kind, cmd.runId, outcome, performance.now() - t0, Math.max(0, (job.processedOn ?? job.timestamp) - job.timestamp));
       return outcome;
     },

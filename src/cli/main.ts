@@ -11,6 +11,7 @@
  *   deploy FILE            deploy through a running server (diagnostics printed like `check`)
  *   start WORKFLOW [--input JSON], show RUN, raise RUN ALIAS [--args JSON] --as SUB [--role R…] [--element N]
  *   revoke RUN ALIAS       end the slot's live callback link
+ *   endpoint set NAME --kind K --url URL | list | rotate NAME | rm NAME   delivery endpoints (issue 18)
  *   token --sub SUB [--role R…] [--email E]   print a development principal JWT
  *   --version, --help
  *
@@ -220,6 +221,36 @@ remote(
 ).action(async (run: string, alias: string, opts: { url?: string }) => {
   const { url, token } = adminClient(opts);
   print(await api(url, "POST", `/api/runs/${encodeURIComponent(run)}/slots/${encodeURIComponent(alias)}/link/revoke`, { token }));
+});
+
+// --- delivery endpoints (issue 18; src/web/endpoints.ts) ---------------------------------------
+const endpoint = program.command("endpoint").description("named destinations of send webhook / send message (webhook, slack, teams)");
+// not `remote(…)`: --url is the endpoint's URL here, the server is --server
+endpoint
+    .command("set")
+    .argument("<name>", "the endpoint's name, as .flow sources write it")
+    .requiredOption("--kind <kind>", "webhook, slack or teams")
+    .requiredOption("--url <endpointUrl>", "where deliveries go (https://…)")
+    .option("--server <url>", "the server (default: BASE_URL or http://localhost:PORT)")
+    .description("create or update an endpoint; a new webhook endpoint's signing secret is printed once")
+.action(async (name: string, opts: { kind: string; url: string; server?: string }) => {
+  const { url, token } = adminClient({ url: opts.server });
+  print(await api(url, "PUT", `/api/endpoints/${encodeURIComponent(name)}`, { token, json: { kind: opts.kind, url: opts.url } }));
+});
+remote(endpoint.command("list").description("list endpoints (name, kind, host; never a URL or secret)")).action(async (opts: { url?: string }) => {
+  const { url, token } = adminClient(opts);
+  print(await api(url, "GET", "/api/endpoints", { token }));
+});
+remote(endpoint.command("rotate").argument("<name>").description("a new signing secret, printed once; the old one keeps signing for 24 h")).action(
+  async (name: string, opts: { url?: string }) => {
+    const { url, token } = adminClient(opts);
+    print(await api(url, "POST", `/api/endpoints/${encodeURIComponent(name)}/rotate`, { token }));
+  },
+);
+remote(endpoint.command("rm").argument("<name>").description("delete an endpoint")).action(async (name: string, opts: { url?: string }) => {
+  const { url, token } = adminClient(opts);
+  const answer = await api(url, "DELETE", `/api/endpoints/${encodeURIComponent(name)}`, { token });
+  print(answer.status === 204 ? { status: 204, body: `removed ${name}` } : answer);
 });
 
 program

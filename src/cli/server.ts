@@ -21,6 +21,7 @@ import { createWebApp, type WebApp } from "../web/app.js";
 import { bindClusterMetrics, registry } from "../web/metrics.js";
 import { startCommandWorker } from "../../workers/commands.js";
 import { startMailWorker } from "../../workers/mail.js";
+import { startDeliveryWorker } from "../../workers/deliveries.js";
 import { startSweeper } from "../../workers/sweeper.js";
 import { StartupError } from "./failure.js";
 import type { Roles } from "./startup.js";
@@ -162,6 +163,8 @@ export async function serve(opts: ServeOptions, config: Config): Promise<Runtime
       const suffix = shards.length > 1 || shard > 0 ? `[${shard}]` : "";
       closers.push(workerCloser(rt, `commands${suffix}`, startCommandWorker(rt, shard, concurrency)), workerCloser(rt, `mail${suffix}`, startMailWorker(rt, shard)));
     }
+    // deliveries through endpoints (issue 18): one worker per process, on shard 0's prefix
+    closers.push(workerCloser(rt, "deliveries", startDeliveryWorker(rt)));
   }
   if (opts.sweeper) {
     closers.push(workerCloser(rt, "sweep", await startSweeper(rt)));

@@ -35,6 +35,9 @@ export const RefusalCode = {
   NotFound: "not-found",
   InvalidWorkflow: "invalid-workflow",
   VersionConflict: "version-conflict",
+  // endpoints and deliveries (issue 18)
+  NotAWebhook: "not-a-webhook",
+  LinkNotLive: "link-not-live",
   // service
   RateLimited: "rate-limited",
   Unavailable: "unavailable",

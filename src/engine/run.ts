@@ -35,7 +35,7 @@ export function enterState(step: Step, stateName: string, first = false): void {
   createSlotsForState(step, stateName);
   if (!state.terminal) startStateTimers(step, stateName);
   if (state.enterArms && state.enter.length > 0) {
-    // Routing on entry: the block that has arms is the state's only `enter` (checker, FLOW332).
+    // Routing on entry: the block that has arms is the state's only `enter` (checker, FLOW342).
     runHandler(step, { statements: state.enter[0], arms: state.enterArms, range: state.enterArms[0].range }, stepScope());
     return;
   }

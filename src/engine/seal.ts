@@ -19,6 +19,7 @@
  * on a key: only the SHA-256 of their token is stored.
  */
 import { createCipheriv, createDecipheriv, createHash, randomBytes } from "node:crypto";
+import { hashToken } from "./token.js";
 import { nextDepth } from "./depth.js";
 
 export const CALLBACK_PATH_SEGMENT = "/api/workflow/callback/";
@@ -46,6 +47,17 @@ export function isSealed(v: unknown): v is Sealed {
 /** True when `text` holds a callback URL with a token. */
 export function carriesLink(text: string): boolean {
   return LINK_IN_TEXT.test(text);
+}
+
+/**
+ * The SHA-256 (hex, as `links.token_sha256`) of every callback token in `text`, each once (issue
+ * 18: a delivery keeps these beside its sealed payload to know whether its link is still live).
+ */
+export function linkHashesIn(text: string): string[] {
+  const all = new RegExp(LINK_IN_TEXT.source, "g");
+  const hashes = new Set<string>();
+  for (const m of text.matchAll(all)) hashes.add(hashToken(m[0].slice(CALLBACK_PATH_SEGMENT.length)));
+  return [...hashes];
 }
 
 /**

@@ -342,7 +342,7 @@ export class StateChecker {
 
   /**
    * A timer (issue 19): its durations are `duration`s over the workflow parameters (evaluated when
-   * the state is entered); `every` needs a period of at least one minute (FLOW331, for a literal;
+   * the state is entered); `every` needs a period of at least one minute (FLOW341, for a literal;
    * a computed period is held to it at run time). Its handler is checked like any handler.
    */
   private checkTimer(m: Timer, env: StmtEnv): void {
@@ -363,7 +363,7 @@ export class StateChecker {
   }
 
   /**
-   * FLOW333 (a warning) for every slot and timer of a state whose `enter` arms always move the run
+   * FLOW343 (a warning) for every slot and timer of a state whose `enter` arms always move the run
    * on (a `default` arm, or a `when (true)`): the run never waits there, so they never open or fire.
    */
   leftAtOnce(file: FlowFile): void {

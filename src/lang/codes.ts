@@ -27,6 +27,8 @@ export const Codes = {
   InvalidAssignmentTarget: "FLOW024",
   StatementAfterArm: "FLOW025",
   SendEmailFields: "FLOW026",
+  DeliveryFields: "FLOW030",
+  EndpointNotLiteral: "FLOW031",
   // --- declarations and names -----------------------------------------------------------------
   DuplicateName: "FLOW100",
   UnknownType: "FLOW101",
@@ -80,11 +82,12 @@ export const Codes = {
   ExpressionNotCall: "FLOW317",
   MapUnknownParam: "FLOW320",
   MapMissingParam: "FLOW321",
+  UnknownEndpoint: "FLOW330",
   // --- added for v0.3 (issue 19): timers and routing on entry ----------------------------------
-  TimerType: "FLOW330",
-  TimerPeriodTooShort: "FLOW331",
-  EnterArmsTwice: "FLOW332",
-  LeftAtOnce: "FLOW333",
+  TimerType: "FLOW340",
+  TimerPeriodTooShort: "FLOW341",
+  EnterArmsTwice: "FLOW342",
+  LeftAtOnce: "FLOW343",
   // --- internal -------------------------------------------------------------------------------
   InternalError: "FLOW999",
 } as const;

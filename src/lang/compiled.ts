@@ -120,7 +120,7 @@ export interface CompiledState {
   enter: Statement[][];
   /**
    * Routing on entry (issue 19): the arms of the one `enter` block that has them, which is then
-   * the state's only `enter` block (the checker's FLOW332 makes sure). Absent when none (and in
+   * the state's only `enter` block (the checker's FLOW342 makes sure). Absent when none (and in
    * forms compiled before v0.3).
    */
   enterArms?: Arm[];

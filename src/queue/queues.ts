@@ -5,6 +5,7 @@
  * |---|---|---|---|---|
  * | `commands` | start, deposit, raise, expire | a `Command` (commands/types.ts), id = commandId | web, sweeper | worker: applyCommand |
  * | `mail` | deliver | `{ outboxId }`, id = outboxId | worker after commit, sweeper | worker: deliverOutbox |
+ * | `deliveries` | attempt | `{ deliveryId }`, id = `<deliveryId>-a<attempt>` (delayed to its time) | worker after commit, the worker itself (retries), sweeper, redeliver | worker: attemptDelivery (issue 18) |
  * | `sweep` | sweep | `{}` (a job scheduler, every SLOTFLOW_SWEEP_INTERVAL_MS) | sweeper | sweeper |
  *
  * Job data is validated when enqueued and again when processed. No job ever carries a token.
@@ -33,7 +34,7 @@ export function configurationFault(): Refusal {
   );
 }
 
-export const QUEUE = { commands: "commands", mail: "mail", sweep: "sweep" } as const;
+export const QUEUE = { commands: "commands", mail: "mail", sweep: "sweep", deliveries: "deliveries" } as const;
 
 /**
  * Options of every `commands` job (the id is the command id, set per job): retried until applied
@@ -88,6 +89,7 @@ export class Queues {
   /** Shard 0's mail queue. */
   readonly mail: Queue;
   readonly sweep: Queue;
+  readonly deliveries: Queue;
   private readonly events = new Map<number, QueueEvents>();
   private readonly eventsConnections: RedisClient[] = [];
   readonly connection: RedisClient;
@@ -103,14 +105,16 @@ export class Queues {
     this.commands = this.commandShards[0]!;
     this.mail = this.mailShards[0]!;
     this.sweep = new Queue(QUEUE.sweep, opts(0));
+    // deliveries (issue 18): one queue, beside sweep on shard 0's prefix
+    this.deliveries = new Queue(QUEUE.deliveries, opts(0));
     // Connection errors surface as failed calls (503 for the web); without a listener BullMQ
     // prints every reconnect attempt to stderr.
     for (const q of this.all()) q.on("error", () => undefined);
   }
 
-  /** Every queue of this process (each shard's commands and mail, then sweep). */
+  /** Every queue of this process (each shard's commands and mail, then sweep and deliveries). */
   all(): Queue[] {
-    return [...this.commandShards, ...this.mailShards, this.sweep];
+    return [...this.commandShards, ...this.mailShards, this.sweep, this.deliveries];
   }
 
   /** The command queue of `runId`'s shard. */
@@ -306,6 +310,22 @@ export class Queues {
           })),
         ),
       ),
+    );
+  }
+
+  /**
+   * Enqueues attempt `attempt` (0-based: the attempts already made) of each delivery after
+   * `delayMs` (issue 18). The job id names the attempt, so a repeat (the sweeper, a redeliver
+   * racing a retry) adds nothing. Job data carries only the delivery id.
+   */
+  async enqueueDeliveries(items: { deliveryId: string; attempt: number | string; delayMs?: number }[]): Promise<void> {
+    if (items.length === 0) return;
+    await this.deliveries.addBulk(
+      items.map(({ deliveryId, attempt, delayMs }) => ({
+        name: "attempt",
+        data: { deliveryId },
+        opts: { jobId: `${deliveryId}-a${attempt}`, delay: Math.max(0, delayMs ?? 0), ...durableJobRetry, removeOnComplete: true, removeOnFail: { age: 24 * 3600 } },
+      })),
     );
   }
 

@@ -11,6 +11,7 @@ import { prepareRaise, prepareStart } from "../engine/prepare.js";
 import { RefusalCode, RefusalError, refuse } from "../engine/refusals.js";
 import { isStorableString } from "../engine/storable.js";
 import { showOutbox, showRun } from "../engine/views.js";
+import { showDeliveries } from "../outbox/deliveries-view.js";
 import type { Runtime } from "../runtime.js";
 import { requireAdmin, verifyPrincipal } from "./auth.js";
 import { dependency } from "./dependency.js";
@@ -117,7 +118,8 @@ export function adminRouter(rt: Runtime): Router {
 
   router.get("/runs/:id/outbox", admin, async (ctx) => {
     await runOr404(ctx.params.id);
-    ctx.body = await showOutbox(rt.db, rt.sealer, ctx.params.id);
+    // mail first as before, then deliveries of send webhook / send message (issue 18), each marked by `channel`
+    ctx.body = [...(await showOutbox(rt.db, rt.sealer, ctx.params.id)), ...(await showDeliveries(rt.db, ctx.params.id))];
   });
 
   router.post("/runs/:id/slots/:alias/events", async (ctx) => {

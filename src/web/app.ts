@@ -13,6 +13,7 @@ import Router from "@koa/router";
 import { redisClient } from "../queue/redis.js";
 import type { Runtime } from "../runtime.js";
 import { adminRouter } from "./admin.js";
+import { endpointsRouter } from "./endpoints.js";
 import { CALLBACK_ROUTE, callbackRouter } from "./callback.js";
 import { dashboardMiddleware } from "./dashboard.js";
 import { accessLog } from "./access-log.js";
@@ -86,7 +87,7 @@ export function createWebApp(rt: Runtime): WebApp {
     ctx.body = openApiDocument(rt.config.baseUrl);
   });
 
-  const routers = [ops, callbackRouter(rt, rateLimit), adminRouter(rt)];
+  const routers = [ops, callbackRouter(rt, rateLimit), adminRouter(rt), endpointsRouter(rt)];
   for (const router of routers) app.use(router.routes());
   app.use(unmatchedRoute(routers));
 

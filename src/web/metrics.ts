@@ -223,3 +223,45 @@ new Gauge({
     });
   },
 });
+
+// --- deliveries through endpoints (issue 18) ---------------------------------------------------
+
+/**
+ * `slotflow_delivery_attempts_total{kind,outcome}` (worker: each attempt of a `send webhook` /
+ * `send message`, by endpoint kind — webhook, slack, teams, unknown — and outcome: sent, retry,
+ * failed); `slotflow_deliveries{status}` and `slotflow_delivery_retry_backlog` (read when scraped:
+ * deliveries by status, and pending deliveries that have failed at least once). Labels never
+ * carry an endpoint's name, URL or secret.
+ */
+export const deliveryMetrics = {
+  attempts: new Counter({
+    name: "slotflow_delivery_attempts_total",
+    help: "Delivery attempts of send webhook / send message, by endpoint kind and outcome (sent, retry, failed)",
+    labelNames: ["kind", "outcome"] as const,
+    registers: [registry],
+  }),
+};
+
+new Gauge({
+  name: "slotflow_deliveries",
+  help: "Deliveries of send webhook / send message by status (pending, sent, failed)",
+  labelNames: ["status"] as const,
+  registers: [registry],
+  async collect() {
+    await fill(this, async ({ db }) => {
+      const rows = await db.delivery.groupBy({ by: ["status"], _count: { _all: true } });
+      for (const status of ["pending", "sent", "failed"]) this.set({ status }, rows.find((r) => r.status === status)?._count._all ?? 0);
+    });
+  },
+});
+
+new Gauge({
+  name: "slotflow_delivery_retry_backlog",
+  help: "Deliveries waiting for a retry (pending after at least one failed attempt)",
+  registers: [registry],
+  async collect() {
+    await fill(this, async ({ db }) => {
+      this.set(await db.delivery.count({ where: { status: "pending", attempts: { gt: 0 } } }));
+    });
+  },
+});

@@ -35,6 +35,8 @@ export const STATUS: Record<RefusalCode, number> = {
   "not-found": 404,
   "invalid-workflow": 422,
   "version-conflict": 409,
+  "not-a-webhook": 409,
+  "link-not-live": 409,
   "rate-limited": 429,
   unavailable: 503,
 };
@@ -62,6 +64,8 @@ export const TITLE: Record<RefusalCode, string> = {
   "not-found": "Not found",
   "invalid-workflow": "Invalid workflow",
   "version-conflict": "Deploy refused by versioning",
+  "not-a-webhook": "Not a webhook endpoint",
+  "link-not-live": "The link it carries is no longer live",
   "rate-limited": "Too many requests",
   unavailable: "Service unavailable",
 };

@@ -1,6 +1,6 @@
 /**
  * Issue 19 items 1 and 2 in the compiler (language reference §10): timer members and `enter` arms
- * parse, type-check and compile; `after`/`every` stay usable as names; the new codes FLOW330–333.
+ * parse, type-check and compile; `after`/`every` stay usable as names; the new codes FLOW340–343.
  */
 import test from "ava";
 import { Codes } from "../../src/lang/codes.js";
@@ -56,7 +56,7 @@ test("after and every are still names elsewhere", (t) => {
   expectClean(t, inState("  enter {\n    let after = 1\n    let every = after + 1\n    v.i = every\n  }"));
 });
 
-test("timer durations are durations (FLOW330); every needs at least a minute (FLOW331)", (t) => {
+test("timer durations are durations (FLOW340); every needs at least a minute (FLOW341)", (t) => {
   expectDiagnostics(t, inState(`  after ⟦"2d"⟧ { v.i = 1 }
   every ⟦30s⟧ { v.i = 2 }
   every 1m after ⟦n⟧ { v.i = 3 }
@@ -89,13 +89,13 @@ terminal state T {
   );
 });
 
-test("only one enter block may route (FLOW332); arms in enter are checked", (t) => {
+test("only one enter block may route (FLOW342); arms in enter are checked", (t) => {
   expectDiagnostics(t, inState(`  enter { when (v.i > 1) -> T }
   enter { ⟦default -> T⟧ }
   enter { ⟦when (⟦n⟧) -> T⟧ }`), [Codes.EnterArmsTwice, Codes.EnterArmsTwice, Codes.ConditionNotBool]);
 });
 
-test("a state left at once by every path: its slots and timers are unreachable (FLOW333, a warning)", (t) => {
+test("a state left at once by every path: its slots and timers are unreachable (FLOW343, a warning)", (t) => {
   const r = expectDiagnostics(
     t,
     inState(`  subscribe G() as ⟦g⟧
