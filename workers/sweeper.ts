@@ -3,7 +3,8 @@
  * sweep enqueues an `expire` command for each open slot past its deadline (the command worker
  * applies it under the run lock, and skips it if the slot closed meanwhile) and re-enqueues
  * outbox messages left pending for more than 30 s. Any number of sweepers may run: the scheduler
- * fires each tick once, and job ids (`expire-<slot>`, the outbox id) de-duplicate.
+ * fires each tick once, and job ids (`expire-<slot>`; a timer's `expire-<row>-<due ms>`, one per
+ * firing — issue 19; the outbox id) de-duplicate.
  *
  * The sweeper only makes expiry prompt; correctness does not depend on it, since deposits and
  * raises check the deadline themselves.

@@ -25,6 +25,13 @@ import { createToken, Lexer, type IToken, type TokenType } from "chevrotain";
 import { compile, type CompileResult } from "../lang/compile.js";
 import type { Diagnostic } from "../lang/diagnostics.js";
 import { allTokens } from "../lang/lexer.js";
+import { Codes } from "../lang/codes.js";
+
+/** The lexical diagnostics (FLOW001–FLOW007, FLOW009): a file that has one is not formatted. */
+const LEXICAL_CODES = new Set<string>([
+  Codes.UnexpectedCharacter, Codes.UnterminatedString, Codes.UnterminatedComment, Codes.InvalidEscape,
+  Codes.InvalidNumber, Codes.NumberOutOfRange, Codes.TooDeep, Codes.UnstorableCharacter,
+]);
 
 // The lexer's own token types (lexer.ts), with its two skipped comment types replaced by kept ones.
 const LineComment = createToken({ name: "LineComment", pattern: /\/\/[^\r\n]*/ });
@@ -69,7 +76,11 @@ const NO_SPACE_AFTER = new Set(["LParen", "LBracket", "Dot", "At", "Bang"]);
  */
 export function format(source: string, compiled?: CompileResult): FormatResult {
   const before = compiled ?? compile(source);
-  if (before.ast === null) {
+  // Since issue 19 item 5 a lexical error (a bad number, a stray character) keeps the tree so the
+  // checker can report the rest; the formatter still refuses such a file (it would drop a stray
+  // character, which is no token).
+  const lexical = before.diagnostics.some((d) => d.severity === "error" && LEXICAL_CODES.has(d.code));
+  if (before.ast === null || lexical) {
     const errors = before.diagnostics.filter((d) => d.severity === "error");
     return { ok: false, reason: "the file does not parse", diagnostics: errors };
   }

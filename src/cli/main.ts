@@ -59,10 +59,11 @@ function readSource(file: string): string {
 program
   .command("check")
   .argument("<files...>", ".flow files")
+  .option("--json", "print the diagnostics as one JSON document (code, severity, message, file, line, column, end)")
   .description("compile files and print every diagnostic (exit 1 on errors)")
-  .action(async (files: string[]) => {
+  .action(async (files: string[], opts: { json?: boolean }) => {
     const { checkFiles } = await import("../lang/compile.js");
-    process.exitCode = checkFiles(files, (line: string) => process.stdout.write(`${line}\n`));
+    process.exitCode = checkFiles(files, (line: string) => process.stdout.write(`${line}\n`), { json: opts.json === true });
   });
 
 program

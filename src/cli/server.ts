@@ -127,7 +127,10 @@ export async function deployDirectory(rt: Runtime, dir: string): Promise<void> {
   for (const file of readdirSync(dir).filter((f) => f.endsWith(".flow")).sort()) {
     const path = join(dir, file);
     try {
-      const r = await deploy(rt.db, readFileSync(path, "utf8"), path, { maxSourceBytes: rt.config.limits.maxSourceBytes });
+      const r = await deploy(rt.db, readFileSync(path, "utf8"), path, {
+        maxSourceBytes: rt.config.limits.maxSourceBytes,
+        upgrade: { sealer: rt.sealer, baseUrl: rt.config.baseUrl, limits: rt.config.limits },
+      });
       rt.log.info({ file: path, workflow: r.name, version: r.version, created: r.created }, "deployed");
     } catch (err) {
       if (err instanceof RefusalError) rt.log.error({ file: path, code: err.code, detail: err.message, ...err.extra }, "deploy refused");

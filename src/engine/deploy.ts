@@ -25,6 +25,9 @@ import type { Diagnostic } from "../lang/diagnostics.js";
 import { Codes } from "../lang/codes.js";
 import { endpointRefs } from "../lang/send-delivery.js";
 import { RefusalCode, refuse, RefusalError } from "./refusals.js";
+import { RuntimeFault } from "./interpreter.js";
+import { isTimerAlias } from "./timer.js";
+import { addWhatTheUpgradeAdds, stateGains, type UpgradeServices } from "./upgrade.js";
 import { loadVersion } from "./workflows.js";
 
 export interface DeployResult {
@@ -82,6 +85,11 @@ export interface DeployOptions {
    * (lang/compile-async.ts) so that a large source never stalls its event loop.
    */
   compile?: (source: string, file: string) => Promise<Pick<CompileResult, "diagnostics" | "workflow">> | Pick<CompileResult, "diagnostics" | "workflow">;
+  /**
+   * Lets the upgrade add to live runs the slots and timers their current state gained (issue 19
+   * item 3, upgrade.ts). Without it, runs are upgraded without additions.
+   */
+  upgrade?: UpgradeServices;
 }
 
 /**
@@ -155,6 +163,8 @@ export async function deploy(db: Db, source: string, file = "<source>", options:
         }
         const live = await tx.slot.findMany({ where: { runId: run.id, visit: run.visit, status: { in: ["open", "waiting"] } } });
         for (const slot of live) {
+          // A timer the new version lacks does not hold a deploy back: it is cancelled when due (timer.ts).
+          if (isTimerAlias(slot.alias)) continue;
           const decl = state.slots.find((s) => s.alias === slot.alias);
           const mapped = workflow.maps.some((m) => m.from === slot.event && m.to === decl?.event);
           if (!decl || (decl.event !== slot.event && !mapped)) {
@@ -171,7 +181,28 @@ export async function deploy(db: Db, source: string, file = "<source>", options:
       if (runs.length > 0) {
         const ids = runs.map((r) => r.id);
         await tx.run.updateMany({ where: { id: { in: ids } }, data: { version } });
-        await tx.historyEntry.createMany({ data: ids.map((runId) => ({ runId, kind: "upgraded", data: { from: version - 1, to: version } })) });
+        // Runs whose state gained a slot or a timer get them, as one step each, with an `upgraded`
+        // entry saying what was added (upgrade.ts); the others a plain `upgraded`.
+        const enriched = new Set<string>();
+        if (options.upgrade) {
+          for (const run of runs) {
+            if (!stateGains(prev, workflow, run.state)) continue;
+            let added;
+            try {
+              added = await addWhatTheUpgradeAdds(tx, options.upgrade, workflow, run.id, version - 1, version);
+            } catch (err) {
+              if (!(err instanceof RuntimeFault)) throw err;
+              throw new RefusalError(
+                refuse(RefusalCode.VersionConflict, `The deploy of ${workflow.name} was refused: adding to run ${run.id} failed: ${err.message}.`, {
+                  problems: [`run ${run.id}: ${err.message}`],
+                }),
+              );
+            }
+            if (added) enriched.add(run.id);
+          }
+        }
+        const plain = ids.filter((id) => !enriched.has(id));
+        await tx.historyEntry.createMany({ data: plain.map((runId) => ({ runId, kind: "upgraded", data: { from: version - 1, to: version } })) });
         // Slots keep the event name they were created with until they close; a mapped event is
         // renamed so the slot completes with the new version's event.
         for (const map of workflow.maps) {

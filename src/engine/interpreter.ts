@@ -37,7 +37,8 @@ export interface World {
   mintCallbackUrl(alias: string): string | null;
   /** `drop slot x`. */
   dropSlot(alias: string): void;
-  queueMail(to: string, subject: string, body: string): string;
+  /** Queues a message; `extra` holds `replyTo`/`cc` when the statement gives them (issue 19). */
+  queueMail(to: string, subject: string, body: string, extra?: { replyTo?: string; cc?: string }): string;
   /** `send webhook` / `send message` (issue 18): queues a delivery in the step's outbox; returns its id. */
   queueDelivery(delivery: QueuedDelivery): string;
   addHistory(kind: string, data?: Record<string, unknown>): void;
@@ -362,8 +363,19 @@ function executeOne(step: World, scope: Scope, st: Statement): void {
       if (!isEmailAddress(display(to))) {
         throw new RuntimeFault(`send email to ${quoteForMessage(display(to))}: not exactly one email address (local@domain)`, st.to.range);
       }
-      const id = step.queueMail(display(to), display(subject), display(body));
-      step.addHistory("email-queued", { outboxId: id, to: display(to) });
+      // replyTo and cc (issue 19 item 6): one address each, checked like `to`.
+      const extra: { replyTo?: string; cc?: string } = {};
+      for (const [name, expr] of [["replyTo", st.replyTo], ["cc", st.cc]] as const) {
+        if (!expr) continue;
+        const v = evaluate(step, scope, expr);
+        if (v === null) throw new RuntimeFault(`send email with a null ${name}`, expr.range);
+        if (!isEmailAddress(display(v))) {
+          throw new RuntimeFault(`send email ${name} ${quoteForMessage(display(v))}: not exactly one email address (local@domain)`, expr.range);
+        }
+        extra[name] = display(v);
+      }
+      const id = step.queueMail(display(to), display(subject), display(body), extra);
+      step.addHistory("email-queued", { outboxId: id, to: display(to), ...extra });
       return;
     }
     case "sendWebhook": {

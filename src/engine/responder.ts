@@ -37,7 +37,8 @@ export interface ResponderDeps {
 
 export type ResponderPage =
   | { ok: true; workflow: string; event: string; params: CompiledParam[]; title: string | null; intro: string | null }
-  | { ok: false; refusal: Refusal };
+  /** `expiredAt`: the slot's deadline when the link died of it (the page says when; issue 19 item 4). */
+  | { ok: false; refusal: Refusal; expiredAt?: Date | null };
 
 const NOT_FOUND = refuse(RefusalCode.LinkNotFound, "No link matches this URL. Check that it was copied whole.");
 
@@ -58,7 +59,7 @@ export async function responderPage(deps: ResponderDeps, token: string): Promise
   });
   if (!link) return { ok: false, refusal: NOT_FOUND };
   const ended = refusalForEndedLink({ status: link.status as LinkStatus, endReason: link.endReason as LinkEndReason | null });
-  if (ended) return { ok: false, refusal: ended };
+  if (ended) return { ok: false, refusal: ended, expiredAt: link.endReason === "expired" ? link.slot.deadline : null };
   if (link.run.status === "finished") return { ok: false, refusal: refuse(RefusalCode.LinkDead, deadDetail("run-finished"), { reason: "run-finished" }) };
   if (link.slot.status === "waiting") {
     return {
@@ -67,7 +68,7 @@ export async function responderPage(deps: ResponderDeps, token: string): Promise
     };
   }
   if (link.slot.deadline && link.slot.deadline.getTime() <= Date.now()) {
-    return { ok: false, refusal: refuse(RefusalCode.LinkDead, deadDetail("expired"), { reason: "expired" }) };
+    return { ok: false, refusal: refuse(RefusalCode.LinkDead, deadDetail("expired"), { reason: "expired" }), expiredAt: link.slot.deadline };
   }
   const minted = await loadVersion(deps.db, link.run.workflowName, link.mintedVersion);
   const mintedSlot = minted.states[link.slot.state]?.slots.find((s) => s.alias === link.slot.alias);

@@ -7,17 +7,22 @@
  *   running --arm to a terminal state--> finished (after the terminal state's `enter` runs)
  *
  * Entering a state (language reference "Handlers and execution"): create its slots (open, or
- * waiting on `After`), run its `enter` blocks, then its milestones. Leaving a state cancels every
- * slot of it not completed.
+ * waiting on `After`), start its timers (timer.ts), run its `enter` blocks — whose arms, when one
+ * holds, move the run on at once (issue 19) — then its milestones. Leaving a state cancels every
+ * slot of it not completed, and its timers.
  */
 import type { Handler } from "../lang/ast.js";
 import { evaluate, execute, executeIn, RuntimeFault, Scope } from "./interpreter.js";
 import { cancelStateSlots, completeSlot, createSlotsForState, openSatisfiedSlots, slotScope } from "./slot.js";
 import type { SlotRecord, Step } from "./step.js";
+import { cancelRunTimers, startStateTimers } from "./timer.js";
 import type { Value } from "./values.js";
 
-/** The maximum number of state entries in one step, so that a cycle of arms cannot spin forever. */
-const MAX_ENTRIES_PER_STEP = 1000;
+/**
+ * The maximum number of state entries in one step, so that a cycle of arms (routing on entry
+ * included) cannot spin forever: more is a runtime error (language reference §10: 100).
+ */
+export const MAX_ENTRIES_PER_STEP = 100;
 
 /** Enters `stateName` as a new visit (the first state of a new run included). */
 export function enterState(step: Step, stateName: string, first = false): void {
@@ -28,6 +33,12 @@ export function enterState(step: Step, stateName: string, first = false): void {
   step.run.milestones = [];
   step.addHistory("state-entered", { state: stateName, visit: step.run.visit });
   createSlotsForState(step, stateName);
+  if (!state.terminal) startStateTimers(step, stateName);
+  if (state.enterArms && state.enter.length > 0) {
+    // Routing on entry: the block that has arms is the state's only `enter` (checker, FLOW342).
+    runHandler(step, { statements: state.enter[0], arms: state.enterArms, range: state.enterArms[0].range }, stepScope());
+    return;
+  }
   for (const body of state.enter) execute(step, stepScope(), body);
   if (state.terminal) {
     step.run.status = "finished";
@@ -82,6 +93,7 @@ export function transition(step: Step, target: string): void {
   const next = step.workflow.states[target];
   if (!next) throw new RuntimeFault(`state "${target}" does not exist in this version`);
   cancelStateSlots(step, next.terminal ? "run-finished" : "cancelled");
+  cancelRunTimers(step);
   enterState(step, target);
 }
 

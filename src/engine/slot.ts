@@ -18,6 +18,7 @@ import { evaluate, RuntimeFault, Scope } from "./interpreter.js";
 import { killLiveLink } from "./link.js";
 import type { LinkEndReason } from "./refusals.js";
 import type { SlotRecord, SlotStatus, Step } from "./step.js";
+import { isTimerAlias } from "./timer.js";
 import { Duration, type Value } from "./values.js";
 
 export function isSlotLive(slot: SlotRecord): boolean {
@@ -55,27 +56,36 @@ export function liveSlotForAlias(step: Step, alias: string): SlotRecord | null {
 
 /** Creates the slots of the state just entered, all waiting, then opens those with no pending `After`. */
 export function createSlotsForState(step: Step, stateName: string): void {
-  const state = step.workflow.states[stateName];
-  for (const decl of state.slots) {
-    const base = { state: stateName, visit: step.run.visit, alias: decl.alias, event: decl.event, status: "waiting" as SlotStatus };
-    const empty = { openedAt: null, deadline: null, closedAt: null, args: null };
-    if (!decl.forEach) {
-      step.addSlot({ id: randomUUID(), ...base, element: null, elementValue: null, ...empty });
-      continue;
-    }
-    const list = evaluate(step, new Scope(), decl.forEach.iterable);
-    if (list === null) throw new RuntimeFault(`"for each" over null in slot "${decl.alias}"`, decl.forEach.iterable.range);
-    // Run input is held to the same limit at start (input.ts); this bounds lists written as
-    // literals in the source too, so one step never creates more slots than configured.
-    const maxFanOut = (step.services.limits ?? DEFAULT_LIMITS).maxFanOut;
-    if ((list as Value[]).length > maxFanOut) {
-      throw new RuntimeFault(`"for each" over ${(list as Value[]).length} elements in slot "${decl.alias}": at most ${maxFanOut} (SLOTFLOW_MAX_FANOUT)`, decl.forEach.iterable.range);
-    }
-    (list as Value[]).forEach((value, element) => {
-      step.addSlot({ id: randomUUID(), ...base, element, elementValue: value, ...empty });
-    });
-  }
+  for (const decl of step.workflow.states[stateName].slots) createSlot(step, stateName, decl);
   openSatisfiedSlots(step);
+}
+
+/**
+ * Creates the waiting slot(s) of one declaration in the current visit — one per element when it is
+ * fanned out, the list evaluated now. The caller opens them (`openSatisfiedSlots`). Used on entry
+ * and by an upgrade that adds a slot (issue 19 item 3). Returns the slots created.
+ */
+export function createSlot(step: Step, stateName: string, decl: CompiledSlot): SlotRecord[] {
+  const base = { state: stateName, visit: step.run.visit, alias: decl.alias, event: decl.event, status: "waiting" as SlotStatus };
+  const empty = { openedAt: null, deadline: null, closedAt: null, args: null };
+  if (!decl.forEach) {
+    const slot: SlotRecord = { id: randomUUID(), ...base, element: null, elementValue: null, ...empty };
+    step.addSlot(slot);
+    return [slot];
+  }
+  const list = evaluate(step, new Scope(), decl.forEach.iterable);
+  if (list === null) throw new RuntimeFault(`"for each" over null in slot "${decl.alias}"`, decl.forEach.iterable.range);
+  // Run input is held to the same limit at start (input.ts); this bounds lists written as
+  // literals in the source too, so one step never creates more slots than configured.
+  const maxFanOut = (step.services.limits ?? DEFAULT_LIMITS).maxFanOut;
+  if ((list as Value[]).length > maxFanOut) {
+    throw new RuntimeFault(`"for each" over ${(list as Value[]).length} elements in slot "${decl.alias}": at most ${maxFanOut} (SLOTFLOW_MAX_FANOUT)`, decl.forEach.iterable.range);
+  }
+  return (list as Value[]).map((value, element) => {
+    const slot: SlotRecord = { id: randomUUID(), ...base, element, elementValue: value, ...empty };
+    step.addSlot(slot);
+    return slot;
+  });
 }
 
 /** Opens every waiting slot of the current state whose `After` predecessors are all completed. */
@@ -124,7 +134,12 @@ export function dropSlot(step: Step, alias: string): void {
   for (const slot of slotsOf(step, alias)) if (isSlotLive(slot)) close(step, slot, "dropped", "dropped");
 }
 
-/** Leaving a state cancels its live slots; their links die as `cancelled`, or `run-finished` when the next state is terminal. */
+/**
+ * Leaving a state cancels its live slots; their links die as `cancelled`, or `run-finished` when
+ * the next state is terminal. Timer rows (timer.ts) are left to `cancelRunTimers`.
+ */
 export function cancelStateSlots(step: Step, reason: "cancelled" | "run-finished"): void {
-  for (const slot of step.slots) if (slot.state === step.run.state && isSlotLive(slot)) close(step, slot, "cancelled", reason);
+  for (const slot of step.slots) {
+    if (slot.state === step.run.state && isSlotLive(slot) && !isTimerAlias(slot.alias)) close(step, slot, "cancelled", reason);
+  }
 }

@@ -84,6 +84,9 @@ interface PendingMail {
   to: string;
   subject: string;
   body: string;
+  /** Sealed `replyTo` / `cc` (issue 19), when given. */
+  replyTo?: string;
+  cc?: string;
 }
 
 export class Step implements World {
@@ -258,10 +261,13 @@ export class Step implements World {
    * Queues a message. Recipient, subject and body are sealed here (issue 8 item 7: any of them may
    * carry a link), so the pending record already holds what the outbox row stores.
    */
-  queueMail(to: string, subject: string, body: string): string {
+  queueMail(to: string, subject: string, body: string, extra: { replyTo?: string; cc?: string } = {}): string {
     const id = randomUUID();
     const { sealer } = this.services;
-    this.mail.push({ id, to: sealer.sealText(to), subject: sealer.sealText(subject), body: sealer.sealText(body) });
+    const mail: PendingMail = { id, to: sealer.sealText(to), subject: sealer.sealText(subject), body: sealer.sealText(body) };
+    if (extra.replyTo !== undefined) mail.replyTo = sealer.sealText(extra.replyTo);
+    if (extra.cc !== undefined) mail.cc = sealer.sealText(extra.cc);
+    this.mail.push(mail);
     return id;
   }
 
@@ -333,6 +339,12 @@ export class Step implements World {
       applied,
     };
     await writeStep(this.services.tx, write);
+    // replyTo / cc (issue 19) are set by key after the write, in the same transaction, only for
+    // mail that has them: the write function and its cost for every other step stay as they are.
+    for (const m of this.mail) {
+      if (m.replyTo === undefined && m.cc === undefined) continue;
+      await this.services.tx.$executeRaw`UPDATE outbox SET reply_to = ${m.replyTo ?? null}, cc = ${m.cc ?? null} WHERE id = ${m.id}::uuid`;
+    }
     // after the mail, in creation order (issue 18: same transaction, so only if the step commits)
     const base = this.now.getTime() + this.mail.length;
     await writeDeliveries(this.services.tx, this.deliveries.map((d, i) => ({ ...d, created_at: new Date(base + i).toISOString() })));

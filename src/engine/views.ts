@@ -5,6 +5,8 @@
  * §5); the history lists every end of a link (link.ts).
  */
 import type { Db } from "../db.js";
+import { isTimerAlias, timerIndex } from "./timer.js";
+import { loadVersion } from "./workflows.js";
 import { redactForOutput, redactStoredText, redactTokens, type Sealer } from "./seal.js";
 
 export async function showRun(db: Db, sealer: Sealer, runId: string) {
@@ -25,6 +27,11 @@ export async function showRun(db: Db, sealer: Sealer, runId: string) {
     { isolationLevel: "RepeatableRead" },
   );
   if (!run) return null;
+  const compiled = run.slots.some((s) => isTimerAlias(s.alias) && s.status === "open")
+    ? await loadVersion(db, run.workflowName, run.version).catch(() => null)
+    : null;
+  const scheduleOf = (alias: string): string | null =>
+    compiled?.states[run.state]?.timers?.find((t) => t.index === timerIndex(alias))?.schedule ?? null;
   return {
     id: run.id,
     workflow: run.workflowName,
@@ -33,7 +40,7 @@ export async function showRun(db: Db, sealer: Sealer, runId: string) {
     status: run.status,
     input: redactForOutput(run.input, sealer),
     entities: Object.fromEntries(run.entities.map((e) => [e.name, redactForOutput(e.data, sealer)])),
-    slots: run.slots.map((s) => ({
+    slots: run.slots.filter((s) => !isTimerAlias(s.alias)).map((s) => ({
       alias: s.alias,
       element: s.element,
       /** The fan-out element's value (JSON form, links redacted) beside its index; null when not fanned out. */
@@ -46,6 +53,14 @@ export async function showRun(db: Db, sealer: Sealer, runId: string) {
       deadline: s.deadline,
       closedAt: s.closedAt,
     })),
+    /**
+     * The scheduled timers of the current state (issue 19): `index` (its place among the state's
+     * timers), `schedule` (its header as written, `every 2d after 1d`), `next` (the next firing).
+     */
+    timers: run.slots
+      .filter((s) => isTimerAlias(s.alias) && s.status === "open" && s.visit === run.visit && s.state === run.state)
+      .map((s) => ({ index: timerIndex(s.alias), schedule: scheduleOf(s.alias), next: s.deadline }))
+      .sort((a, b) => (a.index ?? 0) - (b.index ?? 0)),
     incidents: run.incidents.map((i) => ({ at: i.at, command: i.command, code: i.code, message: redactTokens(i.message) })),
     history: run.history.map((h) => ({ at: h.at, kind: h.kind, data: redactForOutput(h.data, sealer) })),
     createdAt: run.createdAt,
@@ -64,6 +79,9 @@ export async function showOutbox(db: Db, sealer: Sealer, runId: string) {
     subject: redactStoredText(m.subject, sealer),
     status: m.status,
     body: m.body === null ? null : redactStoredText(m.body, sealer),
+    /** One address each when the `send email` gave them (issue 19); null otherwise. */
+    replyTo: m.replyTo === null ? null : redactStoredText(m.replyTo, sealer),
+    cc: m.cc === null ? null : redactStoredText(m.cc, sealer),
     messageId: m.messageId,
     attempts: m.attempts,
     createdAt: m.createdAt,

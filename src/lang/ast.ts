@@ -105,7 +105,7 @@ export interface StateDecl {
   range: Range;
 }
 
-export type Member = Subscribe | EnterBlock | OnEvent | OnExpired | Milestone;
+export type Member = Subscribe | EnterBlock | OnEvent | OnExpired | Milestone | Timer;
 
 export interface Subscribe {
   kind: "subscribe";
@@ -129,6 +129,27 @@ export type Setting =
 export interface EnterBlock {
   kind: "enter";
   body: Statement[];
+  /**
+   * Routing on entry (language reference §10): the arms that end the block, evaluated after its
+   * statements; the first that holds moves the run on in the same step. Empty when none.
+   */
+  arms: Arm[];
+  range: Range;
+}
+
+/**
+ * A timer member of a state (language reference §10; issue 19): `after D { … }` runs once, D after
+ * the state was entered; `every P [after D] { … }` runs every P while the run stays, the first
+ * time P (or D) after entry. Both expressions are `duration`s evaluated when the state is entered.
+ */
+export interface Timer {
+  kind: "timer";
+  mode: "after" | "every";
+  /** `after`: the delay; `every`: the period. */
+  duration: Expr;
+  /** `every P after D`: D, the delay of the first run; null otherwise. */
+  first: Expr | null;
+  handler: Handler;
   range: Range;
 }
 
@@ -207,6 +228,10 @@ export interface SendEmailStmt {
   to: Expr;
   subject: Expr;
   body: Expr;
+  /** `replyTo: expr` (v0.3, issue 19): one address, checked like `to`; absent when not given. */
+  replyTo?: Expr;
+  /** `cc: expr` (v0.3, issue 19): one address, checked like `to`; absent when not given. */
+  cc?: Expr;
   range: Range;
 }
 
@@ -264,7 +289,12 @@ export type Expr = LiteralExpr | NameExpr | MemberExpr | CallExpr | BinaryExpr |
 export type DurationUnit = "s" | "m" | "h" | "d";
 
 export type LiteralExpr =
-  | { kind: "literal"; type: "int" | "decimal"; value: number; raw: string; range: Range }
+  /**
+   * `invalid`: a number token the lexer could not read (`1.5h`, FLOW005/FLOW006, already
+   * reported); it stands in the tree so the rest of the file is still checked (issue 19 item 5),
+   * and the checker gives it the error type so it causes no second diagnostic.
+   */
+  | { kind: "literal"; type: "int" | "decimal"; value: number; raw: string; range: Range; invalid?: true }
   | { kind: "literal"; type: "string"; value: string; raw: string; range: Range }
   | { kind: "literal"; type: "bool"; value: boolean; raw: string; range: Range }
   | { kind: "literal"; type: "null"; value: null; raw: string; range: Range }

@@ -77,7 +77,7 @@ export class AstBuilder {
     const raw = negative ? `-${tok.image}` : tok.image;
     if (problem || !value) {
       if (problem) this.error(problem.code, problem.message, this.tr(tok));
-      return { kind: "literal", type: "int", value: 0, raw, range };
+      return { kind: "literal", type: "int", value: 0, raw, range, invalid: true };
     }
     const v = negative ? -value.value : value.value;
     return { kind: "literal", type: value.type, value: v, raw, range } as LiteralExpr;

@@ -43,6 +43,7 @@ export class ExprChecker {
   check(e: Expr, env: ExprEnv): Ty {
     switch (e.kind) {
       case "literal":
+        if ((e.type === "int" || e.type === "decimal") && e.invalid) return T.error;
         return e.type === "null" ? T.null : T[e.type];
       case "name": {
         const b = this.resolve(e.name, e.range, env);

@@ -3,8 +3,9 @@
  * terminal states, slots and their settings, `After` cycles, handlers and their arms, milestones,
  * and which states can be reached.
  */
-import type { FlowFile, Handler, Ident, Member, StateDecl, Subscribe } from "./ast.js";
+import type { Arm, Expr, FlowFile, Handler, Ident, Member, StateDecl, Subscribe, Timer } from "./ast.js";
 import { checkPageText } from "./check-page.js";
+import { MIN_TIMER_PERIOD_MS } from "./compiled.js";
 import { Codes } from "./codes.js";
 import type { ExprChecker, ExprEnv } from "./check-expr.js";
 import type { StatementChecker, StmtEnv } from "./check-stmt.js";
@@ -22,6 +23,12 @@ export interface StateContext {
   exprs: ExprChecker;
   stmts: StatementChecker;
   duplicate(what: string, name: Ident, where?: string): void;
+}
+
+
+/** True when one of `arms` is always taken: a `default`, or a `when (true)`. */
+function alwaysTaken(arms: Arm[]): boolean {
+  return arms.some((a) => a.kind === "default" || (a.condition?.kind === "literal" && a.condition.value === true));
 }
 
 const SETTING_NAMES = {
@@ -109,12 +116,35 @@ export class StateChecker {
     const onSeen = new Set<string>();
     const expiredSeen = new Set<string>();
     const milestones = new Set<string>();
+    let armedEnter = false;
     for (const m of s.members) {
       switch (m.kind) {
         case "subscribe":
           break;
         case "enter":
-          this.ctx.stmts.block(m.body, env);
+          if (m.arms.length === 0) {
+            this.ctx.stmts.block(m.body, env);
+            break;
+          }
+          if (info.terminal) {
+            this.ctx.report.error(
+              Codes.TerminalStateMember,
+              `terminal state ${s.name.name} cannot route on entry: a run is finished once it enters a terminal state`,
+              m.arms[0].range,
+            );
+          } else if (armedEnter) {
+            this.ctx.report.error(
+              Codes.EnterArmsTwice,
+              `state ${s.name.name} routes on entry twice: only one 'enter' block of a state may end with arms`,
+              m.arms[0].range,
+            );
+          }
+          armedEnter = true;
+          this.handler({ statements: m.body, arms: m.arms, range: m.range }, { ...env, scope: env.scope.child() });
+          break;
+        case "timer":
+          if (info.terminal) this.terminalMember(m, s);
+          else this.checkTimer(m, env);
           break;
         case "on":
         case "onExpired":
@@ -136,8 +166,9 @@ export class StateChecker {
   }
 
   private terminalMember(m: Exclude<Member, { kind: "enter" }>, s: StateDecl): void {
-    const what = m.kind === "subscribe" ? "slots (subscribe)" : m.kind === "milestone" ? "milestones" : "event handlers";
-    const at = m.kind === "milestone" ? m.name.range : m.alias.range;
+    const what =
+      m.kind === "subscribe" ? "slots (subscribe)" : m.kind === "milestone" ? "milestones" : m.kind === "timer" ? "timers" : "event handlers";
+    const at = m.kind === "milestone" ? m.name.range : m.kind === "timer" ? m.duration.range : m.alias.range;
     this.ctx.report.error(
       Codes.TerminalStateMember,
       `terminal state ${s.name.name} cannot have ${what}: a run is finished once it enters a terminal state (only 'enter' runs)`,
@@ -309,6 +340,55 @@ export class StateChecker {
     this.handler(m.handler, { scope, closedAlias: slot ? alias : null, state });
   }
 
+  /**
+   * A timer (issue 19): its durations are `duration`s over the workflow parameters (evaluated when
+   * the state is entered); `every` needs a period of at least one minute (FLOW341, for a literal;
+   * a computed period is held to it at run time). Its handler is checked like any handler.
+   */
+  private checkTimer(m: Timer, env: StmtEnv): void {
+    const report = this.ctx.report;
+    const what = m.mode === "every" ? "the period of 'every'" : "the delay of 'after'";
+    const parts: [Expr, string][] = [[m.duration, what]];
+    if (m.first !== null) parts.push([m.first, "the first delay ('after') of 'every'"]);
+    for (const [e, name] of parts) {
+      const t = this.ctx.exprs.check(e, { scope: this.ctx.root, closedAlias: null });
+      if (t.kind !== "error" && !(t.kind === "duration" && !t.optional)) {
+        report.error(Codes.TimerType, `${name} must be a duration, found ${showType(t)}`, e.range);
+      }
+    }
+    if (m.mode === "every" && m.duration.kind === "literal" && m.duration.type === "duration" && m.duration.value < MIN_TIMER_PERIOD_MS) {
+      report.error(Codes.TimerPeriodTooShort, `'every' needs a period of at least 1 minute, found ${m.duration.raw}`, m.duration.range);
+    }
+    this.handler(m.handler, { ...env, scope: env.scope.child(), closedAlias: null });
+  }
+
+  /**
+   * FLOW343 (a warning) for every slot and timer of a state whose `enter` arms always move the run
+   * on (a `default` arm, or a `when (true)`): the run never waits there, so they never open or fire.
+   */
+  leftAtOnce(file: FlowFile): void {
+    for (const s of file.states) {
+      if (s.modifier === "terminal") continue;
+      const enter = s.members.find((m): m is Extract<Member, { kind: "enter" }> => m.kind === "enter" && m.arms.length > 0);
+      if (!enter || !alwaysTaken(enter.arms)) continue;
+      for (const m of s.members) {
+        if (m.kind === "subscribe") {
+          this.ctx.report.warning(
+            Codes.LeftAtOnce,
+            `slot '${m.alias.name}' never opens: every path of state ${s.name.name}'s enter moves the run on at once`,
+            m.alias.range,
+          );
+        } else if (m.kind === "timer") {
+          this.ctx.report.warning(
+            Codes.LeftAtOnce,
+            `this timer never fires: every path of state ${s.name.name}'s enter moves the run on at once`,
+            m.duration.range,
+          );
+        }
+      }
+    }
+  }
+
   private handler(h: Handler, env: StmtEnv): void {
     this.ctx.stmts.statements(h.statements, env);
     for (const arm of h.arms) {
@@ -328,7 +408,8 @@ export class StateChecker {
     for (const s of file.states) {
       const targets = next.get(s.name.name) ?? [];
       for (const m of s.members) {
-        if (m.kind === "on" || m.kind === "onExpired") for (const a of m.handler.arms) targets.push(a.target.name);
+        if (m.kind === "on" || m.kind === "onExpired" || m.kind === "timer") for (const a of m.handler.arms) targets.push(a.target.name);
+        if (m.kind === "enter") for (const a of m.arms) targets.push(a.target.name);
       }
       next.set(s.name.name, targets);
     }

@@ -67,6 +67,8 @@ export class StatementChecker {
         return;
       case "sendEmail": {
         const parts: [Expr, string][] = [[s.to, "the address"], [s.subject, "the subject"], [s.body, "the body"]];
+        if (s.replyTo) parts.push([s.replyTo, "the replyTo address"]);
+        if (s.cc) parts.push([s.cc, "the cc address"]);
         for (const [e, what] of parts) {
           const t = this.exprs.check(e, env);
           if (t.kind !== "error" && t.kind !== "string") {

@@ -104,6 +104,7 @@ class Checker {
     this.statesChecker.checkAll(file);
     for (const m of file.maps) this.checkMap(m);
     this.statesChecker.reachability(file);
+    this.statesChecker.leftAtOnce(file);
   }
 
   // --- types ---
@@ -214,6 +215,7 @@ class Checker {
         continue;
       }
       const v = a.value;
+      if (v !== null && (v.type === "int" || v.type === "decimal") && v.invalid) continue;
       if (v === null || v.type !== "int" || v.value < 0) {
         report.error(Codes.InvalidAnnotation, `@${name} takes a non-negative integer, found ${v?.raw ?? "nothing"}`, v?.range ?? a.range);
         continue;

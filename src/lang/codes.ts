@@ -83,6 +83,11 @@ export const Codes = {
   MapUnknownParam: "FLOW320",
   MapMissingParam: "FLOW321",
   UnknownEndpoint: "FLOW330",
+  // --- added for v0.3 (issue 19): timers and routing on entry ----------------------------------
+  TimerType: "FLOW340",
+  TimerPeriodTooShort: "FLOW341",
+  EnterArmsTwice: "FLOW342",
+  LeftAtOnce: "FLOW343",
   // --- internal -------------------------------------------------------------------------------
   InternalError: "FLOW999",
 } as const;

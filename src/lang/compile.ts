@@ -18,7 +18,10 @@ export interface CompileResult {
   diagnostics: Diagnostic[];
   /** The compiled workflow; null exactly when `diagnostics` holds an error. */
   workflow: CompiledWorkflow | null;
-  /** The checked syntax tree; null when the source has a lexical or syntax error. */
+  /**
+   * The checked syntax tree; null when the source has a syntax error (a recovered lexical error,
+   * such as a bad number, keeps the tree: parser.ts, RECOVERED_LEXICAL).
+   */
   ast: FlowFile | null;
   /** Diagnostics past the cap, counted in the final FLOW008 and not listed (absent when none). */
   omitted?: { errors: number; warnings: number };
@@ -39,7 +42,7 @@ export function compile(source: string, file = "<input>"): CompileResult {
     const checked = check(parsed.ast);
     const { diagnostics, omitted } = cap(clamp([...unstorable, ...parsed.diagnostics, ...checked.diagnostics], lines), lines);
     const failed = diagnostics.some((d) => d.severity === "error");
-    return { diagnostics, ...(omitted ? { omitted } : {}), workflow: failed ? null : emit(parsed.ast, checked.model), ast: parsed.ast };
+    return { diagnostics, ...(omitted ? { omitted } : {}), workflow: failed ? null : emit(parsed.ast, checked.model, source), ast: parsed.ast };
   } catch (err) {
     const where = (lines ?? new LineIndex("")).range(0, 0);
     const message = err instanceof Error ? err.message : String(err);
@@ -121,25 +124,52 @@ export function formatDiagnostic(d: Diagnostic, source: string, file: string): s
 }
 
 /**
- * `slotflow check FILE…`: compiles each file and writes every diagnostic (formatted, line by line)
- * and a summary line to `out`. A file that cannot be read is reported as an error.
+ * One diagnostic as `slotflow check --json` prints it (issue 19 item 5): 1-based line and column,
+ * `end` exclusive. `code` is null only for a file that cannot be read (then at 1:1).
+ */
+export interface JsonDiagnostic {
+  code: string | null;
+  severity: "error" | "warning";
+  message: string;
+  file: string;
+  line: number;
+  column: number;
+  end: { line: number; column: number };
+}
+
+/**
+ * `slotflow check [--json] FILE…`: compiles each file. Without `json`, writes every diagnostic
+ * (formatted, line by line) and a summary line to `out`; with it, writes one JSON document
+ * `{ "diagnostics": JsonDiagnostic[], "files": n, "errors": n, "warnings": n }` (the counts
+ * include diagnostics past the per-file cap). A file that cannot be read is reported as an error.
  * Returns the exit code: 1 when any file has an error or cannot be read, else 0.
  */
-export function checkFiles(paths: string[], out: (line: string) => void): number {
+export function checkFiles(paths: string[], out: (line: string) => void, options: { json?: boolean } = {}): number {
   let errors = 0;
   let warnings = 0;
+  const json: JsonDiagnostic[] = [];
   for (const path of paths) {
     let source: string;
     try {
       source = readFileSync(path, "utf8");
     } catch (err) {
       errors++;
-      out(`${path}: error: cannot read the file: ${err instanceof Error ? err.message : String(err)}`);
+      const message = `cannot read the file: ${err instanceof Error ? err.message : String(err)}`;
+      if (options.json) json.push({ code: null, severity: "error", message, file: path, line: 1, column: 1, end: { line: 1, column: 1 } });
+      else out(`${path}: error: ${message}`);
       continue;
     }
     const result = compile(source, path);
     for (const d of result.diagnostics) {
-      for (const line of formatDiagnostic(d, source, path).split("\n")) out(line);
+      if (options.json) {
+        const { start, end } = d.range;
+        json.push({
+          code: d.code, severity: d.severity, message: d.message, file: path,
+          line: start.line, column: start.column, end: { line: end.line, column: end.column },
+        });
+      } else {
+        for (const line of formatDiagnostic(d, source, path).split("\n")) out(line);
+      }
       // A capped file's last FLOW008 stands for the omitted diagnostics, counted below instead.
       const summary = result.omitted !== undefined && d === result.diagnostics.at(-1);
       if (summary) continue;
@@ -150,6 +180,7 @@ export function checkFiles(paths: string[], out: (line: string) => void): number
     warnings += result.omitted?.warnings ?? 0;
   }
   const plural = (n: number, word: string) => `${n} ${word}${n === 1 ? "" : "s"}`;
-  out(`${plural(paths.length, "file")} checked: ${plural(errors, "error")}, ${plural(warnings, "warning")}`);
+  if (options.json) out(JSON.stringify({ diagnostics: json, files: paths.length, errors, warnings }));
+  else out(`${plural(paths.length, "file")} checked: ${plural(errors, "error")}, ${plural(warnings, "warning")}`);
   return errors > 0 ? 1 : 0;
 }

@@ -9,7 +9,7 @@
  * `format` changes whenever this shape changes incompatibly; the engine refuses a stored form
  * whose format it does not know.
  */
-import type { AuthorizeAttr, Expr, Handler, Statement } from "./ast.js";
+import type { Arm, AuthorizeAttr, Expr, Handler, Statement } from "./ast.js";
 
 export const COMPILED_FORMAT = 1 as const;
 
@@ -91,6 +91,25 @@ export interface CompiledMilestone {
   body: Statement[];
 }
 
+/**
+ * A timer of a state (issue 19; language reference §10). `index` is its position among the
+ * state's timers in source order — its identity in a run (the run view's `timers[].index`, and
+ * across an upgrade). `duration` is the delay (`after`) or the period (`every`); `first` the delay
+ * of an `every`'s first run (null: one period). `schedule` is the source text of its header, for
+ * people (`every 2d after 1d`).
+ */
+/** The shortest period of `every` (language reference §10), in milliseconds. */
+export const MIN_TIMER_PERIOD_MS = 60_000;
+
+export interface CompiledTimer {
+  index: number;
+  every: boolean;
+  duration: Expr;
+  first: Expr | null;
+  schedule: string;
+  handler: Handler;
+}
+
 export interface CompiledState {
   name: string;
   initial: boolean;
@@ -99,6 +118,14 @@ export interface CompiledState {
   slots: CompiledSlot[];
   /** The bodies of every `enter` block, in source order (run one after another). */
   enter: Statement[][];
+  /**
+   * Routing on entry (issue 19): the arms of the one `enter` block that has them, which is then
+   * the state's only `enter` block (the checker's FLOW342 makes sure). Absent when none (and in
+   * forms compiled before v0.3).
+   */
+  enterArms?: Arm[];
+  /** Timers in source order; absent when none (and in forms compiled before v0.3). */
+  timers?: CompiledTimer[];
   /** `on x(...)` handlers by alias. */
   on: Record<string, CompiledOnEvent>;
   /** `on x.expired` handlers by alias. */

@@ -6,11 +6,11 @@
  * without a prototype: look names up with `Object.hasOwn` (after a JSON round trip they are plain
  * objects again, and names such as `constructor` are valid identifiers).
  */
-import type { FlowFile, Handler, Setting, StateDecl } from "./ast.js";
+import type { Arm, FlowFile, Handler, Setting, StateDecl } from "./ast.js";
 import type { CheckedModel } from "./checker.js";
 import {
   COMPILED_FORMAT, type CompiledEntity, type CompiledEvent, type CompiledOnEvent, type CompiledParam,
-  type CompiledSlot, type CompiledState, type CompiledWorkflow,
+  type CompiledSlot, type CompiledState, type CompiledTimer, type CompiledWorkflow,
 } from "./compiled.js";
 import type { ParamInfo } from "./info.js";
 import { toTypeSpec } from "./types.js";
@@ -26,7 +26,7 @@ function params(list: ParamInfo[]): CompiledParam[] {
 }
 
 /** The compiled form of `file`, which `check` accepted without errors. */
-export function emit(file: FlowFile, model: CheckedModel): CompiledWorkflow {
+export function emit(file: FlowFile, model: CheckedModel, source = ""): CompiledWorkflow {
   const entities = record<CompiledEntity>(
     [...model.entities.values()].map((e) => [
       e.name,
@@ -51,7 +51,7 @@ export function emit(file: FlowFile, model: CheckedModel): CompiledWorkflow {
     entities,
     events,
     initialState: model.initialState!,
-    states: record(file.states.map((s) => [s.name.name, state(s, model)])),
+    states: record(file.states.map((s) => [s.name.name, state(s, model, source)])),
     maps: model.maps.map(({ decl, fromParams }) => ({
       from: decl.from.name,
       fromParams: params(fromParams),
@@ -72,9 +72,11 @@ function pageText(settings: Setting[]): Pick<CompiledSlot, "title" | "intro"> {
   return { ...(title ? { title } : {}), ...(intro ? { intro } : {}) };
 }
 
-function state(s: StateDecl, model: CheckedModel): CompiledState {
+function state(s: StateDecl, model: CheckedModel, source: string): CompiledState {
   const slots: CompiledSlot[] = [];
   const enter: CompiledState["enter"] = [];
+  let enterArms: Arm[] | null = null;
+  const timers: CompiledTimer[] = [];
   const on: [string, CompiledOnEvent][] = [];
   const expired: [string, Handler][] = [];
   const milestones: CompiledState["milestones"] = [];
@@ -101,7 +103,20 @@ function state(s: StateDecl, model: CheckedModel): CompiledState {
         break;
       case "enter":
         enter.push(m.body);
+        if (m.arms.length > 0) enterArms = m.arms;
         break;
+      case "timer": {
+        const header = source.slice(m.range.start.offset, m.handler.range.start.offset).trim().replace(/\s+/g, " ");
+        timers.push({
+          index: timers.length,
+          every: m.mode === "every",
+          duration: m.duration,
+          first: m.first,
+          schedule: header || m.mode,
+          handler: m.handler,
+        });
+        break;
+      }
       case "on":
         on.push([m.alias.name, { alias: m.alias.name, params: m.params.map((p) => p.name), handler: m.handler }]);
         break;
@@ -119,6 +134,8 @@ function state(s: StateDecl, model: CheckedModel): CompiledState {
     terminal: s.modifier === "terminal",
     slots,
     enter,
+    ...(enterArms ? { enterArms } : {}),
+    ...(timers.length > 0 ? { timers } : {}),
     on: record(on),
     expired: record(expired),
     milestones,

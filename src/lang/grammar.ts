@@ -5,8 +5,8 @@
  *
  * Shapes the grammar leaves to the builder:
  * - items of a `{ … }` body (declarations, members, fields, settings, statements, arms) are read
- *   in any order and separated by a newline or `;`; two items on one line without `;` are FLOW010,
- *   statements after an arm FLOW025;
+ *   in any order and separated by a newline or `;`; two items on one line without `;` are FLOW010
+ *   (except before an arm), statements after an arm FLOW025;
  * - `a.b.c = e` is read as an expression followed by `=`; the left side must then be a dotted path
  *   of names (FLOW024);
  * - setting names, `email`, `slot`, `each`, `expired`, `Authorize`, `subject` and `body` are
@@ -42,7 +42,7 @@ function label(type: TokenType): string {
 
 const RULE_WANTS: Record<string, string> = {
   topDecl: "a declaration (entity, event, state or map event)",
-  member: "a state member (subscribe, enter, on or milestone)",
+  member: "a state member (subscribe, enter, on, milestone, after or every)",
   statement: "a statement",
   handlerItem: "a statement or an arm (when or default)",
   expression: "an expression",
@@ -80,6 +80,15 @@ function alt<T>(f: () => T): { ALT: () => T } {
   return { ALT: f };
 }
 
+/**
+ * An arm may follow the previous item on the same line (`when (a) -> X  default -> Y`, the
+ * language reference §10's example): after `-> Name` nothing else can continue.
+ */
+const ARM_WORDS = new Set<TokenType>([Kw.when, Kw.default]);
+
+/** The words that start a timer member (contextual: identifiers elsewhere). */
+const TIMER_WORDS = new Set(["after", "every"]);
+
 /** The DSL index of `items()`'s MANY/OR/CONSUME/SUBRULE; no rule uses it otherwise. */
 const ITEMS_IDX = 7;
 
@@ -91,7 +100,7 @@ const ERROR_TYPE: TypeRef = { kind: "type", name: "<error>", element: null, opti
 const ERROR_STMT: Statement = { kind: "expr", expr: ERROR_EXPR, range: NOWHERE };
 const ERROR_HANDLER: Handler = { statements: [], arms: [], range: NOWHERE };
 const ERROR_ARM: Arm = { kind: "default", condition: null, body: null, target: ERROR_IDENT, range: NOWHERE };
-const ERROR_MEMBER: Member = { kind: "enter", body: [], range: NOWHERE };
+const ERROR_MEMBER: Member = { kind: "enter", body: [], arms: [], range: NOWHERE };
 const ERROR_LITERAL: LiteralExpr = { kind: "literal", type: "null", value: null, raw: "null", range: NOWHERE };
 const ERROR_FILE: FlowFile = {
   kind: "file", name: ERROR_IDENT, params: [], entities: [], events: [], states: [], maps: [], range: NOWHERE,
@@ -177,7 +186,7 @@ class FlowParser extends EmbeddedActionsParser {
           const item = this.subrule(ITEMS_IDX, rule);
           this.ACTION(() => {
             const clean = this.errorCount() === errorsBefore;
-            if (needSep && clean) this.b.missingSep(first);
+            if (needSep && clean && !ARM_WORDS.has(first.tokenType)) this.b.missingSep(first);
             needSep = clean;
             take(item);
           });
@@ -433,14 +442,40 @@ class FlowParser extends EmbeddedActionsParser {
         alt(() => this.SUBRULE(this.subscribeDecl)),
         alt(() => {
           const kw = this.CONSUME(Kw.enter);
-          const body = this.SUBRULE(this.block);
-          return this.ACTION(() => ({ kind: "enter" as const, body: body.statements, range: this.b.span(kw, body.range) }));
+          const body = this.SUBRULE(this.handlerBody);
+          return this.ACTION(() => ({ kind: "enter" as const, body: body.statements, arms: body.arms, range: this.b.span(kw, body.range) }));
         }),
         alt(() => this.SUBRULE(this.onDecl)),
         alt(() => this.SUBRULE(this.milestoneDecl)),
+        { GATE: () => TIMER_WORDS.has(this.LA(1).image), ALT: () => this.SUBRULE(this.timerDecl) },
       ]),
     { recoveryValueFunc: () => null },
   );
+
+  /**
+   * `after D handler` | `every P [after D] handler` (issue 19). `after` and `every` are contextual
+   * words: identifiers everywhere else, so names such as `after` stay valid.
+   */
+  private timerDecl = this.RULE("timerDecl", (): Member => {
+    const word = this.CONSUME(Identifier);
+    const duration = this.SUBRULE(this.expression);
+    let second: IToken | null = null;
+    let first: Expr | null = null;
+    this.OPTION(() => {
+      second = this.CONSUME2(Identifier);
+      first = this.SUBRULE2(this.expression);
+    });
+    const handler = this.SUBRULE(this.handlerOrArrow);
+    return this.ACTION(() => {
+      const mode = word.image === "every" ? ("every" as const) : ("after" as const);
+      const s = second as IToken | null;
+      if (s !== null) {
+        if (mode === "after") this.b.error(Codes.UnexpectedToken, `'after D' takes one duration; write 'every P after D' for a repeating timer`, this.b.tr(s));
+        else this.b.expectWord(s, "after", "after the period of 'every'");
+      }
+      return { kind: "timer" as const, mode, duration, first: mode === "every" ? first : null, handler, range: this.b.span(word, handler.range) };
+    });
+  }, RECOVER.member);
 
   private subscribeDecl = this.RULE("subscribeDecl", (): Member => {
     const kw = this.CONSUME(Kw.subscribe);
@@ -736,21 +771,25 @@ class FlowParser extends EmbeddedActionsParser {
       }
       this.b.expectWord(word, "email", "after 'send'");
       const range = this.b.span(kw, close);
-      let subject: Expr | null = null;
-      let body: Expr | null = null;
+      const given: Partial<Record<"subject" | "body" | "replyTo" | "cc", Expr>> = {};
       for (const f of fields) {
-        if (f.name.name !== "subject" && f.name.name !== "body") {
-          this.b.error(Codes.SendEmailFields, `unknown field '${f.name.name}': an email has 'subject' and 'body'`, f.name.range);
-        } else if ((f.name.name === "subject" ? subject : body) !== null) {
-          this.b.error(Codes.SendEmailFields, `'${f.name.name}' is given twice`, f.name.range);
-        } else if (f.name.name === "subject") subject = f.value;
-        else body = f.value;
+        const name = f.name.name;
+        if (name !== "subject" && name !== "body" && name !== "replyTo" && name !== "cc") {
+          this.b.error(Codes.SendEmailFields, `unknown field '${name}': an email has 'subject' and 'body', and may have 'replyTo' and 'cc'`, f.name.range);
+        } else if (given[name] !== undefined) {
+          this.b.error(Codes.SendEmailFields, `'${name}' is given twice`, f.name.range);
+        } else given[name] = f.value;
       }
+      const subject = given.subject ?? null;
+      const body = given.body ?? null;
       const missing = [subject === null ? "subject" : null, body === null ? "body" : null].filter((x) => x !== null);
       if (missing.length > 0) {
         this.b.error(Codes.SendEmailFields, `the email needs ${missing.map((m) => `'${m}'`).join(" and ")}`, this.b.span(open, close));
       }
-      return { kind: "sendEmail" as const, to, subject: subject ?? ERROR_EXPR, body: body ?? ERROR_EXPR, range };
+      return {
+        kind: "sendEmail" as const, to, subject: subject ?? ERROR_EXPR, body: body ?? ERROR_EXPR,
+        ...(given.replyTo ? { replyTo: given.replyTo } : {}), ...(given.cc ? { cc: given.cc } : {}), range,
+      };
     });
   }, RECOVER.stmt);
 

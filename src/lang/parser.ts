@@ -11,8 +11,21 @@ import { getParser, TooManySyntaxErrors } from "./grammar.js";
 import { lex, Newline, Semi } from "./lexer.js";
 import { LineIndex } from "./positions.js";
 
+/**
+ * Lexical problems that leave the token stream whole: a skipped character, a string closed at the
+ * end of its line, a bad escape, a number that cannot be read. The tree is still built and checked
+ * after them, so one bad token never hides the file's other errors (issue 19 item 5).
+ */
+const RECOVERED_LEXICAL = new Set<string>([
+  Codes.UnexpectedCharacter, Codes.UnterminatedString, Codes.InvalidEscape, Codes.InvalidNumber, Codes.NumberOutOfRange,
+]);
+
 export interface ParseResult {
-  /** The tree, or null when the source has any lexical or syntax error. */
+  /**
+   * The tree, or null when the source has a syntax error (or an unterminated comment, or is too
+   * deep). After only recovered lexical errors (RECOVERED_LEXICAL) the tree is given, its bad
+   * numbers marked `invalid`, so that the checker can report the rest.
+   */
   ast: FlowFile | null;
   diagnostics: Diagnostic[];
 }
@@ -69,7 +82,7 @@ export function parse(source: string, lines: LineIndex = new LineIndex(source)):
     });
   }
   diagnostics.sort((a, b) => a.range.start.offset - b.range.start.offset);
-  const failed = diagnostics.some((d) => d.severity === "error");
+  const failed = diagnostics.some((d) => d.severity === "error" && !RECOVERED_LEXICAL.has(d.code));
   return { ast: failed ? null : file, diagnostics };
 }
 

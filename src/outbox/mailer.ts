@@ -76,6 +76,9 @@ export interface Mail {
   to: string;
   subject: string;
   body: string;
+  /** One address each, when the `send email` gave them (issue 19). */
+  replyTo?: string;
+  cc?: string;
 }
 
 export interface MailTransport {
@@ -100,10 +103,13 @@ export function smtpTransport(smtpUrl: string, settings: MailSettings = { from: 
     kind: "smtp",
     async send(mail) {
       // The envelope names the one recipient explicitly: nodemailer never re-parses `to` into a list.
+      // A cc is a recipient too: it joins the envelope; replyTo is a header only (issue 19).
       const info = await transporter.sendMail({
         from: identity.from,
         to: mail.to,
-        envelope: { from: identity.address, to: [mail.to] },
+        ...(mail.cc ? { cc: mail.cc } : {}),
+        ...(mail.replyTo ? { replyTo: mail.replyTo } : {}),
+        envelope: { from: identity.address, to: mail.cc ? [mail.to, mail.cc] : [mail.to] },
         messageId: `<${randomUUID()}@${identity.domain}>`,
         subject: mail.subject,
         text: mail.body,
@@ -122,7 +128,7 @@ export function terminalTransport(out: NodeJS.WritableStream = process.stdout): 
     async send(mail) {
       const id = `<terminal-${process.pid}-${++n}-${Date.now()}@slotflow.local>`;
       out.write(
-        `\n----- email (SMTP_URL is not set: printed instead of sent) -----\nTo: ${mail.to}\nSubject: ${mail.subject}\n\n${mail.body}\n----- end of email -----\n\n`,
+        `\n----- email (SMTP_URL is not set: printed instead of sent) -----\nTo: ${mail.to}\n${mail.cc ? `Cc: ${mail.cc}\n` : ""}${mail.replyTo ? `Reply-To: ${mail.replyTo}\n` : ""}Subject: ${mail.subject}\n\n${mail.body}\n----- end of email -----\n\n`,
       );
       return id;
     },
@@ -133,15 +139,19 @@ export function terminalTransport(out: NodeJS.WritableStream = process.stdout): 
 export async function deliverOutbox(db: Db, sealer: Sealer, transport: MailTransport, outboxId: string, log?: Logger): Promise<"sent" | "skipped" | "failed"> {
   const result = await db.$transaction(
     async (tx) => {
-      const rows = await tx.$queryRaw<{ id: string; to: string; subject: string; body: string | null; status: string; attempts: number }[]>`
-        SELECT id, "to", subject, body, status, attempts FROM outbox WHERE id = ${outboxId}::uuid FOR UPDATE SKIP LOCKED`;
+      const rows = await tx.$queryRaw<
+        { id: string; to: string; subject: string; body: string | null; reply_to: string | null; cc: string | null; status: string; attempts: number }[]
+      >`
+        SELECT id, "to", subject, body, reply_to, cc, status, attempts FROM outbox WHERE id = ${outboxId}::uuid FOR UPDATE SKIP LOCKED`;
       const row = rows[0];
       if (!row || row.status !== "pending") return { kind: "skipped" as const };
       // recipient, subject and body are stored sealed when they carry a link (Sealer.sealText)
-      const mail = { to: sealer.openText(row.to), subject: sealer.openText(row.subject), body: row.body === null ? "" : sealer.openText(row.body) };
+      const mail: Mail = { to: sealer.openText(row.to), subject: sealer.openText(row.subject), body: row.body === null ? "" : sealer.openText(row.body) };
+      if (row.reply_to !== null) mail.replyTo = sealer.openText(row.reply_to);
+      if (row.cc !== null) mail.cc = sealer.openText(row.cc);
       // `send email` queues only single plain addresses; a row that holds anything else (queued
       // before that rule) fails at once rather than waiting out its attempts (issue 8 item 18).
-      if (!isEmailAddress(mail.to)) {
+      if (!isEmailAddress(mail.to) || (mail.cc !== undefined && !isEmailAddress(mail.cc)) || (mail.replyTo !== undefined && !isEmailAddress(mail.replyTo))) {
         await tx.outboxMessage.update({
           where: { id: row.id },
           data: { status: "failed", body: null, attempts: row.attempts + 1, lastError: "the recipient is not exactly one email address" },

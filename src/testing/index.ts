@@ -89,15 +89,21 @@ export interface OutboxMessage {
   /** The body as queued (links included) while undelivered; null once delivered. */
   body: string | null;
   status: string;
+  /** `replyTo` / `cc` of the `send email` (issue 19); null when not given. */
+  replyTo: string | null;
+  cc: string | null;
 }
 
-/** Applies the expiry of every due open slot (of `runId` only, when given); resolves how many expired. */
+/**
+ * Applies the expiry of every due open slot and the firing of every due timer (of `runId` only,
+ * when given); resolves how many slots expired plus how many timers fired.
+ */
 async function expireDue(runId?: string): Promise<number> {
   const deps = await engine();
   let expired = 0;
   for (const cmd of await dueExpiries(deps.db, new Date(), 500, runId)) {
     const { outcome } = await applyCommand(deps, cmd);
-    if (outcome.ok && outcome.status === "expired") expired++;
+    if (outcome.ok && (outcome.status === "expired" || outcome.status === "fired")) expired++;
   }
   return expired;
 }
@@ -126,7 +132,10 @@ export class Workflow {
     const source = looksLikePath ? readFileSync(file, "utf8") : sourceOrPath;
     const deps = await engine();
     try {
-      const result = await deploy(deps.db, source, file, { maxSourceBytes: deps.limits?.maxSourceBytes });
+      const result = await deploy(deps.db, source, file, {
+        maxSourceBytes: deps.limits?.maxSourceBytes,
+        upgrade: { sealer: deps.sealer, baseUrl: deps.baseUrl, limits: deps.limits },
+      });
       return new Workflow(result.name, result.version);
     } catch (err) {
       if (!(err instanceof RefusalError) || err.code !== "invalid-workflow") throw err;
@@ -154,8 +163,8 @@ export class Workflow {
 
   /**
    * Does what the sweeper does, in process: expires every open slot whose deadline has passed,
-   * running `on x.expired`. Returns how many slots it expired. To reach a deadline without
-   * waiting, use `run.advanceTime(duration)`.
+   * running `on x.expired`, and fires every due timer. Returns how many slots it expired plus
+   * how many timers it fired. To reach a deadline without waiting, use `run.advanceTime(duration)`.
    */
   static async sweep(): Promise<number> {
     return expireDue();
@@ -187,6 +196,8 @@ export class TestRun {
   /** Tracked rows by parameter name, as the engine sees them (links included). */
   entities: Record<string, Record<string, unknown>> = {};
   slots: RunView["slots"] = [];
+  /** Scheduled timers of the current state: `{ index, schedule, next }` (issue 19). */
+  timers: RunView["timers"] = [];
   incidents: RunView["incidents"] = [];
   history: RunView["history"] = [];
 
@@ -203,17 +214,31 @@ export class TestRun {
 
   /**
    * Moves this run's clock forward by `duration` (`"3d"`, `"1d12h"`, `"90m"` or milliseconds),
-   * without waiting: every deadline of its open or waiting slots comes that much closer (the
-   * stored deadlines move earlier — `slots[].deadline` shows them moved), then the slots whose
-   * deadline is reached expire as the sweeper would expire them (their links die with reason
-   * `expired`, `on x.expired` runs). Resolves the refreshed run. Other runs are untouched.
+   * without waiting: every deadline of its open or waiting slots, and every timer, comes that much
+   * closer (the stored deadlines move earlier — `slots[].deadline` and `timers[].next` show them
+   * moved), and what falls due on the way happens in time order, as the sweeper would do it: slots
+   * expire (their links die with reason `expired`, `on x.expired` runs) and timers fire — an
+   * `every 1d` timer fires three times in `advanceTime("3d")` (issue 19). Slots and timers created
+   * on the way see only the rest of the move. Resolves the refreshed run. Other runs are untouched.
    */
   async advanceTime(duration: string | number): Promise<TestRun> {
-    const ms = durationMs(duration);
+    let remaining = durationMs(duration);
     const { db } = await engine();
-    await db.$executeRaw`UPDATE slots SET deadline = deadline - make_interval(secs => ${ms / 1000}::float8)
-      WHERE run_id = ${this.id}::uuid AND deadline IS NOT NULL AND status IN ('open', 'waiting')`;
-    await expireDue(this.id);
+    // Each round moves the clock to the next due time (or by what is left), then applies what is
+    // due. Bounded, so that a workflow that keeps scheduling cannot hold a test forever.
+    for (let round = 0; round < 10_000; round++) {
+      const [next] = await db.$queryRaw<{ wait_ms: number | null }[]>`
+        SELECT (extract(epoch FROM (min(deadline) - now())) * 1000)::float8 AS wait_ms FROM slots
+         WHERE run_id = ${this.id}::uuid AND deadline IS NOT NULL AND status = 'open' AND deadline > now()`;
+      const step = next.wait_ms === null ? remaining : Math.min(remaining, Math.max(0, Math.ceil(next.wait_ms)));
+      if (step > 0) {
+        await db.$executeRaw`UPDATE slots SET deadline = deadline - make_interval(secs => ${step / 1000}::float8)
+          WHERE run_id = ${this.id}::uuid AND deadline IS NOT NULL AND status IN ('open', 'waiting')`;
+        remaining -= step;
+      }
+      const applied = await expireDue(this.id);
+      if (remaining <= 0 && applied === 0) break;
+    }
     return this.refresh();
   }
 
@@ -226,6 +251,7 @@ export class TestRun {
     this.status = view.status;
     this.version = view.version;
     this.slots = view.slots;
+    this.timers = view.timers;
     this.incidents = view.incidents;
     this.history = view.history;
     const rows = await db.entityRow.findMany({ where: { runId: this.id } });
@@ -238,7 +264,14 @@ export class TestRun {
     const { db, sealer } = await engine();
     const rows = await db.outboxMessage.findMany({ where: { runId: this.id }, orderBy: { createdAt: "asc" } });
     return rows.map((m) => {
-      return { to: sealer.openText(m.to), subject: sealer.openText(m.subject), status: m.status, body: m.body === null ? null : sealer.openText(m.body) };
+      return {
+        to: sealer.openText(m.to),
+        subject: sealer.openText(m.subject),
+        status: m.status,
+        body: m.body === null ? null : sealer.openText(m.body),
+        replyTo: m.replyTo === null ? null : sealer.openText(m.replyTo),
+        cc: m.cc === null ? null : sealer.openText(m.cc),
+      };
     });
   }
 }

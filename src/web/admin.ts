@@ -71,7 +71,11 @@ export function adminRouter(rt: Runtime): Router {
     if (!source.trim()) throw new RefusalError(refuse(RefusalCode.InvalidWorkflow, "Send the .flow source as the body (Content-Type: text/plain)."));
     // a NUL in the source is a diagnostic (FLOW009) at its line and column, from the compiler
     const file = ctx.get("x-slotflow-filename") || "<source>";
-    const result = await dependency(rt.log, "database", () => deploy(rt.db, source, file, { maxSourceBytes: limits.maxSourceBytes, compile: compileOffThread }));
+    const result = await dependency(rt.log, "database", () => deploy(rt.db, source, file, {
+      maxSourceBytes: limits.maxSourceBytes,
+      compile: compileOffThread,
+      upgrade: { sealer: rt.sealer, baseUrl: rt.config.baseUrl, limits },
+    }));
     const warnings = result.warnings.map(diagnosticJson);
     ctx.status = result.created ? 201 : 200;
     ctx.body = { name: result.name, version: result.version, created: result.created, upgradedRuns: result.upgradedRuns, warnings };

@@ -276,7 +276,7 @@ test("send email needs subject and body, each once, and nothing else (FLOW026)",
     t,
     inEnter(`    send email to "a" ⟦{ subject: "s" }⟧
     send email to "a" { subject: "s", body: "b", ⟦body⟧: "c" }
-    send email to "a" { subject: "s", body: "b", ⟦cc⟧: "c" }`),
+    send email to "a" { subject: "s", body: "b", ⟦bcc⟧: "c" }`),
     [Codes.SendEmailFields, Codes.SendEmailFields, Codes.SendEmailFields],
   );
 });

@@ -6,9 +6,13 @@
  * Skips (outcome `skipped`, nothing changed) when the slot is no longer open in the run's current
  * visit or its deadline has not passed — the sweeper may lag or repeat itself.
  * Throws RuntimeFault from the handler (the caller records an incident; the sweeper retries later).
+ *
+ * A timer row (timer.ts) is fired the same way: the same skips, then its handler runs (issue 19).
  */
 import { afterHandler, runHandler } from "../run.js";
 import { expireSlot, slotScope } from "../slot.js";
+import { fireTimer, isTimerAlias } from "../timer.js";
+import { Scope } from "../interpreter.js";
 import type { Step } from "../step.js";
 import { applied, summary, type CommandResult } from "./result.js";
 import type { Command } from "./types.js";
@@ -17,6 +21,12 @@ export async function expire(step: Step, cmd: Extract<Command, { kind: "expire" 
   const slot = step.slots.find((s) => s.id === cmd.slotId);
   if (step.run.status !== "running" || !slot || slot.status !== "open" || !slot.deadline || slot.deadline.getTime() > step.now.getTime()) {
     return { outcome: { ok: true, status: "skipped", run: summary(step) }, step: null };
+  }
+  if (isTimerAlias(slot.alias)) {
+    const timer = fireTimer(step, slot);
+    if (timer) runHandler(step, timer.handler, new Scope());
+    else afterHandler(step);
+    return applied(step, "fired");
   }
   expireSlot(step, slot);
   const handler = step.workflow.states[slot.state].expired[slot.alias];

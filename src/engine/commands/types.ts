@@ -47,7 +47,7 @@ export interface RunSummary {
 }
 
 export type Outcome =
-  | { ok: true; status: "started" | "completed" | "expired" | "skipped" | "revoked"; run: RunSummary }
+  | { ok: true; status: "started" | "completed" | "expired" | "fired" | "skipped" | "revoked"; run: RunSummary }
   | { ok: false; refusal: Refusal };
 
 const uuid = () => yup.string().required().uuid();

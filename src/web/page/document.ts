@@ -10,6 +10,10 @@ import type { Refusal } from "../../engine/refusals.js";
 import { field } from "./form.js";
 import { html, raw, type Html } from "./html.js";
 import { PAGE_SCRIPT } from "./script.js";
+import { linkStateOf, linkWords, SCRIPT_WORDS } from "./wording.js";
+
+/** The script with the page's words (wording.ts) in place; `<` escaped so the JSON cannot end the script element. */
+const SCRIPT = PAGE_SCRIPT.replace("__SLOTFLOW_WORDS__", JSON.stringify(SCRIPT_WORDS).replaceAll("<", "\\u003c"));
 
 const STYLE = `
 :root { color-scheme: light dark; --fg: #1b1b1f; --bg: #ffffff; --muted: #4a4a55; --line: #8a8a99; --accent: #0b57d0; --bad: #b3261e; --good: #146c2e; }
@@ -62,13 +66,14 @@ function documentShell(nonce: string, title: string, body: Html, withScript: boo
 ${body}
 <footer>Answered through a single-use link: the link itself is the permission, so do not forward it.</footer>
 </main>
-${withScript ? html`<script nonce="${nonce}">${raw(PAGE_SCRIPT)}</script>` : null}
+${withScript ? html`<script nonce="${nonce}">${raw(SCRIPT)}</script>` : null}
 </body>
 </html>
 `.text;
 }
 
 export interface FormPage {
+  /** Internal names (never shown to the responder; issue 19 item 4). */
   workflow: string;
   event: string;
   params: CompiledParam[];
@@ -76,11 +81,14 @@ export interface FormPage {
   intro: string | null;
 }
 
-/** The page for a live link: what is asked, the form, the outcome region. */
+/**
+ * The page for a live link: what is asked, the form, the outcome region. The heading is the
+ * author's `Title` (without one, `Answer: <event>`); the workflow's internal name is not shown
+ * (issue 19 item 4: the header used to read "Workflow · Event").
+ */
 export function formDocument(nonce: string, page: FormPage): string {
   const title = page.title ?? `Answer: ${page.event}`;
-  const body = html`<p class="kicker">${page.workflow} · ${page.event}</p>
-<h1>${title}</h1>
+  const body = html`<h1>${title}</h1>
 ${page.intro ? html`<p class="intro">${page.intro}</p>` : null}
 <form id="answer" novalidate>
 ${page.params.map(field)}
@@ -92,34 +100,15 @@ ${page.params.length === 0 ? html`<p>Nothing to fill in: send to answer.</p>` : 
   return documentShell(nonce, title, body, true);
 }
 
-const ENDED_WORDS: Record<string, { title: string; todo: string }> = {
-  "link-not-found": {
-    title: "This link does not work",
-    todo: "Check that the whole link was copied from the message (links are long). If it still does not work, ask the sender for a new one.",
-  },
-  "link-burned": {
-    title: "This link has already been used",
-    todo: "An answer was already sent through this link, and a link works once. If that was not you, contact the sender.",
-  },
-  "link-retired": {
-    title: "This link was replaced",
-    todo: "A newer link was sent for the same question: use the most recent message you received.",
-  },
-  "link-dead": {
-    title: "This link no longer works",
-    todo: "There is nothing to answer any more. If you think that is wrong, contact the sender.",
-  },
-  "slot-not-open": {
-    title: "Not open yet",
-    todo: "This question opens once earlier steps are done. Keep the link and try again later; it stays valid.",
-  },
-};
-
-/** The page for a link that cannot be answered now; `refusal` is what the POST would answer. */
-export function endedDocument(nonce: string, refusal: Refusal): string {
-  const words = ENDED_WORDS[refusal.code] ?? { title: "This link cannot be answered now", todo: "Try again later." };
+/**
+ * The page for a link that cannot be answered now; `refusal` is what the POST would answer (its
+ * status is the page's), `expiredAt` the deadline of an expired link. The words are wording.ts's;
+ * the refusal's API `detail` is not shown.
+ */
+export function endedDocument(nonce: string, refusal: Refusal, expiredAt: Date | null = null): string {
+  const words = linkWords(linkStateOf(refusal), { expiredAt, reason: (refusal.extra as { reason?: string } | undefined)?.reason ?? null });
   const body = html`<h1 id="ended-title" data-ended="${refusal.code}">${words.title}</h1>
-<p>${refusal.detail}</p>
+<p>${words.sentence}</p>
 <p>${words.todo}</p>
 <p id="outcome" class="outcome" role="status" aria-live="polite"></p>`;
   return documentShell(nonce, words.title, body, true);

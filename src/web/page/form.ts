@@ -12,7 +12,8 @@
  *   T?          left empty means null (the help line says so)
  *   list<list<T>> and other nested shapes: a text area for the JSON value, typed by hand
  *
- * Each parameter's block carries `data-param`, `data-kind` and `data-optional`; the page script
+ * Each parameter's block carries `data-param`, `data-label` (the label text, for the words of its
+ * field errors), `data-kind` and `data-optional`; the page script
  * (script.ts) reads the controls back into the JSON body by these. Each block has an error line
  * (`id="err-<name>"`, referenced by `aria-describedby`) that the script fills from a 422's
  * `errors`. Labels and help come from `@label` / `@help`, else the parameter's name.
@@ -74,7 +75,7 @@ function boolField(p: CompiledParam, labelText: string, describedBy: string, hel
   const id = `f-${p.name}`;
   const radio = (value: string, text: string, checked = false) =>
     html`<label class="choice"><input type="radio" name="${id}" value="${value}"${checked ? " checked" : ""}${p.type.optional ? "" : " required"}> ${text}</label>`;
-  return html`<fieldset class="field" data-param="${p.name}" data-kind="bool" data-optional="${String(p.type.optional)}" aria-describedby="${describedBy}">
+  return html`<fieldset class="field" data-param="${p.name}" data-kind="bool" data-optional="${String(p.type.optional)}" data-label="${labelText}" aria-describedby="${describedBy}">
 <legend>${labelText}</legend>${helpLine}
 <div class="choices">${radio("true", "Yes")}${radio("false", "No")}${p.type.optional ? radio("null", "No answer", true) : null}</div>
 <p class="error" id="err-${p.name}" hidden></p>
@@ -94,7 +95,7 @@ function listField(p: CompiledParam, labelText: string, describedBy: string, hel
       : html`<div class="row" data-row><span class="item" data-kind="${element.kind === "list" ? "json" : element.kind}" data-optional="${String(element.optional)}"><label for="${itemId}">Item${element.kind === "list" ? " (as JSON)" : ""}</label>
 ${control(element, itemId, `err-${p.name}`, false, `${labelText}, item`)}</span>
 <button type="button" class="secondary" data-remove>Remove item</button></div>`;
-  return html`<fieldset class="field" data-param="${p.name}" data-kind="list" data-optional="${String(type.optional)}" aria-describedby="${describedBy}">
+  return html`<fieldset class="field" data-param="${p.name}" data-kind="list" data-optional="${String(type.optional)}" data-label="${labelText}" aria-describedby="${describedBy}">
 <legend>${labelText}</legend>${helpLine}
 <div class="rows" data-rows></div>
 <template data-template>${row}</template>
@@ -115,7 +116,7 @@ export function field(p: CompiledParam): Html {
   if (p.type.kind === "bool") return boolField(p, labelText, describedBy, helpLine);
   if (p.type.kind === "list") return listField(p, labelText, describedBy, helpLine);
   const id = `f-${p.name}`;
-  return html`<div class="field" data-param="${p.name}" data-kind="${p.type.kind}" data-optional="${String(p.type.optional)}">
+  return html`<div class="field" data-param="${p.name}" data-kind="${p.type.kind}" data-optional="${String(p.type.optional)}" data-label="${labelText}">
 <label for="${id}">${labelText}</label>${helpLine}
 ${control(p.type, id, describedBy, p.page?.multiline === true, labelText)}
 <p class="error" id="err-${p.name}" hidden></p>

@@ -67,6 +67,6 @@ export async function serveResponderPage(rt: Runtime, ctx: Context, token: strin
     ctx.body = formDocument(nonce, page);
   } else {
     ctx.status = STATUS[page.refusal.code];
-    ctx.body = endedDocument(nonce, page.refusal);
+    ctx.body = endedDocument(nonce, page.refusal, page.expiredAt ?? null);
   }
 }

@@ -7,8 +7,10 @@
  *   outcome ("done") instead of 410 link-burned; after a definite refusal (4xx other than 409/429)
  *   it makes a new key, since the corrected answer is a new request;
  * - reads the form back into the JSON body (form.ts says how each control maps to JSON), POSTs it
- *   to the page's own URL, and shows the outcome in the live region: "done" for 200/202, the
- *   problem's `detail` otherwise, and each 422 `errors` entry next to its field (aria-invalid);
+ *   to the page's own URL, and shows the outcome in the live region: "done" for 200/202, a plain
+ *   sentence for the states of a link and for a 422 (wording.ts, given to the script as WORDS), the
+ *   problem's `detail` otherwise (a `Requires` refusal); and each 422 `errors` entry next to its
+ *   field in the author's words (`@label`: "“Quantity” is required…"; aria-invalid);
  * - keeps the answer and its key in sessionStorage (this tab only) until done, so that reloading
  *   the page after the answer went through — which now serves the "already used" page — can ask
  *   again with the same key and show "done" when the answer was this tab's own.
@@ -16,6 +18,7 @@
 export const PAGE_SCRIPT = String.raw`
 (() => {
   "use strict";
+  const WORDS = __SLOTFLOW_WORDS__;
   const storeKey = "slotflow-answer:" + location.pathname;
   const outcome = document.getElementById("outcome");
   const say = (text, kind) => {
@@ -144,8 +147,11 @@ export const PAGE_SCRIPT = String.raw`
       const line = name && document.getElementById("err-" + name);
       if (!line) continue;
       line.hidden = false;
-      line.textContent = (line.textContent ? line.textContent + " " : "") + String(e.name) + " " + String(e.problem) + ".";
       const block = line.closest("[data-param]");
+      const label = block.getAttribute("data-label") || name;
+      const words = /^is required/.test(String(e.problem)) ? WORDS.required : WORDS.invalid;
+      const sentence = words.replace("{label}", label);
+      if (!line.textContent.includes(sentence)) line.textContent = (line.textContent ? line.textContent + " " : "") + sentence;
       for (const c of block.querySelectorAll("input, textarea, select")) c.setAttribute("aria-invalid", "true");
       first = first || block.querySelector("input, textarea, select");
     }
@@ -176,7 +182,8 @@ export const PAGE_SCRIPT = String.raw`
       return;
     }
     const p = r.problem || {};
-    const detail = p.detail || p.title || ("The answer was refused (" + r.status + ").");
+    const code = p.code === "link-dead" && p.reason === "expired" ? "link-dead-expired" : p.code;
+    const detail = WORDS.byCode[code] || p.detail || p.title || ("The answer was refused (" + r.status + ").");
     if (r.status >= 500 || r.status === 429) {
       pending = body;
       say(detail + " Press Send to try again.", "error");
@@ -188,7 +195,7 @@ export const PAGE_SCRIPT = String.raw`
     key = crypto.randomUUID();
     if (r.status === 422 && Array.isArray(p.errors)) {
       const first = showFieldErrors(p.errors);
-      say("Please check the fields marked below. " + detail, "error");
+      say(WORDS.checkFields, "error");
       if (first) first.focus();
     } else {
       say(detail, "error");
