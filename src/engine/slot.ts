@@ -124,7 +124,10 @@ export function dropSlot(step: Step, alias: string): void {
   for (const slot of slotsOf(step, alias)) if (isSlotLive(slot)) close(step, slot, "dropped", "dropped");
 }
 
-/** Leaving a state cancels its live slots; their links die as `cancelled`, or `run-finished` when the next state is terminal. */
-export function cancelStateSlots(step: Step, reason: "cancelled" | "run-finished"): void {
+/**
+ * Leaving a state cancels its live slots; their links die as `cancelled`, or `run-finished` when the
+ * next state is terminal, or `run-cancelled` when an operator cancels the run (issue 23).
+ */
+export function cancelStateSlots(step: Step, reason: "cancelled" | "run-finished" | "run-cancelled"): void {
   for (const slot of step.slots) if (slot.state === step.run.state && isSlotLive(slot)) close(step, slot, "cancelled", reason);
 }

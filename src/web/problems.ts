@@ -34,6 +34,8 @@ export const STATUS: Record<RefusalCode, number> = {
   "not-found": 404,
   "invalid-workflow": 422,
   "version-conflict": 409,
+  "run-finished": 409,
+  "invalid-query": 400,
   "rate-limited": 429,
   unavailable: 503,
 };
@@ -60,6 +62,8 @@ export const TITLE: Record<RefusalCode, string> = {
   "not-found": "Not found",
   "invalid-workflow": "Invalid workflow",
   "version-conflict": "Deploy refused by versioning",
+  "run-finished": "Run already ended",
+  "invalid-query": "Invalid query parameter",
   "rate-limited": "Too many requests",
   unavailable: "Service unavailable",
 };
