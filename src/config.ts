@@ -31,6 +31,7 @@
  * | SLOTFLOW_STALLED_CHECK_MS | stalledCheckMs (how often workers look for jobs whose worker died) | 2500 |
  * | SLOTFLOW_MAX_STALLED_COUNT | maxStalledCount (worker deaths a job survives before it fails) | 10 |
  * | SLOTFLOW_ALLOW_VOLATILE_REDIS | allowVolatileRedis (`1`: start in production on a Redis without AOF or with evictions) | off |
+ * | SLOTFLOW_VIEWER_TOKEN | viewerToken: the console's read-only password (issue 23; the admin token signs in as operator) | unset: no viewer sign-in |
  * | SLOTFLOW_TEST_DATABASE_URL | the testing kit's database (`kitDatabaseUrl()`), before DATABASE_URL | unset: the kit uses DATABASE_URL, and refuses to run when neither is set |
  *
  * Throws one `ConfigError` listing every problem at once (each naming its variable): malformed
@@ -46,6 +47,8 @@ export interface Config {
   port: number;
   baseUrl: string;
   adminToken: string;
+  /** The console's read-only password (SLOTFLOW_VIEWER_TOKEN); null when unset. */
+  viewerToken: string | null;
   jwtSecret: string;
   sealKey: string;
   /** The seal key ring, newest first (SLOTFLOW_SEAL_KEY split on commas). */
@@ -168,6 +171,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, options: LoadOp
     port,
     baseUrl,
     adminToken,
+    viewerToken: env.SLOTFLOW_VIEWER_TOKEN || null,
     jwtSecret,
     sealKey,
     sealKeys,
