@@ -91,10 +91,15 @@ async function readForm(ctx: Context): Promise<URLSearchParams> {
   }
 }
 
-/** True when the request's `Origin` (if any) is this server's own (Koa 3's `ctx.origin` is the header itself). */
+/**
+ * True when the request's `Origin` is absent, `null`, or this server's own (Koa 3's `ctx.origin`
+ * is the header itself). Browsers send `Origin: null` for a form POST from a page whose referrer
+ * policy is `no-referrer` (the console's, like the responder page's), so `null` proves nothing
+ * either way: the CSRF token is the check that always applies; this one refuses a named other site.
+ */
 function sameOrigin(ctx: Context): boolean {
   const origin = ctx.get("origin");
-  return !origin || origin === `${ctx.protocol}://${ctx.host}`;
+  return !origin || origin === "null" || origin === `${ctx.protocol}://${ctx.host}`;
 }
 
 const underConsole = (path: string) => path === CONSOLE_PATH || path.startsWith(`${CONSOLE_PATH}/`);

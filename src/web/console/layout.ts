@@ -27,6 +27,8 @@ h1 { font-size: 1.4rem; line-height: 1.25; margin: 0.25rem 0 0.75rem; overflow-w
 h2 { font-size: 1.15rem; margin: 1.75rem 0 0.5rem; }
 h3 { font-size: 1rem; margin: 0 0 0.35rem; overflow-wrap: anywhere; }
 .muted { color: var(--muted); }
+code { overflow-wrap: anywhere; }
+figure { margin: 0; }
 .mono, code, pre { font-family: ui-monospace, SFMono-Regular, Menlo, Consolas, monospace; font-size: 0.85rem; }
 pre { background: var(--soft); padding: 0.75rem; overflow-x: auto; border-radius: 0.375rem; margin: 0; }
 .table-wrap { overflow-x: auto; }
@@ -52,7 +54,7 @@ button.danger { background: var(--bad); border-color: var(--bad); }
 .panel { border: 2px solid var(--accent); border-radius: 0.5rem; padding: 0.75rem 1rem; margin: 0 0 1rem; }
 .slot { border-top: 1px solid #d0d0da; padding: 0.75rem 0; }
 .slot:first-of-type { border-top: 0; }
-dl.facts { display: grid; grid-template-columns: max-content 1fr; gap: 0.2rem 0.75rem; margin: 0.25rem 0 0.5rem; }
+dl.facts { display: grid; grid-template-columns: max-content minmax(0, 1fr); gap: 0.2rem 0.75rem; margin: 0.25rem 0 0.5rem; }
 dl.facts dt { font-weight: 600; }
 dl.facts dd { margin: 0; overflow-wrap: anywhere; }
 .action { margin: 0.5rem 0 0; max-width: 36rem; }
@@ -72,7 +74,7 @@ dl.facts dd { margin: 0; overflow-wrap: anywhere; }
 .graph .edge text { fill: #3a3a45; font: 11px system-ui, sans-serif; }
 .graph .arrow { fill: #6b6b7a; }
 ol.timeline { list-style: none; padding: 0; margin: 0; }
-ol.timeline li { display: grid; grid-template-columns: 6.5rem 1fr; gap: 0.5rem; padding: 0.25rem 0; border-bottom: 1px solid #e3e3ea; }
+ol.timeline li { display: grid; grid-template-columns: 6.5rem minmax(0, 1fr); gap: 0.5rem; padding: 0.25rem 0; border-bottom: 1px solid #e3e3ea; }
 ol.timeline .at { font-variant-numeric: tabular-nums; color: var(--muted); }
 .src .kw { color: #8a1f9e; font-weight: 600; }
 .src .str { color: #0a6b2d; }

@@ -164,7 +164,7 @@ ${Object.keys(view.entities).length
 <p class="muted">A value that carries a callback link shows its token as [redacted].</p>
 <h2>Outbox</h2>
 ${d.outbox.length
-  ? html`<div class="table-wrap"><table><thead><tr><th scope="col">Queued</th><th scope="col">To</th><th scope="col">Subject</th><th scope="col">Status</th><th scope="col">Attempts</th></tr></thead><tbody>${d.outbox.map(
+  ? html`<div class="table-wrap" tabindex="0" role="region" aria-label="Outbox messages"><table><thead><tr><th scope="col">Queued</th><th scope="col">To</th><th scope="col">Subject</th><th scope="col">Status</th><th scope="col">Attempts</th></tr></thead><tbody>${d.outbox.map(
       (m) => html`<tr><td>${offset(new Date(m.createdAt).getTime() - start)}</td><td>${m.to}</td><td>${m.subject}</td><td>${m.status}</td><td>${m.attempts}</td></tr>`,
     )}</tbody></table></div>`
   : html`<p class="muted">No messages.</p>`}`;

@@ -72,7 +72,7 @@ ${RUN_STATUSES.map((s) => html`<li><a href="/console/runs${qs({ ...base, status:
 </tr>`,
   );
   const table = page.runs.length
-    ? html`<div class="table-wrap"><table>
+    ? html`<div class="table-wrap" tabindex="0" role="region" aria-label="Runs"><table>
 <caption class="muted">Newest first${f.cursor ? " (a later page)" : ""}</caption>
 <thead><tr><th scope="col">Run</th><th scope="col">Workflow</th><th scope="col">State</th><th scope="col">Status</th><th scope="col" class="opt">Age</th><th scope="col">Waiting on</th></tr></thead>
 <tbody>${rows}</tbody></table></div>`

@@ -35,7 +35,8 @@ export function highlight(source: string): Html {
     parts.push(html`<span class="${cls}">${text}</span>`);
   }
   flush();
-  return html`<pre class="src"><code>${parts}</code></pre>`;
+  return html`<pre class="src" tabindex="0" role="region" aria-label="Source">
+<code>${parts}</code></pre>`;
 }
 
 /** The unified diff from version `a` to version `b` (3 lines of context), or null when equal. */
@@ -49,5 +50,6 @@ export function versionDiff(a: { version: number; source: string }, b: { version
     const text = `${line}\n`;
     return cls ? html`<span class="${cls}">${line}</span>` : html`${text}`;
   });
-  return html`<pre class="diff"><code>${out}</code></pre>`;
+  return html`<pre class="diff" tabindex="0" role="region" aria-label="Differences">
+<code>${out}</code></pre>`;
 }
