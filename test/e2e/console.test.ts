@@ -207,3 +207,15 @@ test.serial("refusals: a viewer's POST anywhere under /console is 403; a missing
   const ok = await postLink(r.url, { ok: true, note: "still live" });
   t.is(ok.status, 200, ok.text);
 });
+
+test.serial("no log line holds the viewer token, the admin token, a CSRF token or a link's token", async (t) => {
+  const log = cluster.output().join("\n");
+  t.false(log.includes(VIEWER_TOKEN));
+  t.false(log.includes(ADMIN_TOKEN));
+  const runPath = /href="(\/console\/runs\/[0-9a-f-]{36})"/.exec((await get("/console/runs?status=running")).text)![1];
+  const csrf = csrfIn((await get(runPath)).text);
+  t.truthy(csrf);
+  t.false(log.includes(csrf));
+  t.regex(log, /"msg":"run cancelled"/, "the cancel was logged (without secrets)");
+  t.notRegex(log.split("\n").filter((l) => l.startsWith("{")).join("\n"), /sfl_[A-Za-z0-9_-]{20,}/);
+});
