@@ -140,6 +140,25 @@ test.serial("a run's page: Waiting on first (event, parameters, deadline and cou
   t.is((await get("/console/runs/00000000-0000-4000-8000-000000000000")).status, 404);
 });
 
+test.serial("a run waiting on After and a fan-out: each element with its value, the waiting slot's predecessors not done, its live link (API and page)", async (t) => {
+  const deployed = await request(base, "POST", "/api/workflows", { token: ADMIN_TOKEN, text: readFileSync(`${ROOT}/examples/contract-signing.flow`, "utf8") });
+  t.true(deployed.status === 201 || deployed.status === 200, deployed.text);
+  const runId = await startRun(base, "ContractSigning", { contract: { title: "Lease", value: 5000, status: null, counterSignUrl: null }, signers: ["ann", "bob"] });
+  const api = await request(base, "GET", "/api/runs?workflow=ContractSigning&waiting=counter", { token: ADMIN_TOKEN });
+  const listed = api.body.runs.find((r: any) => r.id === runId);
+  t.deepEqual(
+    listed.waiting.map((w: any) => [w.alias, w.element, w.status, w.link]),
+    [["counter", null, "waiting", "live"], ["signatures", 0, "open", "none"], ["signatures", 1, "open", "none"], ["withdraw", null, "open", "none"]],
+  );
+  const page = (await get(`/console/runs/${runId}`)).text;
+  t.regex(page, /<h3 id="slot-r-counter-x">counter <span class="badge waiting">waiting<\/span> <span class="badge live">link live<\/span>/);
+  t.regex(page, /<dt>After<\/dt><dd><ul class="plain"><li>signatures: not done yet<\/li><\/ul>/);
+  t.regex(page, /signatures\[1\] <span class="badge open">open/);
+  t.regex(page, /<dt>Element<\/dt><dd><code>&quot;bob&quot;<\/code>/);
+  t.regex(page, /<dt>Requires<\/dt><dd><code>contract.value &lt; 1000000<\/code>/);
+  t.regex(page, /its After predecessors completing, then an answer through the link/);
+});
+
 test.serial("a workflow's page: versions, the highlighted source, the states, and the diff between two versions", async (t) => {
   const res = await get("/console/workflows/VendorApproval");
   t.is(res.status, 200);
