@@ -199,7 +199,7 @@ remote(
   program
     .command("runs")
     .option("--workflow <name>", "only runs of this workflow")
-    .option("--version <n>", "only runs of this version")
+    .option("--workflow-version <n>", "only runs of this version of the workflow (--version prints slotflow's)")
     .option("--status <status>", "running, finished or cancelled")
     .option("--state <state>", "only runs in this state")
     .option("--waiting <alias>", "only runs waiting on this slot alias")
@@ -213,7 +213,7 @@ remote(
   const { url, token } = adminClient(opts);
   const query = new URLSearchParams();
   const params: [string, string][] = [
-    ["workflow", "workflow"], ["version", "version"], ["status", "status"], ["state", "state"], ["waiting", "waiting"],
+    ["workflow", "workflow"], ["workflowVersion", "version"], ["status", "status"], ["state", "state"], ["waiting", "waiting"],
     ["createdAfter", "createdAfter"], ["createdBefore", "createdBefore"], ["limit", "limit"], ["cursor", "cursor"],
   ];
   for (const [opt, param] of params) if (typeof opts[opt] === "string") query.set(param, opts[opt] as string);

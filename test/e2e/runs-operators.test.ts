@@ -256,7 +256,9 @@ test.serial("CLI: `slotflow runs` prints a table (with --waiting/--status filter
   const again = await cli("cancel", v.runId, "--reason", "again");
   t.is(again.code, 1);
   t.regex(again.stdout, /run-finished/);
-  const none = await cli("runs", "--waiting", "decision", "--workflow", "VendorApproval", "--created-after", new Date(Date.now() + 60_000).toISOString());
+  const none = await cli("runs", "--waiting", "decision", "--workflow", "VendorApproval", "--workflow-version", "1", "--created-after", new Date(Date.now() + 60_000).toISOString());
+  const v2 = await cli("runs", "--workflow", "VendorApproval", "--workflow-version", "2");
+  t.regex(v2.stdout, /\(no runs match\)/, "--workflow-version filters (no version 2 is deployed)");
   t.regex(none.stdout, /\(no runs match\)/);
   const bad = await cli("runs", "--status", "stuck");
   t.is(bad.code, 1);
