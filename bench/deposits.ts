@@ -8,7 +8,12 @@
  * it), and peak RSS of web and worker. Then, in the same run, the ceilings (bench/lib/ceilings.ts)
  * and the ratio to each. Writes bench/results/deposits-*.json.
  *
- *   npm run bench -- deposits [n1=300] [n10=1500] [n50=1500] [--no-ceilings] [--profile] [--warm=3000] [--paced=4000]
+ *   npm run bench -- deposits [n1=300] [n10=1500] [n50=1500] [--no-ceilings] [--profile] [--warm=3000] [--paced=4000] [--via=direct,pgbouncer]
+ *
+ * `--via` lists how web and worker reach PostgreSQL, each measured in turn in this run (own
+ * cluster, database and Redis each): `direct` (the default) or `pgbouncer` (a PgBouncer in
+ * transaction mode, 20 server connections, its CPU metered as `pgbouncer`; issue 17). With more
+ * than one, a last line compares them per phase.
  *
  * Web and worker first answer `--warm` deposits (report.ts WARM_UP), so the figures are those of
  * warmed-up processes, as in production. A last phase offers deposits open-loop at half the
@@ -36,6 +41,9 @@ const flags = process.argv.slice(2).filter((a) => a.startsWith("--"));
 const [n1 = 300, n10 = 1500, n50 = 1500] = process.argv.slice(2).filter((a) => !a.startsWith("--")).map(Number);
 const withCeilings = !flags.includes("--no-ceilings");
 const pacedFlag = flags.find((f) => f.startsWith("--paced="));
+const viaFlag = flags.find((f) => f.startsWith("--via="));
+const vias = (viaFlag ? viaFlag.slice("--via=".length).split(",") : ["direct"]) as ("direct" | "pgbouncer")[];
+for (const v of vias) if (v !== "direct" && v !== "pgbouncer") throw new Error(`--via: unknown ${v} (direct, pgbouncer)`);
 const profileAt = Number(process.env.BENCH_PROFILE_AT ?? 10);
 const profileDir = flags.includes("--profile") ? join(ROOT, "bench/results/profiles", new Date().toISOString().replace(/[:.]/g, "-")) : null;
 
@@ -71,9 +79,28 @@ export function perDeposit(load: LoadResult, w: Window): PhaseFigures {
 }
 
 async function main() {
+  const byVia: Record<string, Record<string, PhaseFigures>> = {};
+  for (const via of vias) {
+    if (vias.length > 1) process.stdout.write(`\n== web and worker reach PostgreSQL ${via === "direct" ? "directly" : "through PgBouncer (transaction mode)"} ==\n`);
+    byVia[via] = await measureOnce(via);
+  }
+  if (vias.length > 1) {
+    const [a, b] = vias as [string, string];
+    for (const phase of Object.keys(byVia[a]!)) {
+      const x = byVia[a]![phase]!;
+      const y = byVia[b]![phase];
+      if (!y) continue;
+      process.stdout.write(
+        `${phase}: ${a} ${fmt(x.perSecond)}/s p50 ${fmt(x.p50Ms)} ms p99 ${fmt(x.p99Ms)} ms CPU ${fmt(x.cpuMsPerDeposit, 2)} ms · ${b} ${fmt(y.perSecond)}/s p50 ${fmt(y.p50Ms)} ms p99 ${fmt(y.p99Ms)} ms CPU ${fmt(y.cpuMsPerDeposit, 2)} ms\n`,
+      );
+    }
+  }
+}
+
+async function measureOnce(via: "direct" | "pgbouncer"): Promise<Record<string, PhaseFigures>> {
   const load0 = machineCpu();
   if (profileDir) mkdirSync(profileDir, { recursive: true });
-  const bench = await startBenchCluster("bdeposits", profileDir ? { env: { SLOTFLOW_BENCH_CPU_PROF_DIR: profileDir } } : {});
+  const bench = await startBenchCluster("bdeposits", { pgbouncer: via === "pgbouncer", ...(profileDir ? { env: { SLOTFLOW_BENCH_CPU_PROF_DIR: profileDir } } : {}) });
   const phases: Record<string, PhaseFigures> = {};
   let ceilings: Record<string, unknown> | null = null;
   try {
@@ -154,7 +181,7 @@ async function main() {
     }
     const note = loadNote(load0);
     process.stdout.write(`${note}\n`);
-    const path = writeResult("deposits", { note, phases, memory, ceilings });
+    const path = writeResult("deposits", { note, via, phases, memory, ceilings });
     process.stdout.write(`wrote ${path}\n`);
   } finally {
     await bench.stop();
@@ -166,6 +193,7 @@ async function main() {
       for (const { bucket, share } of summarise(join(profileDir, file)).slice(0, 12)) process.stdout.write(`${(share * 100).toFixed(1).padStart(6)}%  ${bucket}\n`);
     }
   }
+  return phases;
 }
 
 if (import.meta.url === `file://${process.argv[1]}`) await main();

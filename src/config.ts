@@ -21,10 +21,10 @@
  * | SLOTFLOW_TRUST_PROXY | trustProxy (`1`: client address from X-Forwarded-For) | off |
  * | SLOTFLOW_SHUTDOWN_TIMEOUT_MS | shutdownTimeoutMs: on SIGTERM/SIGINT, how long in-flight requests and current jobs may take before the process exits anyway | 25000 |
  * | SLOTFLOW_SHUTDOWN_DRAIN_MS | shutdownDrainMs: on SIGTERM/SIGINT, how long a web process keeps serving (readiness already 503) before it stops accepting | 0 |
- * | SLOTFLOW_METRICS_PORT | metricsPort: where a process without the web role (worker, sweeper) serves `GET /metrics` | unset: not served |
+ * | SLOTFLOW_METRICS_PORT | metricsPort: where every process (web, worker, sweeper, serve) also serves `GET /metrics`; in production the web port's /metrics needs the admin token | unset: not served |
  * | SLOTFLOW_MAX_SOURCE_BYTES | limits.maxSourceBytes (a deployed `.flow` source; larger: 413) | 524288 (512 KiB) |
  * | SLOTFLOW_MAX_INPUT_BYTES | limits.maxInputBytes (a run's input as JSON; larger: 413) | 262144 (256 KiB) |
- * | SLOTFLOW_MAX_INPUT_DEPTH | limits.maxInputDepth (nesting of objects and arrays in run input; deeper: 422) | 32 |
+ * | SLOTFLOW_MAX_INPUT_DEPTH | limits.maxInputDepth (nesting of objects and arrays in every JSON the server reads — run input, callback, raise and admin bodies; deeper: 422; at most 512) | 32 |
  * | SLOTFLOW_MAX_FANOUT | limits.maxFanOut (elements of any list in run input, so of any `for each`; more: 422) | 1000 |
  * | LOG_LEVEL | logLevel | info |
  * | SLOTFLOW_WORKER_LOCK_MS | workerLockMs (BullMQ lock on a job being processed; renewed every half of it) | 5000 |
@@ -32,6 +32,15 @@
  * | SLOTFLOW_MAX_STALLED_COUNT | maxStalledCount (worker deaths a job survives before it fails) | 10 |
  * | SLOTFLOW_ALLOW_VOLATILE_REDIS | allowVolatileRedis (`1`: start in production on a Redis without AOF or with evictions) | off |
  * | SLOTFLOW_VIEWER_TOKEN | viewerToken: the console's read-only password (issue 23; the admin token signs in as operator) | unset: no viewer sign-in |
+ * | REDIS_CLUSTER_NODES | redisClusterNodes: `host:port,…` seed nodes of a Redis Cluster (REDIS_URL then gives only credentials/TLS) | unset |
+ * | REDIS_SENTINELS | redisSentinels: `host:port,…` of Redis Sentinels (needs REDIS_SENTINEL_MASTER; REDIS_URL gives credentials/TLS/db) | unset |
+ * | REDIS_SENTINEL_MASTER | redisSentinelMaster: the master's name at the Sentinels | unset |
+ * | SLOTFLOW_QUEUE_SHARDS | queueShards: command (and mail) queue shards, 1–256; a run maps to one by its id (src/queue/shards.ts) | 1 |
+ * | SLOTFLOW_REDIS_WAIT_MS | redisWaitMs: on a Cluster or Sentinel, how long a 202 waits for a replica to acknowledge the queued command (`WAIT 1 <ms>`; none: 503) | 1000 |
+ * | SLOTFLOW_ENDPOINTS_ALLOW_PRIVATE | endpointsAllowPrivate (`1`: endpoints may be `http://` and resolve to loopback, private, link-local addresses — development and tests; issue 18) | off |
+ * | SLOTFLOW_DELIVERY_RETRY_MS | deliveryRetryMs: delays before each attempt of a webhook/chat delivery, ms, comma-separated (the first is the first attempt's) | the Standard Webhooks schedule: 0, 5 s, 5 min, 30 min, 2 h, 5 h, 10 h, 14 h, 20 h, 24 h |
+ * | SLOTFLOW_MAIL_FROM | mail.from: the From of every email (`Name <addr@domain>` or `addr@domain`); Message-IDs take its domain (issue 18 item 6) | `slotflow <no-reply@slotflow.local>` |
+ * | SLOTFLOW_DKIM_DOMAIN, SLOTFLOW_DKIM_SELECTOR, SLOTFLOW_DKIM_PRIVATE_KEY (PEM; `\n` escapes allowed) or SLOTFLOW_DKIM_PRIVATE_KEY_FILE | mail.dkim: DKIM-sign every email (nodemailer's `dkim`); all or none | unset: not signed |
  * | SLOTFLOW_TEST_DATABASE_URL | the testing kit's database (`kitDatabaseUrl()`), before DATABASE_URL | unset: the kit uses DATABASE_URL, and refuses to run when neither is set |
  *
  * Throws one `ConfigError` listing every problem at once (each naming its variable): malformed
@@ -39,6 +48,7 @@
  * (`LoadOptions.secrets`; default: all three). A secret a command does not need is "" in
  * production when unset, and never falls back to its development value there.
  */
+import { MAX_JSON_DEPTH } from "./engine/depth.js";
 
 export interface Config {
   nodeEnv: string;
@@ -73,11 +83,43 @@ export interface Config {
   maxStalledCount: number;
   /** Start in production even when Redis does not persist (src/queue/persistence.ts). */
   allowVolatileRedis: boolean;
+  /** Seed nodes of a Redis Cluster (REDIS_CLUSTER_NODES), or null (issue 17). */
+  redisClusterNodes: RedisNode[] | null;
+  /** Sentinels of a Sentinel-managed Redis (REDIS_SENTINELS), or null (issue 17). */
+  redisSentinels: RedisNode[] | null;
+  /** The master's name at the Sentinels (REDIS_SENTINEL_MASTER). */
+  redisSentinelMaster: string | null;
+  /** Shards of the command and mail queues (SLOTFLOW_QUEUE_SHARDS, issue 17). */
+  queueShards: number;
+  /** On a replicated Redis, how long a 202 waits for a replica's acknowledgement, ms (SLOTFLOW_REDIS_WAIT_MS, issue 17). */
+  redisWaitMs: number;
   /** Bounds on what the admin API accepts (issue 8 items 15–17). */
   limits: Limits;
+  /** Endpoints may be plain http and resolve to private addresses (SLOTFLOW_ENDPOINTS_ALLOW_PRIVATE=1; issue 18). */
+  endpointsAllowPrivate: boolean;
+  /** Delay before each delivery attempt, ms (SLOTFLOW_DELIVERY_RETRY_MS; issue 18). Its length is the number of attempts. */
+  deliveryRetryMs: number[];
+  /** Who mail is from and how it is signed (issue 18 item 6; src/outbox/mailer.ts). */
+  mail: MailSettings;
   /** Names of secrets that fell back to their development values (the caller warns). */
   devDefaults: string[];
 }
+
+/** Mail identity and signing (SLOTFLOW_MAIL_FROM, SLOTFLOW_DKIM_*). */
+export interface MailSettings {
+  /** The From header, as given (validated: one mailbox, with or without a display name). */
+  from: string;
+  /** DKIM signing: the signing domain (`d=`), selector (`s=`) and the private key (PEM) or the file holding it. */
+  dkim: { domainName: string; keySelector: string; privateKey: string | null; privateKeyFile: string | null } | null;
+}
+
+export const DEFAULT_MAIL_FROM = "slotflow <no-reply@slotflow.local>";
+
+/**
+ * The Standard Webhooks example retry schedule (issue 18 item 4): immediately, 5 s, 5 min, 30 min,
+ * 2 h, 5 h, 10 h, 14 h, 20 h, 24 h — the delay before each attempt, ms.
+ */
+export const DEFAULT_DELIVERY_RETRY_MS: number[] = [0, 5_000, 300_000, 1_800_000, 7_200_000, 18_000_000, 36_000_000, 50_400_000, 72_000_000, 86_400_000];
 
 /** Bounds on deployed sources and run input (docs/configuration.md, "Limits"). */
 export interface Limits {
@@ -89,6 +131,24 @@ export interface Limits {
   maxInputDepth: number;
   /** Elements of any one list in a run's input, and so of any `for each` fan-out; more is 422. */
   maxFanOut: number;
+}
+
+/** A Redis node or Sentinel address. */
+export interface RedisNode {
+  host: string;
+  port: number;
+}
+
+/** `host:port,host:port` as written in REDIS_CLUSTER_NODES / REDIS_SENTINELS; null when a part is malformed. */
+export function parseRedisNodes(raw: string): RedisNode[] | null {
+  const nodes: RedisNode[] = [];
+  for (const part of raw.split(",").map((p) => p.trim()).filter((p) => p !== "")) {
+    const m = /^(\[[^\]]+\]|[^:\s]+):(\d{1,5})$/.exec(part);
+    const port = m ? Number(m[2]) : 0;
+    if (!m || port < 1 || port > 65535) return null;
+    nodes.push({ host: m[1]!.replace(/^\[|\]$/g, ""), port });
+  }
+  return nodes.length > 0 ? nodes : null;
 }
 
 export const DEFAULT_LIMITS: Limits = { maxSourceBytes: 512 * 1024, maxInputBytes: 256 * 1024, maxInputDepth: 32, maxFanOut: 1000 };
@@ -141,6 +201,12 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, options: LoadOp
     problems.push(`${name} must be an integer >= ${min}, got "${raw}"`);
     return fallback;
   };
+  // issue 16: a bound above MAX_JSON_DEPTH would let values reach walks bounded by MAX_WALK_DEPTH
+  const atMost = (name: string, n: number, max: number): number => {
+    if (n <= max) return n;
+    problems.push(`${name} must be at most ${max}, got "${env[name]}"`);
+    return max;
+  };
   const secret = (name: SecretName, dev: string): string => {
     const v = env[name];
     if (v) return v;
@@ -164,6 +230,21 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, options: LoadOp
   const sealKeys = parseKeyRing(sealKey);
   if (env.SLOTFLOW_SEAL_KEY && sealKeys.length === 0) problems.push(`SLOTFLOW_SEAL_KEY must name at least one key (comma-separated, newest first)`);
   const metricsPort = env.SLOTFLOW_METRICS_PORT ? int("SLOTFLOW_METRICS_PORT", 0, 0) : null;
+  const nodesOf = (name: string): RedisNode[] | null => {
+    const raw = env[name];
+    if (!raw) return null;
+    const nodes = parseRedisNodes(raw);
+    if (!nodes) problems.push(`${name} must be host:port[,host:port…], got "${raw}"`);
+    return nodes;
+  };
+  const redisClusterNodes = nodesOf("REDIS_CLUSTER_NODES");
+  const redisSentinels = nodesOf("REDIS_SENTINELS");
+  const redisSentinelMaster = env.REDIS_SENTINEL_MASTER || null;
+  if (env.REDIS_CLUSTER_NODES && env.REDIS_SENTINELS) problems.push(`REDIS_CLUSTER_NODES and REDIS_SENTINELS cannot both be set (a Redis Cluster or a Sentinel-managed Redis)`);
+  if (env.REDIS_SENTINELS && !redisSentinelMaster) problems.push(`REDIS_SENTINEL_MASTER is required when REDIS_SENTINELS is set (the master's name at the Sentinels)`);
+  if (redisSentinelMaster && !env.REDIS_SENTINELS) problems.push(`REDIS_SENTINELS is required when REDIS_SENTINEL_MASTER is set`);
+  const queueShards = int("SLOTFLOW_QUEUE_SHARDS", 1, 1);
+  if (queueShards > 256) problems.push(`SLOTFLOW_QUEUE_SHARDS must be at most 256, got "${env.SLOTFLOW_QUEUE_SHARDS}"`);
   const config: Config = {
     nodeEnv,
     databaseUrl: env.DATABASE_URL || "postgresql://postgres@127.0.0.1:5432/slotflow",
@@ -191,14 +272,28 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, options: LoadOp
     stalledCheckMs: int("SLOTFLOW_STALLED_CHECK_MS", 2500, 100),
     maxStalledCount: int("SLOTFLOW_MAX_STALLED_COUNT", 10, 1),
     allowVolatileRedis: env.SLOTFLOW_ALLOW_VOLATILE_REDIS === "1",
+    redisClusterNodes,
+    redisSentinels,
+    redisSentinelMaster,
+    queueShards,
+    redisWaitMs: int("SLOTFLOW_REDIS_WAIT_MS", 1000, 1),
     limits: {
       maxSourceBytes: int("SLOTFLOW_MAX_SOURCE_BYTES", DEFAULT_LIMITS.maxSourceBytes, 1),
       maxInputBytes: int("SLOTFLOW_MAX_INPUT_BYTES", DEFAULT_LIMITS.maxInputBytes, 2),
-      maxInputDepth: int("SLOTFLOW_MAX_INPUT_DEPTH", DEFAULT_LIMITS.maxInputDepth, 1),
+      maxInputDepth: atMost("SLOTFLOW_MAX_INPUT_DEPTH", int("SLOTFLOW_MAX_INPUT_DEPTH", DEFAULT_LIMITS.maxInputDepth, 1), MAX_JSON_DEPTH),
       maxFanOut: int("SLOTFLOW_MAX_FANOUT", DEFAULT_LIMITS.maxFanOut, 1),
     },
+    endpointsAllowPrivate: env.SLOTFLOW_ENDPOINTS_ALLOW_PRIVATE === "1",
+    deliveryRetryMs: DEFAULT_DELIVERY_RETRY_MS,
+    mail: mailSettings(env, problems),
     devDefaults,
   };
+  if (env.SLOTFLOW_DELIVERY_RETRY_MS) {
+    const parts = env.SLOTFLOW_DELIVERY_RETRY_MS.split(",").map((p) => Number(p.trim()));
+    if (parts.length === 0 || parts.length > 50 || parts.some((n) => !Number.isInteger(n) || n < 0)) {
+      problems.push("SLOTFLOW_DELIVERY_RETRY_MS must be 1 to 50 comma-separated whole numbers of milliseconds (>= 0)");
+    } else config.deliveryRetryMs = parts;
+  }
   if (missing.length > 0) problems.push(missingSecretsMessage(missing));
   if (problems.length > 0) throw new ConfigError(problems.join("; "));
   return config;
@@ -218,3 +313,24 @@ export function kitDatabaseUrl(env: NodeJS.ProcessEnv = process.env): string {
   }
   return url;
 }
+
+/** SLOTFLOW_MAIL_FROM and SLOTFLOW_DKIM_*; each problem is pushed to `problems` naming its variable. */
+function mailSettings(env: NodeJS.ProcessEnv, problems: string[]): MailSettings {
+  const from = env.SLOTFLOW_MAIL_FROM || DEFAULT_MAIL_FROM;
+  if (env.SLOTFLOW_MAIL_FROM && !/^[^<>@\s]+@[^<>@\s]+$|^[^<>@]*<[^<>@\s]+@[^<>@\s]+>$/.test(env.SLOTFLOW_MAIL_FROM.trim())) {
+    problems.push(`SLOTFLOW_MAIL_FROM must be one address, "addr@domain" or "Name <addr@domain>", got "${env.SLOTFLOW_MAIL_FROM}"`);
+  }
+  const domainName = env.SLOTFLOW_DKIM_DOMAIN || "";
+  const keySelector = env.SLOTFLOW_DKIM_SELECTOR || "";
+  const privateKey = env.SLOTFLOW_DKIM_PRIVATE_KEY ? env.SLOTFLOW_DKIM_PRIVATE_KEY.replace(/\\n/g, "\n") : null;
+  const privateKeyFile = env.SLOTFLOW_DKIM_PRIVATE_KEY_FILE || null;
+  const any = domainName || keySelector || privateKey || privateKeyFile;
+  if (!any) return { from: from.trim(), dkim: null };
+  if (!domainName || !keySelector || (!privateKey && !privateKeyFile)) {
+    problems.push("DKIM needs SLOTFLOW_DKIM_DOMAIN, SLOTFLOW_DKIM_SELECTOR and SLOTFLOW_DKIM_PRIVATE_KEY (or SLOTFLOW_DKIM_PRIVATE_KEY_FILE), all of them");
+    return { from: from.trim(), dkim: null };
+  }
+  if (privateKey && !privateKey.includes("PRIVATE KEY")) problems.push("SLOTFLOW_DKIM_PRIVATE_KEY must be a PEM private key (-----BEGIN … PRIVATE KEY-----)");
+  return { from: from.trim(), dkim: { domainName, keySelector, privateKey, privateKeyFile } };
+}
+

@@ -3,7 +3,6 @@
  * `Tx` is the client handed to a function inside `prisma.$transaction(async (tx) => …)`.
  */
 import { PrismaPg } from "@prisma/adapter-pg";
-import { statementName } from "./engine/sql/prepared.js";
 import { PrismaClient } from "./generated/prisma/client.js";
 
 export { PrismaClient };
@@ -11,10 +10,12 @@ export type Db = PrismaClient;
 export type Tx = Omit<PrismaClient, "$connect" | "$disconnect" | "$on" | "$transaction" | "$extends">;
 
 /**
- * Creates a client for `databaseUrl`; `poolSize` is the maximum number of connections. The hot
- * path's statements are sent as prepared statements (engine/sql/prepared.ts).
+ * Creates a client for `databaseUrl`; `poolSize` is the maximum number of connections. Every
+ * statement is sent unnamed (no named prepared statement, no session state), so `databaseUrl` may
+ * point at PostgreSQL, or at a pooler in session or transaction mode (engine/sql/prepared.ts,
+ * issue 17).
  */
 export function createDb(databaseUrl: string, poolSize = 10): PrismaClient {
-  const adapter = new PrismaPg({ connectionString: databaseUrl, max: poolSize }, { statementNameGenerator: statementName });
+  const adapter = new PrismaPg({ connectionString: databaseUrl, max: poolSize });
   return new PrismaClient({ adapter });
 }

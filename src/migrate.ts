@@ -8,7 +8,8 @@
  * database and agree.
  *
  * - Creates the database named in the URL if it does not exist (as Prisma does).
- * - Holds Prisma's advisory lock (72707369) while it works, so concurrent releases queue up.
+ * - Holds Prisma's advisory lock (72707369) in each migration's transaction, so concurrent
+ *   releases queue up, and a pooler in transaction mode can carry it (issue 17).
  * - Each migration runs in its own transaction; a failure rolls it back, leaves the row with
  *   `finished_at` NULL and `logs` set (Prisma's "failed migration"), and throws `MigrationError`.
  * - A recorded migration whose checksum differs from the file is reported, not re-applied.
@@ -73,15 +74,35 @@ export function listMigrations(dir = MIGRATIONS_DIR): string[] {
     .sort();
 }
 
-/** Applies every pending migration of `dir` to `databaseUrl`. */
+/**
+ * Applies every pending migration of `dir` to `databaseUrl`.
+ *
+ * Safe through a pooler in transaction mode (issue 17): no session state is kept between
+ * transactions. Each migration runs in one transaction that first takes Prisma's advisory lock as
+ * a transaction lock (`pg_advisory_xact_lock`), re-reads `_prisma_migrations` under it, applies the
+ * SQL and records the row; so two releases migrating at once apply each migration once, whichever
+ * server connection the pooler hands each transaction.
+ */
 export async function migrate(databaseUrl: string, dir = MIGRATIONS_DIR): Promise<MigrationResult> {
   await ensureDatabase(databaseUrl);
   const client = new pg.Client({ connectionString: databaseUrl });
   await client.connect();
   const result: MigrationResult = { applied: [], alreadyApplied: [], checksumMismatches: [] };
-  try {
-    await client.query("SELECT pg_advisory_lock($1)", [PRISMA_ADVISORY_LOCK]);
-    await client.query(CREATE_TABLE);
+  /** Runs `fn` in one transaction holding the migration lock. */
+  const locked = async <T>(fn: () => Promise<T>): Promise<T> => {
+    await client.query("BEGIN");
+    try {
+      await client.query("SELECT pg_advisory_xact_lock($1)", [PRISMA_ADVISORY_LOCK]);
+      const value = await fn();
+      await client.query("COMMIT");
+      return value;
+    } catch (err) {
+      await client.query("ROLLBACK").catch(() => undefined);
+      throw err;
+    }
+  };
+  /** The recorded migrations; throws when one failed earlier and was not rolled back. */
+  const recorded = async () => {
     const rows = await client.query<{ migration_name: string; checksum: string; finished_at: Date | null; rolled_back_at: Date | null }>(
       `SELECT migration_name, checksum, finished_at, rolled_back_at FROM "_prisma_migrations"`,
     );
@@ -91,7 +112,13 @@ export async function migrate(databaseUrl: string, dir = MIGRATIONS_DIR): Promis
         `migration ${failed[0].migration_name} failed earlier and was not rolled back; fix the database, then mark it rolled back`,
       );
     }
-    const done = new Map(rows.rows.filter((r) => r.finished_at !== null).map((r) => [r.migration_name, r.checksum]));
+    return new Map(rows.rows.filter((r) => r.finished_at !== null).map((r) => [r.migration_name, r.checksum]));
+  };
+  try {
+    const done = await locked(async () => {
+      await client.query(CREATE_TABLE);
+      return recorded();
+    });
     for (const name of listMigrations(dir)) {
       const sql = readFileSync(join(dir, name, "migration.sql"), "utf8");
       const checksum = createHash("sha256").update(sql).digest("hex");
@@ -101,29 +128,37 @@ export async function migrate(databaseUrl: string, dir = MIGRATIONS_DIR): Promis
         continue;
       }
       const id = randomUUID();
-      await client.query(
-        `INSERT INTO "_prisma_migrations" (id, checksum, migration_name, started_at, applied_steps_count) VALUES ($1, $2, $3, now(), 0)`,
-        [id, checksum, name],
-      );
+      let appliedMeanwhile: string | undefined;
       try {
-        await client.query("BEGIN");
-        await client.query(sql);
-        await client.query(
-          `UPDATE "_prisma_migrations" SET finished_at = now(), applied_steps_count = 1 WHERE id = $1`,
-          [id],
-        );
-        await client.query("COMMIT");
+        await locked(async () => {
+          // Another release may have applied it since the first read.
+          appliedMeanwhile = (await recorded()).get(name);
+          if (appliedMeanwhile !== undefined) return;
+          await client.query(sql);
+          await client.query(
+            `INSERT INTO "_prisma_migrations" (id, checksum, migration_name, started_at, finished_at, applied_steps_count) VALUES ($1, $2, $3, now(), now(), 1)`,
+            [id, checksum, name],
+          );
+        });
       } catch (err) {
-        await client.query("ROLLBACK");
+        if (err instanceof MigrationError) throw err;
         const message = err instanceof Error ? err.message : String(err);
-        await client.query(`UPDATE "_prisma_migrations" SET logs = $2 WHERE id = $1`, [id, message]);
+        // Prisma's "failed migration": the row with finished_at NULL and the error in logs.
+        await client.query(
+          `INSERT INTO "_prisma_migrations" (id, checksum, migration_name, started_at, applied_steps_count, logs) VALUES ($1, $2, $3, now(), 0, $4)`,
+          [id, checksum, name, message],
+        );
         throw new MigrationError(`migration ${name} failed: ${message}`);
       }
-      result.applied.push(name);
+      if (appliedMeanwhile !== undefined) {
+        result.alreadyApplied.push(name);
+        if (appliedMeanwhile !== checksum) result.checksumMismatches.push(name);
+      } else {
+        result.applied.push(name);
+      }
     }
     return result;
   } finally {
-    await client.query("SELECT pg_advisory_unlock($1)", [PRISMA_ADVISORY_LOCK]).catch(() => undefined);
     await client.end();
   }
 }

@@ -33,7 +33,7 @@ export function createRuntime(options: RuntimeOptions = {}): Runtime {
   const db = createDb(config.databaseUrl, Math.max(10, config.workerConcurrency + 4));
   const sealer = new Sealer(config.sealKeys);
   const queues = new Queues(config);
-  const transport = options.transport ?? (config.smtpUrl ? smtpTransport(config.smtpUrl) : terminalTransport());
+  const transport = options.transport ?? (config.smtpUrl ? smtpTransport(config.smtpUrl, config.mail) : terminalTransport());
   const engine: EngineDeps = { db, sealer, baseUrl: config.baseUrl, log, limits: config.limits };
   return {
     config,

@@ -12,7 +12,7 @@
 import { UnrecoverableError, Worker, type Job } from "bullmq";
 import { applyCommand } from "../src/engine/apply.js";
 import { validateCommand, type Command, type Outcome } from "../src/engine/commands/types.js";
-import { recordCommandFailure } from "../src/engine/failures.js";
+import { failureMessage, recordCommandFailure } from "../src/engine/failures.js";
 import { redactTokens } from "../src/engine/seal.js";
 import { QUEUE } from "../src/queue/queues.js";
 import { UNKNOWN_FAILURE_LIMIT, classifyFailure, decideRetry } from "../src/queue/retry.js";
@@ -38,7 +38,11 @@ export function logOutcome(rt: Pick<Runtime, "log">, kind: string, runId: string
   else rt.log.info({ command: kind, runId, status: outcome.status, ms, queuedMs }, "command applied");
 }
 
-export function startCommandWorker(rt: Runtime): Worker {
+/**
+ * Starts the worker of the command queue of shard `shard` (src/queue/shards.ts; default 0, the
+ * only one with SLOTFLOW_QUEUE_SHARDS=1) taking up to `concurrency` jobs at once.
+ */
+export function startCommandWorker(rt: Runtime, shard = 0, concurrency = rt.config.workerConcurrency): Worker {
   const worker = new Worker(
     QUEUE.commands,
     async (job: Job): Promise<Outcome> => {
@@ -60,7 +64,7 @@ export function startCommandWorker(rt: Runtime): Worker {
         endTimer();
       } catch (err) {
         if (decideRetry(err, job.attemptsMade) === "retry") throw err;
-        const message = messageOf(err);
+        const message = failureMessage(err, messageOf(err));
         const recorded = await recordCommandFailure(rt.db, cmd, message);
         rt.log.error({ command: cmd.kind, runId: cmd.runId, jobId: job.id, attempts: job.attemptsMade + 1, incident: recorded, err: message }, "command failed deterministically; not retried");
         throw new UnrecoverableError(message);
@@ -70,10 +74,15 @@ export function startCommandWorker(rt: Runtime): Worker {
         // The sweeper re-enqueues pending mail; the step itself has committed.
         rt.log.warn({ err: String(err) }, "could not enqueue mail delivery; the sweeper will retry");
       });
+      const deliveries = (applied.queuedDeliveries ?? []).map((deliveryId) => ({ deliveryId, attempt: 0 }));
+      await rt.queues.enqueueDeliveries(deliveries).catch((err: unknown) => {
+        // The sweeper re-enqueues overdue deliveries (issue 18); the step itself has committed.
+        rt.log.warn({ err: String(err) }, "could not enqueue deliveries; the sweeper will retry");
+      });
       logOutcome(rt, cmd.kind, cmd.runId, outcome, performance.now() - t0, Math.max(0, (job.processedOn ?? job.timestamp) - job.timestamp));
       return outcome;
     },
-    workerOptions(rt.config, rt.config.workerConcurrency),
+    workerOptions(rt.config, concurrency, undefined, shard),
   );
   worker.on("failed", (job, err) => {
     const command = typeof job?.data?.kind === "string" ? job.data.kind : "unknown";
@@ -86,8 +95,8 @@ export function startCommandWorker(rt: Runtime): Worker {
   });
   worker.on("stalled", (jobId) => {
     metrics.stalled.inc({ queue: QUEUE.commands });
-    rt.log.warn({ jobId, queue: QUEUE.commands }, "job stalled; taken back");
+    rt.log.warn({ jobId, queue: QUEUE.commands, shard }, "job stalled; taken back");
   });
-  worker.on("error", (err) => rt.log.error({ err: redactTokens(err.message) }, "command worker error"));
+  worker.on("error", (err) => rt.log.error({ shard, err: redactTokens(err.message) }, "command worker error"));
   return worker;
 }

@@ -11,11 +11,12 @@ import type { Runtime } from "../src/runtime.js";
 import { metrics } from "../src/web/metrics.js";
 import { workerOptions } from "./options.js";
 
-export function startMailWorker(rt: Runtime): Worker {
+/** Starts the worker of the mail queue of shard `shard` (src/queue/shards.ts; default 0). */
+export function startMailWorker(rt: Runtime, shard = 0): Worker {
   const worker = new Worker(
     QUEUE.mail,
     async (job: Job<{ outboxId: string }>) => deliverOutbox(rt.db, rt.sealer, rt.transport, String(job.data.outboxId), rt.log),
-    workerOptions(rt.config, 4),
+    workerOptions(rt.config, 4, undefined, shard),
   );
   worker.on("error", (err) => rt.log.error({ err: redactTokens(err.message) }, "mail worker error"));
   worker.on("stalled", (jobId) => {

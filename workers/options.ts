@@ -10,23 +10,27 @@
  *   workers that died in a row is still applied, not failed for good.
  * - `settings.backoffStrategy`: the capped backoff of src/queue/retry.ts (the `capped` type).
  *
+ * - `prefix`: the key prefix of the queue's shard `shard` (src/queue/shards.ts, issue 17).
+ *
  * Taking a job again is safe: commands are idempotent by command id (src/engine/apply.ts) and mail
  * delivery is at least once.
  */
 import type { ConnectionOptions, WorkerOptions } from "bullmq";
-import type { Redis } from "ioredis";
 import type { Config } from "../src/config.js";
-import { redisConnection } from "../src/queue/queues.js";
+import { redisConnection, type QueuesConfig } from "../src/queue/queues.js";
+import type { RedisClient } from "../src/queue/redis.js";
 import { cappedBackoff } from "../src/queue/retry.js";
+import { shardPrefix } from "../src/queue/shards.js";
 
 export function workerOptions(
-  config: Pick<Config, "redisUrl" | "queuePrefix" | "workerLockMs" | "stalledCheckMs" | "maxStalledCount">,
+  config: Omit<QueuesConfig, "depositWaitMs"> & Pick<Config, "workerLockMs" | "stalledCheckMs" | "maxStalledCount">,
   concurrency: number,
-  connection: Redis = redisConnection(config, true),
+  connection: RedisClient = redisConnection(config, true),
+  shard = 0,
 ): WorkerOptions {
   return {
     connection: connection as ConnectionOptions,
-    prefix: config.queuePrefix,
+    prefix: shardPrefix(config, shard),
     concurrency,
     lockDuration: config.workerLockMs,
     stalledInterval: config.stalledCheckMs,

@@ -10,6 +10,7 @@
  */
 import { Worker } from "bullmq";
 import { dueExpiries } from "../src/engine/expiry.js";
+import { overdueDeliveries } from "../src/outbox/deliveries.js";
 import { QUEUE, redisConnection } from "../src/queue/queues.js";
 import type { Runtime } from "../src/runtime.js";
 import { sweeperMetrics } from "../src/web/metrics.js";
@@ -40,7 +41,7 @@ const MAIL_GRACE_MS = 30_000;
  * a no-op (the queue de-duplicates the job; a finished command is answered from
  * `applied_commands`).
  */
-export async function sweepOnce(rt: Runtime, now = new Date(), drainMs = rt.config.sweepIntervalMs): Promise<{ expiries: number; mail: number }> {
+export async function sweepOnce(rt: Runtime, now = new Date(), drainMs = rt.config.sweepIntervalMs): Promise<{ expiries: number; mail: number; deliveries?: number }> {
   const until = Date.now() + drainMs;
   let expiries = 0;
   for (;;) {
@@ -55,13 +56,17 @@ export async function sweepOnce(rt: Runtime, now = new Date(), drainMs = rt.conf
     take: SWEEP_BATCH,
   });
   await rt.queues.enqueueMail(stale.map((m) => m.id));
-  return { expiries, mail: stale.length };
+  // deliveries whose due attempt no worker took (issue 18); the job id names the attempt, so a
+  // job still waiting makes this a no-op
+  const overdue = await overdueDeliveries(rt.db, now, MAIL_GRACE_MS, SWEEP_BATCH);
+  await rt.queues.enqueueDeliveries(overdue.map((d) => ({ deliveryId: d.id, attempt: d.attempts })));
+  return { expiries, mail: stale.length, ...(overdue.length > 0 ? { deliveries: overdue.length } : {}) };
 }
 
-/** Resolves true once fewer than `depth` commands wait in the queue, false if `until` (epoch ms) comes first. */
+/** Resolves true once fewer than `depth` commands wait in the queue (all shards together), false if `until` (epoch ms) comes first. */
 async function queueBelow(rt: Runtime, depth: number, until: number): Promise<boolean> {
   for (;;) {
-    if ((await rt.queues.commands.getWaitingCount()) < depth) return true;
+    if ((await rt.queues.waitingCount()) < depth) return true;
     if (Date.now() + REFILL_POLL_MS > until) return false;
     await new Promise((r) => setTimeout(r, REFILL_POLL_MS));
   }

@@ -14,6 +14,7 @@ import { join } from "node:path";
 import { Redis } from "ioredis";
 import pg from "pg";
 import { dropDatabase } from "../../test/helpers/db.js";
+import { startPgBouncer, type PgBouncer } from "../../test/helpers/pgbouncer.js";
 import { ADMIN_TOKEN, freePort, printedLinks, request, ROOT, startCluster, type Cluster } from "../../test/helpers/server.js";
 import { CpuMeter, machineCpu, memoryKb } from "./proc.js";
 
@@ -86,6 +87,8 @@ export interface Window {
 
 export interface BenchCluster {
   cluster: Cluster;
+  /** The PgBouncer web and worker reach PostgreSQL through (with `pgbouncer: true`), else null. */
+  bouncer: PgBouncer | null;
   redis: RedisServer;
   pool: pg.Pool;
   /** Deploys a .flow file through the API. */
@@ -115,11 +118,17 @@ export function benchToken(seed: string, i: number): string {
 
 const COUNT_PRELOAD = join(ROOT, "bench/lib/count-preload.mjs");
 
-export async function startBenchCluster(label: string, opts: { env?: NodeJS.ProcessEnv; roles?: ("web" | "worker" | "serve" | "sweeper")[] } = {}): Promise<BenchCluster> {
+/**
+ * Starts the bench cluster. `pgbouncer: true` puts a PgBouncer in transaction mode (20 server
+ * connections) between the slotflow processes and PostgreSQL (issue 17); its CPU is metered as
+ * `pgbouncer`. The bench's own seeding and metering connect directly.
+ */
+export async function startBenchCluster(label: string, opts: { env?: NodeJS.ProcessEnv; roles?: ("web" | "worker" | "serve" | "sweeper")[]; pgbouncer?: boolean } = {}): Promise<BenchCluster> {
   const redis = await startRedis();
   const countDir = mkdtempSync(join(tmpdir(), "slotflow-bench-counts-"));
+  const roles = opts.roles ?? ["web", "worker"];
   const cluster = await startCluster(label, {
-    roles: opts.roles ?? ["web", "worker"],
+    roles: opts.pgbouncer ? [] : roles,
     env: {
       REDIS_URL: redis.url,
       SLOTFLOW_RATE_LIMIT_PER_MINUTE: "100000000",
@@ -130,6 +139,12 @@ export async function startBenchCluster(label: string, opts: { env?: NodeJS.Proc
       ...opts.env,
     },
   });
+  let bouncer: PgBouncer | null = null;
+  if (opts.pgbouncer) {
+    bouncer = await startPgBouncer({ targetPort: Number(new URL(cluster.databaseUrl).port || 5432), mode: "transaction", poolSize: 20 });
+    const via = bouncer.url(new URL(cluster.databaseUrl).pathname.slice(1));
+    for (const role of roles) await cluster.spawn(role, { env: { DATABASE_URL: via } });
+  }
   const pool = new pg.Pool({ connectionString: cluster.databaseUrl, max: 2 });
   const admin = new pg.Pool({ connectionString: new URL("/postgres", cluster.databaseUrl).toString(), max: 1 });
   const dbName = new URL(cluster.databaseUrl).pathname.slice(1);
@@ -152,6 +167,7 @@ export async function startBenchCluster(label: string, opts: { env?: NodeJS.Proc
     // the cost of a deposit, shown apart from the backends that run its statements.
     autovacuum: vacuumPids,
     redis: [redis.child.pid!],
+    ...(bouncer ? { pgbouncer: [bouncer.pid()] } : {}),
   });
   const readCounts = (): Counts => {
     const out: Counts = { sql: 0, redis: 0, sqlByVerb: {}, redisByName: {} };
@@ -176,6 +192,7 @@ export async function startBenchCluster(label: string, opts: { env?: NodeJS.Proc
 
   const bench: BenchCluster = {
     cluster,
+    bouncer,
     redis,
     pool,
     async deploy(path) {
@@ -282,6 +299,7 @@ export async function startBenchCluster(label: string, opts: { env?: NodeJS.Proc
       }
       await pool.end();
       await admin.end();
+      await bouncer?.destroy();
       await dropDatabase(cluster.databaseUrl);
       await redis.stop();
       rmSync(countDir, { recursive: true, force: true });

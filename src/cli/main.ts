@@ -2,6 +2,8 @@
  * `slotflow` — the command line (commander). See `slotflow --help` and README.md.
  *
  *   check FILE…            compile and print diagnostics; exit 1 on errors
+ *   fmt [--check] FILE…    rewrite in the canonical layout (authoring/format.ts)
+ *   lsp --stdio            the language server (authoring/lsp)
  *   migrate                apply prisma/migrations to DATABASE_URL (offline)
  *   reseal                 re-seal stored values under the newest key of SLOTFLOW_SEAL_KEY
  *   serve [--deploy DIR] [--migrate]   web, workers and sweeper in one process
@@ -11,6 +13,7 @@
  *   revoke RUN ALIAS       end the slot's live callback link
  *   runs [--workflow W] [--status S] [--state S] [--waiting ALIAS]   list runs, newest first (a table)
  *   cancel RUN --reason TEXT   end a running run (issue 23)
+ *   endpoint set NAME --kind K --url URL | list | rotate NAME | rm NAME   delivery endpoints (issue 18)
  *   token --sub SUB [--role R…] [--email E]   print a development principal JWT
  *   --version, --help
  *
@@ -65,6 +68,27 @@ program
   });
 
 program
+  .command("fmt")
+  .argument("<files...>", ".flow files")
+  .option("--check", "change nothing; list the files that are not formatted and exit 1 if any")
+  .description("rewrite files in the one canonical layout (never a file that does not parse)")
+  .action(async (files: string[], opts: { check?: boolean }) => {
+    const { fmtFiles } = await import("../authoring/fmt-files.js");
+    const write = (stream: NodeJS.WriteStream) => (line: string) => stream.write(`${line}\n`);
+    process.exitCode = fmtFiles(files, { check: opts.check === true }, write(process.stdout), write(process.stderr));
+  });
+
+program
+  .command("lsp")
+  .option("--stdio", "talk the Language Server Protocol over stdin/stdout (the only transport)")
+  .description("a Language Server Protocol server for .flow files (logs to stderr)")
+  .action(async (opts: { stdio?: boolean }) => {
+    if (opts.stdio !== true) throw new StartupError("slotflow lsp talks over stdin/stdout only: run `slotflow lsp --stdio` (editors start it so)");
+    const { startStdioServer } = await import("../authoring/lsp/stdio.js");
+    startStdioServer();
+  });
+
+program
   .command("migrate")
   .description("apply the committed migrations to DATABASE_URL (works offline; needs no secret)")
   .action(async () => {
@@ -99,11 +123,12 @@ program
 
 type Roles = import("./startup.js").Roles;
 /** Checks what the roles need (startup.ts), then loads and starts them (server.ts). */
-async function runRoles(roles: Roles, extra: { deployDir?: string; migrate?: boolean } = {}) {
-  const { preflight } = await import("./startup.js");
+async function runRoles(roles: Roles, extra: { deployDir?: string; migrate?: boolean; shards?: string } = {}) {
+  const { preflight, shardsOption } = await import("./startup.js");
   const config = await preflight(roles, { migrate: extra.migrate });
+  const shards = extra.shards === undefined ? undefined : shardsOption(extra.shards, config.queueShards);
   const { serve } = await import("./server.js");
-  return serve({ ...roles, deployDir: extra.deployDir }, config);
+  return serve({ ...roles, deployDir: extra.deployDir, shards }, config);
 }
 
 program
@@ -117,7 +142,11 @@ program
     process.stdout.write(nextSteps(rt));
   });
 program.command("web").description("serve HTTP only").action(async () => void (await runRoles({ web: true, worker: false, sweeper: false })));
-program.command("worker").description("apply commands to runs and deliver mail").action(async () => void (await runRoles({ web: false, worker: true, sweeper: false })));
+program
+  .command("worker")
+  .description("apply commands to runs and deliver mail")
+  .option("--shards <list>", "the queue shards to consume, e.g. 0,2 or 0-3 (default: every shard of SLOTFLOW_QUEUE_SHARDS)")
+  .action(async (opts: { shards?: string }) => void (await runRoles({ web: false, worker: true, sweeper: false }, { shards: opts.shards })));
 program.command("sweeper").description("expire slots past their deadlines").action(async () => void (await runRoles({ web: false, worker: false, sweeper: true })));
 
 const remote = (cmd: Command) => cmd.option("--url <url>", "the server (default: BASE_URL or http://localhost:PORT)");
@@ -232,6 +261,36 @@ remote(
 ).action(async (run: string, opts: { reason: string; url?: string }) => {
   const { url, token } = adminClient(opts);
   print(await api(url, "POST", `/api/runs/${encodeURIComponent(run)}/cancel`, { token, json: { reason: opts.reason } }));
+});
+
+// --- delivery endpoints (issue 18; src/web/endpoints.ts) ---------------------------------------
+const endpoint = program.command("endpoint").description("named destinations of send webhook / send message (webhook, slack, teams)");
+// not `remote(…)`: --url is the endpoint's URL here, the server is --server
+endpoint
+    .command("set")
+    .argument("<name>", "the endpoint's name, as .flow sources write it")
+    .requiredOption("--kind <kind>", "webhook, slack or teams")
+    .requiredOption("--url <endpointUrl>", "where deliveries go (https://…)")
+    .option("--server <url>", "the server (default: BASE_URL or http://localhost:PORT)")
+    .description("create or update an endpoint; a new webhook endpoint's signing secret is printed once")
+.action(async (name: string, opts: { kind: string; url: string; server?: string }) => {
+  const { url, token } = adminClient({ url: opts.server });
+  print(await api(url, "PUT", `/api/endpoints/${encodeURIComponent(name)}`, { token, json: { kind: opts.kind, url: opts.url } }));
+});
+remote(endpoint.command("list").description("list endpoints (name, kind, host; never a URL or secret)")).action(async (opts: { url?: string }) => {
+  const { url, token } = adminClient(opts);
+  print(await api(url, "GET", "/api/endpoints", { token }));
+});
+remote(endpoint.command("rotate").argument("<name>").description("a new signing secret, printed once; the old one keeps signing for 24 h")).action(
+  async (name: string, opts: { url?: string }) => {
+    const { url, token } = adminClient(opts);
+    print(await api(url, "POST", `/api/endpoints/${encodeURIComponent(name)}/rotate`, { token }));
+  },
+);
+remote(endpoint.command("rm").argument("<name>").description("delete an endpoint")).action(async (name: string, opts: { url?: string }) => {
+  const { url, token } = adminClient(opts);
+  const answer = await api(url, "DELETE", `/api/endpoints/${encodeURIComponent(name)}`, { token });
+  print(answer.status === 204 ? { status: 204, body: `removed ${name}` } : answer);
 });
 
 program

@@ -15,11 +15,13 @@ import { RefusalError } from "../engine/refusals.js";
 import type { Config } from "../config.js";
 import { installFaultHandlers } from "../process-faults.js";
 import { checkRedisPersistence } from "../queue/persistence.js";
+import { allShards } from "../queue/shards.js";
 import { createRuntime, warnDevDefaults, type Runtime } from "../runtime.js";
 import { createWebApp, type WebApp } from "../web/app.js";
 import { bindClusterMetrics, registry } from "../web/metrics.js";
 import { startCommandWorker } from "../../workers/commands.js";
 import { startMailWorker } from "../../workers/mail.js";
+import { startDeliveryWorker } from "../../workers/deliveries.js";
 import { startSweeper } from "../../workers/sweeper.js";
 import { StartupError } from "./failure.js";
 import type { Roles } from "./startup.js";
@@ -96,7 +98,11 @@ function workerCloser(rt: Runtime, name: string, worker: Worker): Closer {
   };
 }
 
-/** `GET /metrics` on its own port, for a process without the web role (SLOTFLOW_METRICS_PORT). */
+/**
+ * `GET /metrics` on its own port (SLOTFLOW_METRICS_PORT), for every process when set — web
+ * processes too (issue 16 item 5: in production the public port answers /metrics only with the
+ * admin token, so this private port is where Prometheus scrapes).
+ */
 async function serveMetrics(rt: Runtime, port: number): Promise<Closer> {
   bindClusterMetrics(rt.db, rt.queues);
   const server = createServer((req, res) => {
@@ -132,6 +138,8 @@ export async function deployDirectory(rt: Runtime, dir: string): Promise<void> {
 
 export interface ServeOptions extends Roles {
   deployDir?: string;
+  /** The queue shards a worker consumes (`slotflow worker --shards`; default every shard, issue 17). */
+  shards?: number[];
 }
 
 /** Starts the roles with a configuration `preflight()` checked; rejects with StartupError when the port was taken meanwhile. */
@@ -144,12 +152,21 @@ export async function serve(opts: ServeOptions, config: Config): Promise<Runtime
   let web: WebApp | null = null;
   if (opts.deployDir) await deployDirectory(rt, opts.deployDir);
   if (opts.worker) {
-    closers.push(workerCloser(rt, "commands", startCommandWorker(rt)), workerCloser(rt, "mail", startMailWorker(rt)));
+    // One command and one mail worker per shard consumed; the process's SLOTFLOW_WORKER_CONCURRENCY
+    // is shared among its command shards (at least 1 each).
+    const shards = opts.shards ?? allShards(rt.config);
+    const concurrency = Math.max(1, Math.ceil(rt.config.workerConcurrency / shards.length));
+    for (const shard of shards) {
+      const suffix = shards.length > 1 || shard > 0 ? `[${shard}]` : "";
+      closers.push(workerCloser(rt, `commands${suffix}`, startCommandWorker(rt, shard, concurrency)), workerCloser(rt, `mail${suffix}`, startMailWorker(rt, shard)));
+    }
+    // deliveries through endpoints (issue 18): one worker per process, on shard 0's prefix
+    closers.push(workerCloser(rt, "deliveries", startDeliveryWorker(rt)));
   }
   if (opts.sweeper) {
     closers.push(workerCloser(rt, "sweep", await startSweeper(rt)));
   }
-  if (!opts.web && rt.config.metricsPort !== null) closers.push(await serveMetrics(rt, rt.config.metricsPort));
+  if (rt.config.metricsPort !== null) closers.push(await serveMetrics(rt, rt.config.metricsPort));
   if (opts.web) {
     web = createWebApp(rt);
     const server = await web.listen(rt.config.port).catch((err: NodeJS.ErrnoException) =>

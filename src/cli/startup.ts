@@ -15,7 +15,9 @@
  *   1. configuration, with the secrets the roles need (web: all three; worker, sweeper: the seal key)
  *   2. the web port is free (a worker's or sweeper's SLOTFLOW_METRICS_PORT, when set)
  *   3. PostgreSQL answers, the database exists and is migrated (`--migrate`: applies migrations first)
- *   4. Redis answers
+ *   4. Redis answers, in the configured topology, and can run BullMQ's multi-key scripts on each
+ *      queue shard's keys (issue 17 item 5: a Cluster given as one node answers CROSSSLOT/MOVED, a
+ *      Sentinel that names no master, a replica that is READONLY — each one line, exit 1)
  * It loads no engine, web or queue module, so a failure is reported within a few seconds.
  *
  * Passwords in URLs are printed as `***` (failure.ts prints the line). Each check gives up within
@@ -23,8 +25,9 @@
  */
 import { createServer } from "node:net";
 import pg from "pg";
-import { Redis } from "ioredis";
 import { loadConfig, type Config, type SecretName } from "../config.js";
+import { probeLayout, redisClient, redisVariable, redisWhere, type RedisConfig } from "../queue/redis.js";
+import { allShards, parseShardList, shardPrefix, type ShardConfig } from "../queue/shards.js";
 import { listMigrations, migrate } from "../migrate.js";
 import { redactUrl, StartupError } from "./failure.js";
 
@@ -78,11 +81,22 @@ export function postgresFailure(err: unknown, databaseUrl: string, connecting = 
   return err;
 }
 
-/** Redis's error from connecting or PING as a StartupError (an answer is quoted; anything else is unreachable). */
-export function redisFailure(err: unknown, redisUrl: string): StartupError {
-  const where = redactUrl(redisUrl);
-  if ((err as Error)?.name === "ReplyError") return new StartupError(`Redis at ${where} answered: ${(err as Error).message} (REDIS_URL)`);
-  return new StartupError(`cannot reach Redis at ${where} (REDIS_URL)`);
+/**
+ * Redis's error from connecting, PING or the layout probe as a StartupError (an answer is quoted;
+ * anything else is unreachable). `config` may be a bare REDIS_URL.
+ */
+export function redisFailure(err: unknown, config: string | RedisConfig): StartupError {
+  const c: RedisConfig = typeof config === "string" ? { redisUrl: config } : config;
+  const variable = redisVariable(c);
+  const message = (err as Error)?.message ?? String(err);
+  if ((err as Error)?.name === "ReplyError") {
+    const hint = /^(CROSSSLOT|MOVED|ASK|CLUSTERDOWN)/.test(message) && !c.redisClusterNodes ? ": this is a Redis Cluster; set REDIS_CLUSTER_NODES" : "";
+    if (variable === "REDIS_URL") return new StartupError(`Redis at ${redactUrl(c.redisUrl)} answered: ${message}${hint} (REDIS_URL)`);
+    return new StartupError(`${redisWhere(c)} answered: ${message}${hint} (${variable})`);
+  }
+  if (variable === "REDIS_URL") return new StartupError(`cannot reach Redis at ${redactUrl(c.redisUrl)} (REDIS_URL)`);
+  const why = /sentinel|master/i.test(message) ? `: ${message}` : "";
+  return new StartupError(`cannot reach ${redisWhere(c)}${why} (${variable})`);
 }
 
 /** Resolves when `port` can be listened on; rejects with a StartupError naming `variable` when it is taken. */
@@ -133,17 +147,42 @@ export async function checkPostgres(databaseUrl: string, opts: { pendingAllowed?
   }
 }
 
-/** Checks that Redis answers PING at `redisUrl`, without retrying. */
-export async function checkRedis(redisUrl: string): Promise<void> {
-  const redis = new Redis(redisUrl, { lazyConnect: true, connectTimeout: CONNECT_TIMEOUT_MS, maxRetriesPerRequest: 0, retryStrategy: () => null, enableOfflineQueue: false });
+/**
+ * Checks that Redis answers PING in the configured topology (REDIS_URL, REDIS_CLUSTER_NODES or
+ * REDIS_SENTINELS) and that each queue shard's key layout can run a multi-key script there
+ * (`probeLayout`), without retrying; within about CONNECT_TIMEOUT_MS.
+ */
+export async function checkRedis(config: string | (RedisConfig & ShardConfig)): Promise<void> {
+  const c = typeof config === "string" ? { redisUrl: config, queuePrefix: "slotflow" } : config;
+  const redis = redisClient(c, { probe: true, connectTimeoutMs: CONNECT_TIMEOUT_MS });
   redis.on("error", () => undefined);
+  let timer: NodeJS.Timeout | undefined;
+  const late = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new Error("no answer")), CONNECT_TIMEOUT_MS * 2);
+  });
   try {
-    await redis.connect();
-    await redis.ping();
+    await Promise.race([
+      (async () => {
+        await redis.connect();
+        await redis.ping();
+        if (typeof config !== "string") for (const shard of allShards(c)) await probeLayout(redis, shardPrefix(c, shard));
+      })(),
+      late,
+    ]);
   } catch (err) {
-    throw redisFailure(err, redisUrl);
+    throw redisFailure(err, config);
   } finally {
+    clearTimeout(timer);
     redis.disconnect();
+  }
+}
+
+/** `slotflow worker --shards LIST` checked against SLOTFLOW_QUEUE_SHARDS; a bad list is a StartupError. */
+export function shardsOption(raw: string, count: number): number[] {
+  try {
+    return parseShardList(raw, count);
+  } catch (err) {
+    throw new StartupError((err as Error).message);
   }
 }
 
@@ -163,9 +202,9 @@ function secretsFor(roles: Roles): SecretName[] {
 export async function preflight(roles: Roles, opts: { migrate?: boolean } = {}): Promise<Config> {
   const config = loadConfig(process.env, { secrets: secretsFor(roles) });
   if (roles.web) await checkPortFree(config.port);
-  else if (config.metricsPort !== null) await checkPortFree(config.metricsPort, "SLOTFLOW_METRICS_PORT");
+  if (config.metricsPort !== null) await checkPortFree(config.metricsPort, "SLOTFLOW_METRICS_PORT"); // every role (issue 16 item 5)
   if (opts.migrate) await migrate(config.databaseUrl).catch((err: unknown) => Promise.reject(postgresFailure(err, config.databaseUrl)));
   await checkPostgres(config.databaseUrl);
-  await checkRedis(config.redisUrl);
+  await checkRedis(config);
   return config;
 }

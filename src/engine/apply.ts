@@ -52,6 +52,8 @@ export interface Applied {
   outcome: Outcome;
   /** Outbox ids queued by the step, to hand to the mailer once committed. */
   queuedMail: string[];
+  /** Delivery ids queued by the step (`send webhook` / `send message`, issue 18), to enqueue once committed. */
+  queuedDeliveries?: string[];
 }
 
 const TX_OPTIONS = { maxWait: 10_000, timeout: 30_000 };
@@ -104,7 +106,7 @@ export async function applyCommand(deps: EngineDeps, cmd: Command): Promise<Appl
     }
     if (result.outcome.ok && result.step) {
       await result.step.flush({ id: cmd.commandId, kind: cmd.kind, outcome: result.outcome });
-      return { outcome: result.outcome, queuedMail: result.step.queuedMail };
+      return { outcome: result.outcome, queuedMail: result.step.queuedMail, queuedDeliveries: result.step.queuedDeliveries };
     }
     return { outcome: result.outcome, queuedMail: [] };
   }, TX_OPTIONS);

@@ -13,6 +13,9 @@
  * - `int` is an integer within ±(2^53−1); `decimal` any finite number; `datetime` an RFC 3339
  *   string with an offset; `duration` an ISO 8601 string; lists are checked element by element.
  *
+ * - no value nests deeper than MAX_JSON_DEPTH (512; depth.ts), checked without recursion first
+ *   (issue 16; over HTTP the tighter SLOTFLOW_MAX_INPUT_DEPTH already applied before parsing).
+ *
  * `checkBody` never throws on any input: it returns the converted runtime arguments, or the list of
  * problems plus the `expects` map (name → JSON type) for the 422 `invalid-body` answer.
  */
@@ -20,6 +23,7 @@ import * as yup from "yup";
 import type { CompiledParam, TypeSpec } from "../lang/compiled.js";
 import { UNSTORABLE_PROBLEM, unstorablePaths } from "./storable.js";
 import { fromJson, jsonTypeName, parseIsoDuration, parseRfc3339, type Value } from "./values.js";
+import { MAX_JSON_DEPTH, valueDepthExceeds } from "./depth.js";
 
 export interface BodyProblem {
   /** The parameter (or nested path, `tags[2]`) the problem is about; "" for the body itself. */
@@ -123,6 +127,9 @@ export function checkBody(body: unknown, params: readonly CompiledParam[]): Body
   if (typeof body !== "object" || body === null || Array.isArray(body)) {
     return refuse([{ name: "", problem: "the body must be a JSON object" }]);
   }
+  // Bodies over HTTP were measured before parsing (request-body.ts); values handed in directly
+  // (the testing kit) are measured here, without recursion, before any walk (issue 16).
+  if (valueDepthExceeds(body, MAX_JSON_DEPTH)) return refuse([{ name: "", problem: `nests deeper than ${MAX_JSON_DEPTH} levels` }]);
   const declared = new Set(params.map((p) => p.name));
   const problems: BodyProblem[] = [];
   for (const key of Object.keys(body)) {

@@ -22,6 +22,8 @@ import { DEFAULT_LIMITS } from "../config.js";
 import { compile, type CompileResult } from "../lang/compile.js";
 import type { CompiledParam, CompiledWorkflow } from "../lang/compiled.js";
 import type { Diagnostic } from "../lang/diagnostics.js";
+import { Codes } from "../lang/codes.js";
+import { endpointRefs } from "../lang/send-delivery.js";
 import { RefusalCode, refuse, RefusalError } from "./refusals.js";
 import { loadVersion } from "./workflows.js";
 
@@ -83,6 +85,26 @@ export interface DeployOptions {
 }
 
 /**
+ * FLOW330 warnings for `send webhook` / `send message` naming an endpoint that does not exist (yet)
+ * (issue 18 item 2): the deploy goes ahead; at run time such a delivery is recorded as failed
+ * with that reason unless the endpoint has been set meanwhile.
+ */
+async function unknownEndpointWarnings(db: Db, workflow: CompiledWorkflow): Promise<Diagnostic[]> {
+  const refs = endpointRefs(workflow);
+  if (refs.length === 0) return [];
+  const names = [...new Set(refs.map((r) => r.name))];
+  const found = new Set((await db.endpoint.findMany({ where: { name: { in: names } }, select: { name: true } })).map((e) => e.name));
+  return refs
+    .filter((r) => !found.has(r.name))
+    .map((r) => ({
+      code: Codes.UnknownEndpoint,
+      severity: "warning" as const,
+      message: `no endpoint is named "${r.name}": set it with 'slotflow endpoint set ${r.name} --kind … --url …' (until then its deliveries fail)`,
+      range: r.range,
+    }));
+}
+
+/**
  * Compiles and deploys `source`. Throws RefusalError (payload-too-large, invalid-workflow,
  * version-conflict).
  */
@@ -106,6 +128,7 @@ export async function deploy(db: Db, source: string, file = "<source>", options:
       }),
     );
   }
+  warnings.push(...(await unknownEndpointWarnings(db, workflow)));
   const sha = createHash("sha256").update(source).digest("hex");
   return db.$transaction(
     async (tx) => {

@@ -13,17 +13,29 @@ import { redactTokens } from "./seal.js";
 
 export const COMMAND_FAILED = "command-failed";
 
-/** Records the incident; returns false when there is no run to record it on. */
+/**
+ * Prefix of the failure message (the job's `failedReason`) of a command that failed on a
+ * configuration fault: a stored value no key of SLOTFLOW_SEAL_KEY opens (issue 16 item 4). The web
+ * process turns such a failure into 500 `configuration-fault` (src/queue/queues.ts), not 503.
+ */
+export const CONFIGURATION_FAULT = "configuration fault: ";
+
+/** The message a failed command is recorded and reported with: `CONFIGURATION_FAULT` first for an UnsealError. */
+export function failureMessage(err: unknown, message: string): string {
+  return (err as { name?: unknown })?.name === "UnsealError" ? `${CONFIGURATION_FAULT}${message}` : message;
+}
+
+/**
+ * Records the incident; returns false when there is no run to record it on. An identical incident
+ * (same run, command, code and message) already recorded is not recorded again, so a responder
+ * retrying against a permanent fault does not pile up copies (issue 16 item 4).
+ */
 export async function recordCommandFailure(db: Db, cmd: Pick<Command, "kind" | "runId">, message: string): Promise<boolean> {
   const run = await db.run.findUnique({ where: { id: cmd.runId }, select: { id: true } });
   if (!run) return false;
-  await db.incident.create({
-    data: {
-      runId: run.id,
-      command: cmd.kind,
-      code: COMMAND_FAILED,
-      message: redactTokens(`The ${cmd.kind} command failed and will not be retried; nothing of it was applied. ${message}`).slice(0, 2000),
-    },
-  });
+  const text = redactTokens(`The ${cmd.kind} command failed and will not be retried; nothing of it was applied. ${message}`).slice(0, 2000);
+  const same = await db.incident.findFirst({ where: { runId: run.id, command: cmd.kind, code: COMMAND_FAILED, message: text }, select: { id: true } });
+  if (same) return true;
+  await db.incident.create({ data: { runId: run.id, command: cmd.kind, code: COMMAND_FAILED, message: text } });
   return true;
 }

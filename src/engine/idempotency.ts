@@ -21,6 +21,7 @@
  */
 import { createHash } from "node:crypto";
 import { RefusalCode, refuse, type Refusal } from "./refusals.js";
+import { nextDepth } from "./depth.js";
 
 /** The two hashes a deposit carries when its request had an `Idempotency-Key`. */
 export interface IdempotencyFingerprint {
@@ -69,9 +70,10 @@ function sha256(text: string): string {
  * JSON with object keys sorted at every depth, so the same value always gives the same text.
  * Written without building objects, so keys such as `__proto__` stay ordinary keys.
  */
-export function canonicalJson(value: unknown): string {
+export function canonicalJson(value: unknown, depth = 0): string {
   if (value === null || typeof value !== "object") return JSON.stringify(value) ?? "null";
-  if (Array.isArray(value)) return `[${value.map(canonicalJson).join(",")}]`;
+  const below = nextDepth(depth); // bounded (issue 16): TooDeepError past MAX_WALK_DEPTH
+  if (Array.isArray(value)) return `[${value.map((v) => canonicalJson(v, below)).join(",")}]`;
   const keys = Object.keys(value).sort();
-  return `{${keys.map((k) => `${JSON.stringify(k)}:${canonicalJson((value as Record<string, unknown>)[k])}`).join(",")}}`;
+  return `{${keys.map((k) => `${JSON.stringify(k)}:${canonicalJson((value as Record<string, unknown>)[k], below)}`).join(",")}}`;
 }

@@ -17,6 +17,7 @@ import type { Expr, Range, Statement } from "../lang/ast.js";
 import type { CompiledWorkflow } from "../lang/compiled.js";
 import { isEmailAddress } from "./email-address.js";
 import { Duration, formatIsoDuration, type Value } from "./values.js";
+import { nextDepth } from "./depth.js";
 
 /**
  * The world the interpreter runs in, handed to it by the step (style.md 12: an evaluator receives
@@ -37,9 +38,19 @@ export interface World {
   /** `drop slot x`. */
   dropSlot(alias: string): void;
   queueMail(to: string, subject: string, body: string): string;
+  /** `send webhook` / `send message` (issue 18): queues a delivery in the step's outbox; returns its id. */
+  queueDelivery(delivery: QueuedDelivery): string;
   addHistory(kind: string, data?: Record<string, unknown>): void;
   markEntityDirty(name: string): void;
 }
+
+/**
+ * A delivery as the interpreter hands it to the step: the endpoint's name and what is sent —
+ * `{type, data}` for a webhook, `{text, link?, label?}` for a message (JSON values).
+ */
+export type QueuedDelivery =
+  | { statement: "webhook"; endpoint: string; payload: { type: string; data: Record<string, unknown> } }
+  | { statement: "message"; endpoint: string; payload: { text: string; link?: string; label?: string } };
 
 export class RuntimeFault extends Error {
   override name = "RuntimeFault";
@@ -229,11 +240,11 @@ function quoteForMessage(text: string): string {
   return JSON.stringify(text.length > 80 ? `${text.slice(0, 77)}…` : text);
 }
 
-export function display(v: Value): string {
+export function display(v: Value, depth = 0): string {
   if (v === null) return "";
   if (v instanceof Date) return v.toISOString();
   if (v instanceof Duration) return formatIsoDuration(v.ms);
-  if (Array.isArray(v)) return `[${v.map(display).join(", ")}]`;
+  if (Array.isArray(v)) return `[${v.map((e) => display(e, nextDepth(depth))).join(", ")}]`;
   return String(v);
 }
 
@@ -306,10 +317,10 @@ function ordinal(v: Value): number | string {
 }
 
 /** Structural equality of two values (dates by instant, durations by length, lists by element). */
-export function equals(a: Value, b: Value): boolean {
+export function equals(a: Value, b: Value, depth = 0): boolean {
   if (a instanceof Date && b instanceof Date) return a.getTime() === b.getTime();
   if (a instanceof Duration && b instanceof Duration) return a.ms === b.ms;
-  if (Array.isArray(a) && Array.isArray(b)) return a.length === b.length && a.every((x, i) => equals(x, b[i]));
+  if (Array.isArray(a) && Array.isArray(b)) return a.length === b.length && a.every((x, i) => equals(x, b[i], nextDepth(depth)));
   return a === b;
 }
 
@@ -355,6 +366,27 @@ function executeOne(step: World, scope: Scope, st: Statement): void {
       step.addHistory("email-queued", { outboxId: id, to: display(to) });
       return;
     }
+    case "sendWebhook": {
+      const type = evaluate(step, scope, st.type);
+      if (type === null) throw new RuntimeFault("send webhook with a null type", st.range);
+      const data: Record<string, unknown> = {};
+      for (const f of st.data) data[f.name.name] = jsonOf(step, evaluate(step, scope, f.value), 0);
+      const id = step.queueDelivery({ statement: "webhook", endpoint: st.endpoint.name, payload: { type: display(type), data } });
+      step.addHistory("webhook-queued", { deliveryId: id, endpoint: st.endpoint.name });
+      return;
+    }
+    case "sendMessage": {
+      const text = evaluate(step, scope, st.text);
+      if (text === null) throw new RuntimeFault("send message with a null text", st.range);
+      const payload: { text: string; link?: string; label?: string } = { text: display(text) };
+      const link = st.link ? evaluate(step, scope, st.link) : null;
+      const label = st.label ? evaluate(step, scope, st.label) : null;
+      if (link !== null && display(link) !== "") payload.link = display(link);
+      if (label !== null) payload.label = display(label);
+      const id = step.queueDelivery({ statement: "message", endpoint: st.endpoint.name, payload });
+      step.addHistory("message-queued", { deliveryId: id, endpoint: st.endpoint.name });
+      return;
+    }
     case "dropSlot":
       step.dropSlot(st.alias.name);
       return;
@@ -366,6 +398,26 @@ function executeOne(step: World, scope: Scope, st: Statement): void {
       evaluate(step, scope, st.expr);
       return;
   }
+}
+
+/** Nesting bound of `jsonOf` (values are bounded by their types; this bounds the walk anyway). */
+const MAX_JSON_DEPTH = 64;
+
+/** The JSON form of a value for a webhook's data (issue 18): tracked rows by their fields, dates ISO 8601. */
+function jsonOf(step: World, v: Value, depth: number): unknown {
+  if (depth > MAX_JSON_DEPTH) throw new RuntimeFault("a value nested too deeply for a webhook");
+  if (v === null || typeof v !== "object") return v;
+  if (v instanceof Date || v instanceof Duration) return display(v);
+  if (Array.isArray(v)) return v.map((e) => jsonOf(step, e, depth + 1));
+  if (isSpecial(v, "entityRef")) return jsonOf(step, step.entities.get((v as EntityRef).name)?.data ?? null, depth + 1);
+  if (isSpecial(v, "principal")) {
+    const p = v as Principal;
+    return { id: p.id, email: p.email, roles: [...p.roles] };
+  }
+  if (isSpecial(v, "slotRef") || isSpecial(v, "matcher")) throw new RuntimeFault("a slot or matcher has no JSON form");
+  const out: Record<string, unknown> = {};
+  for (const [k, e] of Object.entries(v as Record<string, Value>)) out[k] = jsonOf(step, e, depth + 1);
+  return out;
 }
 
 function assign(step: World, scope: Scope, st: Extract<Statement, { kind: "assign" }>): void {

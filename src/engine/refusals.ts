@@ -29,6 +29,8 @@ export const RefusalCode = {
   IdempotencyKeyReused: "idempotency-key-reused",
   // run time
   HandlerFailed: "handler-failed",
+  /** The service cannot apply a command until an operator fixes its configuration (issue 16 item 4). */
+  ConfigurationFault: "configuration-fault",
   // lookups and deploys
   NotFound: "not-found",
   InvalidWorkflow: "invalid-workflow",
@@ -37,6 +39,9 @@ export const RefusalCode = {
   RunFinished: "run-finished",
   // a list's query parameters (GET /api/runs, issue 23)
   InvalidQuery: "invalid-query",
+  // endpoints and deliveries (issue 18)
+  NotAWebhook: "not-a-webhook",
+  LinkNotLive: "link-not-live",
   // service
   RateLimited: "rate-limited",
   Unavailable: "unavailable",

@@ -5,7 +5,8 @@
  * Where sealed values live: `runs.input`, `entity_rows.data`, `slots.element_value`, `slots.args`,
  * `history.data` (JSON columns, sealed strings anywhere inside) and `outbox.to`, `outbox.subject`,
  * `outbox.body` (each the JSON text of a string or of its sealed envelope: `Sealer.sealText`; the
- * body is dropped once delivered).
+ * body is dropped once delivered); `deliveries.payload` and `endpoints.url`, `.secret`,
+ * `.previous_secret` (issue 18: the same text form, always sealed).
  *
  * One run at a time, in one transaction holding the run's row lock (`SELECT … FOR UPDATE`, as
  * every command does: apply.ts), so a step applied meanwhile is neither overwritten nor lost; the
@@ -19,6 +20,7 @@
  */
 import type { Db, Tx } from "../db.js";
 import { isSealed, type Sealer } from "./seal.js";
+import { nextDepth } from "./depth.js";
 
 export interface ResealReport {
   runs: number;
@@ -36,7 +38,7 @@ interface Walk {
 }
 
 /** A deep copy of `value` with every sealed value under an older key sealed again under the newest. */
-function resealValue(value: unknown, sealer: Sealer, counts: Walk): unknown {
+function resealValue(value: unknown, sealer: Sealer, counts: Walk, depth = 0): unknown {
   if (isSealed(value)) {
     const opened = sealer.open(value);
     if (!opened) {
@@ -50,10 +52,10 @@ function resealValue(value: unknown, sealer: Sealer, counts: Walk): unknown {
     counts.resealed++;
     return sealer.seal(opened.text);
   }
-  if (Array.isArray(value)) return value.map((v) => resealValue(v, sealer, counts));
+  if (Array.isArray(value)) return value.map((v) => resealValue(v, sealer, counts, nextDepth(depth)));
   if (value && typeof value === "object") {
     const out: Record<string, unknown> = {};
-    for (const [k, v] of Object.entries(value)) out[k] = resealValue(v, sealer, counts);
+    for (const [k, v] of Object.entries(value)) out[k] = resealValue(v, sealer, counts, nextDepth(depth));
     return out;
   }
   return value;
@@ -107,6 +109,28 @@ async function resealRun(tx: Tx, runId: string, sealer: Sealer, report: ResealRe
     }
     if (Object.keys(data).length > 0) await tx.outboxMessage.update({ where: { id: row.id }, data });
   }
+  // deliveries of send webhook / send message (issue 18; the delivery worker takes them with SKIP LOCKED)
+  const deliveries = await tx.$queryRaw<{ id: string; payload: string | null }[]>`
+    SELECT id, payload FROM deliveries WHERE run_id = ${runId}::uuid AND payload IS NOT NULL FOR UPDATE`;
+  for (const row of deliveries) {
+    const payload = resealedText(row.payload!, sealer, report);
+    if (payload !== undefined) await tx.delivery.update({ where: { id: row.id }, data: { payload } });
+  }
+}
+
+/** Endpoints' sealed URL and secrets (issue 18), each row under its lock. */
+async function resealEndpoints(db: Db, sealer: Sealer, report: ResealReport): Promise<void> {
+  const names = await db.endpoint.findMany({ select: { name: true }, orderBy: { name: "asc" } });
+  for (const { name } of names) {
+    await db.$transaction(async (tx) => {
+      const rows = await tx.$queryRaw<{ url: string; secret: string | null; previous_secret: string | null }[]>`
+        SELECT url, secret, previous_secret FROM endpoints WHERE name = ${name} FOR UPDATE`;
+      if (rows.length === 0) return;
+      const [url, secret, previousSecret] = [rows[0].url, rows[0].secret, rows[0].previous_secret].map((v) => (v === null ? undefined : resealedText(v, sealer, report)));
+      if (url === undefined && secret === undefined && previousSecret === undefined) return;
+      await tx.endpoint.update({ where: { name }, data: { ...(url !== undefined ? { url } : {}), ...(secret !== undefined ? { secret } : {}), ...(previousSecret !== undefined ? { previousSecret } : {}) } });
+    });
+  }
 }
 
 /** A text column in `Sealer.sealText` form, re-sealed; undefined when nothing changed. */
@@ -135,7 +159,10 @@ export async function resealAll(db: Db, sealer: Sealer): Promise<ResealReport> {
     for (const { id } of page) {
       await db.$transaction((tx) => resealRun(tx, id, sealer, report), { maxWait: 10_000, timeout: 60_000 });
     }
-    if (page.length < PAGE) return report;
+    if (page.length < PAGE) {
+      await resealEndpoints(db, sealer, report);
+      return report;
+    }
     after = page[page.length - 1].id;
   }
 }

@@ -19,6 +19,8 @@
  * on a key: only the SHA-256 of their token is stored.
  */
 import { createCipheriv, createDecipheriv, createHash, randomBytes } from "node:crypto";
+import { hashToken } from "./token.js";
+import { nextDepth } from "./depth.js";
 
 export const CALLBACK_PATH_SEGMENT = "/api/workflow/callback/";
 const LINK_IN_TEXT = /\/api\/workflow\/callback\/(?:sfl_[A-Za-z0-9_-]{49}|[A-Za-z0-9_-]{43})/;
@@ -45,6 +47,17 @@ export function isSealed(v: unknown): v is Sealed {
 /** True when `text` holds a callback URL with a token. */
 export function carriesLink(text: string): boolean {
   return LINK_IN_TEXT.test(text);
+}
+
+/**
+ * The SHA-256 (hex, as `links.token_sha256`) of every callback token in `text`, each once (issue
+ * 18: a delivery keeps these beside its sealed payload to know whether its link is still live).
+ */
+export function linkHashesIn(text: string): string[] {
+  const all = new RegExp(LINK_IN_TEXT.source, "g");
+  const hashes = new Set<string>();
+  for (const m of text.matchAll(all)) hashes.add(hashToken(m[0].slice(CALLBACK_PATH_SEGMENT.length)));
+  return [...hashes];
 }
 
 /**
@@ -131,24 +144,24 @@ export class Sealer {
   }
 
   /** Deep copy of a JSON value with every link-carrying string sealed. */
-  sealJson(value: unknown): unknown {
+  sealJson(value: unknown, depth = 0): unknown {
     if (typeof value === "string") return this.sealIfLink(value);
-    if (Array.isArray(value)) return value.map((v) => this.sealJson(v));
+    if (Array.isArray(value)) return value.map((v) => this.sealJson(v, nextDepth(depth)));
     if (value && typeof value === "object") {
       const out: Record<string, unknown> = {};
-      for (const [k, v] of Object.entries(value)) out[storedKey(k)] = this.sealJson(v);
+      for (const [k, v] of Object.entries(value)) out[storedKey(k)] = this.sealJson(v, nextDepth(depth));
       return out;
     }
     return value;
   }
 
   /** Deep copy with sealed strings opened (inside the engine only). */
-  unsealJson(value: unknown): unknown {
+  unsealJson(value: unknown, depth = 0): unknown {
     if (isSealed(value)) return this.unseal(value);
-    if (Array.isArray(value)) return value.map((v) => this.unsealJson(v));
+    if (Array.isArray(value)) return value.map((v) => this.unsealJson(v, nextDepth(depth)));
     if (value && typeof value === "object") {
       const out: Record<string, unknown> = {};
-      for (const [k, v] of Object.entries(value)) out[dataKey(k)] = this.unsealJson(v);
+      for (const [k, v] of Object.entries(value)) out[dataKey(k)] = this.unsealJson(v, nextDepth(depth));
       return out;
     }
     return value;
@@ -169,7 +182,7 @@ export function redactStoredText(stored: string, sealer: Sealer): string {
 }
 
 /** Deep copy for API output: sealed strings opened with every token replaced by `[redacted]`. */
-export function redactForOutput(value: unknown, sealer: Sealer): unknown {
+export function redactForOutput(value: unknown, sealer: Sealer, depth = 0): unknown {
   if (isSealed(value)) {
     try {
       return redactTokens(sealer.unseal(value));
@@ -178,10 +191,10 @@ export function redactForOutput(value: unknown, sealer: Sealer): unknown {
     }
   }
   if (typeof value === "string") return redactTokens(value);
-  if (Array.isArray(value)) return value.map((v) => redactForOutput(v, sealer));
+  if (Array.isArray(value)) return value.map((v) => redactForOutput(v, sealer, nextDepth(depth)));
   if (value && typeof value === "object") {
     const out: Record<string, unknown> = {};
-    for (const [k, v] of Object.entries(value)) out[dataKey(k)] = redactForOutput(v, sealer);
+    for (const [k, v] of Object.entries(value)) out[dataKey(k)] = redactForOutput(v, sealer, nextDepth(depth));
     return out;
   }
   return value;

@@ -14,7 +14,7 @@
 import { randomUUID } from "node:crypto";
 import type { Limits } from "../config.js";
 import type { Tx } from "../db.js";
-import type { World } from "./interpreter.js";
+import type { QueuedDelivery, World } from "./interpreter.js";
 import { mintLink, settleLinks, type LinkRow } from "./link.js";
 import { dropSlot, isAliasDone, liveSlotForAlias } from "./slot.js";
 import { jsonDate, readStepUnlocked, type StepRead } from "./sql/step-read.js";
@@ -22,7 +22,8 @@ import { writeStep, type SlotWriteRow, type StepWrite } from "./sql/step-write.j
 import type { CompiledWorkflow } from "../lang/compiled.js";
 import type { IdempotencyFingerprint } from "./idempotency.js";
 import type { LinkEndReason } from "./refusals.js";
-import type { Sealer } from "./seal.js";
+import { linkHashesIn, type Sealer } from "./seal.js";
+import { writeDeliveries, type DeliveryWriteRow } from "./sql/deliveries-write.js";
 import { fromJson, toJson, type Value } from "./values.js";
 
 /** "cancelled": an operator ended the run (issue 23, commands/cancel.ts). */
@@ -112,6 +113,9 @@ export class Step implements World {
   private readonly history: { kind: string; data: Record<string, unknown> }[] = [];
   /** Outbox ids queued by this step, for the caller to hand to the mailer after commit. */
   readonly queuedMail: string[] = [];
+  private readonly deliveries: Omit<DeliveryWriteRow, "created_at">[] = [];
+  /** Delivery ids queued by this step (issue 18), for the caller to enqueue after commit. */
+  readonly queuedDeliveries: string[] = [];
 
   constructor(
     readonly services: StepServices,
@@ -262,6 +266,26 @@ export class Step implements World {
     return id;
   }
 
+  /**
+   * Queues a `send webhook` / `send message` delivery (issue 18). Its payload is sealed whole
+   * (it may carry a link and any data), the SHA-256 of each token it carries is kept beside it
+   * (so a delivery's link is checked without opening it), and its `webhook-id` is fixed here.
+   */
+  queueDelivery(d: QueuedDelivery): string {
+    const id = randomUUID();
+    const text = JSON.stringify(d.payload);
+    this.deliveries.push({
+      id,
+      run_id: this.run.id,
+      endpoint: d.endpoint,
+      statement: d.statement,
+      webhook_id: `msg_${id.replace(/-/g, "")}`,
+      payload: JSON.stringify(this.services.sealer.seal(text)),
+      link_sha256: linkHashesIn(text),
+    });
+    return id;
+  }
+
   addHistory(kind: string, data: Record<string, unknown> = {}): void {
     this.history.push({ kind, data });
   }
@@ -310,7 +334,11 @@ export class Step implements World {
       applied,
     };
     await writeStep(this.services.tx, write);
+    // after the mail, in creation order (issue 18: same transaction, so only if the step commits)
+    const base = this.now.getTime() + this.mail.length;
+    await writeDeliveries(this.services.tx, this.deliveries.map((d, i) => ({ ...d, created_at: new Date(base + i).toISOString() })));
     this.queuedMail.push(...this.mail.map((m) => m.id));
+    this.queuedDeliveries.push(...this.deliveries.map((d) => d.id));
   }
 
   /** A slot as the write's JSON row; null JSON columns are left out so they stay SQL NULL. */

@@ -8,6 +8,7 @@
  *
  * Positions are offsets in UTF-16 code units (JavaScript string indices).
  */
+import { nextDepth } from "./depth.js";
 
 /** Why `text` cannot be stored, and where; null when it can. */
 export interface Unstorable {
@@ -52,17 +53,22 @@ export function isStorableString(text: string): boolean {
  * Paths of every string in the JSON value `value` (object keys included) that PostgreSQL cannot
  * store, written as `name`, `name.inner`, `tags[2]` below `path`. Empty when all of it can be
  * stored. A key that cannot be stored is named by its path with the key shown JSON-escaped.
+ * `depth` is the nesting of `value`; past MAX_WALK_DEPTH it throws `TooDeepError` (depth.ts).
  */
-export function unstorablePaths(value: unknown, path = ""): string[] {
+export function unstorablePaths(value: unknown, path = "", depth = 0): string[] {
   if (typeof value === "string") return isStorableString(value) ? [] : [path];
-  if (Array.isArray(value)) return value.flatMap((v, i) => unstorablePaths(v, `${path}[${i}]`));
+  if (Array.isArray(value)) {
+    const below = nextDepth(depth);
+    return value.flatMap((v, i) => unstorablePaths(v, `${path}[${i}]`, below));
+  }
   if (value !== null && typeof value === "object") {
+    const below = nextDepth(depth);
     const out: string[] = [];
     for (const [k, v] of Object.entries(value)) {
       const name = isStorableString(k) ? k : JSON.stringify(k);
       const at = path ? `${path}.${name}` : name;
       if (!isStorableString(k)) out.push(at);
-      else out.push(...unstorablePaths(v, at));
+      else out.push(...unstorablePaths(v, at, below));
     }
     return out;
   }

@@ -12,6 +12,7 @@
  * | T? | T or null | T or null |
  */
 import type { TypeSpec } from "../lang/compiled.js";
+import { nextDepth } from "./depth.js";
 
 /** A length of time in milliseconds. */
 export class Duration {
@@ -105,10 +106,10 @@ export function jsonTypeName(type: TypeSpec): string {
  * Converts a runtime value to its JSON form. Entities and principals are not values that reach
  * JSON through this path; they are rendered by their owners.
  */
-export function toJson(value: Value): unknown {
+export function toJson(value: Value, depth = 0): unknown {
   if (value instanceof Date) return value.toISOString();
   if (value instanceof Duration) return formatIsoDuration(value.ms);
-  if (Array.isArray(value)) return value.map(toJson);
+  if (Array.isArray(value)) return value.map((v) => toJson(v, nextDepth(depth)));
   return value;
 }
 
@@ -116,7 +117,7 @@ export function toJson(value: Value): unknown {
  * Converts a JSON value already validated against `type` (see `body.ts`) to its runtime form.
  * Stored JSON (entity rows, slot arguments) is read back through this function as well.
  */
-export function fromJson(json: unknown, type: TypeSpec): Value {
+export function fromJson(json: unknown, type: TypeSpec, depth = 0): Value {
   if (json === null || json === undefined) return null;
   switch (type.kind) {
     case "datetime":
@@ -124,7 +125,7 @@ export function fromJson(json: unknown, type: TypeSpec): Value {
     case "duration":
       return json instanceof Duration ? json : (parseIsoDuration(String(json)) ?? new Duration(0));
     case "list":
-      return (json as unknown[]).map((e) => fromJson(e, type.element));
+      return (json as unknown[]).map((e) => fromJson(e, type.element, nextDepth(depth)));
     default:
       return json as Value;
   }

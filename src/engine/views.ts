@@ -8,19 +8,20 @@ import type { Db } from "../db.js";
 import { redactForOutput, redactStoredText, redactTokens, type Sealer } from "./seal.js";
 
 export async function showRun(db: Db, sealer: Sealer, runId: string) {
-  // Prisma reads each relation with its own statement: one REPEATABLE READ snapshot makes them
-  // agree, so a view never shows a step's history without the rows that step wrote.
+  // Each relation is read with its own statement: one REPEATABLE READ snapshot makes them agree,
+  // so a view never shows a step's history without the rows that step wrote. The statements run
+  // one after another: an `include` of several relations would have Prisma send them at once on the
+  // transaction's single connection (pg's "client is already executing a query"; issue 16 item 6).
   const run = await db.$transaction(
-    (tx) =>
-      tx.run.findUnique({
-        where: { id: runId },
-        include: {
-          entities: true,
-          slots: { orderBy: [{ visit: "asc" }, { alias: "asc" }, { element: "asc" }] },
-          incidents: { orderBy: { id: "asc" } },
-          history: { orderBy: { id: "asc" } },
-        },
-      }),
+    async (tx) => {
+      const row = await tx.run.findUnique({ where: { id: runId } });
+      if (!row) return null;
+      const entities = await tx.entityRow.findMany({ where: { runId } });
+      const slots = await tx.slot.findMany({ where: { runId }, orderBy: [{ visit: "asc" }, { alias: "asc" }, { element: "asc" }] });
+      const incidents = await tx.incident.findMany({ where: { runId }, orderBy: { id: "asc" } });
+      const history = await tx.historyEntry.findMany({ where: { runId }, orderBy: { id: "asc" } });
+      return { ...row, entities, slots, incidents, history };
+    },
     { isolationLevel: "RepeatableRead" },
   );
   if (!run) return null;

@@ -185,7 +185,7 @@ export interface MapEventDecl {
 // ---------------------------------------------------------------------------------------------
 // Statements
 
-export type Statement = LetStmt | AssignStmt | SendEmailStmt | DropSlotStmt | IfStmt | ExprStmt;
+export type Statement = LetStmt | AssignStmt | SendEmailStmt | SendWebhookStmt | SendMessageStmt | DropSlotStmt | IfStmt | ExprStmt;
 
 export interface LetStmt {
   kind: "let";
@@ -207,6 +207,31 @@ export interface SendEmailStmt {
   to: Expr;
   subject: Expr;
   body: Expr;
+  range: Range;
+}
+
+/** The endpoint a delivery names: a string literal (issue 18; lang/send-delivery.ts). */
+export interface EndpointRef {
+  name: string;
+  range: Range;
+}
+
+/** `send webhook to "NAME" { type: …, field: … }`: `type` is the event type, every other field goes into `data`. */
+export interface SendWebhookStmt {
+  kind: "sendWebhook";
+  endpoint: EndpointRef;
+  type: Expr;
+  data: { name: Ident; value: Expr }[];
+  range: Range;
+}
+
+/** `send message to "NAME" { text: …, link: …, label: … }` (link and label optional). */
+export interface SendMessageStmt {
+  kind: "sendMessage";
+  endpoint: EndpointRef;
+  text: Expr;
+  link: Expr | null;
+  label: Expr | null;
   range: Range;
 }
 

@@ -2,7 +2,7 @@
  * Statements of handler bodies (docs/language.md, "Statements"): `let`, assignment, `send email`,
  * `drop slot`, `if`, and calls whose value is discarded.
  */
-import type { AssignStmt, Expr, Ident, Range, Statement } from "./ast.js";
+import type { AssignStmt, Expr, Ident, Range, SendMessageStmt, SendWebhookStmt, Statement } from "./ast.js";
 import { Codes } from "./codes.js";
 import type { CheckContext, ExprChecker, ExprEnv } from "./check-expr.js";
 import type { StateInfo } from "./info.js";
@@ -75,6 +75,10 @@ export class StatementChecker {
         }
         return;
       }
+      case "sendWebhook":
+      case "sendMessage":
+        this.delivery(s, env);
+        return;
       case "dropSlot": {
         if (env.state?.slots.has(s.alias.name)) return;
         if (this.ctx.aliasStates.has(s.alias.name)) {
@@ -112,6 +116,25 @@ export class StatementChecker {
           }
         }
         return;
+      }
+    }
+  }
+
+  /** `send webhook` / `send message` (issue 18; lang/send-delivery.ts): the type rule. */
+  private delivery(s: SendWebhookStmt | SendMessageStmt, env: StmtEnv): void {
+    const report = this.ctx.report;
+    const strings: [Expr | null, string][] =
+      s.kind === "sendWebhook" ? [[s.type, "the type of a webhook"]] : [[s.text, "the text of a message"], [s.link, "the link of a message"], [s.label, "the label of a message"]];
+    for (const [e, what] of strings) {
+      if (e === null) continue;
+      const t = this.exprs.check(e, env);
+      if (t.kind !== "error" && t.kind !== "string") report.error(Codes.TypeMismatch, `${what} must be a string, found ${showType(t)}`, e.range);
+    }
+    if (s.kind !== "sendWebhook") return;
+    for (const f of s.data) {
+      const t = this.exprs.check(f.value, env);
+      if (t.kind === "slot" || t.kind === "matcher") {
+        report.error(Codes.TypeMismatch, `'${f.name.name}' must be a value with a JSON form, found ${showType(t)}`, f.value.range);
       }
     }
   }

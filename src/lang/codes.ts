@@ -27,6 +27,8 @@ export const Codes = {
   InvalidAssignmentTarget: "FLOW024",
   StatementAfterArm: "FLOW025",
   SendEmailFields: "FLOW026",
+  DeliveryFields: "FLOW030",
+  EndpointNotLiteral: "FLOW031",
   // --- declarations and names -----------------------------------------------------------------
   DuplicateName: "FLOW100",
   UnknownType: "FLOW101",
@@ -80,6 +82,7 @@ export const Codes = {
   ExpressionNotCall: "FLOW317",
   MapUnknownParam: "FLOW320",
   MapMissingParam: "FLOW321",
+  UnknownEndpoint: "FLOW330",
   // --- internal -------------------------------------------------------------------------------
   InternalError: "FLOW999",
 } as const;

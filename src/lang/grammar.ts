@@ -32,6 +32,7 @@ import {
   RParen, Sep, StringLit,
 } from "./lexer.js";
 import { LineIndex } from "./positions.js";
+import { buildDelivery } from "./send-delivery.js";
 
 // --- error messages ----------------------------------------------------------------------------
 
@@ -728,6 +729,11 @@ class FlowParser extends EmbeddedActionsParser {
     );
     const close = this.CONSUME(RCurly);
     return this.ACTION(() => {
+      if (word.image === "webhook" || word.image === "message") {
+        // issue 18: the delivery statements share this shape (lang/send-delivery.ts)
+        const err = (code: string, message: string, r: Range) => this.b.error(code, message, r);
+        return buildDelivery({ error: err, word: word.image, to, fields, body: this.b.span(open, close), range: this.b.span(kw, close), missing: ERROR_EXPR });
+      }
       this.b.expectWord(word, "email", "after 'send'");
       const range = this.b.span(kw, close);
       let subject: Expr | null = null;

@@ -15,16 +15,62 @@
  * Transport: nodemailer over SMTP_URL; when it is unset, the message is written to the terminal
  * (stdout) as a plain block — that print is the delivery, so it shows the link as a recipient would
  * see it. Log lines never contain the body.
+ *
+ * What a vendor's mail server accepts (issue 18 item 6): the From is SLOTFLOW_MAIL_FROM and
+ * Message-IDs take its domain (so SPF/DMARC can align); with SLOTFLOW_DKIM_* every message is
+ * DKIM-signed by nodemailer's own `dkim` option; SMTP_URL carries TLS and auth as nodemailer reads
+ * them (`smtps://` implicit TLS; `smtp://…:587?requireTLS=true` STARTTLS required; credentials in
+ * the URL). Each message has the plain text part it always had and an HTML alternative in which a
+ * callback link is a button (`htmlAlternative`; everything escaped).
  */
+import { randomUUID } from "node:crypto";
+import { readFileSync } from "node:fs";
+import escapeHtml from "escape-html";
 import nodemailer, { type Transporter } from "nodemailer";
+import type SMTPTransport from "nodemailer/lib/smtp-transport";
+import { DEFAULT_MAIL_FROM, type MailSettings } from "../config.js";
 import type { Db } from "../db.js";
 import type { Logger } from "../log.js";
 import { isEmailAddress } from "../engine/email-address.js";
 import { redactTokens, type Sealer } from "../engine/seal.js";
 
 export const MAX_DELIVERY_ATTEMPTS = 5;
-const FROM_ADDRESS = "no-reply@slotflow.local";
-const FROM = `slotflow <${FROM_ADDRESS}>`;
+
+/** The From header, its bare address (the envelope's sender) and its domain (Message-IDs). */
+export function mailIdentity(from: string = DEFAULT_MAIL_FROM): { from: string; address: string; domain: string } {
+  const address = (/<([^<>]+)>\s*$/.exec(from)?.[1] ?? from).trim();
+  return { from, address, domain: address.slice(address.lastIndexOf("@") + 1) };
+}
+
+const CALLBACK_URL = /https?:\/\/[^\s<>"']+\/api\/workflow\/callback\/[^\s<>"']+/g;
+const ANY_URL = /https?:\/\/[^\s<>"']+/g;
+/** The button's text for a callback link in the HTML part. */
+export const LINK_BUTTON_LABEL = "Open to answer";
+
+/**
+ * The HTML alternative of a plain-text body (issue 18 item 6): the text escaped, line breaks kept,
+ * each callback link a button (an `<a>` styled as one) and any other URL a plain link. Nothing
+ * loaded from elsewhere; the text part is sent unchanged beside it.
+ */
+export function htmlAlternative(text: string): string {
+  const inline = (line: string): string => {
+    let out = "";
+    let last = 0;
+    for (const m of line.matchAll(ANY_URL)) {
+      out += escapeHtml(line.slice(last, m.index));
+      const url = m[0];
+      const href = escapeHtml(url);
+      out += CALLBACK_URL.test(url)
+        ? `</p><p><a href="${href}" style="display:inline-block;padding:10px 18px;background:#1d4ed8;color:#ffffff;border-radius:6px;text-decoration:none;font-weight:600">${LINK_BUTTON_LABEL}</a></p><p>`
+        : `<a href="${href}">${href}</a>`;
+      CALLBACK_URL.lastIndex = 0;
+      last = (m.index ?? 0) + url.length;
+    }
+    return out + escapeHtml(line.slice(last));
+  };
+  const body = text.split(/\r?\n/).map(inline).join("<br>\n").replace(/<p><\/p>/g, "");
+  return `<!doctype html>\n<html><body style="font-family:system-ui,sans-serif;font-size:15px;line-height:1.5"><p>${body}</p></body></html>\n`.replace(/<p><\/p>/g, "");
+}
 
 export interface Mail {
   to: string;
@@ -39,14 +85,30 @@ export interface MailTransport {
   send(mail: Mail): Promise<string>;
 }
 
-/** SMTP through nodemailer. */
-export function smtpTransport(smtpUrl: string): MailTransport {
-  const transporter: Transporter = nodemailer.createTransport(smtpUrl);
+/**
+ * SMTP through nodemailer: `smtpUrl` (SMTP_URL, with TLS and auth as nodemailer reads them),
+ * `settings` (SLOTFLOW_MAIL_FROM, SLOTFLOW_DKIM_*; the defaults when absent), `extra` transport
+ * options (tests: a private CA). Throws when the DKIM key file cannot be read.
+ */
+export function smtpTransport(smtpUrl: string, settings: MailSettings = { from: DEFAULT_MAIL_FROM, dkim: null }, extra: SMTPTransport.Options = {}): MailTransport {
+  const identity = mailIdentity(settings.from);
+  const dkim = settings.dkim
+    ? { domainName: settings.dkim.domainName, keySelector: settings.dkim.keySelector, privateKey: settings.dkim.privateKey ?? readFileSync(settings.dkim.privateKeyFile!, "utf8") }
+    : undefined;
+  const transporter: Transporter = nodemailer.createTransport({ ...(nodemailer.createTransport(smtpUrl).options as SMTPTransport.Options), ...extra, ...(dkim ? { dkim } : {}) });
   return {
     kind: "smtp",
     async send(mail) {
       // The envelope names the one recipient explicitly: nodemailer never re-parses `to` into a list.
-      const info = await transporter.sendMail({ from: FROM, to: mail.to, envelope: { from: FROM_ADDRESS, to: [mail.to] }, subject: mail.subject, text: mail.body });
+      const info = await transporter.sendMail({
+        from: identity.from,
+        to: mail.to,
+        envelope: { from: identity.address, to: [mail.to] },
+        messageId: `<${randomUUID()}@${identity.domain}>`,
+        subject: mail.subject,
+        text: mail.body,
+        html: htmlAlternative(mail.body),
+      });
       return String(info.messageId);
     },
   };

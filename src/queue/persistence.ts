@@ -15,7 +15,8 @@
  * `appendfsync` is reported in the warning when it is `no` (Redis then flushes only every ~30 s)
  * but is not a reason to refuse.
  */
-import { Redis } from "ioredis";
+import type { Redis } from "ioredis";
+import { redisClient, type RedisClient, type RedisConfig } from "./redis.js";
 import { ConfigError, type Config } from "../config.js";
 import type { Logger } from "../log.js";
 
@@ -31,14 +32,14 @@ export interface PersistenceFinding {
   unchecked?: string;
 }
 
-async function configGet(redis: Redis, name: string): Promise<string | undefined> {
+async function configGet(redis: Redis | RedisClient, name: string): Promise<string | undefined> {
   const reply = (await redis.call("CONFIG", "GET", name)) as string[];
   return reply[1];
 }
 
-/** Reads the settings; never throws. */
-export async function inspectRedis(redisUrl: string, timeoutMs = 2000): Promise<PersistenceFinding> {
-  const redis = new Redis(redisUrl, { lazyConnect: true, maxRetriesPerRequest: 0, enableOfflineQueue: false, connectTimeout: timeoutMs, retryStrategy: () => null });
+/** Reads the settings (on a Cluster: of the node the client picks); never throws. */
+export async function inspectRedis(config: string | RedisConfig, timeoutMs = 2000): Promise<PersistenceFinding> {
+  const redis = redisClient(typeof config === "string" ? { redisUrl: config } : config, { probe: true, connectTimeoutMs: timeoutMs });
   redis.on("error", () => undefined);
   try {
     await redis.connect();
@@ -59,8 +60,8 @@ export async function inspectRedis(redisUrl: string, timeoutMs = 2000): Promise<
  * Logs or refuses as the table in the module header says. Throws `VolatileRedisError` in
  * production on a Redis that does not persist, unless `allowVolatileRedis`.
  */
-export async function checkRedisPersistence(config: Pick<Config, "redisUrl" | "nodeEnv" | "allowVolatileRedis">, log: Logger): Promise<PersistenceFinding> {
-  const finding = await inspectRedis(config.redisUrl);
+export async function checkRedisPersistence(config: Pick<Config, "redisUrl" | "nodeEnv" | "allowVolatileRedis"> & RedisConfig, log: Logger): Promise<PersistenceFinding> {
+  const finding = await inspectRedis(config);
   if (finding.unchecked) {
     log.warn({ err: finding.unchecked }, "could not check that Redis persists (CONFIG GET appendonly / maxmemory-policy); queued commands may be lost if it does not");
     return finding;

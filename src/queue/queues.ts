@@ -5,6 +5,7 @@
  * |---|---|---|---|---|
  * | `commands` | start, deposit, raise, expire | a `Command` (commands/types.ts), id = commandId | web, sweeper | worker: applyCommand |
  * | `mail` | deliver | `{ outboxId }`, id = outboxId | worker after commit, sweeper | worker: deliverOutbox |
+ * | `deliveries` | attempt | `{ deliveryId }`, id = `<deliveryId>-a<attempt>` (delayed to its time) | worker after commit, the worker itself (retries), sweeper, redeliver | worker: attemptDelivery (issue 18) |
  * | `sweep` | sweep | `{}` (a job scheduler, every SLOTFLOW_SWEEP_INTERVAL_MS) | sweeper | sweeper |
  *
  * Job data is validated when enqueued and again when processed. No job ever carries a token.
@@ -13,12 +14,27 @@
  * of the first one's job.
  */
 import { Job, Queue, QueueEvents, type ConnectionOptions } from "bullmq";
-import { Redis } from "ioredis";
 import type { Config } from "../config.js";
 import { validateCommand, type Command, type Outcome } from "../engine/commands/types.js";
+import { CONFIGURATION_FAULT } from "../engine/failures.js";
+import { RefusalCode, RefusalError, refuse, type Refusal } from "../engine/refusals.js";
+import { isCluster, probeLayout, redisClient, topologyOf, type RedisClient, type RedisConfig } from "./redis.js";
 import { durableJobRetry } from "./retry.js";
+import { allShards, shardOf, shardPrefix, type ShardConfig } from "./shards.js";
 
-export const QUEUE = { commands: "commands", mail: "mail", sweep: "sweep" } as const;
+/**
+ * The answer to a command that failed on a configuration fault (a stored value no key of
+ * SLOTFLOW_SEAL_KEY opens): 500 `configuration-fault`. Not applied; retrying does not help until an
+ * operator acts (docs/operations.md "When no key opens a sealed value"); no secret in the text.
+ */
+export function configurationFault(): Refusal {
+  return refuse(
+    RefusalCode.ConfigurationFault,
+    "This request was not applied: the service cannot open a value this run stored, because its seal key ring (SLOTFLOW_SEAL_KEY) lacks the key that sealed it. This is a configuration fault, recorded as an incident on the run; retrying will not help until an operator fixes the key ring.",
+  );
+}
+
+export const QUEUE = { commands: "commands", mail: "mail", sweep: "sweep", deliveries: "deliveries" } as const;
 
 /**
  * Options of every `commands` job (the id is the command id, set per job): retried until applied
@@ -30,14 +46,25 @@ export const COMMAND_JOB_OPTIONS = {
   removeOnFail: { age: 24 * 3600 },
 } as const;
 
-/** A Redis connection for BullMQ. `blocking` connections (workers, queue events) retry forever. */
-export function redisConnection(config: Pick<Config, "redisUrl">, blocking: boolean): Redis {
-  return new Redis(config.redisUrl, {
-    maxRetriesPerRequest: blocking ? null : 1,
-    enableOfflineQueue: blocking,
-    connectTimeout: 2000,
-    lazyConnect: false,
-  });
+/**
+ * A Redis connection for BullMQ, of the configured topology (redis.ts). `blocking` connections
+ * (workers, queue events) retry forever.
+ */
+export function redisConnection(config: RedisConfig, blocking: boolean): RedisClient {
+  return redisClient(config, { blocking });
+}
+
+/** What a `Queues` needs; tests and benches may give only the first three (one plain shard, one Redis). */
+export type QueuesConfig = Pick<Config, "redisUrl" | "queuePrefix" | "depositWaitMs"> & RedisConfig & ShardConfig & Partial<Pick<Config, "redisWaitMs">>;
+
+/**
+ * Thrown when a command was added but its durability across a Redis failover could not be
+ * confirmed before answering 202 (no replica acknowledged it within SLOTFLOW_REDIS_WAIT_MS): the
+ * web answers 503 "not known to have been applied", and a retry with the same Idempotency-Key
+ * learns the outcome (issue 17 item 4).
+ */
+export class UnconfirmedError extends Error {
+  override name = "UnconfirmedError";
 }
 
 /** How long the one look at a job after a wait ran out may take (ms). */
@@ -47,44 +74,71 @@ const CLOSE_GRACE_MS = 2000;
 
 type WaitResult = { kind: "completed"; value: Outcome } | { kind: "failed"; reason: string } | { kind: "timeout" };
 
+/**
+ * The queues of one process: the `commands` and `mail` queues of every shard (shards.ts) and the
+ * one `sweep` queue, over one non-blocking connection; one QueueEvents reader per command shard
+ * this process waited on (opened at the first wait, or by `ready()`).
+ */
 export class Queues {
+  /** The command queue of each shard (index = shard). */
+  readonly commandShards: Queue[];
+  /** The mail queue of each shard (index = shard). */
+  readonly mailShards: Queue[];
+  /** Shard 0's command queue (the only one with the default single shard). */
   readonly commands: Queue;
+  /** Shard 0's mail queue. */
   readonly mail: Queue;
   readonly sweep: Queue;
-  private events: QueueEvents | null = null;
-  private eventsConnection: Redis | null = null;
-  private readonly connection: Redis;
+  readonly deliveries: Queue;
+  private readonly events = new Map<number, QueueEvents>();
+  private readonly eventsConnections: RedisClient[] = [];
+  readonly connection: RedisClient;
   /** Waits in progress, by command id (= job id). */
   private readonly waiting = new Map<string, (r: WaitResult) => void>();
 
-  constructor(readonly config: Pick<Config, "redisUrl" | "queuePrefix" | "depositWaitMs">) {
+  constructor(readonly config: QueuesConfig) {
     this.connection = redisConnection(config, false);
     this.connection.on("error", () => undefined); // surfaced as failed commands; logged by callers
-    const opts = { connection: this.connection as ConnectionOptions, prefix: config.queuePrefix };
-    this.commands = new Queue(QUEUE.commands, opts);
-    this.mail = new Queue(QUEUE.mail, opts);
-    this.sweep = new Queue(QUEUE.sweep, opts);
+    const opts = (shard: number) => ({ connection: this.connection as ConnectionOptions, prefix: shardPrefix(config, shard) });
+    this.commandShards = allShards(config).map((i) => new Queue(QUEUE.commands, opts(i)));
+    this.mailShards = allShards(config).map((i) => new Queue(QUEUE.mail, opts(i)));
+    this.commands = this.commandShards[0]!;
+    this.mail = this.mailShards[0]!;
+    this.sweep = new Queue(QUEUE.sweep, opts(0));
+    // deliveries (issue 18): one queue, beside sweep on shard 0's prefix
+    this.deliveries = new Queue(QUEUE.deliveries, opts(0));
     // Connection errors surface as failed calls (503 for the web); without a listener BullMQ
     // prints every reconnect attempt to stderr.
-    for (const q of [this.commands, this.mail, this.sweep]) q.on("error", () => undefined);
+    for (const q of this.all()) q.on("error", () => undefined);
   }
 
-  private queueEvents(): QueueEvents {
-    if (!this.events) {
+  /** Every queue of this process (each shard's commands and mail, then sweep and deliveries). */
+  all(): Queue[] {
+    return [...this.commandShards, ...this.mailShards, this.sweep, this.deliveries];
+  }
+
+  /** The command queue of `runId`'s shard. */
+  commandQueueOf(runId: string): Queue {
+    return this.commandShards[shardOf(this.config, runId)]!;
+  }
+
+  private queueEvents(shard = 0): QueueEvents {
+    let events = this.events.get(shard);
+    if (!events) {
       const conn = redisConnection(this.config, true);
       conn.on("error", () => undefined);
-      this.eventsConnection = conn;
+      this.eventsConnections.push(conn);
       // A 2 s block (BullMQ's default is 10 s) bounds how long a closed or cut-off reader lingers
       // (BullMQ's watchdog keeps the process alive block + 1 s); under load reads return at once.
-      const events = new QueueEvents(QUEUE.commands, { connection: conn as ConnectionOptions, prefix: this.config.queuePrefix, autorun: true, blockingTimeout: 2000 });
-      // Two listeners for the life of the process, whatever the number of waits (issue 8 item 13:
-      // Job.waitUntilFinished added a 'closing' listener to the Queue per wait).
+      events = new QueueEvents(QUEUE.commands, { connection: conn as ConnectionOptions, prefix: shardPrefix(this.config, shard), autorun: true, blockingTimeout: 2000 });
+      // Two listeners per shard for the life of the process, whatever the number of waits (issue 8
+      // item 13: Job.waitUntilFinished added a 'closing' listener to the Queue per wait).
       events.on("completed", ({ jobId, returnvalue }) => this.settle(jobId, { kind: "completed", value: returnvalue as unknown as Outcome }));
       events.on("failed", ({ jobId, failedReason }) => this.settle(jobId, { kind: "failed", reason: failedReason }));
       events.on("error", () => undefined); // a dropped connection: waits end by their own timer
-      this.events = events;
+      this.events.set(shard, events);
     }
-    return this.events;
+    return events;
   }
 
   private settle(jobId: string, result: WaitResult): void {
@@ -95,9 +149,9 @@ export class Queues {
   }
 
   /**
-   * Starts listening for job completions (call once at start-up so the first wait is not slow).
-   * Resolves false when Redis did not answer within `timeoutMs`; the process still starts and
-   * answers 503 until Redis is back.
+   * Starts listening for job completions on every shard (call once at start-up so the first wait
+   * is not slow). Resolves false when Redis did not answer within `timeoutMs`; the process still
+   * starts and answers 503 until Redis is back.
    */
   async ready(timeoutMs = 3000): Promise<boolean> {
     let timer: NodeJS.Timeout | undefined;
@@ -105,52 +159,62 @@ export class Queues {
       timer = setTimeout(() => resolve(false), timeoutMs);
     });
     try {
-      return await Promise.race([this.queueEvents().waitUntilReady().then(() => true), late]);
+      return await Promise.race([Promise.all(allShards(this.config).map((i) => this.queueEvents(i).waitUntilReady())).then(() => true), late]);
     } finally {
       clearTimeout(timer);
     }
   }
 
-  /** Enqueues a command without waiting. */
+  private static jobOptions(cmd: Command, opts: { removeOnComplete?: boolean }) {
+    return { ...COMMAND_JOB_OPTIONS, jobId: cmd.commandId, ...(opts.removeOnComplete ? { removeOnComplete: true } : {}) };
+  }
+
+  /** Enqueues a command on its run's shard without waiting. */
   async enqueue(cmd: Command, opts: { removeOnComplete?: boolean } = {}): Promise<Job> {
     validateCommand(cmd);
-    return this.commands.add(cmd.kind, cmd, {
-      ...COMMAND_JOB_OPTIONS,
-      jobId: cmd.commandId,
-      ...(opts.removeOnComplete ? { removeOnComplete: true } : {}),
-    });
+    return this.commandQueueOf(cmd.runId).add(cmd.kind, cmd, Queues.jobOptions(cmd, opts));
   }
 
   /**
-   * Enqueues many commands in one Redis call (`addBulk`: one MULTI of the add script per job),
-   * for the sweeper's batches of expiries.
+   * Enqueues many commands, one Redis call per shard (`addBulk`: one MULTI of the add script per
+   * job), for the sweeper's batches of expiries.
    */
   async enqueueMany(cmds: Command[], opts: { removeOnComplete?: boolean } = {}): Promise<void> {
     if (cmds.length === 0) return;
     for (const cmd of cmds) validateCommand(cmd);
-    await this.commands.addBulk(
-      cmds.map((cmd) => ({
-        name: cmd.kind,
-        data: cmd,
-        opts: { ...COMMAND_JOB_OPTIONS, jobId: cmd.commandId, ...(opts.removeOnComplete ? { removeOnComplete: true } : {}) },
-      })),
+    const byShard = new Map<number, Command[]>();
+    for (const cmd of cmds) {
+      const shard = shardOf(this.config, cmd.runId);
+      byShard.set(shard, [...(byShard.get(shard) ?? []), cmd]);
+    }
+    await Promise.all(
+      [...byShard].map(([shard, list]) =>
+        this.commandShards[shard]!.addBulk(list.map((cmd) => ({ name: cmd.kind, data: cmd, opts: Queues.jobOptions(cmd, opts) }))),
+      ),
     );
+  }
+
+  /** Commands waiting in every shard (the sweeper's refill check). */
+  async waitingCount(): Promise<number> {
+    const counts = await Promise.all(this.commandShards.map((q) => q.getWaitingCount()));
+    return counts.reduce((a, b) => a + b, 0);
   }
 
   /**
    * Enqueues a command and waits up to `waitMs` for a worker to apply it. Returns its outcome, or
    * `"accepted"` when the wait ran out (the command will still be applied). Throws when the
-   * enqueue fails (Redis unreachable) or the job failed for good.
+   * enqueue fails (Redis unreachable), when the job failed for good, and (UnconfirmedError) when
+   * a replicated Redis could not confirm the job would survive a failover.
    *
    * The wait is registered under the command id (= the job id) before the job is added, so the
    * completion cannot be missed and no "is it already finished?" call is needed; completions
-   * arrive through the one QueueEvents stream. The wait itself never rejects: if Redis drops
-   * while waiting, the timer ends it and one look at the job (which may fail too) decides between
-   * the outcome and "accepted" (issue 8 item 10: Job.waitUntilFinished rejected inside a Promise
-   * executor, an unhandled rejection that killed the web process).
+   * arrive through the QueueEvents stream of the run's shard. The wait itself never rejects: if
+   * Redis drops while waiting, the timer ends it and one look at the job (which may fail too)
+   * decides between the outcome and "accepted" (issue 8 item 10: Job.waitUntilFinished rejected
+   * inside a Promise executor, an unhandled rejection that killed the web process).
    */
   async submit(cmd: Command, waitMs = this.config.depositWaitMs): Promise<Outcome | "accepted"> {
-    this.queueEvents();
+    this.queueEvents(shardOf(this.config, cmd.runId));
     const id = cmd.commandId;
     let timer: NodeJS.Timeout | undefined;
     const finished = new Promise<WaitResult>((resolve) => {
@@ -167,27 +231,60 @@ export class Queues {
     const result = await finished;
     clearTimeout(timer);
     if (result.kind === "completed") return result.value;
-    if (result.kind === "failed") throw new Error(result.reason);
-    return this.lateOutcome(id);
+    if (result.kind === "failed") {
+      // a configuration fault is said as one (issue 16 item 4): 500, not "cannot reach its queue"
+      if (result.reason.startsWith(CONFIGURATION_FAULT)) throw new RefusalError(configurationFault());
+      throw new Error(result.reason);
+    }
+    return this.lateOutcome(cmd);
   }
 
-  /** After a wait ran out: the job's outcome if it finished meanwhile (a missed event), else "accepted". */
-  private async lateOutcome(id: string): Promise<Outcome | "accepted"> {
-    // Redis unreachable: the command may still be applied; the client learns it by retrying.
-    if (this.connection.status !== "ready") return "accepted";
-    let timer: NodeJS.Timeout | undefined;
-    const giveUp = new Promise<null>((resolve) => {
-      timer = setTimeout(() => resolve(null), LATE_LOOK_MS);
-    });
-    try {
-      const job = await Promise.race([Job.fromId(this.commands, id), giveUp]);
+  /** Whether the configured Redis has replicas to fail over to (Cluster, Sentinel). */
+  get replicated(): boolean {
+    return topologyOf(this.config) !== "single";
+  }
+
+  /**
+   * After a wait ran out: the job's outcome if it finished meanwhile (a missed event), else
+   * "accepted" — the 202 (issue 17 item 4). On a replicated Redis (Cluster, Sentinel) a 202 is
+   * given only once the job is known to be on the current master and acknowledged by at least
+   * one replica (`WAIT 1 SLOTFLOW_REDIS_WAIT_MS` on the master of the job's shard): a job that
+   * vanished in a failover (asynchronous replication) is added again (same job id; applying is
+   * idempotent by command id), and one no replica acknowledged throws UnconfirmedError (503).
+   */
+  private async lateOutcome(cmd: Command): Promise<Outcome | "accepted"> {
+    const id = cmd.commandId;
+    const queue = this.commandQueueOf(cmd.runId);
+    if (!this.replicated) {
+      // Redis unreachable: the command may still be applied; the client learns it by retrying.
+      if (this.connection.status !== "ready") return "accepted";
+      const job = await withTimeout(Job.fromId(queue, id), LATE_LOOK_MS).catch(() => null);
       if (job?.finishedOn && !job.failedReason && job.returnvalue) return job.returnvalue as Outcome;
-    } catch {
-      // as above
-    } finally {
-      clearTimeout(timer);
+      return "accepted";
     }
-    return "accepted";
+    const waitMs = this.config.redisWaitMs ?? 1000;
+    try {
+      const job = await withTimeout(Job.fromId(queue, id), waitMs);
+      if (job?.finishedOn && !job.failedReason && job.returnvalue) return job.returnvalue as Outcome;
+      if (!job) await withTimeout(this.enqueue(cmd), waitMs);
+      const acked = await withTimeout(this.waitReplicas(queue, waitMs), waitMs + LATE_LOOK_MS);
+      if (acked >= 1) return "accepted";
+    } catch {
+      // unconfirmed, below
+    }
+    throw new UnconfirmedError("the queued command could not be confirmed on a Redis replica");
+  }
+
+  /** `WAIT 1 waitMs` on the master holding `queue`'s keys; resolves the replicas that acknowledged. */
+  private async waitReplicas(queue: Queue, waitMs: number): Promise<number> {
+    const conn = this.connection;
+    if (!isCluster(conn)) return Number(await conn.call("WAIT", 1, waitMs));
+    const key = `${queue.opts.prefix}:${queue.name}:id`;
+    const slot = Number(await conn.call("CLUSTER", "KEYSLOT", key));
+    const owner = conn.slots[slot]?.[0];
+    const node = conn.nodes("master").find((n) => `${n.options.host}:${n.options.port}` === owner);
+    if (!node) throw new Error(`no master for slot ${slot}`);
+    return Number(await node.call("WAIT", 1, waitMs));
   }
 
   /** Waits in progress (for tests: none should be left after a burst). */
@@ -195,18 +292,44 @@ export class Queues {
     return this.waiting.size;
   }
 
+  /** Enqueues mail deliveries, each on the shard of its outbox id. */
   async enqueueMail(outboxIds: string[]): Promise<void> {
     if (outboxIds.length === 0) return;
-    await this.mail.addBulk(
-      outboxIds.map((outboxId) => ({
-        name: "deliver",
-        data: { outboxId },
-        opts: { jobId: outboxId, ...durableJobRetry, removeOnComplete: true, removeOnFail: { age: 24 * 3600 } },
+    const byShard = new Map<number, string[]>();
+    for (const id of outboxIds) {
+      const shard = shardOf(this.config, id);
+      byShard.set(shard, [...(byShard.get(shard) ?? []), id]);
+    }
+    await Promise.all(
+      [...byShard].map(([shard, ids]) =>
+        this.mailShards[shard]!.addBulk(
+          ids.map((outboxId) => ({
+            name: "deliver",
+            data: { outboxId },
+            opts: { jobId: outboxId, ...durableJobRetry, removeOnComplete: true, removeOnFail: { age: 24 * 3600 } },
+          })),
+        ),
+      ),
+    );
+  }
+
+  /**
+   * Enqueues attempt `attempt` (0-based: the attempts already made) of each delivery after
+   * `delayMs` (issue 18). The job id names the attempt, so a repeat (the sweeper, a redeliver
+   * racing a retry) adds nothing. Job data carries only the delivery id.
+   */
+  async enqueueDeliveries(items: { deliveryId: string; attempt: number | string; delayMs?: number }[]): Promise<void> {
+    if (items.length === 0) return;
+    await this.deliveries.addBulk(
+      items.map(({ deliveryId, attempt, delayMs }) => ({
+        name: "attempt",
+        data: { deliveryId },
+        opts: { jobId: `${deliveryId}-a${attempt}`, delay: Math.max(0, delayMs ?? 0), ...durableJobRetry, removeOnComplete: true, removeOnFail: { age: 24 * 3600 } },
       })),
     );
   }
 
-  /** Redis answers within `timeoutMs`? (readiness; waits for a connection still being made) */
+  /** Redis answers within `timeoutMs`? (waits for a connection still being made) */
   async ping(timeoutMs = 1000): Promise<boolean> {
     try {
       if (this.connection.status !== "ready") {
@@ -222,9 +345,24 @@ export class Queues {
           this.connection.once("ready", onReady);
         });
       }
-      return (await this.connection.ping()) === "PONG";
+      return (await withTimeout(this.connection.ping(), timeoutMs)) === "PONG";
     } catch {
       return false;
+    }
+  }
+
+  /**
+   * Every queue can serve BullMQ's commands (readiness, issue 17 item 5): PING, then on each
+   * shard's key layout a write and a two-key read in one script (`probeLayout`). Resolves
+   * null when usable, else the first problem (e.g. `CROSSSLOT …`, `MOVED …`, `READONLY …`).
+   */
+  async unusable(timeoutMs = 1000): Promise<string | null> {
+    if (!(await this.ping(timeoutMs))) return "Redis does not answer";
+    try {
+      await withTimeout(Promise.all(allShards(this.config).map((i) => probeLayout(this.connection, shardPrefix(this.config, i)))), timeoutMs);
+      return null;
+    } catch (err) {
+      return err instanceof Error ? err.message : String(err);
     }
   }
 
@@ -233,13 +371,24 @@ export class Queues {
     // Closing waits for Redis; with Redis gone it would wait forever, so it gets CLOSE_GRACE_MS.
     let timer: NodeJS.Timeout | undefined;
     await Promise.race([
-      Promise.allSettled([this.events?.close(), this.commands.close(), this.mail.close(), this.sweep.close()]),
+      Promise.allSettled([...[...this.events.values()].map((e) => e.close()), ...this.all().map((q) => q.close())]),
       new Promise((resolve) => {
         timer = setTimeout(resolve, CLOSE_GRACE_MS);
       }),
     ]);
     clearTimeout(timer);
-    this.eventsConnection?.disconnect();
+    for (const c of this.eventsConnections) c.disconnect();
     this.connection.disconnect();
   }
+}
+
+/** `p`, or a rejection after `ms`. */
+function withTimeout<T>(p: Promise<T>, ms: number): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  return Promise.race([
+    p,
+    new Promise<never>((_, reject) => {
+      timer = setTimeout(() => reject(new Error(`no answer from Redis within ${ms} ms`)), ms);
+    }),
+  ]).finally(() => clearTimeout(timer));
 }

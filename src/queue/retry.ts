@@ -5,7 +5,7 @@
  *
  * | kind | examples | what happens |
  * |---|---|---|
- * | `infrastructure` | PostgreSQL or Redis unreachable, a connection reset or closed, the server shutting down, a pool or lock timeout, a serialization failure or deadlock | retried until it succeeds, however long the outage (capped backoff) |
+ * | `infrastructure` | PostgreSQL or Redis unreachable, a connection reset or closed, the server shutting down, a read-only server mid-failover (25006), a pool or lock timeout, a serialization failure or deadlock | retried until it succeeds, however long the outage (capped backoff) |
  * | `deterministic` | a validation error, a value PostgreSQL cannot store (SQLSTATE class 22), a constraint violation (23), a programming error (TypeError…) | ends the job now (BullMQ `UnrecoverableError`); the worker records an incident on the run |
  * | `unknown` | anything else, including job data the worker cannot read (during a rolling deploy it may be a newer version's command) | retried while the job has failed fewer than `UNKNOWN_FAILURE_LIMIT` times in all, then treated as deterministic |
  *
@@ -49,6 +49,8 @@ const TRANSIENT_CODES = new Set([
   "ECONNREFUSED", "ECONNRESET", "ECONNABORTED", "EPIPE", "ETIMEDOUT", "EHOSTUNREACH", "ENETUNREACH", "ENOTFOUND", "EAI_AGAIN", "ENOTCONN",
   // PostgreSQL: lock not available, query cancelled (statement timeout), admin/crash shutdown, cannot connect now, too many connections
   "55P03", "57014", "57P01", "57P02", "57P03", "53300", "53400",
+  // PostgreSQL: a read-only transaction — a standby not yet promoted, or a demoted primary, during a failover (issue 17)
+  "25006",
   // Prisma: cannot reach / timed out / closed / pool timeout / transaction API / write conflict / too many connections
   "P1001", "P1002", "P1008", "P1011", "P1017", "P2024", "P2028", "P2034", "P2037",
 ]);
@@ -65,7 +67,9 @@ const DETERMINISTIC_SQLSTATE_CLASS = /^(22|23|42)[0-9A-Z]{3}$/;
 const TRANSIENT_MESSAGE =
   /connection (terminated|closed|refused|reset|timeout)|terminating connection|can't reach database|server closed the connection|connection is closed|stream isn't writeable|reached the max retries per request|timed out fetching a new connection|transaction already closed|transaction api error|unable to start a transaction|socket hang up|the database system is (starting up|shutting down|in recovery mode)|too many clients|redis is loading/i;
 
-const DETERMINISTIC_NAMES = new Set(["ValidationError", "TypeError", "RangeError", "ReferenceError", "SyntaxError", "UnrecoverableError", "PrismaClientValidationError"]);
+// UnsealError: no key of SLOTFLOW_SEAL_KEY opens a stored value — a configuration fault no retry
+// cures until an operator adds the key to the ring (issue 16 item 4; src/engine/failures.ts)
+const DETERMINISTIC_NAMES = new Set(["ValidationError", "TypeError", "RangeError", "ReferenceError", "SyntaxError", "UnrecoverableError", "PrismaClientValidationError", "UnsealError"]);
 
 /** The error and its `cause` chain (Prisma and pg wrap the driver's error). */
 function chain(err: unknown): Record<string, unknown>[] {

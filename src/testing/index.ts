@@ -28,6 +28,7 @@ import { createDb, type Db } from "../db.js";
 import { applyCommand, type EngineDeps } from "../engine/apply.js";
 import type { PrincipalClaims, RunSummary } from "../engine/commands/types.js";
 import { deploy } from "../engine/deploy.js";
+import { compile, formatDiagnostic } from "../lang/compile.js";
 import { dueExpiries } from "../engine/expiry.js";
 import { prepareRaise, prepareStart } from "../engine/prepare.js";
 import { fingerprint } from "../engine/idempotency.js";
@@ -108,15 +109,30 @@ export class Workflow {
   ) {}
 
   /**
-   * Deploys a workflow from its source text or a path to a `.flow` file. Rejects with
-   * `invalid-workflow` (diagnostics in `extra.diagnostics`) or `version-conflict`.
+   * Deploys a workflow from its source text or a path to a `.flow` file (one line ending in
+   * `.flow`, read relative to the current directory). Rejects with an Error whose `code` is
+   * `ENOENT` when that file does not exist (issue 21 item 5: never compiled as source); with a
+   * RefusalError `invalid-workflow` whose message is the summary then every diagnostic as
+   * `slotflow check` prints it (the data stays in `extra.diagnostics`); or `version-conflict`.
    */
   static async deploy(sourceOrPath: string): Promise<Workflow> {
-    const isPath = !sourceOrPath.includes("\n") && sourceOrPath.endsWith(".flow") && existsSync(sourceOrPath);
-    const source = isPath ? readFileSync(sourceOrPath, "utf8") : sourceOrPath;
+    const looksLikePath = !/[\r\n]/.test(sourceOrPath) && sourceOrPath.trim().endsWith(".flow");
+    if (looksLikePath && !existsSync(sourceOrPath.trim())) {
+      const err: NodeJS.ErrnoException = new Error(`Workflow.deploy: no such file: ${sourceOrPath.trim()} (looked in ${process.cwd()})`);
+      err.code = "ENOENT";
+      throw err;
+    }
+    const file = looksLikePath ? sourceOrPath.trim() : "<source>";
+    const source = looksLikePath ? readFileSync(file, "utf8") : sourceOrPath;
     const deps = await engine();
-    const result = await deploy(deps.db, source, isPath ? sourceOrPath : "<source>", { maxSourceBytes: deps.limits?.maxSourceBytes });
-    return new Workflow(result.name, result.version);
+    try {
+      const result = await deploy(deps.db, source, file, { maxSourceBytes: deps.limits?.maxSourceBytes });
+      return new Workflow(result.name, result.version);
+    } catch (err) {
+      if (!(err instanceof RefusalError) || err.code !== "invalid-workflow") throw err;
+      const printed = compile(source, file).diagnostics.map((d) => formatDiagnostic(d, source, file));
+      throw new RefusalError({ code: err.code, detail: [err.message, ...printed].join("\n"), extra: err.extra });
+    }
   }
 
   /**

@@ -11,6 +11,7 @@ import { prepareRaise, prepareStart } from "../engine/prepare.js";
 import { RefusalCode, RefusalError, refuse } from "../engine/refusals.js";
 import { isStorableString } from "../engine/storable.js";
 import { showOutbox, showRun } from "../engine/views.js";
+import { showDeliveries } from "../outbox/deliveries-view.js";
 import type { Runtime } from "../runtime.js";
 import { requireAdmin, verifyPrincipal } from "./auth.js";
 import { dependency } from "./dependency.js";
@@ -40,7 +41,7 @@ export function adminRouter(rt: Runtime): Router {
    */
   const limitedBody = async (ctx: Context, kind: "json" | "text", what: string, limit: number, variable: string): Promise<unknown> => {
     try {
-      return await readBody(ctx, kind, limit);
+      return await readBody(ctx, kind, limit, limits.maxInputDepth);
     } catch (err) {
       if (err instanceof RefusalError && err.code === RefusalCode.PayloadTooLarge) {
         throw new RefusalError(refuse(RefusalCode.PayloadTooLarge, `${what} must be at most ${limit} bytes (${variable}).`, { limit }));
@@ -48,15 +49,18 @@ export function adminRouter(rt: Runtime): Router {
       throw err;
     }
   };
-  // path parameters PostgreSQL cannot store (`%00`) name nothing: 404, before any query
-  for (const param of ["name", "alias"]) {
-    router.param(param, (value, _ctx, next) => {
-      if (!isStorableString(value)) throw new RefusalError(refuse(RefusalCode.NotFound, "No such workflow or slot."));
-      return next();
-    });
-  }
+  /**
+   * A slot alias PostgreSQL cannot store (`%00`) names nothing: 404 before any query. Called in each
+   * handler after authentication (issue 16 item 2: a request without valid credentials gets 401
+   * before anything is looked up or judged); workflow names are checked by workflowNameOr404.
+   */
+  const aliasOr404 = (alias: string): void => {
+    if (!isStorableString(alias)) throw new RefusalError(refuse(RefusalCode.NotFound, "No such slot."));
+  };
   const runOr404 = async (id: string) => {
-    const view = UUID.test(id) ? await showRun(rt.db, rt.sealer, id) : null;
+    // A database that cannot answer (a transaction not started in time behind a busy pooler, a
+    // failover) is 503 unavailable, not 500 (issue 17).
+    const view = UUID.test(id) ? await dependency(rt.log, "database", () => showRun(rt.db, rt.sealer, id)) : null;
     if (!view) throw new RefusalError(refuse(RefusalCode.NotFound, "No run has this id."));
     return view;
   };
@@ -110,11 +114,13 @@ export function adminRouter(rt: Runtime): Router {
 
   router.get("/runs/:id/outbox", admin, async (ctx) => {
     await runOr404(ctx.params.id);
-    ctx.body = await showOutbox(rt.db, rt.sealer, ctx.params.id);
+    // mail first as before, then deliveries of send webhook / send message (issue 18), each marked by `channel`
+    ctx.body = [...(await showOutbox(rt.db, rt.sealer, ctx.params.id)), ...(await showDeliveries(rt.db, ctx.params.id))];
   });
 
   router.post("/runs/:id/slots/:alias/events", async (ctx) => {
     const principal = await verifyPrincipal(ctx, rt.config.jwtSecret);
+    aliasOr404(ctx.params.alias);
     const rawElement = ctx.query.element;
     let element: number | null = null;
     if (rawElement !== undefined) {
@@ -123,7 +129,7 @@ export function adminRouter(rt: Runtime): Router {
         throw new RefusalError(refuse(RefusalCode.NotFound, "?element must be a non-negative integer (the index of the fanned-out slot)."));
       }
     }
-    const body = await readBody(ctx, "json", JSON_LIMIT_BYTES);
+    const body = await readBody(ctx, "json", JSON_LIMIT_BYTES, limits.maxInputDepth);
     const prepared = await dependency(rt.log, "database", () => prepareRaise(rt.db, ctx.params.id, ctx.params.alias, element, body, principal));
     if (!prepared.ok) throw new RefusalError(prepared.refusal);
     const outcome = await dependency(rt.log, "redis", () => rt.queues.submit(prepared.cmd));
@@ -142,6 +148,7 @@ export function adminRouter(rt: Runtime): Router {
    * the slot or a live link is missing; `?element=` is refused (404): a fanned-out slot has no link.
    */
   router.post("/runs/:id/slots/:alias/link/revoke", admin, async (ctx) => {
+    aliasOr404(ctx.params.alias);
     if (ctx.query.element !== undefined) {
       throw new RefusalError(refuse(RefusalCode.NotFound, "?element is not allowed here: a fanned-out slot has no link."));
     }

@@ -11,9 +11,10 @@
 import { createServer, type Server } from "node:http";
 import Koa from "koa";
 import Router from "@koa/router";
-import { Redis } from "ioredis";
+import { redisClient } from "../queue/redis.js";
 import type { Runtime } from "../runtime.js";
 import { adminRouter } from "./admin.js";
+import { endpointsRouter } from "./endpoints.js";
 import { CALLBACK_ROUTE, callbackRouter } from "./callback.js";
 import { dashboardMiddleware } from "./dashboard.js";
 import { accessLog } from "./access-log.js";
@@ -24,6 +25,7 @@ import { problemMiddleware } from "./problems.js";
 import { redisRateLimit } from "./rate-limit.js";
 import { runsApiRouter } from "./runs-api.js";
 import { consoleGate, consoleRouter } from "./console/index.js";
+import { requireAdmin } from "./auth.js";
 
 export interface WebApp {
   app: Koa;
@@ -43,7 +45,7 @@ export interface WebApp {
 export function createWebApp(rt: Runtime): WebApp {
   const app = new Koa({ proxy: rt.config.trustProxy });
   bindClusterMetrics(rt.db, rt.queues);
-  const limiterRedis = new Redis(rt.config.redisUrl, { maxRetriesPerRequest: 1, enableOfflineQueue: false, connectTimeout: 2000 });
+  const limiterRedis = redisClient(rt.config); // the configured topology (issue 17); fails fast
   limiterRedis.on("error", () => undefined);
   const rateLimit = redisRateLimit(limiterRedis, rt.config.rateLimitPerMinute, rt.config.queuePrefix);
 
@@ -72,12 +74,16 @@ export function createWebApp(rt: Runtime): WebApp {
     }
     const [database, redis] = await Promise.all([
       rt.db.$queryRaw`SELECT 1`.then(() => true, () => false),
-      rt.queues.ping(),
+      // Every queue shard can run BullMQ's scripts, not just PING (issue 17 item 5).
+      rt.queues.unusable().then((problem) => problem === null),
     ]);
     ctx.status = database && redis ? 200 : 503;
     ctx.body = { status: database && redis ? "ready" : "unavailable", database, redis };
   });
   ops.get("/metrics", async (ctx) => {
+    // issue 16 item 5: in production the public port's /metrics needs the admin token; scrape
+    // SLOTFLOW_METRICS_PORT (served by every process when set) or send the token (docs/operations.md)
+    if (rt.config.nodeEnv === "production") requireAdmin(ctx, rt.config.adminToken);
     ctx.type = registry.contentType;
     ctx.body = await registry.metrics();
   });
@@ -85,7 +91,7 @@ export function createWebApp(rt: Runtime): WebApp {
     ctx.body = openApiDocument(rt.config.baseUrl);
   });
 
-  const routers = [ops, callbackRouter(rt, rateLimit), adminRouter(rt), runsApiRouter(rt), consoleRouter(rt)];
+  const routers = [ops, callbackRouter(rt, rateLimit), adminRouter(rt), endpointsRouter(rt), runsApiRouter(rt), consoleRouter(rt)];
   for (const router of routers) app.use(router.routes());
   app.use(unmatchedRoute(routers));
 

@@ -13,6 +13,7 @@
  *       or with a Content-Encoding that is unknown or false;
  *   413 payload-too-large above SLOTFLOW_CALLBACK_BODY_LIMIT_BYTES (64 KiB by default, decoded);
  *   400 malformed-json (request-body.ts: a request that carried a body is judged on it);
+ *   422 invalid-body for JSON nested deeper than SLOTFLOW_MAX_INPUT_DEPTH (request-body.ts, issue 16);
  *   400 invalid-idempotency-key when an `Idempotency-Key` header is not 1–255 printable ASCII;
  *   404 / 410 / 422 from `prepareDeposit` (link lookup and body check at the minting version; a
  *       retry under the Idempotency-Key of the request that burned the link answers 200 again);
@@ -51,7 +52,7 @@ export function callbackRouter(rt: Runtime, rateLimit: RateLimit): Router {
       return;
     }
     await dependency(rt.log, "redis", () => rateLimit.consume(ctx));
-    const body = await readBody(ctx, "json", rt.config.callbackBodyLimitBytes);
+    const body = await readBody(ctx, "json", rt.config.callbackBodyLimitBytes, rt.config.limits.maxInputDepth);
     const key = ctx.headers["idempotency-key"];
     const idempotency = fingerprint(typeof key === "string" ? key : undefined, body);
     if (idempotency !== null && "code" in idempotency) throw new RefusalError(idempotency);

@@ -69,7 +69,14 @@ export function dashboardMiddleware(queues: Queues, adminToken: string): Middlew
   const adapter = new KoaAdapter();
   adapter.setBasePath(DASHBOARD_PATH);
   createBullBoard({
-    queues: [queues.commands, queues.mail, queues.sweep].map((q) => new BullMQAdapter(q)),
+    // With SLOTFLOW_QUEUE_SHARDS > 1 each shard's queue is listed as `shard<i>-commands` (issue 17).
+    queues: queues.commandShards.length === 1
+      ? [queues.commands, queues.mail, queues.sweep].map((q) => new BullMQAdapter(q))
+      : [
+          ...queues.commandShards.map((q, i) => new BullMQAdapter(q, { prefix: `shard${i}-` })),
+          ...queues.mailShards.map((q, i) => new BullMQAdapter(q, { prefix: `shard${i}-` })),
+          new BullMQAdapter(queues.sweep),
+        ],
     serverAdapter: adapter,
     options: { uiConfig: { boardTitle: "slotflow queues" } },
   });

@@ -10,6 +10,8 @@
  *     characters…): 400, or 431 when its headers are too large, with a problem body of type
  *     `about:blank` (RFC 9457 §4.2.1: no semantics beyond the status) and `Connection: close`.
  *     A request timeout answers 408 the same way; a reset or closed socket gets nothing;
+ *   - an `Expect` other than `100-continue` (issue 16 item 3): 417 with the same `about:blank`
+ *     problem (Node's `checkExpectation` event; otherwise Node answers a bare 417);
  *   - an HTTP/1.1 request without `Host` (RFC 9112 §3.2): 400, the same `about:blank` problem
  *     (the server is created with Node's own bare-400 check off, so that this answer has a body);
  *   - `honestStatus()` guards all of it: an answer of 400 or above that a library wrote on its
@@ -17,7 +19,7 @@
  *     `allowedMethods()` turning our 404 into 405/501, as Bull Board's does under /admin/queues) —
  *     is rewritten into the problem for its status; 501 becomes 405 `method-not-allowed`.
  */
-import type { Server } from "node:http";
+import type { IncomingMessage, Server, ServerResponse } from "node:http";
 import { STATUS_CODES } from "node:http";
 import type { Duplex } from "node:stream";
 import type Router from "@koa/router";
@@ -80,7 +82,13 @@ export function honestStatus(): Middleware {
 function protocolProblem(status: number): { title: string; body: string } {
   const title = STATUS_CODES[status] ?? "Bad Request";
   const detail =
-    status === 431 ? "The request's header fields are too large." : status === 408 ? "The request took too long to arrive." : "The request is not valid HTTP/1.1.";
+    status === 431
+      ? "The request's header fields are too large."
+      : status === 408
+        ? "The request took too long to arrive."
+        : status === 417
+          ? "The request's Expect header asks for something this server does not do (only 100-continue is supported); send it without that expectation."
+          : "The request is not valid HTTP/1.1.";
   return { title, body: JSON.stringify({ type: "about:blank", title, status, detail }) };
 }
 
@@ -110,8 +118,18 @@ export function clientErrorResponse(status: number): string {
   );
 }
 
-/** Installs the `clientError` handler on `server`: a problem+json 400/408/431 where the socket can still take one. */
+/**
+ * Installs the `clientError` handler on `server`: a problem+json 400/408/431 where the socket can
+ * still take one; and the `checkExpectation` handler: an `Expect` other than `100-continue`
+ * (`Expect: 999-bogus`) answers 417 with an `about:blank` problem instead of Node's bare 417
+ * (issue 16 item 3). The request is not routed, so nothing is looked up or changed.
+ */
 export function answerClientErrors(server: Server): void {
+  server.on("checkExpectation", (_req: IncomingMessage, res: ServerResponse) => {
+    const { body } = protocolProblem(417);
+    res.writeHead(417, { "Content-Type": "application/problem+json", "Content-Length": Buffer.byteLength(body), Connection: "close" });
+    res.end(body);
+  });
   server.on("clientError", (err: NodeJS.ErrnoException, socket: Duplex) => {
     if (err.code === "ECONNRESET" || !socket.writable || (socket as Duplex & { _httpMessage?: unknown })._httpMessage) {
       socket.destroy();

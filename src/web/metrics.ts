@@ -155,10 +155,15 @@ new Gauge({
   registers: [registry],
   async collect() {
     await fill(this, async ({ queues }) => {
-      for (const q of [queues.commands, queues.mail, queues.sweep]) {
+      // Shards of one queue (SLOTFLOW_QUEUE_SHARDS, issue 17) are summed under its name.
+      const sums = new Map<string, Record<string, number>>();
+      for (const q of queues.all()) {
         const counts = await q.getJobCounts(...QUEUE_STATES);
-        for (const state of QUEUE_STATES) this.set({ queue: q.name, state }, counts[state] ?? 0);
+        const sum = sums.get(q.name) ?? {};
+        for (const state of QUEUE_STATES) sum[state] = (sum[state] ?? 0) + (counts[state] ?? 0);
+        sums.set(q.name, sum);
       }
+      for (const [queue, sum] of sums) for (const state of QUEUE_STATES) this.set({ queue, state }, sum[state] ?? 0);
     });
   },
 });
@@ -170,10 +175,14 @@ new Gauge({
   registers: [registry],
   async collect() {
     await fill(this, async ({ queues }) => {
-      for (const q of [queues.commands, queues.mail]) {
+      // The oldest over every shard of the queue (issue 17).
+      const oldestOf = new Map<string, number>();
+      for (const q of [...queues.commandShards, ...queues.mailShards]) {
         const [oldest] = await q.getJobs(["wait"], 0, 0, true);
-        this.set({ queue: q.name }, oldest ? Math.max(0, (Date.now() - oldest.timestamp) / 1000) : 0);
+        const age = oldest ? Math.max(0, (Date.now() - oldest.timestamp) / 1000) : 0;
+        oldestOf.set(q.name, Math.max(oldestOf.get(q.name) ?? 0, age));
       }
+      for (const [queue, age] of oldestOf) this.set({ queue }, age);
     });
   },
 });
@@ -211,6 +220,48 @@ new Gauge({
     await fill(this, async ({ queues }) => {
       const [last] = await queues.sweep.getJobs(["completed"], 0, 0, false);
       if (last?.finishedOn) this.set(last.finishedOn / 1000);
+    });
+  },
+});
+
+// --- deliveries through endpoints (issue 18) ---------------------------------------------------
+
+/**
+ * `slotflow_delivery_attempts_total{kind,outcome}` (worker: each attempt of a `send webhook` /
+ * `send message`, by endpoint kind — webhook, slack, teams, unknown — and outcome: sent, retry,
+ * failed); `slotflow_deliveries{status}` and `slotflow_delivery_retry_backlog` (read when scraped:
+ * deliveries by status, and pending deliveries that have failed at least once). Labels never
+ * carry an endpoint's name, URL or secret.
+ */
+export const deliveryMetrics = {
+  attempts: new Counter({
+    name: "slotflow_delivery_attempts_total",
+    help: "Delivery attempts of send webhook / send message, by endpoint kind and outcome (sent, retry, failed)",
+    labelNames: ["kind", "outcome"] as const,
+    registers: [registry],
+  }),
+};
+
+new Gauge({
+  name: "slotflow_deliveries",
+  help: "Deliveries of send webhook / send message by status (pending, sent, failed)",
+  labelNames: ["status"] as const,
+  registers: [registry],
+  async collect() {
+    await fill(this, async ({ db }) => {
+      const rows = await db.delivery.groupBy({ by: ["status"], _count: { _all: true } });
+      for (const status of ["pending", "sent", "failed"]) this.set({ status }, rows.find((r) => r.status === status)?._count._all ?? 0);
+    });
+  },
+});
+
+new Gauge({
+  name: "slotflow_delivery_retry_backlog",
+  help: "Deliveries waiting for a retry (pending after at least one failed attempt)",
+  registers: [registry],
+  async collect() {
+    await fill(this, async ({ db }) => {
+      this.set(await db.delivery.count({ where: { status: "pending", attempts: { gt: 0 } } }));
     });
   },
 });

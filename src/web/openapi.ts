@@ -106,7 +106,7 @@ export function openApiDocument(baseUrl: string) {
                   { type: "object", properties: { status: { const: "accepted" } } },
                 ),
               },
-              ["malformed-json", "invalid-idempotency-key", "idempotency-key-reused", "link-not-found", "method-not-allowed", "slot-not-open", "requires-failed", "link-burned", "link-retired", "link-dead", "payload-too-large", "unsupported-media-type", "invalid-body", "rate-limited", "handler-failed", "unavailable"],
+              ["malformed-json", "invalid-idempotency-key", "idempotency-key-reused", "link-not-found", "method-not-allowed", "slot-not-open", "requires-failed", "link-burned", "link-retired", "link-dead", "payload-too-large", "unsupported-media-type", "invalid-body", "rate-limited", "handler-failed", "configuration-fault", "unavailable"],
             ),
             "503": {
               ...problem(["unavailable"]),
@@ -140,7 +140,7 @@ export function openApiDocument(baseUrl: string) {
           requestBody: { required: true, content: { "application/json": { schema: { type: "object" } } } },
           responses: responses(
             { "201": jsonOk("Started: {id, version, state, status}"), "202": jsonOk("Queued: {id, status: accepted}") },
-            ["unauthorized", "not-found", "invalid-body", "malformed-json", "unsupported-media-type", "payload-too-large", "handler-failed", "unavailable"],
+            ["unauthorized", "not-found", "invalid-body", "malformed-json", "unsupported-media-type", "payload-too-large", "handler-failed", "configuration-fault", "unavailable"],
           ),
         },
       },
@@ -155,7 +155,7 @@ export function openApiDocument(baseUrl: string) {
       },
       "/api/runs/{id}/outbox": {
         parameters: [{ name: "id", in: "path", required: true, schema: { type: "string", format: "uuid" } }],
-        get: { summary: "Messages the run queued; bodies only while undelivered, tokens redacted", security: admin, responses: responses({ "200": jsonOk("Messages", { type: "array" }) }, ["unauthorized", "not-found"]) },
+        get: { summary: "Messages the run queued; bodies only while undelivered, tokens redacted. Emails first, then deliveries of send webhook / send message ({id, channel, endpoint, webhookId, status, attempts, lastStatusCode, lastLatencyMs, lastError, nextAttemptAt, endReason, createdAt, deliveredAt, attemptLog}; never their body)", security: admin, responses: responses({ "200": jsonOk("Messages", { type: "array" }) }, ["unauthorized", "not-found"]) },
       },
       "/api/runs/{id}/slots/{alias}/events": {
         parameters: [
@@ -169,7 +169,7 @@ export function openApiDocument(baseUrl: string) {
           requestBody: { required: false, content: { "application/json": { schema: { type: "object" } } } },
           responses: responses(
             { "200": jsonOk("Slot completed: {status, run}"), "202": jsonOk("Queued") },
-            ["unauthorized", "not-a-candidate", "authorize-denied", "not-found", "slot-not-open", "requires-failed", "slot-closed", "invalid-body", "malformed-json", "unsupported-media-type", "payload-too-large", "handler-failed", "unavailable"],
+            ["unauthorized", "not-a-candidate", "authorize-denied", "not-found", "slot-not-open", "requires-failed", "slot-closed", "invalid-body", "malformed-json", "unsupported-media-type", "payload-too-large", "handler-failed", "configuration-fault", "unavailable"],
           ),
         },
       },
@@ -252,6 +252,53 @@ export function openApiDocument(baseUrl: string) {
           responses: { "303": { description: "To /console/runs" }, "401": { description: "Sign in (WWW-Authenticate: Basic)" } },
         },
       },
+      // --- delivering links through other channels (issue 18; src/web/endpoints.ts) ---
+      "/api/endpoints": {
+        get: {
+          summary: "Named delivery endpoints: [{name, kind, host, createdAt, failingSince, disabledAt, disabledReason}] — never a URL or a secret",
+          security: admin,
+          responses: responses({ "200": jsonOk("Endpoints", { type: "array", items: { $ref: "#/components/schemas/Endpoint" } }) }, ["unauthorized", "unavailable"]),
+        },
+      },
+      "/api/endpoints/{name}": {
+        parameters: [{ name: "name", in: "path", required: true, schema: { type: "string", pattern: "^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$" } }],
+        put: {
+          summary:
+            "Creates or updates an endpoint (kind webhook, slack or teams; url https://, or http:// only with SLOTFLOW_ENDPOINTS_ALLOW_PRIVATE=1). A new webhook endpoint's signing secret (whsec_…) is returned once. An update keeps the secret and re-enables a disabled endpoint.",
+          security: admin,
+          requestBody: {
+            required: true,
+            content: { "application/json": { schema: { type: "object", required: ["kind", "url"], additionalProperties: false, properties: { kind: { enum: ["webhook", "slack", "teams"] }, url: { type: "string", format: "uri", maxLength: 2048 } } } } },
+          },
+          responses: responses(
+            {
+              "201": jsonOk("Created: {name, kind, url, secret} (secret null for chat kinds)"),
+              "200": jsonOk("Updated: {name, kind, url} (no secret)"),
+            },
+            ["unauthorized", "not-found", "invalid-body", "malformed-json", "unsupported-media-type", "payload-too-large", "unavailable"],
+          ),
+        },
+        delete: { summary: "Deletes the endpoint; deliveries queued for it then fail", security: admin, responses: responses({ "204": { description: "Deleted" } }, ["unauthorized", "not-found", "unavailable"]) },
+      },
+      "/api/endpoints/{name}/rotate": {
+        parameters: [{ name: "name", in: "path", required: true, schema: { type: "string" } }],
+        post: {
+          summary: "A new signing secret, returned once; for 24 h deliveries are signed with the new and the previous secret (two v1 signatures)",
+          security: admin,
+          responses: responses({ "200": jsonOk("{name, secret, previousSecretValidUntil}") }, ["unauthorized", "not-found", "not-a-webhook", "unavailable"]),
+        },
+      },
+      "/api/runs/{id}/outbox/{messageId}/redeliver": {
+        parameters: [
+          { name: "id", in: "path", required: true, schema: { type: "string", format: "uuid" } },
+          { name: "messageId", in: "path", required: true, schema: { type: "string", format: "uuid" }, description: "The id of a send webhook / send message delivery in the run's outbox" },
+        ],
+        post: {
+          summary: "Sends a delivered or failed message again: the same sealed message, the same webhook-id, attempts counted afresh; refused while the link it carries is no longer live",
+          security: admin,
+          responses: responses({ "202": jsonOk("Queued: {id, status: pending}") }, ["unauthorized", "not-found", "link-not-live", "unavailable"]),
+        },
+      },
       "/healthz": { get: { summary: "Liveness", responses: { "200": jsonOk("Alive") } } },
       "/readyz": { get: { summary: "Readiness: database and Redis reachable", responses: { "200": jsonOk("Ready"), "503": jsonOk("Not ready, or {status: stopping} while shutting down") } } },
       "/metrics": { get: { summary: "Prometheus metrics (docs/operations.md lists them)", responses: { "200": { description: "Prometheus text format", content: { "text/plain": {} } } } } },
@@ -297,6 +344,18 @@ export function openApiDocument(baseUrl: string) {
                 },
               },
             },
+          },
+        },
+        Endpoint: {
+          type: "object",
+          properties: {
+            name: { type: "string" },
+            kind: { enum: ["webhook", "slack", "teams"] },
+            host: { type: "string", description: "host[:port] of the URL; the URL itself is a credential and never shown" },
+            createdAt: { type: "string", format: "date-time" },
+            failingSince: { type: ["string", "null"], format: "date-time" },
+            disabledAt: { type: ["string", "null"], format: "date-time", description: "set when it answered 410 Gone or failed for 5 days; a PUT re-enables it" },
+            disabledReason: { type: ["string", "null"] },
           },
         },
         Problem: {

@@ -15,7 +15,7 @@
  * refused up to P × (lease − 1) requests early). With the default 600 a minute the lease is 6.
  */
 import type { Context } from "koa";
-import type { Redis } from "ioredis";
+import type { RedisClient } from "../queue/redis.js";
 import { RateLimiterRedis, RateLimiterRes } from "rate-limiter-flexible";
 import { RefusalCode, RefusalError, refuse } from "../engine/refusals.js";
 
@@ -40,7 +40,7 @@ interface Local {
 
 const MAX_LOCAL_CLIENTS = 10_000;
 
-export function redisRateLimit(redis: Redis, pointsPerMinute: number, keyPrefix: string): RateLimit {
+export function redisRateLimit(redis: RedisClient, pointsPerMinute: number, keyPrefix: string): RateLimit {
   const limiter = new RateLimiterRedis({ storeClient: redis, points: pointsPerMinute, duration: 60, keyPrefix: `${keyPrefix}:ratelimit:callback`, rejectIfRedisNotReady: true });
   const lease = leaseSize(pointsPerMinute);
   const local = new Map<string, Local>();

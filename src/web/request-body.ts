@@ -17,6 +17,11 @@
  *   - JSON: parsed with `JSON.parse` (any JSON value, `null` included); not JSON → 400
  *     `malformed-json`. Keys such as `__proto__` become ordinary own properties, at any depth; the
  *     body check then refuses them as undeclared (422).
+ *   - Nesting (issue 16 item 1): before `JSON.parse`, the raw text's nesting is measured with an
+ *     iterative, string-aware scan (engine/depth.ts); deeper than `maxDepth` (SLOTFLOW_MAX_INPUT_DEPTH,
+ *     32 by default) is 422 `invalid-body` naming the limit, with `limit` and `errors`. This is the
+ *     one bound for every JSON the server parses: callback and page POSTs, raise bodies, run input,
+ *     revoke and every admin body, identity, chunked or compressed alike.
  *
  * Every refusal is thrown as a `RefusalError` before anything is looked up or changed.
  */
@@ -24,6 +29,7 @@ import { createBrotliDecompress, createUnzip } from "node:zlib";
 import { pipeline, type Readable } from "node:stream";
 import type { Context } from "koa";
 import getRawBody from "raw-body";
+import { jsonTextDepth } from "../engine/depth.js";
 import { RefusalCode, RefusalError, refuse } from "../engine/refusals.js";
 
 export type BodyKind = "json" | "text";
@@ -64,9 +70,10 @@ function decoded(ctx: Context): Readable {
 /**
  * Reads the body of `ctx` as `kind`, at most `limitBytes` decoded bytes. Returns `undefined` when
  * the request carries no body; the parsed JSON value (json) or the text (text) otherwise.
- * Throws `RefusalError` 415 / 413 / 400 as the module header says.
+ * JSON nested deeper than `maxDepth` levels is refused (422) before it is parsed.
+ * Throws `RefusalError` 415 / 413 / 400 / 422 as the module header says.
  */
-export async function readBody(ctx: Context, kind: BodyKind, limitBytes: number): Promise<unknown> {
+export async function readBody(ctx: Context, kind: BodyKind, limitBytes: number, maxDepth: number): Promise<unknown> {
   if (!carriesBody(ctx)) return undefined;
   const expected = kind === "json" ? "application/json (or a +json type)" : "text/plain";
   if (!acceptsMediaType(ctx, kind)) throw unsupported(`Send the body as ${expected}.`);
@@ -83,6 +90,10 @@ export async function readBody(ctx: Context, kind: BodyKind, limitBytes: number)
       encoding: "utf-8",
     });
   } catch (err) {
+    // The rest of the body stays unread (a chunked body past the limit, a stream that failed to
+    // decode): close the connection after the answer, so that a keep-alive client does not send
+    // its next request on a socket the server is about to reset (issue 16: found by the fuzz suite).
+    ctx.set("Connection", "close");
     const e = err as { type?: string };
     if (e.type === "entity.too.large") {
       throw new RefusalError(refuse(RefusalCode.PayloadTooLarge, `The body is larger than this endpoint accepts (${limitBytes} bytes).`));
@@ -95,9 +106,19 @@ export async function readBody(ctx: Context, kind: BodyKind, limitBytes: number)
   // zero bytes (a chunked or compressed empty body) is no body, however it was framed
   if (text.length === 0) return undefined;
   if (kind === "text") return text;
+  if (jsonTextDepth(text, maxDepth) > maxDepth) throw new RefusalError(tooDeep(maxDepth));
   try {
     return JSON.parse(text) as unknown;
   } catch {
     throw new RefusalError(refuse(RefusalCode.MalformedJson, "The body is not valid JSON."));
   }
+}
+
+/** The 422 for JSON nested deeper than `limit` (SLOTFLOW_MAX_INPUT_DEPTH). */
+export function tooDeep(limit: number) {
+  const problem = `nests deeper than ${limit} levels (SLOTFLOW_MAX_INPUT_DEPTH)`;
+  return refuse(RefusalCode.InvalidBody, `The JSON body ${problem}; send it with at most ${limit} levels of nested objects and arrays.`, {
+    limit,
+    errors: [{ name: "", problem }],
+  });
 }

@@ -62,7 +62,7 @@ export function runsApiRouter(rt: Runtime): Router {
   });
 
   router.post("/runs/:id/cancel", admin, async (ctx) => {
-    const body = await readBody(ctx, "json", 16 * 1024);
+    const body = await readBody(ctx, "json", 16 * 1024, rt.config.limits.maxInputDepth);
     const reason = checkReason(body && typeof body === "object" ? (body as { reason?: unknown }).reason : undefined);
     const outcome = await submitCancel(rt, ctx.params.id, reason, "admin-token (api)");
     if (outcome === "accepted") {

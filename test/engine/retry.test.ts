@@ -45,3 +45,9 @@ test("the backoff doubles from 250 ms and is capped at 5 s (within ±20 % jitter
   t.is(cappedBackoff(50, () => 1), RETRY_MAX_DELAY_MS * 1.2);
   t.is(cappedBackoff(50, () => 0), RETRY_MAX_DELAY_MS * 0.8);
 });
+
+test("a write refused by a read-only server (a standby not yet promoted during a failover, 25006) is an infrastructure failure (issue 17)", (t) => {
+  const err = Object.assign(new Error("cannot execute UPDATE in a read-only transaction"), { code: "25006" });
+  t.is(classifyFailure(err), "infrastructure");
+  t.is(decideRetry(err, 100), "retry");
+});

@@ -94,3 +94,14 @@ test.serial("@maxLength is enforced on assignment: an over-long summary aborts t
   t.is(err!.code, "handler-failed");
   t.regex(err!.message, /@maxLength/);
 });
+
+test.serial("the milestone also queues a chat notification to the finance-chat endpoint, in the same step (issue 18)", async (t) => {
+  const { sql } = await import("../helpers/db.js");
+  const run = await (await Workflow.deploy("examples/expense-report.flow")).start(input());
+  t.deepEqual(await sql(process.env.DATABASE_URL!, "SELECT endpoint FROM deliveries WHERE run_id = $1", [run.id]), []);
+  await Workflow.Redeem(run.entities.report.receiptUrl as string, { count: 2 });
+  const rows = await sql(process.env.DATABASE_URL!, "SELECT endpoint, statement, status, link_sha256 FROM deliveries WHERE run_id = $1", [run.id]);
+  t.deepEqual(rows, [{ endpoint: "finance-chat", statement: "message", status: "pending", link_sha256: [] }]);
+  await run.refresh();
+  t.true(run.history.some((h) => h.kind === "message-queued"));
+});

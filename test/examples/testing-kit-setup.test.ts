@@ -68,3 +68,22 @@ test.serial("advanceTime refuses a duration it cannot read", async (t) => {
   const run = await wf.start({ job: { title: "x", contact: "x@example.com" } });
   await t.throwsAsync(run.advanceTime("three days"), { instanceOf: RangeError, message: /"3d", "1d12h" or "90m"/ });
 });
+
+test.serial("deploy of a path to a .flow file that does not exist reports the missing file, not compile errors (issue 21 item 5)", async (t) => {
+  const err = await t.throwsAsync(Workflow.deploy("flows/expense-aproval.flow"));
+  t.is((err as NodeJS.ErrnoException).code, "ENOENT");
+  t.regex(err!.message, /^Workflow\.deploy: no such file: flows\/expense-aproval\.flow \(looked in .+\)$/);
+  t.notRegex(err!.message, /error\(s\)/);
+});
+
+test.serial("a failed deploy's message carries the diagnostics as `slotflow check` prints them (issue 21 item 5)", async (t) => {
+  const source = "workflow Broken\ninitial state A {\n  on nope() -> Nowhere\n}\nterminal state B\n";
+  const err = await t.throwsAsync(Workflow.deploy(source), { instanceOf: RefusalError });
+  t.is(err!.code, "invalid-workflow");
+  const { compile, formatDiagnostic } = await import("../../src/lang/compile.js");
+  const printed = compile(source).diagnostics.map((d) => formatDiagnostic(d, source, "<source>"));
+  t.true(printed.length >= 1);
+  t.is(err!.message, [`The workflow has ${printed.filter((p) => / error /.test(p.split("\n")[0])).length} error(s).`, ...printed].join("\n"));
+  t.regex(err!.message, /^<source>:3:6: error FLOW104: .+\n  on nope\(\) -> Nowhere\n     \^~~~$/m);
+  t.true(Array.isArray(err!.extra.diagnostics), "the diagnostics stay data too");
+});

@@ -118,7 +118,49 @@ const hostileText = fc.constantFrom(
   "{",
   '{"ok": tru',
 );
+/**
+ * Issue 16: JSON text nested up to 100,000 deep (arrays, objects, both), very wide objects and
+ * arrays, long keys and huge numbers — built as text, without recursion — placed where a body
+ * holds values: the whole body, `note`, `tags`, `count`, an undeclared property, a duplicated key,
+ * run input.
+ */
+const nestDepth = fc.oneof(
+  { weight: 3, arbitrary: fc.integer({ min: 1, max: 40 }) },
+  { weight: 2, arbitrary: fc.integer({ min: 100, max: 5000 }) },
+  { weight: 1, arbitrary: fc.constantFrom(10_000, 30_000, 100_000) },
+);
+function nestedText(depth: number, shape: "array" | "object" | "mixed", leaf: string): string {
+  const open: string[] = [];
+  const close: string[] = [];
+  for (let i = 0; i < depth; i++) {
+    const array = shape === "array" || (shape === "mixed" && i % 2 === 0);
+    open.push(array ? "[" : '{"k":');
+    close.push(array ? "]" : "}");
+  }
+  return open.join("") + leaf + close.reverse().join("");
+}
+const LEAVES = ["1", '"x"', "null", "[]", "{}", "true"];
+const hugeValue = fc.oneof(
+  fc.tuple(nestDepth, fc.constantFrom("array", "object", "mixed") as fc.Arbitrary<"array" | "object" | "mixed">, fc.constantFrom(...LEAVES)).map(([d, s, l]) => nestedText(d, s, l)),
+  fc.integer({ min: 1000, max: 50_000 }).map((n) => `[${Array.from({ length: n }, (_, i) => String(i % 10)).join(",")}]`),
+  fc.integer({ min: 500, max: 8000 }).map((n) => `{${Array.from({ length: n }, (_, i) => `"k${i}":${i}`).join(",")}}`),
+  fc.integer({ min: 1000, max: 60_000 }).map((n) => `{${JSON.stringify("k".repeat(n))}:1}`),
+  fc.constantFrom("1e308", "-1e308", "1e400", "-1e400", "1e-400", "-0", "9".repeat(5000), `0.${"1".repeat(5000)}`, "123456789012345678901234567890", "1E+2147483648"),
+);
+const HOLES = [
+  "HOLE",
+  '{"ok":true,"note":HOLE}',
+  '{"ok":true,"note":"x","note":HOLE}',
+  '{"ok":true,"note":"x","extra":HOLE}',
+  '{"count":HOLE,"amount":1,"comment":null,"due":"2026-01-01T00:00:00Z","tags":[]}',
+  '{"count":1,"amount":1,"comment":null,"due":"2026-01-01T00:00:00Z","tags":HOLE}',
+  '{"job":HOLE}',
+  '{"job":{"title":"t","contact":"c@example.test","handled":HOLE}}',
+];
+const hugeJson = fc.tuple(fc.constantFrom(...HOLES), hugeValue).map(([hole, v]) => hole.replace("HOLE", () => v));
+
 const jsonText = fc.oneof(
+  { weight: 1, arbitrary: hugeJson },
   { weight: 3, arbitrary: fc.jsonValue({ maxDepth: 4 }).map((v) => JSON.stringify(v) ?? "null") },
   { weight: 2, arbitrary: fc.record({ ok: fc.oneof(fc.jsonValue({ maxDepth: 1 }), fc.boolean()), note: fc.oneof(fc.string({ unit: "binary" }), fc.jsonValue({ maxDepth: 1 })) }, { requiredKeys: [] }).map((v) => JSON.stringify(v)) },
   { weight: 2, arbitrary: hostileText },
@@ -436,6 +478,60 @@ test.serial("the raise path: forged, expired and odd JWTs, odd elements and bodi
   const statuses = await runBatches(t, await raiseRequests(1500));
   t.log(Object.fromEntries(statuses));
   t.true((statuses.get(401) ?? 0) > 0);
+});
+
+/**
+ * Issue 16: deep, wide, long-keyed and huge-numbered JSON at every JSON entry point — the callback
+ * endpoint, the responder page's POST (its script's headers), the raise path (a valid JWT), run
+ * start, link revoke and deploy (admin) — each over identity, chunked and gzip bodies. No 5xx but
+ * 503; refusals change nothing (runBatches).
+ */
+test.serial("deep (to 100,000), wide, long-keyed and huge JSON at every JSON entry point, over identity, chunked and gzip bodies", async (t) => {
+  const now = Math.floor(Date.now() / 1000);
+  const jwt = await new SignJWT({ roles: ["ops", "anyone"], email: "f@example.test" }).setSubject("fuzzer").setExpirationTime(now + 3600).setProtectedHeader({ alg: "HS256" }).sign(new TextEncoder().encode(JWT_SECRET));
+  const entries = ["callback", "page", "raise", "start", "revoke", "deploy"] as const;
+  const requests = fc
+    .sample(fc.tuple(fc.constantFrom(...entries), fc.constantFrom("identity", "chunked", "gzip"), hugeJson, fc.nat()), { seed: SEED + 6, numRuns: 900 })
+    .map(([entry, framing, text, i]): FuzzRequest => {
+      const headers: Record<string, string> = { "content-type": entry === "deploy" ? "text/plain" : "application/json" };
+      let body = Buffer.from(text, "utf8");
+      if (framing === "gzip") {
+        body = gzipSync(body);
+        headers["content-encoding"] = "gzip";
+      }
+      const run = runIds[i % runIds.length];
+      let path: string;
+      switch (entry) {
+        case "callback":
+          path = `/api/workflow/callback/${tokens[i % tokens.length]}`;
+          break;
+        case "page":
+          path = `/api/workflow/callback/${tokens[i % tokens.length]}`;
+          Object.assign(headers, { accept: "application/json", "idempotency-key": `page-${i}` });
+          break;
+        case "raise":
+          path = `/api/runs/${run}/slots/${["answer", "typed", "ping"][i % 3]}/events`;
+          headers.authorization = `Bearer ${jwt}`;
+          break;
+        case "start":
+          path = "/api/workflows/CbBasic/runs";
+          headers.authorization = `Bearer ${ADMIN_TOKEN}`;
+          break;
+        case "revoke":
+          path = `/api/runs/${run}/slots/nope/link/revoke`;
+          headers.authorization = `Bearer ${ADMIN_TOKEN}`;
+          break;
+        case "deploy":
+          path = "/api/workflows";
+          headers.authorization = `Bearer ${ADMIN_TOKEN}`;
+          break;
+      }
+      return { method: "POST", path, headers, body, chunked: framing !== "identity", label: `${entry} ${framing} ${text.length} chars ${text.slice(0, 60)}` };
+    });
+  const statuses = await runBatches(t, requests);
+  t.log(Object.fromEntries(statuses));
+  t.true((statuses.get(422) ?? 0) > 0 && (statuses.get(413) ?? 0) > 0, "the generators reach the depth and size limits");
+  t.false([...statuses.keys()].some((s) => s >= 500 && s !== 503), "no 5xx but 503");
 });
 
 test.serial("at least 10,000 requests were sent, most batches were compared, and no token is in a log line, in Redis or in a pg_dump", async (t) => {

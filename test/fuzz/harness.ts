@@ -19,6 +19,8 @@ export interface FuzzRequest {
   path: string;
   headers: Record<string, string>;
   body?: Buffer;
+  /** Send the body with `Transfer-Encoding: chunked` (no Content-Length), in 16 KiB writes. */
+  chunked?: boolean;
   /** What the generator meant, for failure messages. */
   label: string;
 }
@@ -37,7 +39,7 @@ export function send(port: number, req: FuzzRequest): Promise<FuzzAnswer> {
     let r: http.ClientRequest;
     try {
       const headers: Record<string, string> = { ...req.headers };
-      if (req.body !== undefined) headers["content-length"] = String(req.body.length);
+      if (req.body !== undefined && !req.chunked) headers["content-length"] = String(req.body.length);
       r = http.request({ host: "127.0.0.1", port, method: req.method, path: req.path, headers, agent }, (res) => {
         const chunks: Buffer[] = [];
         res.on("data", (c: Buffer) => chunks.push(c));
@@ -50,7 +52,7 @@ export function send(port: number, req: FuzzRequest): Promise<FuzzAnswer> {
     }
     r.on("error", (err) => resolve({ status: -1, contentType: "", text: String(err) }));
     r.setTimeout(30_000, () => r.destroy(new Error("timed out")));
-    if (req.body !== undefined) r.write(req.body);
+    if (req.body !== undefined) for (let i = 0; i < req.body.length || i === 0; i += 16_384) r.write(req.body.subarray(i, i + 16_384));
     r.end();
   });
 }

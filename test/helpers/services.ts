@@ -86,9 +86,15 @@ export interface PostgresServer {
   /** A URL for `database` on this server (user postgres, trust). */
   url(database?: string): string;
   start(): Promise<void>;
-  /** `pg_ctl stop -m fast` (connections are terminated; committed data kept). */
-  stop(): Promise<void>;
+  /** `pg_ctl stop -m fast` (connections are terminated; committed data kept); `immediate` is a crash. */
+  stop(mode?: "fast" | "immediate"): Promise<void>;
   destroy(): Promise<void>;
+}
+
+/** A streaming standby (startStandby): a PostgresServer that can be promoted. */
+export interface StandbyServer extends PostgresServer {
+  /** `pg_ctl promote -w`: resolves once it accepts writes. */
+  promote(): Promise<void>;
 }
 
 function pgBin(name: string): string {
@@ -110,18 +116,47 @@ async function asPostgresAsync(bin: string, args: string[]): Promise<void> {
   await promisify(execFile)(root ? "runuser" : bin, root ? ["-u", "postgres", "--", bin, ...args] : args);
 }
 
-/** A fresh PostgreSQL cluster (initdb) on a free port, trust auth, fsync off (it is throwaway). */
-export async function startPostgres(): Promise<PostgresServer> {
+/**
+ * A fresh PostgreSQL cluster (initdb) on a free port, trust auth (replication connections too),
+ * fsync off (it is throwaway). `settings` are extra `-c name=value` server settings (for example
+ * `synchronous_standby_names=standby1`).
+ */
+export async function startPostgres(opts: { settings?: string[] } = {}): Promise<PostgresServer> {
   const port = await freePort();
   const dir = mkdtempSync(join(tmpdir(), "slotflow-pg-"));
   chmodSync(dir, 0o777);
   const data = join(dir, "data");
   asPostgres(pgBin("initdb"), ["-D", data, "-U", "postgres", "--auth=trust", "-E", "UTF8", "--no-sync"]);
+  return serve(port, dir, data, opts.settings ?? []);
+}
+
+/**
+ * A streaming standby of `primary` (issue 17 failover): `pg_basebackup -R` of it into a new
+ * directory, started on a free port; it connects with `application_name=<name>`, so a primary
+ * with `synchronous_standby_names=<name>` commits only once this standby has the WAL.
+ */
+export async function startStandby(primary: PostgresServer, name: string): Promise<StandbyServer> {
+  const port = await freePort();
+  const dir = mkdtempSync(join(tmpdir(), "slotflow-pg-standby-"));
+  chmodSync(dir, 0o777);
+  const data = join(dir, "data");
+  await asPostgresAsync(pgBin("pg_basebackup"), ["-d", `host=127.0.0.1 port=${primary.port} user=postgres application_name=${name}`, "-D", data, "-R", "-X", "stream", "-c", "fast"]);
+  const server = await serve(port, dir, data, []);
+  return {
+    ...server,
+    async promote() {
+      await asPostgresAsync(pgBin("pg_ctl"), ["-D", data, "-w", "-t", "60", "promote"]);
+    },
+  };
+}
+
+async function serve(port: number, dir: string, data: string, settings: string[]): Promise<PostgresServer> {
+  const extra = settings.map((s) => ` -c ${s}`).join("");
   const server: PostgresServer = {
     port,
     url: (database = "postgres") => `postgresql://postgres@127.0.0.1:${port}/${database}`,
     async start() {
-      await asPostgresAsync(pgBin("pg_ctl"), ["-D", data, "-l", join(dir, "log"), "-w", "-t", "60", "-o", `-p ${port} -k ${dir} -c listen_addresses=127.0.0.1 -c fsync=off -c max_connections=200`, "start"]);
+      await asPostgresAsync(pgBin("pg_ctl"), ["-D", data, "-l", join(dir, "log"), "-w", "-t", "60", "-o", `-p ${port} -k ${dir} -c listen_addresses=127.0.0.1 -c fsync=off -c max_connections=200${extra}`, "start"]);
       for (let i = 0; i < 100; i++) {
         const c = new pg.Client({ connectionString: server.url() });
         try {
@@ -134,8 +169,8 @@ export async function startPostgres(): Promise<PostgresServer> {
       }
       throw new Error(`PostgreSQL on ${port} did not accept connections`);
     },
-    async stop() {
-      await asPostgresAsync(pgBin("pg_ctl"), ["-D", data, "-w", "-m", "fast", "stop"]);
+    async stop(mode = "fast") {
+      await asPostgresAsync(pgBin("pg_ctl"), ["-D", data, "-w", "-m", mode, "stop"]);
     },
     async destroy() {
       try {

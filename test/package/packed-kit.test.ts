@@ -30,6 +30,15 @@ function documentedTest(): string {
   return block[1];
 }
 
+/** The two ```json blocks of docs/testing.md's "TypeScript tests": package.json fields and tsconfig.json. */
+function documentedSetup(): { packageJson: Record<string, unknown>; tsconfig: Record<string, unknown> } {
+  const doc = readFileSync(join(ROOT, "docs/testing.md"), "utf8");
+  const section = doc.slice(doc.indexOf("### TypeScript tests"));
+  const blocks = [...section.matchAll(/```json\n([\s\S]*?)```/g)].map((m) => JSON.parse(m[1]) as Record<string, unknown>);
+  if (blocks.length < 2) throw new Error("docs/testing.md shows no TypeScript set-up");
+  return { packageJson: blocks[0], tsconfig: blocks[1] };
+}
+
 let dir = "";
 let databaseUrl = "";
 test.after.always(async () => {
@@ -60,8 +69,7 @@ test("the packed package installs into a fresh project, whose documented ava tes
     JSON.stringify({
       name: "author-project",
       private: true,
-      type: "module",
-      ava: { files: ["build/**/*.test.js"] },
+      ...documentedSetup().packageJson,
       // This machine's registry has msgpackr-extract's platform packages only up to 3.0.4 (a BullMQ dependency).
       overrides: { "msgpackr-extract": "3.0.4" },
     }),
@@ -72,13 +80,7 @@ test("the packed package installs into a fresh project, whose documented ava tes
   t.timeout(STEP_MS, "tsc");
   cpSync(join(ROOT, "test/fixtures/purchase-order.flow"), join(project, "test/fixtures/purchase-order.flow"));
   writeFileSync(join(project, "test/kit.test.ts"), documentedTest());
-  writeFileSync(
-    join(project, "tsconfig.json"),
-    JSON.stringify({
-      compilerOptions: { target: "ES2022", module: "NodeNext", moduleResolution: "NodeNext", strict: true, skipLibCheck: true, outDir: "build", rootDir: "." },
-      include: ["test"],
-    }),
-  );
+  writeFileSync(join(project, "tsconfig.json"), JSON.stringify(documentedSetup().tsconfig));
   await run(process.execPath, [join(ROOT, "node_modules/typescript/bin/tsc"), "-p", "tsconfig.json"], opts(project));
   t.pass("the documented test type-checks against the package's declarations");
 

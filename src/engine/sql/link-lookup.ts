@@ -1,6 +1,9 @@
 /**
  * The web process's lookup of a callback token: one indexed probe of `links.token_sha256`
- * (unique), joined to the link's slot and run for what the body check needs.
+ * (unique), joined to the link's slot and run for what the body check needs. It runs inside the
+ * PL/pgSQL function `slotflow_link_lookup` (migration 20261125020000, issue 17), which keeps the
+ * join's plan per server connection: the statement itself is sent unnamed (sql/prepared.ts), so a
+ * pooler in transaction mode works, and only the function call is parsed per deposit.
  *
  *   SELECT l.id, l.run_id, l.minted_version, l.status, l.end_reason, l.idempotency_key_sha256,
  *          l.idempotency_body_sha256, s.state, s.alias, r.workflow_name
@@ -8,8 +11,9 @@
  *    WHERE l.token_sha256 = $1::bpchar      -- the column is CHAR(64): a text parameter would skip the index
  *
  * Measured (bench `deposits`): Prisma's `findUnique` with two nested selects sent three
- * statements; this is one, and saved ~2.7 ms of web CPU per deposit in the issue's profile. It is
- * a prepared statement (sql/prepared.ts): parsed and planned once per connection.
+ * statements; this is one, and saved ~2.7 ms of web CPU per deposit in the issue's profile.
+ * Backend CPU per lookup (bench `statements`): the join sent unnamed ~176 µs, named ~32 µs, the
+ * function call unnamed — what is sent — in docs/performance.md "Behind a pooler".
  * With 1M live links the probe stays one B-tree descent (bench `scale`).
  */
 import type { Db } from "../../db.js";
@@ -42,13 +46,13 @@ interface LookupRow {
   workflow_name: string;
 }
 
-/** The lookup, as sent: a prepared statement (sql/prepared.ts). */
-export const LINK_LOOKUP_SQL = prepared(
-  "slotflow_link_lookup",
-  `SELECT l.id, l.run_id, l.minted_version, l.status, l.end_reason, l.idempotency_key_sha256, l.idempotency_body_sha256, s.state, s.alias, r.workflow_name
+/** The lookup, as sent (unnamed; sql/prepared.ts): a call of the function. */
+export const LINK_LOOKUP_SQL = prepared("slotflow_link_lookup", "SELECT * FROM slotflow_link_lookup($1)");
+
+/** The join the function runs, as a plain statement: bench `statements` compares their costs. */
+export const LINK_LOOKUP_JOIN_SQL = `SELECT l.id, l.run_id, l.minted_version, l.status, l.end_reason, l.idempotency_key_sha256, l.idempotency_body_sha256, s.state, s.alias, r.workflow_name
      FROM links l JOIN slots s ON s.id = l.slot_id JOIN runs r ON r.id = l.run_id
-    WHERE l.token_sha256 = $1::bpchar`,
-);
+    WHERE l.token_sha256 = $1::bpchar`;
 
 /** The link whose token hashes to `tokenSha256` (hex), or null. */
 export async function lookupLink(db: Db, tokenSha256: string): Promise<LinkLookup | null> {

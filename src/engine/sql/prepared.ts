@@ -1,13 +1,20 @@
 /**
- * Prepared statements for the hot path. A statement registered here is sent to PostgreSQL under
- * its name (`Parse` once per connection, then only `Bind`/`Execute`), so the server parses and
- * plans it once per connection instead of on every deposit; every other statement (Prisma's own,
- * and raw ones not registered) stays unnamed. db.ts hands `statementName` to the driver adapter
- * (`@prisma/adapter-pg`'s `statementNameGenerator`), which names a query by its exact SQL text.
+ * The hot path's fixed statements, by name (issue 17 "Poolers").
  *
- * Only fixed texts are registered, so a connection holds a handful of prepared statements at
- * most. A connection pooler in front of PostgreSQL must keep prepared statements per client
- * (PgBouncer ≥ 1.21 with `max_prepared_statements`, or session pooling): docs/configuration.md.
+ * A statement registered here keeps a stable name (`slotflow_step_write`, …) for diagnostics and
+ * the bench's statement counts, but it is sent to PostgreSQL **unnamed**: the driver sends Parse,
+ * Bind, Execute and Sync for the unnamed statement in one round trip, so a deposit makes exactly as
+ * many round trips as with named statements, and no statement outlives its message. That is what
+ * lets `DATABASE_URL` point at a pooler in transaction mode (PgBouncer 1.18, Debian's), which hands
+ * each transaction to whichever server connection is free: a named statement prepared on one
+ * server connection is unknown on the next ("prepared statement … does not exist", 26000) or
+ * already there under the same name from another client ("… already exists", 42P05).
+ *
+ * The planning these statements skip with a name is small (the step's write and read are calls of
+ * PL/pgSQL functions, which keep their own plans per server connection; the token lookup is one
+ * index join); docs/performance.md "Behind a pooler" has the measured cost. db.ts hands no
+ * `statementNameGenerator` to the driver adapter, so every statement, Prisma's own included, is
+ * unnamed.
  */
 
 const byText = new Map<string, string>();
@@ -22,7 +29,7 @@ export function prepared(name: string, text: string): string {
   return text;
 }
 
-/** The prepared statement name of `query.sql`, or undefined for an unnamed (unregistered) statement. */
-export function statementName(query: { sql: string }): string {
-  return byText.get(query.sql) as string; // undefined leaves the statement unnamed
+/** The registered name of `query.sql` (for diagnostics), or undefined for an unregistered statement. */
+export function statementName(query: { sql: string }): string | undefined {
+  return byText.get(query.sql);
 }

@@ -1,0 +1,58 @@
+/**
+ * One open document as the language server sees it: its text compiled by the compiler of
+ * `slotflow check` (src/lang/compile.ts), the symbol index of its tree (../symbols.ts), and the
+ * last analysis whose source parsed — completion keeps offering names while the text is broken
+ * mid-edit. Positions: LSP's 0-based line and UTF-16 character, converted through LineIndex.
+ */
+import type { Position as LspPosition, Range as LspRange } from "vscode-languageserver";
+import type { Range } from "../../lang/ast.js";
+import { compile, type CompileResult } from "../../lang/compile.js";
+import { LineIndex } from "../../lang/positions.js";
+import { buildIndex, type SymbolIndex } from "../symbols.js";
+
+export class Analysis {
+  readonly lines: LineIndex;
+  readonly result: CompileResult;
+  /** The index of this text's tree; null when it does not parse. */
+  readonly index: SymbolIndex | null;
+
+  constructor(
+    readonly uri: string,
+    readonly version: number,
+    readonly text: string,
+    /** The newest earlier analysis whose text parsed (for completion while this one does not). */
+    readonly lastGood: Analysis | null,
+    /** False for a text-only view (no compile): completion on a document changed since its last analysis. */
+    compiled = true,
+  ) {
+    this.lines = new LineIndex(text);
+    this.result = compiled ? compile(text, uri) : { diagnostics: [], workflow: null, ast: null };
+    this.index = this.result.ast !== null ? buildIndex(this.result.ast) : null;
+  }
+
+  /** This analysis when it parsed, else the last one that did. */
+  get good(): Analysis | null {
+    return this.index !== null ? this : this.lastGood;
+  }
+
+  offset(p: LspPosition): number {
+    const starts = this.lines.lineStarts;
+    if (p.line < 0) return 0;
+    if (p.line >= starts.length) return this.text.length;
+    const end = p.line + 1 < starts.length ? starts[p.line + 1] : this.text.length;
+    return Math.min(starts[p.line] + Math.max(0, p.character), end);
+  }
+
+  position(offset: number): LspPosition {
+    const p = this.lines.position(offset);
+    return { line: p.line - 1, character: p.column - 1 };
+  }
+
+  range(r: Range): LspRange {
+    return { start: { line: r.start.line - 1, character: r.start.column - 1 }, end: { line: r.end.line - 1, character: r.end.column - 1 } };
+  }
+
+  slice(r: Range): string {
+    return this.text.slice(r.start.offset, r.end.offset);
+  }
+}

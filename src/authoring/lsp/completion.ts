@@ -1,0 +1,145 @@
+/**
+ * Completion that knows where it is (issue 21 item 2). The place is read from the current text —
+ * the line before the cursor and the `{ … }` blocks that enclose it, from the lexer's tokens — so
+ * it works while the file is broken mid-edit; the names offered come from the last analysis that
+ * parsed:
+ *
+ * | where                                   | offers                                     |
+ * |-----------------------------------------|--------------------------------------------|
+ * | after `->`                              | the states                                 |
+ * | after `on`, `drop slot`, in `After:`    | the slot aliases of the enclosing state    |
+ * | `subscribe E(` …                        | E's parameter names, in order              |
+ * | after `subscribe`, `map event`, `to`    | the events                                 |
+ * | a line of a `subscribe … { }` block      | the setting names (`Candidates:` …)        |
+ * | after `x.`                              | x's fields (entity), `done`/`CallbackUrl()` (slot), a principal's members |
+ * | after `:` in a declaration, in `list<`  | the types (scalars and entities)           |
+ * | elsewhere                               | keywords, builtins, the names in scope     |
+ */
+import { CompletionItemKind, InsertTextFormat, type CompletionItem, type Position } from "vscode-languageserver";
+import type { IToken } from "chevrotain";
+import { BUILTINS } from "../../lang/builtins.js";
+import { lexWithComments } from "../format.js";
+import type { FlowSymbol } from "../symbols.js";
+import type { Analysis } from "./analysis.js";
+
+const KEYWORDS = [
+  "workflow", "entity", "event", "state", "initial", "terminal", "subscribe", "as", "for", "each", "in", "enter", "on", "when",
+  "default", "milestone", "let", "send", "email", "to", "drop", "slot", "if", "else", "map", "true", "false", "null", "expired",
+];
+const SETTINGS = ["Candidates", "Requires", "After", "Deadline", "Title", "Intro"];
+const SCALARS = ["bool", "int", "decimal", "string", "datetime", "duration", "principal", "list"];
+
+interface Block {
+  /** The code tokens before `{` back to the previous line, `{`, `}` or `;`. */
+  head: IToken[];
+}
+
+/** The `{ … }` blocks enclosing `offset`, outermost first. */
+function enclosingBlocks(text: string, offset: number): Block[] {
+  const stack: Block[] = [];
+  let head: IToken[] = [];
+  for (const t of lexWithComments(text.slice(0, offset))) {
+    const n = t.tokenType.name;
+    if (n === "LineComment" || n === "BlockComment") continue;
+    if (n === "LCurly") {
+      stack.push({ head });
+      head = [];
+    } else if (n === "RCurly") {
+      stack.pop();
+      head = [];
+    } else if (n === "Newline" || n === "Semi") {
+      head = [];
+    } else head.push(t);
+  }
+  return stack;
+}
+
+export function completion(a: Analysis, pos: Position): CompletionItem[] {
+  const offset = a.offset(pos);
+  const good = a.good;
+  const index = good?.index ?? null;
+  const lineStart = a.lines.lineStarts[Math.min(pos.line, a.lines.lineStarts.length - 1)] ?? 0;
+  const before = a.text.slice(lineStart, offset);
+  const blocks = enclosingBlocks(a.text, offset);
+  const stateBlock = [...blocks].reverse().find((b) => b.head.some((t) => t.image === "state"));
+  const stateName = stateBlock ? stateBlock.head[stateBlock.head.findIndex((t) => t.image === "state") + 1]?.image : undefined;
+  const inner = blocks.at(-1);
+  const symbols = (kind: string) => (index?.symbols ?? []).filter((s) => s.kind === kind);
+  const item = (label: string, kind: CompletionItemKind, detail?: string): CompletionItem => ({ label, kind, ...(detail ? { detail } : {}) });
+  const aliases = (): CompletionItem[] => {
+    const state = symbols("state").find((s) => s.name === stateName);
+    return (state?.children ?? []).filter((s) => s.kind === "alias").map((s) => item(s.name, CompletionItemKind.Property, `slot of ${s.container}`));
+  };
+
+  if (/->\s*[A-Za-z_0-9]*$/.test(before)) return symbols("state").map((s) => item(s.name, CompletionItemKind.Class, "state"));
+  if (/^\s*on\s+[A-Za-z_0-9]*$/.test(before) || /\bdrop\s+slot\s+[A-Za-z_0-9]*$/.test(before) || /^\s*After\s*:[\sA-Za-z_0-9,]*$/.test(before)) {
+    return aliases();
+  }
+  const sub = /\bsubscribe\s+([A-Za-z_][A-Za-z_0-9]*)\s*\(([^)]*)$/.exec(before);
+  if (sub) {
+    const event = index?.find("event", sub[1]);
+    const written = sub[2].split(",").length - 1;
+    return (event?.children ?? []).map((p, i) => ({ ...item(p.name, CompletionItemKind.TypeParameter, `parameter ${i + 1} of ${sub[1]}`), sortText: String(i).padStart(3, "0"), preselect: i === written }));
+  }
+  if (/\b(subscribe|map\s+event)\s+[A-Za-z_0-9]*$/.test(before) || /\bmap\s+event\b.*\bto\s+[A-Za-z_0-9]*$/.test(before)) {
+    return symbols("event").map((s) => item(s.name, CompletionItemKind.Event, "event"));
+  }
+  if (inner?.head[0]?.image === "subscribe" && /^\s*[A-Za-z_]*$/.test(before)) {
+    return SETTINGS.map((s) => ({ ...item(s, CompletionItemKind.Property, "slot setting"), insertText: `${s}: ` }));
+  }
+  const member = /((?:[A-Za-z_][A-Za-z_0-9]*\s*\.\s*)+)[A-Za-z_0-9]*$/.exec(before);
+  if (member) return members(a, member[1].split(".").map((s) => s.trim()).filter(Boolean), offset, stateName);
+  const inDecl = inner?.head[0]?.image === "entity" || /\b(workflow|event|map\s+event)\s+[A-Za-z_0-9]*\s*\([^)]*$/.test(before);
+  if ((inDecl && /:\s*[A-Za-z_0-9]*$/.test(before)) || /\blist\s*<\s*[A-Za-z_0-9]*$/.test(before)) {
+    return [...SCALARS.map((s) => item(s, CompletionItemKind.TypeParameter, "type")), ...symbols("entity").map((s) => item(s.name, CompletionItemKind.Struct, "entity"))];
+  }
+
+  const out: CompletionItem[] = KEYWORDS.map((k) => item(k, CompletionItemKind.Keyword));
+  for (const b of BUILTINS.values()) {
+    out.push({ ...item(b.name, CompletionItemKind.Function, b.signature), insertText: `${b.name}($1)`, insertTextFormat: InsertTextFormat.Snippet });
+  }
+  for (const s of symbols("param")) out.push(item(s.name, CompletionItemKind.Variable, "workflow parameter"));
+  if (index) {
+    // Locals, handler parameters and fan-out variables whose declaration precedes the cursor in the enclosing state.
+    const state = index.find("state", stateName ?? "");
+    for (const o of index.occurrences) {
+      const k = o.symbol.kind;
+      if (!o.isDecl || !(k === "let" || k === "handlerParam" || k === "fanOut")) continue;
+      if (state && o.range.start.offset >= state.full.start.offset && o.range.end.offset <= Math.min(offset, state.full.end.offset)) {
+        out.push(item(o.symbol.name, CompletionItemKind.Variable, k === "let" ? "local" : k === "fanOut" ? "fan-out variable" : "handler parameter"));
+      }
+    }
+  }
+  out.push(...aliases());
+  const seen = new Set<string>();
+  return out.filter((c) => !seen.has(c.label) && (seen.add(c.label), true));
+}
+
+/** After `a.b.`: what `a.b` has, resolved through declared types. */
+function members(a: Analysis, path: string[], offset: number, stateName: string | undefined): CompletionItem[] {
+  const index = a.good?.index;
+  if (!index) return [];
+  const [head, ...rest] = path;
+  const state = index.find("state", stateName ?? "");
+  if (rest.length === 0 && state?.children.some((s) => s.kind === "alias" && s.name === head)) {
+    return [
+      { label: "done", kind: CompletionItemKind.Property, detail: "bool: the slot is completed" },
+      { label: "CallbackUrl", kind: CompletionItemKind.Method, detail: "string: mints the slot's single-use link", insertText: "CallbackUrl()" },
+    ];
+  }
+  // The nearest declaration of `head` before the cursor (a local or parameter), else a workflow parameter.
+  let sym: FlowSymbol | undefined;
+  for (const o of index.occurrences) {
+    if (o.isDecl && o.symbol.name === head && o.range.start.offset < offset && (o.symbol.type || o.symbol.kind === "principal")) sym = o.symbol;
+  }
+  sym ??= index.find("param", head);
+  let type = sym?.type ?? null;
+  if (type?.name === "principal" || sym?.kind === "principal") {
+    const props: CompletionItem[] = ["id", "email", "roles"].map((m) => ({ label: m, kind: CompletionItemKind.Property, detail: "principal" }));
+    return [...props, { label: "hasRole", kind: CompletionItemKind.Method, detail: "hasRole(string): bool" }];
+  }
+  for (const p of rest) type = type && type.name !== "list" ? index.find("field", p, type.name)?.type ?? null : null;
+  if (!type || type.name === "list") return [];
+  const entity = index.find("entity", type.name);
+  return (entity?.children ?? []).map((f) => ({ label: f.name, kind: CompletionItemKind.Field, detail: f.type ? a.good!.slice(f.type.range) : undefined }));
+}

@@ -1,0 +1,248 @@
+/**
+ * The language server's answers, as pure functions of an Analysis (issue 21 item 2): diagnostics,
+ * hover, definition, references, rename edits, the outline, formatting and quick fixes. The
+ * protocol wiring is server.ts; completion is completion.ts.
+ */
+import {
+  CodeActionKind, DiagnosticSeverity, DocumentSymbol, MarkupKind, SymbolKind as LspSymbolKind,
+  type CodeAction, type Diagnostic as LspDiagnostic, type Hover, type Location, type Position, type TextEdit, type WorkspaceEdit,
+} from "vscode-languageserver";
+import { BUILTINS } from "../../lang/builtins.js";
+import { Codes } from "../../lang/codes.js";
+import type { Diagnostic } from "../../lang/diagnostics.js";
+import { format } from "../format.js";
+import type { FlowSymbol, SymbolKind } from "../symbols.js";
+import type { Analysis } from "./analysis.js";
+import { diagnosticDescription, diagnosticHref } from "./docs.js";
+
+/** The diagnostics of `slotflow check`, one for one: code, severity, message, range, and a link to the code's entry. */
+export function diagnostics(a: Analysis): LspDiagnostic[] {
+  return a.result.diagnostics.map((d) => toLsp(a, d));
+}
+
+function toLsp(a: Analysis, d: Diagnostic): LspDiagnostic {
+  return {
+    range: a.range(d.range),
+    severity: d.severity === "error" ? DiagnosticSeverity.Error : DiagnosticSeverity.Warning,
+    code: d.code,
+    codeDescription: { href: diagnosticHref(d.code) },
+    source: "slotflow",
+    message: d.message,
+  };
+}
+
+const KIND_WORDS: Record<SymbolKind, string> = {
+  workflow: "workflow", state: "state", event: "event", entity: "entity", field: "field", eventParam: "event parameter",
+  param: "workflow parameter", alias: "slot", let: "local", handlerParam: "handler parameter", fanOut: "fan-out variable",
+  principal: "principal parameter", milestone: "milestone",
+};
+
+/** How a symbol's declaration reads (hover's code block). At most 30 lines of source. */
+export function declarationText(a: Analysis, sym: FlowSymbol): string {
+  const src = (text: string) => text.split(/\r?\n|\r/).slice(0, 30).join("\n");
+  switch (sym.kind) {
+    case "state": {
+      const text = a.slice(sym.full);
+      return src(text.slice(0, text.includes("{") ? text.indexOf("{") : text.length).trim());
+    }
+    case "alias":
+      return src(a.slice(sym.full));
+    case "event":
+    case "entity":
+      return src(a.slice(sym.full));
+    case "field":
+      return `${sym.container}.${a.slice(sym.full)}`;
+    case "eventParam":
+      return `${sym.container}(… ${a.slice(sym.full)} …)`;
+    case "let":
+      return src(a.slice(sym.full));
+    default:
+      return sym.type ? `${sym.name}: ${a.slice(sym.type.range)}` : sym.name;
+  }
+}
+
+/** Hover: the declaration of the name under the cursor, and every diagnostic there with its description. */
+export function hover(a: Analysis, pos: Position): Hover | null {
+  const offset = a.offset(pos);
+  const parts: string[] = [];
+  let range: { start: Position; end: Position } | undefined;
+  const occ = a.index?.at(offset) ?? null;
+  if (occ) {
+    parts.push(`(${KIND_WORDS[occ.symbol.kind]}) \`${occ.symbol.name}\`\n\n\`\`\`flow\n${declarationText(a, occ.symbol)}\n\`\`\``);
+    range = a.range(occ.range);
+  } else {
+    // A builtin function: its signature (src/lang/builtins.ts).
+    let s = offset;
+    while (s > 0 && /[A-Za-z0-9_]/.test(a.text[s - 1])) s--;
+    let e = offset;
+    while (e < a.text.length && /[A-Za-z0-9_]/.test(a.text[e])) e++;
+    const builtin = BUILTINS.get(a.text.slice(s, e));
+    if (builtin && /^\s*\(/.test(a.text.slice(e)) && a.text[s - 1] !== ".") {
+      parts.push(`(builtin) \`${builtin.name}\`\n\n\`\`\`flow\n${builtin.signature}\n\`\`\`${builtin.matcher ? "\n\nA matcher: only in `Candidates`." : ""}`);
+      range = { start: a.position(s), end: a.position(e) };
+    }
+  }
+  for (const d of a.result.diagnostics) {
+    if (d.range.start.offset <= offset && offset <= Math.max(d.range.end.offset, d.range.start.offset + 1)) {
+      const description = diagnosticDescription(d.code);
+      parts.push(`**${d.code}** (${d.severity}): ${d.message}${description ? `\n\n${description}` : ""}\n\n[${d.code} in docs/diagnostics.md](${diagnosticHref(d.code)})`);
+    }
+  }
+  if (parts.length === 0) return null;
+  return { contents: { kind: MarkupKind.Markdown, value: parts.join("\n\n---\n\n") }, ...(range ? { range } : {}) };
+}
+
+export function definition(a: Analysis, pos: Position): Location | null {
+  const occ = a.index?.at(a.offset(pos)) ?? null;
+  if (!occ) return null;
+  return { uri: a.uri, range: a.range(occ.symbol.decl) };
+}
+
+export function references(a: Analysis, pos: Position, includeDeclaration: boolean): Location[] {
+  const occ = a.index?.at(a.offset(pos)) ?? null;
+  if (!occ || !a.index) return [];
+  return a.index.occurrencesOf(occ.symbol).filter((o) => includeDeclaration || !o.isDecl).map((o) => ({ uri: a.uri, range: a.range(o.range) }));
+}
+
+const RESERVED = new Set([
+  "workflow", "entity", "event", "state", "initial", "terminal", "subscribe", "as", "for", "in", "enter", "on", "when", "default",
+  "milestone", "let", "send", "to", "drop", "if", "else", "map", "true", "false", "null", "after", "every", "webhook", "message",
+]);
+
+/** The symbol a rename at `pos` renames, or a reason it cannot. */
+export function renameTarget(a: Analysis, pos: Position): { symbol: FlowSymbol; range: Position[] } | { refused: string } {
+  if (!a.index) return { refused: "the file does not parse: fix its syntax errors first" };
+  const occ = a.index.at(a.offset(pos));
+  if (!occ) return { refused: "there is no name here that can be renamed" };
+  if (occ.symbol.kind === "workflow" || occ.symbol.kind === "milestone") {
+    return { refused: `a ${KIND_WORDS[occ.symbol.kind]}'s name identifies it to deployed runs and the API; rename it by deploying a new workflow` };
+  }
+  const r = a.range(occ.range);
+  return { symbol: occ.symbol, range: [r.start, r.end] };
+}
+
+/** The edits that rename `symbol` to `newName`, or a reason they would be wrong. */
+export function renameEdits(a: Analysis, symbol: FlowSymbol, newName: string): WorkspaceEdit | { refused: string } {
+  if (!/^[A-Za-z_][A-Za-z0-9_]*$/.test(newName)) return { refused: `'${newName}' is not a name: letters, digits and _, not starting with a digit` };
+  if (RESERVED.has(newName)) return { refused: `'${newName}' is a keyword` };
+  const clash = a.index!.symbols
+    .concat(a.index!.symbols.flatMap((s) => s.children))
+    .find((s) => s !== symbol && s.kind === symbol.kind && s.name === newName && s.container === symbol.container);
+  if (clash) return { refused: `there is already a ${KIND_WORDS[clash.kind]} named '${newName}'` };
+  const edits: TextEdit[] = a.index!.occurrencesOf(symbol).map((o) => ({ range: a.range(o.range), newText: newName }));
+  return { changes: { [a.uri]: edits } };
+}
+
+const OUTLINE_KINDS: Record<SymbolKind, LspSymbolKind> = {
+  workflow: LspSymbolKind.Module, state: LspSymbolKind.Class, event: LspSymbolKind.Event, entity: LspSymbolKind.Struct,
+  field: LspSymbolKind.Field, eventParam: LspSymbolKind.TypeParameter, param: LspSymbolKind.Variable, alias: LspSymbolKind.Property,
+  let: LspSymbolKind.Variable, handlerParam: LspSymbolKind.Variable, fanOut: LspSymbolKind.Variable, principal: LspSymbolKind.Variable,
+  milestone: LspSymbolKind.Constant,
+};
+
+/** The outline: the workflow, its parameters, entities (fields), events (parameters), states (slots, milestones). */
+export function documentSymbols(a: Analysis): DocumentSymbol[] {
+  const good = a.index;
+  if (!good) return [];
+  const one = (s: FlowSymbol): DocumentSymbol =>
+    DocumentSymbol.create(s.name, KIND_WORDS[s.kind], OUTLINE_KINDS[s.kind], a.range(s.full), a.range(s.decl), s.children.map(one));
+  return good.symbols.map(one);
+}
+
+/** The whole document in the canonical layout (one edit), none when it is already, or null when it does not parse. */
+export function formatting(a: Analysis): TextEdit[] | null {
+  const r = format(a.text, a.result);
+  if (!r.ok) return null;
+  if (!r.changed) return [];
+  return [{ range: { start: { line: 0, character: 0 }, end: a.position(a.text.length) }, newText: r.text }];
+}
+
+/** Edit distance, for "did you mean" (Levenshtein, capped at `max` + 1). */
+function distance(x: string, y: string, max: number): number {
+  if (Math.abs(x.length - y.length) > max) return max + 1;
+  let prev = Array.from({ length: y.length + 1 }, (_, j) => j);
+  for (let i = 1; i <= x.length; i++) {
+    const cur = [i];
+    for (let j = 1; j <= y.length; j++) {
+      cur[j] = Math.min(prev[j] + 1, cur[j - 1] + 1, prev[j - 1] + (x[i - 1].toLowerCase() === y[j - 1].toLowerCase() ? 0 : 1));
+    }
+    prev = cur;
+  }
+  return prev[y.length];
+}
+
+/** Names among `candidates` near `name`, nearest first (at most 3). */
+export function nearNames(name: string, candidates: string[]): string[] {
+  const max = Math.max(1, Math.floor(name.length / 3));
+  return candidates
+    .map((c) => ({ c, d: distance(name, c, max) }))
+    .filter((x) => x.d <= max && x.c !== name)
+    .sort((p, q) => p.d - q.d)
+    .slice(0, 3)
+    .map((x) => x.c);
+}
+
+/**
+ * Quick fixes for the diagnostics in `range`: an unknown state (FLOW103) or slot alias (FLOW104)
+ * with a near name; a `map event` that lacks parameters of its target event (FLOW321) gets them
+ * added, each set from the previous parameter of the same name when there is one.
+ */
+export function codeActions(a: Analysis, range: { start: Position; end: Position }): CodeAction[] {
+  const good = a.good;
+  if (!good?.index || !good.result.ast) return [];
+  const start = a.offset(range.start);
+  const end = a.offset(range.end);
+  const actions: CodeAction[] = [];
+  for (const d of a.result.diagnostics) {
+    if (d.range.end.offset < start || d.range.start.offset > end) continue;
+    const written = a.slice(d.range);
+    let candidates: string[] = [];
+    if (d.code === Codes.UnknownState) candidates = good.index.symbols.filter((s) => s.kind === "state").map((s) => s.name);
+    else if (d.code === Codes.UnknownAlias || d.code === Codes.AliasNotInScope) {
+      const state = good.index.stateAt(d.range.start.offset);
+      candidates = (state?.children ?? []).filter((s) => s.kind === "alias").map((s) => s.name);
+    }
+    for (const name of nearNames(written, candidates)) {
+      actions.push({
+        title: `Change '${written}' to '${name}'`,
+        kind: CodeActionKind.QuickFix,
+        diagnostics: [toLsp(a, d)],
+        isPreferred: actions.length === 0,
+        edit: { changes: { [a.uri]: [{ range: a.range(d.range), newText: name }] } },
+      });
+    }
+    if (d.code === Codes.MapMissingParam) {
+      const fix = mapMissingFix(a, d);
+      if (fix) actions.push(fix);
+    }
+  }
+  return actions;
+}
+
+function mapMissingFix(a: Analysis, d: Diagnostic): CodeAction | null {
+  const ast = a.result.ast;
+  const map = ast?.maps.find((m) => m.range.start.offset <= d.range.start.offset && d.range.start.offset <= m.range.end.offset);
+  const target = ast?.events.find((e) => e.name.name === map?.to.name);
+  if (!map || !target) return null;
+  const given = new Set(map.args.map((x) => x.name.name));
+  const missing = target.params.filter((p) => !given.has(p.name.name));
+  if (missing.length === 0) return null;
+  const previous = new Set(map.fromParams.map((p) => p.name.name));
+  const value = (p: (typeof missing)[number]) => {
+    if (previous.has(p.name.name)) return p.name.name;
+    if (p.type.optional) return "null";
+    const byType: Record<string, string> = { bool: "false", int: "0", decimal: "0.0", string: '""', duration: "0s" };
+    return byType[p.type.name] ?? "null";
+  };
+  const text = missing.map((p) => `${p.name.name}: ${value(p)}`).join(", ");
+  // Insert before the closing parenthesis of `to E2(…)`: the map's last character.
+  const close = a.text.lastIndexOf(")", map.range.end.offset);
+  if (close < 0) return null;
+  const at = a.position(close);
+  return {
+    title: `Map the missing parameter${missing.length > 1 ? "s" : ""} of ${target.name.name}: ${missing.map((p) => p.name.name).join(", ")}`,
+    kind: CodeActionKind.QuickFix,
+    diagnostics: [toLsp(a, d)],
+    edit: { changes: { [a.uri]: [{ range: { start: at, end: at }, newText: `${map.args.length > 0 ? ", " : ""}${text}` }] } },
+  };
+}

@@ -1,0 +1,210 @@
+/**
+ * Named delivery endpoints (issue 18 item 1; interfaces.md "Delivering links through other
+ * channels"). This module alone writes the `endpoints` table.
+ *
+ * Words: an *endpoint* is a destination an operator names (`vendor-portal`, `finance-chat`) and a
+ * `.flow` source refers to by that name only. Its *kind* is `webhook` (Standard Webhooks 1.0,
+ * signed), `slack` (an incoming-webhook URL) or `teams` (an incoming-webhook / workflow URL).
+ *
+ * Lifecycle:
+ *
+ *   (none) --PUT--> active --failed attempt--> failing (failingSince set)
+ *   failing --2xx--> active            failing --failing for FAILING_DISABLES_MS (5 days)--> disabled
+ *   active|failing --410 Gone--> disabled           any --PUT (update)--> active (re-enabled)
+ *   any --DELETE--> (none)
+ *
+ * Secrets: the URL of every endpoint (a chat-webhook URL is a credential) and a webhook's signing
+ * secret are sealed at rest (engine/seal.ts `Sealer.seal`, the JSON text of the envelope); only
+ * the host is kept clear, for `GET /api/endpoints`. A secret is returned once, by the call that
+ * made it. Rotation keeps the previous secret for ROTATION_OVERLAP_MS (24 h) and deliveries are
+ * signed with both meanwhile (Standard Webhooks: several space-separated signatures).
+ */
+import { randomBytes } from "node:crypto";
+import type { Db } from "../db.js";
+import { RefusalCode, RefusalError, refuse } from "../engine/refusals.js";
+import type { Sealer } from "../engine/seal.js";
+
+export const ENDPOINT_KINDS = ["webhook", "slack", "teams"] as const;
+export type EndpointKind = (typeof ENDPOINT_KINDS)[number];
+
+/** Endpoint names: 1–64 of letters, digits, `.`, `_`, `-`, starting with a letter or digit. */
+export const ENDPOINT_NAME = /^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$/;
+/** Longest URL accepted, characters. */
+export const MAX_URL_LENGTH = 2048;
+/** How long a rotated-out secret still signs (issue 18 item 1), ms. */
+export const ROTATION_OVERLAP_MS = 24 * 3600_000;
+/** An endpoint failing this long is disabled (issue 18 item 4), ms. */
+export const FAILING_DISABLES_MS = 5 * 24 * 3600_000;
+
+/** What `GET /api/endpoints` shows of one endpoint: never its URL or secret. */
+export interface EndpointView {
+  name: string;
+  kind: EndpointKind;
+  host: string;
+  createdAt: string;
+  failingSince: string | null;
+  /** When and why deliveries to it stopped (410 Gone, failing 5 days); null while enabled. */
+  disabledAt: string | null;
+  disabledReason: string | null;
+}
+
+/** What a delivery needs, opened (inside the worker only). */
+export interface OpenEndpoint {
+  name: string;
+  kind: EndpointKind;
+  url: string;
+  /** Signing secrets (`whsec_…`), the current one first; empty for chat kinds. */
+  secrets: string[];
+  disabledReason: string | null;
+}
+
+const invalid = (detail: string) => new RefusalError(refuse(RefusalCode.InvalidBody, detail));
+
+/** Refuses (404 not-found) a name that cannot name an endpoint. */
+export function endpointNameOr404(name: string): void {
+  if (!ENDPOINT_NAME.test(name)) throw new RefusalError(refuse(RefusalCode.NotFound, `No endpoint is named "${name.slice(0, 80)}".`));
+}
+
+/**
+ * Validates a `PUT /api/endpoints/{name}` body `{kind, url}`. Throws RefusalError invalid-body
+ * (422) naming what is wrong: kind not webhook/slack/teams; url not an absolute https URL (http
+ * only with SLOTFLOW_ENDPOINTS_ALLOW_PRIVATE=1), longer than 2048, or with a fragment.
+ */
+export function validateEndpointBody(body: unknown, allowPrivate: boolean): { kind: EndpointKind; url: URL } {
+  if (typeof body !== "object" || body === null || Array.isArray(body)) throw invalid('Send a JSON object {"kind", "url"}.');
+  const { kind, url, ...rest } = body as Record<string, unknown>;
+  const extra = Object.keys(rest);
+  if (extra.length > 0) throw invalid(`Unknown member(s) ${extra.map((k) => `"${k.slice(0, 40)}"`).join(", ")}: an endpoint takes "kind" and "url".`);
+  if (typeof kind !== "string" || !(ENDPOINT_KINDS as readonly string[]).includes(kind)) throw invalid('"kind" must be "webhook", "slack" or "teams".');
+  if (typeof url !== "string" || url.length > MAX_URL_LENGTH) throw invalid(`"url" must be a string of at most ${MAX_URL_LENGTH} characters.`);
+  let parsed: URL;
+  try {
+    parsed = new URL(url);
+  } catch {
+    throw invalid('"url" must be an absolute URL (https://…).');
+  }
+  if (parsed.protocol !== "https:" && !(allowPrivate && parsed.protocol === "http:")) {
+    throw invalid(allowPrivate ? '"url" must be http:// or https://.' : '"url" must be https:// (http:// only when SLOTFLOW_ENDPOINTS_ALLOW_PRIVATE=1).');
+  }
+  if (parsed.hash !== "") throw invalid('"url" must not have a fragment (#…).');
+  return { kind: kind as EndpointKind, url: parsed };
+}
+
+/** A new Standard Webhooks signing secret: `whsec_` + base64 of 32 random bytes. */
+export function newSecret(): string {
+  return `whsec_${randomBytes(32).toString("base64")}`;
+}
+
+const sealed = (sealer: Sealer, text: string): string => JSON.stringify(sealer.seal(text));
+
+/**
+ * Creates or updates an endpoint. Returns `created` and, when this call made a signing secret
+ * (a new webhook endpoint, or one changed to kind webhook), that secret — the only time it is shown.
+ * An update keeps an existing secret, and re-enables a disabled or failing endpoint.
+ */
+export async function setEndpoint(db: Db, sealer: Sealer, name: string, kind: EndpointKind, url: URL): Promise<{ created: boolean; secret: string | null }> {
+  return db.$transaction(async (tx) => {
+    const existing = await tx.$queryRaw<{ kind: string; secret: string | null }[]>`
+      SELECT kind, secret FROM endpoints WHERE name = ${name} FOR UPDATE`;
+    const prior = existing[0];
+    const secret = kind === "webhook" && !prior?.secret ? newSecret() : null;
+    const data = {
+      kind,
+      host: url.host,
+      url: sealed(sealer, url.toString()),
+      updatedAt: new Date(),
+      failingSince: null,
+      disabledAt: null,
+      disabledReason: null,
+      ...(secret ? { secret: sealed(sealer, secret), previousSecret: null, previousSecretUntil: null } : {}),
+      ...(kind !== "webhook" ? { secret: null, previousSecret: null, previousSecretUntil: null } : {}),
+    };
+    if (prior) await tx.endpoint.update({ where: { name }, data });
+    else await tx.endpoint.create({ data: { name, ...data } });
+    return { created: !prior, secret };
+  });
+}
+
+/** Every endpoint, by name, as `GET /api/endpoints` shows it. */
+export async function listEndpoints(db: Db): Promise<EndpointView[]> {
+  const rows = await db.endpoint.findMany({ orderBy: { name: "asc" } });
+  return rows.map((r) => ({
+    name: r.name,
+    kind: r.kind as EndpointKind,
+    host: r.host,
+    createdAt: r.createdAt.toISOString(),
+    failingSince: r.failingSince?.toISOString() ?? null,
+    disabledAt: r.disabledAt?.toISOString() ?? null,
+    disabledReason: r.disabledReason,
+  }));
+}
+
+/**
+ * A new signing secret for a webhook endpoint, returned once; the current one becomes the
+ * previous one and keeps signing for 24 h. Throws 404 not-found for an unknown endpoint and 409
+ * not-a-webhook for a chat endpoint (it has no secret).
+ */
+export async function rotateSecret(db: Db, sealer: Sealer, name: string, now = new Date()): Promise<string> {
+  return db.$transaction(async (tx) => {
+    const rows = await tx.$queryRaw<{ kind: string; secret: string | null }[]>`SELECT kind, secret FROM endpoints WHERE name = ${name} FOR UPDATE`;
+    const row = rows[0];
+    if (!row) throw new RefusalError(refuse(RefusalCode.NotFound, `No endpoint is named "${name}".`));
+    if (row.kind !== "webhook") throw new RefusalError(refuse(RefusalCode.NotAWebhook, `"${name}" is a ${row.kind} endpoint: only webhook endpoints have a signing secret.`));
+    const secret = newSecret();
+    await tx.endpoint.update({
+      where: { name },
+      data: { secret: sealed(sealer, secret), previousSecret: row.secret, previousSecretUntil: new Date(now.getTime() + ROTATION_OVERLAP_MS), updatedAt: now },
+    });
+    return secret;
+  });
+}
+
+/** Deletes an endpoint; false when there was none. Deliveries queued for it then fail ("no endpoint"). */
+export async function removeEndpoint(db: Db, name: string): Promise<boolean> {
+  const { count } = await db.endpoint.deleteMany({ where: { name } });
+  return count > 0;
+}
+
+/** The endpoint opened for one delivery attempt; null when none has this name. */
+export async function openEndpoint(db: Db, sealer: Sealer, name: string, now = new Date()): Promise<OpenEndpoint | null> {
+  const r = await db.endpoint.findUnique({ where: { name } });
+  if (!r) return null;
+  const secrets: string[] = [];
+  if (r.secret) secrets.push(sealer.openText(r.secret));
+  if (r.previousSecret && r.previousSecretUntil && r.previousSecretUntil > now) secrets.push(sealer.openText(r.previousSecret));
+  return { name: r.name, kind: r.kind as EndpointKind, url: sealer.openText(r.url), secrets, disabledReason: r.disabledAt ? (r.disabledReason ?? "disabled") : null };
+}
+
+/** Which of `names` no endpoint has (deploy warnings, issue 18 item 2). */
+export async function missingEndpoints(db: Db, names: string[]): Promise<Set<string>> {
+  if (names.length === 0) return new Set();
+  const found = await db.endpoint.findMany({ where: { name: { in: names } }, select: { name: true } });
+  const have = new Set(found.map((f) => f.name));
+  return new Set(names.filter((n) => !have.has(n)));
+}
+
+/**
+ * Records an attempt's outcome on the endpoint: a 2xx clears `failingSince`; a failure sets it
+ * (if unset) and disables the endpoint once it has been failing for FAILING_DISABLES_MS; `gone`
+ * (HTTP 410) disables it at once. Returns the reason when this call disabled it.
+ */
+export async function recordEndpointOutcome(db: Db, name: string, outcome: "ok" | "failed" | "gone", now = new Date()): Promise<string | null> {
+  if (outcome === "ok") {
+    await db.endpoint.updateMany({ where: { name, failingSince: { not: null } }, data: { failingSince: null } });
+    return null;
+  }
+  if (outcome === "gone") {
+    const { count } = await db.endpoint.updateMany({
+      where: { name, disabledAt: null },
+      data: { disabledAt: now, disabledReason: "the endpoint answered 410 Gone" },
+    });
+    return count > 0 ? "the endpoint answered 410 Gone" : null;
+  }
+  await db.endpoint.updateMany({ where: { name, failingSince: null }, data: { failingSince: now } });
+  const reason = "failing for 5 days";
+  const { count } = await db.endpoint.updateMany({
+    where: { name, disabledAt: null, failingSince: { lte: new Date(now.getTime() - FAILING_DISABLES_MS) } },
+    data: { disabledAt: now, disabledReason: reason },
+  });
+  return count > 0 ? reason : null;
+}

@@ -1,0 +1,188 @@
+/**
+ * The language server's handlers without a protocol (issue 21 item 2): each test writes a source
+ * with the cursor marked `‸`, builds the Analysis the server builds, and asks one handler.
+ */
+import { readFileSync } from "node:fs";
+import test from "ava";
+import { Analysis } from "../../src/authoring/lsp/analysis.js";
+import { completion } from "../../src/authoring/lsp/completion.js";
+import {
+  codeActions, definition, diagnostics, documentSymbols, formatting, hover, references, renameEdits, renameTarget,
+} from "../../src/authoring/lsp/features.js";
+import { compile } from "../../src/lang/compile.js";
+
+const URI = "file:///w/expense.flow";
+const EXPENSE = readFileSync(new URL("../../examples/expense-report.flow", import.meta.url), "utf8");
+
+/** The source without its `‸`, and the LSP position of the marker. */
+function at(marked: string, previous?: Analysis): { a: Analysis; pos: { line: number; character: number } } {
+  const offset = marked.indexOf("‸");
+  if (offset < 0) throw new Error("no cursor in the fixture");
+  const text = marked.replace("‸", "");
+  const before = text.slice(0, offset).split("\n");
+  const a = new Analysis(URI, 1, text, previous ?? null);
+  return { a, pos: { line: before.length - 1, character: before.at(-1)!.length } };
+}
+
+/** `EXPENSE` with the cursor put at the `n`-th occurrence (from 0) of `needle`, shifted by `shift`. */
+function inExpense(needle: string, n = 0, shift = 0): string {
+  let i = -1;
+  for (let k = 0; k <= n; k++) i = EXPENSE.indexOf(needle, i + 1);
+  if (i < 0) throw new Error(`no ${needle}`);
+  return `${EXPENSE.slice(0, i + shift)}‸${EXPENSE.slice(i + shift)}`;
+}
+
+const labels = (items: { label: string }[]) => items.map((c) => c.label);
+
+test("diagnostics are exactly slotflow check's, with code, severity, range and a link to docs/diagnostics.md", (t) => {
+  const src = "workflow W\ninitial state A {\n  on nope() -> Nowhere\n}\nterminal state B\n";
+  const { a } = at(`‸${src}`);
+  const mine = diagnostics(a);
+  const check = compile(src).diagnostics;
+  t.is(mine.length, check.length);
+  mine.forEach((d, i) => {
+    t.is(d.code, check[i].code);
+    t.is(d.message, check[i].message);
+    t.is(d.severity, check[i].severity === "error" ? 1 : 2);
+    t.deepEqual(d.range.start, { line: check[i].range.start.line - 1, character: check[i].range.start.column - 1 });
+    t.regex(d.codeDescription!.href, new RegExp(`^file:///.*/docs/diagnostics\\.md#${check[i].code.toLowerCase()}$`));
+  });
+});
+
+test("completion after -> offers the states", (t) => {
+  const { a, pos } = at(inExpense("-> Escalated", 0, 3));
+  t.deepEqual(labels(completion(a, pos)).sort(), ["Approved", "Escalated", "Rejected", "Submitted"]);
+});
+
+test("completion after `on` and in After: offers the slot aliases of the enclosing state", (t) => {
+  const on = at(inExpense("on remind()", 0, 3));
+  t.deepEqual(labels(completion(on.a, on.pos)).sort(), ["receipts", "remind", "review"]);
+  const after = at(inExpense("After: receipts", 0, 7));
+  t.deepEqual(labels(completion(after.a, after.pos)).sort(), ["receipts", "remind", "review"]);
+  // In state Escalated only its own alias.
+  const esc = at(inExpense("on review(approve, comment)", 1, 3));
+  t.deepEqual(labels(completion(esc.a, esc.pos)), ["review"]);
+});
+
+test("completion in subscribe E( offers the event's parameter names; in the block, the setting names", (t) => {
+  const params = at(inExpense("subscribe Review(approve", 0, 17));
+  t.deepEqual(labels(completion(params.a, params.pos)), ["approve", "comment"]);
+  const settings = at(inExpense("    Candidates: role(\"manager\"), user", 0, 4));
+  t.deepEqual(labels(completion(settings.a, settings.pos)), ["Candidates", "Requires", "After", "Deadline", "Title", "Intro"]);
+});
+
+test("completion after `x.` offers an entity's fields, a slot's members, a principal's members", (t) => {
+  const field = at(inExpense("report.employee)", 0, 7));
+  t.deepEqual(labels(completion(field.a, field.pos)), ["employee", "employeeEmail", "total", "category", "receiptUrl", "summary", "decidedBy", "reminders"]);
+  const slot = at(inExpense("receipts.CallbackUrl()", 0, 9));
+  t.deepEqual(labels(completion(slot.a, slot.pos)), ["done", "CallbackUrl"]);
+  const principal = at(inExpense("p.hasRole", 0, 2));
+  t.deepEqual(labels(completion(principal.a, principal.pos)), ["id", "email", "roles", "hasRole"]);
+});
+
+test("completion elsewhere offers keywords, builtins and the names in scope; it keeps working while the text is broken", (t) => {
+  const { a, pos } = at(inExpense("    let summary", 0, 4));
+  const got = labels(completion(a, pos));
+  for (const l of ["let", "send", "if", "now", "lower", "contains", "report", "approvers", "dueBy", "count"]) t.true(got.includes(l), l);
+  // Broken mid-edit: `-> ` with nothing after it does not parse; the last good analysis supplies the states.
+  const good = new Analysis(URI, 1, EXPENSE, null);
+  const broken = at(inExpense("-> Escalated", 0, 3).replace("‸Escalated", "‸"), good);
+  t.is(broken.a.result.ast, null);
+  t.true(labels(completion(broken.a, broken.pos)).includes("Approved"));
+});
+
+test("hover shows the declaration: an event's signature, an entity's fields, a slot's settings; and a diagnostic's description", (t) => {
+  const ev = at(inExpense("Review(approve, comment) as review", 0, 2));
+  const evText = JSON.stringify(hover(ev.a, ev.pos));
+  t.regex(evText, /event Review\(approve: bool/);
+  const ent = at(inExpense("report: Report", 0, 10));
+  t.regex(JSON.stringify(hover(ent.a, ent.pos)), /entity Report \{.*employee: string/);
+  const slot = at(inExpense("on review(approve, comment) {", 0, 4));
+  t.regex(JSON.stringify(hover(slot.a, slot.pos)), /subscribe Review\(approve, comment\) as review \{.*After: receipts/);
+  const builtin = at(inExpense("lower(report.category)", 0, 2));
+  t.regex(JSON.stringify(hover(builtin.a, builtin.pos)), /lower\(string\): string/);
+  const bad = at("workflow W\ninitial state A {\n  on no‸pe() -> B\n}\nterminal state B\n");
+  const h = JSON.stringify(hover(bad.a, bad.pos));
+  t.regex(h, /FLOW104/);
+  t.regex(h, /UnknownAlias/);
+  t.regex(h, /docs\/diagnostics\.md#flow104/);
+});
+
+test("definition and references: states, events, entities and fields, aliases, lets, parameters", (t) => {
+  const cases: [string, number, number, string][] = [
+    ["-> Escalated", 0, 4, "state Escalated"],
+    ["subscribe Review", 0, 11, "event Review"],
+    ["report: Report", 0, 10, "entity Report"],
+    ["report.summary = who", 0, 9, "summary: string?"],
+    ["receipts.CallbackUrl", 0, 2, "SubmitReceipts(count) as receipts"],
+    ["who + \" filed", 0, 1, "let who"],
+    ["count == 0", 0, 1, "on receipts(count)"],
+    ["report.employee)", 0, 1, "workflow ExpenseReport(report"],
+  ];
+  for (const [needle, n, shift, declContext] of cases) {
+    const { a, pos } = at(inExpense(needle, n, shift));
+    const def = definition(a, pos);
+    t.truthy(def, needle);
+    const start = a.offset(def!.range.start);
+    const line = a.text.slice(a.text.lastIndexOf("\n", start) + 1, a.text.indexOf("\n", start));
+    t.true(line.includes(declContext), `${needle}: ${line}`);
+    const refs = references(a, pos, true);
+    t.true(refs.length >= 2, needle);
+    t.deepEqual(refs[0].range, def!.range);
+  }
+  const { a, pos } = at(inExpense("-> Rejected", 0, 4));
+  t.is(references(a, pos, false).length, 3); // default -> Rejected in both states, and the expired arrow
+});
+
+test("rename: every occurrence of the symbol, nothing else; refusals for bad names and clashes", (t) => {
+  const { a, pos } = at(inExpense("on receipts(count)", 0, 4));
+  const target = renameTarget(a, pos);
+  if ("refused" in target) return t.fail(target.refused);
+  const edit = renameEdits(a, target.symbol, "proofs");
+  if ("refused" in edit) return t.fail(edit.refused);
+  const edits = edit.changes![URI];
+  t.is(edits.length, 6); // as receipts, After: receipts, receipts.CallbackUrl(), on receipts(…), on receipts.expired, receipts.done
+  let out = a.text;
+  for (const e of [...edits].sort((x, y) => a.offset(y.range.start) - a.offset(x.range.start))) {
+    out = out.slice(0, a.offset(e.range.start)) + e.newText + out.slice(a.offset(e.range.end));
+  }
+  const after = compile(out);
+  t.deepEqual(after.diagnostics.filter((d) => d.severity === "error"), []);
+  t.false(/\breceipts\b/.test(out.replace(/\/\/.*$/gm, "").replace(/"[^"]*"/g, "")));
+  t.regex(JSON.stringify(renameEdits(a, target.symbol, "remind")), /already a slot named 'remind'/);
+  t.regex(JSON.stringify(renameEdits(a, target.symbol, "state")), /keyword/);
+  t.regex(JSON.stringify(renameEdits(a, target.symbol, "9x")), /not a name/);
+});
+
+test("document symbols: the outline of the workflow", (t) => {
+  const a = new Analysis(URI, 1, EXPENSE, null);
+  const outline = documentSymbols(a);
+  t.deepEqual(outline.map((s) => s.name), ["ExpenseReport", "Report", "Review", "SubmitReceipts", "Remind", "report", "approvers", "dueBy", "Submitted", "Escalated", "Approved", "Rejected"]);
+  t.deepEqual(outline.find((s) => s.name === "Submitted")!.children!.map((c) => c.name), ["receipts", "review", "remind", "ReceiptsIn"]);
+  t.is(outline.find((s) => s.name === "Report")!.children!.length, 8);
+});
+
+test("formatting gives the formatter's text, nothing for a formatted file, null for one that does not parse", (t) => {
+  t.deepEqual(formatting(new Analysis(URI, 1, EXPENSE, null)), []);
+  const edits = formatting(new Analysis(URI, 1, "workflow  W\ninitial state A {\nenter {}\n}\nterminal state B", null));
+  t.is(edits![0].newText, "workflow W\ninitial state A {\n  enter {}\n}\nterminal state B\n");
+  t.is(formatting(new Analysis(URI, 1, "workflow W\ninitial state A {", null)), null);
+});
+
+test("quick fixes: an unknown state or alias with a near name; the missing parameters of a map event", (t) => {
+  const src = "workflow W\nevent Go()\ninitial state Start {\n  subscribe Go() as go\n  on goo() -> Finsh\n}\nterminal state Finish\n";
+  const a = new Analysis(URI, 1, src, null);
+  const actions = codeActions(a, { start: { line: 4, character: 0 }, end: { line: 4, character: 30 } });
+  t.deepEqual(actions.map((x) => x.title), ["Change 'goo' to 'go'", "Change 'Finsh' to 'Finish'"]);
+  const fixedAlias = actions[0].edit!.changes![URI][0];
+  t.deepEqual(fixedAlias.range, { start: { line: 4, character: 5 }, end: { line: 4, character: 8 } });
+
+  const mapSrc = "workflow W\nevent Approve(ok: bool, note: string, level: int)\nmap event Approve(ok: bool) to Approve(ok: ok)\ninitial state A {\n  subscribe Approve(ok, note, level) as a\n  on a(ok, note, level) -> B\n}\nterminal state B\n";
+  const m = new Analysis(URI, 1, mapSrc, null);
+  const fixes = codeActions(m, { start: { line: 2, character: 0 }, end: { line: 2, character: 40 } });
+  t.is(fixes.length, 1);
+  const e = fixes[0].edit!.changes![URI][0];
+  const fixed = mapSrc.slice(0, m.offset(e.range.start)) + e.newText + mapSrc.slice(m.offset(e.range.end));
+  t.regex(fixed, /to Approve\(ok: ok, note: "", level: 0\)/);
+  t.deepEqual(compile(fixed).diagnostics.filter((d) => d.severity === "error"), []);
+});

@@ -1,0 +1,40 @@
+/**
+ * The delivery worker (issue 18): one `attempt` job per attempt of a `send webhook` / `send
+ * message` delivery (src/outbox/deliveries.ts). A failed attempt enqueues the next one, delayed to
+ * its time on the retry schedule; a database or Redis outage is retried by BullMQ (retry.ts) and
+ * the sweeper re-enqueues an attempt whose job was lost.
+ */
+import { Worker, type Job } from "bullmq";
+import { redactTokens } from "../src/engine/seal.js";
+import { attemptDelivery } from "../src/outbox/deliveries.js";
+import { QUEUE } from "../src/queue/queues.js";
+import type { Runtime } from "../src/runtime.js";
+import { deliveryMetrics, metrics } from "../src/web/metrics.js";
+import { workerOptions } from "./options.js";
+
+export function startDeliveryWorker(rt: Runtime): Worker {
+  const deps = {
+    db: rt.db,
+    sealer: rt.sealer,
+    log: rt.log,
+    allowPrivate: rt.config.endpointsAllowPrivate,
+    retryMs: rt.config.deliveryRetryMs,
+    onOutcome: (kind: string, outcome: string) => deliveryMetrics.attempts.inc({ kind, outcome }),
+  };
+  const worker = new Worker(
+    QUEUE.deliveries,
+    async (job: Job<{ deliveryId: string }>) => {
+      const deliveryId = String(job.data.deliveryId);
+      const result = await attemptDelivery(deps, deliveryId);
+      if (result.kind === "retry") await rt.queues.enqueueDeliveries([{ deliveryId, attempt: result.attempt, delayMs: result.delayMs }]);
+      return result.kind;
+    },
+    workerOptions(rt.config, 4),
+  );
+  worker.on("error", (err) => rt.log.error({ err: redactTokens(err.message) }, "delivery worker error"));
+  worker.on("stalled", (jobId) => {
+    metrics.stalled.inc({ queue: QUEUE.deliveries });
+    rt.log.warn({ jobId, queue: QUEUE.deliveries }, "job stalled; taken back");
+  });
+  return worker;
+}
