@@ -2,7 +2,9 @@
  * Benchmark `scale`: deposit latency and CPU with 1k, 100k and 1M live runs (each with its tracked
  * row, two slots and a live link) in the tables. Live runs are cloned in SQL in chunks of 50k
  * (bench/lib/cluster.ts `seedRuns`), then `ANALYZE`d; at each size 500 deposits at C=1 and 1,000 at
- * C=10 are measured. The target: latency at 1M within 1.2× of 1k (every hot statement is a
+ * C=10 are measured, then the runs list (issue 23): the p50 of `GET /api/runs` pages filtered as
+ * an operator filters them (`LIST_QUERIES`: waiting on an alias, a status, a page deep in the
+ * keyset), 40 requests each at C=1. The target: latency at 1M within 1.2× of 1k (every hot statement is a
  * primary-key or unique-index probe). Web and worker are warmed up first (report.ts WARM_UP).
  * Writes bench/results/scale-*.json.
  *
@@ -10,13 +12,46 @@
  */
 import { startBenchCluster } from "./lib/cluster.js";
 import { loadNote, machineCpu } from "./lib/proc.js";
-import { drive, fmt, postDeposit, writeResult, WARM_UP } from "./lib/report.js";
+import { drive, fmt, percentile, postDeposit, writeResult, WARM_UP } from "./lib/report.js";
+import { ADMIN_TOKEN, request } from "../test/helpers/server.js";
 import { perDeposit } from "./deposits.js";
 
 const sizes = (process.argv.slice(2).find((a) => !a.startsWith("--")) ?? "1000,100000,1000000").split(",").map(Number);
 const INPUT = { vendor: { name: "Bench", contactEmail: "bench@example.com" }, amount: 10 };
 const N1 = 500;
 const N10 = 1000;
+/** Filtered pages of the runs list measured at each size (issue 23); `deep` follows the cursor 20 pages first. */
+const LIST_QUERIES: Record<string, string> = {
+  waitingDecision: "?workflow=VendorApproval&waiting=decision&limit=50",
+  finished: "?status=finished&limit=50",
+  stateApproved: "?workflow=VendorApproval&state=Approved&limit=50",
+  deepRunning: "?status=running&limit=50",
+};
+const LIST_N = 40;
+
+/** p50 (ms) of `GET /api/runs` for each of LIST_QUERIES, C=1. */
+async function listPages(baseUrl: string): Promise<Record<string, number>> {
+  const out: Record<string, number> = {};
+  for (const [name, query] of Object.entries(LIST_QUERIES)) {
+    let q = query;
+    if (name.startsWith("deep")) {
+      for (let i = 0; i < 20; i++) {
+        const page = await request(baseUrl, "GET", `/api/runs${q}`, { token: ADMIN_TOKEN });
+        if (!page.body?.nextCursor) break;
+        q = `${query}&cursor=${encodeURIComponent(page.body.nextCursor)}`;
+      }
+    }
+    const ms: number[] = [];
+    for (let i = 0; i < LIST_N; i++) {
+      const t0 = performance.now();
+      const res = await request(baseUrl, "GET", `/api/runs${q}`, { token: ADMIN_TOKEN });
+      ms.push(performance.now() - t0);
+      if (res.status !== 200) throw new Error(`GET /api/runs${q}: ${res.status} ${res.text}`);
+    }
+    out[name] = percentile(ms.sort((a, b) => a - b), 50);
+  }
+  return out;
+}
 
 async function main() {
   const load0 = machineCpu();
@@ -49,6 +84,9 @@ async function main() {
         row[`C${clients}`] = f;
         process.stdout.write(`  C=${clients}: ${fmt(f.perSecond)}/s, p50 ${fmt(f.p50Ms)} ms, p99 ${fmt(f.p99Ms)} ms, CPU ${fmt(f.cpuMsPerDeposit, 2)} ms/deposit, SQL ${fmt(f.sqlPerDeposit, 2)}, statuses ${JSON.stringify(f.statuses)}\n`);
       }
+      const list = await listPages(bench.cluster.baseUrl);
+      row.listPageP50Ms = list;
+      process.stdout.write(`  runs list p50 (ms): ${Object.entries(list).map(([k, v]) => `${k} ${fmt(v, 2)}`).join(", ")}\n`);
       results.push(row);
       live += 0;
     }

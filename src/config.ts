@@ -31,6 +31,7 @@
  * | SLOTFLOW_STALLED_CHECK_MS | stalledCheckMs (how often workers look for jobs whose worker died) | 2500 |
  * | SLOTFLOW_MAX_STALLED_COUNT | maxStalledCount (worker deaths a job survives before it fails) | 10 |
  * | SLOTFLOW_ALLOW_VOLATILE_REDIS | allowVolatileRedis (`1`: start in production on a Redis without AOF or with evictions) | off |
+ * | SLOTFLOW_VIEWER_TOKEN | viewerToken: the console's read-only password (issue 23; the admin token signs in as operator) | unset: no viewer sign-in |
  * | REDIS_CLUSTER_NODES | redisClusterNodes: `host:port,…` seed nodes of a Redis Cluster (REDIS_URL then gives only credentials/TLS) | unset |
  * | REDIS_SENTINELS | redisSentinels: `host:port,…` of Redis Sentinels (needs REDIS_SENTINEL_MASTER; REDIS_URL gives credentials/TLS/db) | unset |
  * | REDIS_SENTINEL_MASTER | redisSentinelMaster: the master's name at the Sentinels | unset |
@@ -56,6 +57,8 @@ export interface Config {
   port: number;
   baseUrl: string;
   adminToken: string;
+  /** The console's read-only password (SLOTFLOW_VIEWER_TOKEN); null when unset. */
+  viewerToken: string | null;
   jwtSecret: string;
   sealKey: string;
   /** The seal key ring, newest first (SLOTFLOW_SEAL_KEY split on commas). */
@@ -249,6 +252,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, options: LoadOp
     port,
     baseUrl,
     adminToken,
+    viewerToken: env.SLOTFLOW_VIEWER_TOKEN || null,
     jwtSecret,
     sealKey,
     sealKeys,

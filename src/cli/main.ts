@@ -11,6 +11,8 @@
  *   deploy FILE            deploy through a running server (diagnostics printed like `check`)
  *   start WORKFLOW [--input JSON], show RUN, raise RUN ALIAS [--args JSON] --as SUB [--role R…] [--element N]
  *   revoke RUN ALIAS       end the slot's live callback link
+ *   runs [--workflow W] [--status S] [--state S] [--waiting ALIAS]   list runs, newest first (a table)
+ *   cancel RUN --reason TEXT   end a running run (issue 23)
  *   endpoint set NAME --kind K --url URL | list | rotate NAME | rm NAME   delivery endpoints (issue 18)
  *   token --sub SUB [--role R…] [--email E]   print a development principal JWT
  *   --version, --help
@@ -221,6 +223,45 @@ remote(
 ).action(async (run: string, alias: string, opts: { url?: string }) => {
   const { url, token } = adminClient(opts);
   print(await api(url, "POST", `/api/runs/${encodeURIComponent(run)}/slots/${encodeURIComponent(alias)}/link/revoke`, { token }));
+});
+
+remote(
+  program
+    .command("runs")
+    .option("--workflow <name>", "only runs of this workflow")
+    .option("--workflow-version <n>", "only runs of this version of the workflow (--version prints slotflow's)")
+    .option("--status <status>", "running, finished or cancelled")
+    .option("--state <state>", "only runs in this state")
+    .option("--waiting <alias>", "only runs waiting on this slot alias")
+    .option("--created-after <iso>", "only runs created after this instant")
+    .option("--created-before <iso>", "only runs created before this instant")
+    .option("--limit <n>", "runs per page (at most 200)")
+    .option("--cursor <cursor>", "the next page (printed under the table)")
+    .option("--json", "print the API's JSON instead of a table")
+    .description("list runs, newest first, as a table (GET /api/runs)"),
+).action(async (opts: Record<string, string | boolean | undefined> & { url?: string }) => {
+  const { url, token } = adminClient(opts);
+  const query = new URLSearchParams();
+  const params: [string, string][] = [
+    ["workflow", "workflow"], ["workflowVersion", "version"], ["status", "status"], ["state", "state"], ["waiting", "waiting"],
+    ["createdAfter", "createdAfter"], ["createdBefore", "createdBefore"], ["limit", "limit"], ["cursor", "cursor"],
+  ];
+  for (const [opt, param] of params) if (typeof opts[opt] === "string") query.set(param, opts[opt] as string);
+  const answer = await api(url, "GET", `/api/runs${query.size ? `?${query}` : ""}`, { token });
+  if (answer.status !== 200 || opts.json) return print(answer);
+  const { runsTable } = await import("./runs-table.js");
+  process.stdout.write(`${runsTable(answer.body as Parameters<typeof runsTable>[0]).join("\n")}\n`);
+});
+
+remote(
+  program
+    .command("cancel")
+    .argument("<run>", "run id")
+    .requiredOption("--reason <text>", "why (recorded in the run's history; at most 500 characters)")
+    .description("end a running run: its slots cancelled, its links dead, its unsent messages withdrawn"),
+).action(async (run: string, opts: { reason: string; url?: string }) => {
+  const { url, token } = adminClient(opts);
+  print(await api(url, "POST", `/api/runs/${encodeURIComponent(run)}/cancel`, { token, json: { reason: opts.reason } }));
 });
 
 // --- delivery endpoints (issue 18; src/web/endpoints.ts) ---------------------------------------

@@ -1,6 +1,6 @@
 /**
  * The one path by which every change reaches a run: `applyCommand` runs a command (start, deposit,
- * raise, expire, revoke) in one Prisma transaction with the run's row locked.
+ * raise, expire, revoke, cancel) in one Prisma transaction with the run's row locked.
  *
  * 1. One read (sql/step-read.ts) takes the run row lock (`SELECT … FOR UPDATE`) and then reads
  *    the run, its current slots, tracked rows and live links — every change to a run takes this
@@ -22,6 +22,7 @@
 import type { Limits } from "../config.js";
 import type { Db, Tx } from "../db.js";
 import type { Logger } from "../log.js";
+import { cancel } from "./commands/cancel.js";
 import { deposit } from "./commands/deposit.js";
 import { expire } from "./commands/expire.js";
 import { raise } from "./commands/raise.js";
@@ -90,6 +91,7 @@ export async function applyCommand(deps: EngineDeps, cmd: Command): Promise<Appl
           cmd.kind === "deposit" ? await deposit(step, cmd)
           : cmd.kind === "raise" ? await raise(step, cmd)
           : cmd.kind === "revoke" ? await revoke(step, cmd)
+          : cmd.kind === "cancel" ? await cancel(step, cmd)
           : await expire(step, cmd);
       }
     } catch (err) {

@@ -6,6 +6,7 @@
  *   live --successful deposit--> burned                             (single use)
  *   live --slot completed/cancelled/expired/dropped, run finished--> dead (end_reason says which)
  *   live --an operator's revoke (`link/revoke`, `slotflow revoke`)--> dead, end_reason "revoked"
+ *   live --an operator cancels the run (issue 23)--> dead, end_reason "run-cancelled"
  *
  * Every end of a link is recorded in the run's history at the moment it is decided (issue 9 §5),
  * by link id and slot, never by token: `link-minted`, `link-retired` (a newer link replaced it),
@@ -91,6 +92,8 @@ export function deadDetail(reason: LinkEndReason): string {
       return "This link no longer works: its slot was withdrawn.";
     case "run-finished":
       return "This link no longer works: its workflow run has finished.";
+    case "run-cancelled":
+      return "This link no longer works: its workflow run was cancelled by an operator.";
     case "revoked":
       return "This link no longer works: it was revoked.";
   }
@@ -123,10 +126,10 @@ export function killLiveLink(step: Step, slot: SlotRecord, reason: LinkEndReason
  * Ends the live link `linkId` of `slot` with reason "revoked" at flush (issue 10 §2): the slot and
  * the run are untouched, and the workflow may mint a new link for the slot later.
  */
-export function revokeLink(step: Step, slot: SlotRecord, linkId: string): void {
+export function revokeLink(step: Step, slot: SlotRecord, linkId: string, why: { reason?: string; actor?: string } = {}): void {
   step.recordLinkEnd(slot.id, "revoked");
   if (step.liveLinkOf(slot.id) === linkId) step.setLiveLink(slot.id, null);
-  step.addHistory("link-revoked", { linkId, alias: slot.alias });
+  step.addHistory("link-revoked", { linkId, alias: slot.alias, ...(why.reason ? { reason: why.reason } : {}), ...(why.actor ? { actor: why.actor } : {}) });
 }
 
 export interface LinkSettlement {

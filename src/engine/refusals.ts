@@ -35,6 +35,10 @@ export const RefusalCode = {
   NotFound: "not-found",
   InvalidWorkflow: "invalid-workflow",
   VersionConflict: "version-conflict",
+  // operators (issue 23): cancelling a run that already ended
+  RunFinished: "run-finished",
+  // a list's query parameters (GET /api/runs, issue 23)
+  InvalidQuery: "invalid-query",
   // endpoints and deliveries (issue 18)
   NotAWebhook: "not-a-webhook",
   LinkNotLive: "link-not-live",
@@ -46,7 +50,7 @@ export const RefusalCode = {
 export type RefusalCode = (typeof RefusalCode)[keyof typeof RefusalCode];
 
 /** Why a link is dead (the `reason` of a 410 `link-dead`). */
-export type LinkEndReason = "completed" | "cancelled" | "expired" | "dropped" | "run-finished" | "revoked";
+export type LinkEndReason = "completed" | "cancelled" | "expired" | "dropped" | "run-finished" | "run-cancelled" | "revoked";
 
 /** A refusal: a code, a human sentence, and optional machine-readable members for the problem body. */
 export interface Refusal {

@@ -5,6 +5,7 @@
  *   (start) --> running in the initial state
  *   running --arm to a state--> running in that state (a new visit: its slots are created anew)
  *   running --arm to a terminal state--> finished (after the terminal state's `enter` runs)
+ *   running --an operator cancels it (issue 23)--> cancelled (its live slots cancelled, no handler runs)
  *
  * Entering a state (language reference "Handlers and execution"): create its slots (open, or
  * waiting on `After`), start its timers (timer.ts), run its `enter` blocks — whose arms, when one
@@ -112,4 +113,17 @@ export function afterHandler(step: Step): void {
     step.addHistory("milestone", { name: due.name });
     execute(step, stepScope(), due.body);
   }
+}
+
+/**
+ * An operator ends the run (issue 23; commands/cancel.ts): every open or waiting slot of the
+ * current state is cancelled and its live link dies with reason "run-cancelled"; no workflow code
+ * runs. The history records `run-cancelled` with the reason and the actor. The caller has checked
+ * that the run is running.
+ */
+export function cancelRun(step: Step, reason: string, actor: string): void {
+  cancelStateSlots(step, "run-cancelled");
+  step.run.status = "cancelled";
+  step.run.finishedAt = step.now;
+  step.addHistory("run-cancelled", { state: step.run.state, reason, actor });
 }

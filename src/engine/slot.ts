@@ -135,10 +135,11 @@ export function dropSlot(step: Step, alias: string): void {
 }
 
 /**
- * Leaving a state cancels its live slots; their links die as `cancelled`, or `run-finished` when
- * the next state is terminal. Timer rows (timer.ts) are left to `cancelRunTimers`.
+ * Leaving a state cancels its live slots; their links die as `cancelled`, or `run-finished` when the
+ * next state is terminal, or `run-cancelled` when an operator cancels the run (issue 23). Timer rows
+ * (timer.ts) are left to `cancelRunTimers`.
  */
-export function cancelStateSlots(step: Step, reason: "cancelled" | "run-finished"): void {
+export function cancelStateSlots(step: Step, reason: "cancelled" | "run-finished" | "run-cancelled"): void {
   for (const slot of step.slots) {
     if (slot.state === step.run.state && isSlotLive(slot) && !isTimerAlias(slot.alias)) close(step, slot, "cancelled", reason);
   }

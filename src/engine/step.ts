@@ -26,7 +26,8 @@ import { linkHashesIn, type Sealer } from "./seal.js";
 import { writeDeliveries, type DeliveryWriteRow } from "./sql/deliveries-write.js";
 import { fromJson, toJson, type Value } from "./values.js";
 
-export type RunStatus = "running" | "finished";
+/** "cancelled": an operator ended the run (issue 23, commands/cancel.ts). */
+export type RunStatus = "running" | "finished" | "cancelled";
 export type SlotStatus = "waiting" | "open" | "completed" | "cancelled" | "expired" | "dropped";
 
 export interface RunRecord {

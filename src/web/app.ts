@@ -2,7 +2,8 @@
  * The web process: a Koa app that checks requests and queues commands; workers apply them.
  *
  * Routes: the public callback endpoint (callback.ts), the admin API and the ordinary raise path
- * (admin.ts), the queue dashboard at `/admin/queues` (dashboard.ts), `GET /healthz`, `GET /readyz`,
+ * (admin.ts), the runs list and cancel for operators (runs-api.ts), the operators' console at
+ * `/console` (console/), the queue dashboard at `/admin/queues` (dashboard.ts), `GET /healthz`, `GET /readyz`,
  * `GET /metrics`, `GET /api/openapi.json`.
  * The access log writes route templates, never raw paths (access-log.ts); requests no route takes
  * and requests Node's parser refuses are answered with problem documents (fallback.ts).
@@ -22,6 +23,8 @@ import { bindClusterMetrics, countDeposits, registry } from "./metrics.js";
 import { openApiDocument } from "./openapi.js";
 import { problemMiddleware } from "./problems.js";
 import { redisRateLimit } from "./rate-limit.js";
+import { runsApiRouter } from "./runs-api.js";
+import { consoleGate, consoleRouter } from "./console/index.js";
 import { requireAdmin } from "./auth.js";
 
 export interface WebApp {
@@ -57,6 +60,7 @@ export function createWebApp(rt: Runtime): WebApp {
   app.use(honestStatus());
   app.use(requireHost());
   app.use(dashboardMiddleware(rt.queues, rt.config.adminToken));
+  app.use(consoleGate(rt));
 
   const ops = new Router();
   ops.get("/healthz", (ctx) => {
@@ -87,7 +91,7 @@ export function createWebApp(rt: Runtime): WebApp {
     ctx.body = openApiDocument(rt.config.baseUrl);
   });
 
-  const routers = [ops, callbackRouter(rt, rateLimit), adminRouter(rt), endpointsRouter(rt)];
+  const routers = [ops, callbackRouter(rt, rateLimit), adminRouter(rt), endpointsRouter(rt), runsApiRouter(rt), consoleRouter(rt)];
   for (const router of routers) app.use(router.routes());
   app.use(unmatchedRoute(routers));
 

@@ -8,6 +8,12 @@
  * `/admin/queues` answers 401 `unauthorized` (a problem document) with
  * `WWW-Authenticate: Basic realm="slotflow"`, so the browser asks. The admin API's bearer token is
  * accepted too (scripts). Jobs never carry a token (queues.ts), so the dashboard cannot show one.
+ *
+ * Nothing remote (issue 23 item 4): Bull Board's page links IBM Plex from fonts.googleapis.com —
+ * an operator's browser would call a third party, and the page breaks offline. The link is removed
+ * from the page (`withoutRemoteFonts`; the UI falls back to the system's sans-serif and monospace),
+ * and every dashboard response carries a CSP that allows this origin only (`DASHBOARD_CSP`), so
+ * anything remote a later Bull Board adds is blocked, not fetched.
  */
 import { createBullBoard } from "@bull-board/api";
 import { BullMQAdapter } from "@bull-board/api/bullMQAdapter";
@@ -20,6 +26,29 @@ import type { Queues } from "../queue/queues.js";
 import { sendProblem } from "./problems.js";
 
 export const DASHBOARD_PATH = "/admin/queues";
+
+/**
+ * The dashboard's CSP: this origin only. Bull Board's React UI sets inline style attributes, hence
+ * `'unsafe-inline'` for styles (no script is inline: its config is a JSON data block).
+ */
+export const DASHBOARD_CSP = [
+  "default-src 'self'",
+  "script-src 'self'",
+  "style-src 'self' 'unsafe-inline'",
+  "img-src 'self' data:",
+  "font-src 'self'",
+  "connect-src 'self'",
+  "base-uri 'self'",
+  "form-action 'self'",
+  "frame-ancestors 'none'",
+].join("; ");
+
+const REMOTE_FONTS = /<link\b[^>]*href="https:\/\/fonts\.(?:googleapis|gstatic)\.com[^"]*"[^>]*>\s*/g;
+
+/** Bull Board's page without its links to Google Fonts. */
+export function withoutRemoteFonts(page: string): string {
+  return page.replace(REMOTE_FONTS, "");
+}
 
 function same(a: string, b: string): boolean {
   const digest = (s: string) => createHash("sha256").update(s).digest();
@@ -59,6 +88,9 @@ export function dashboardMiddleware(queues: Queues, adminToken: string): Middlew
       ctx.set("WWW-Authenticate", 'Basic realm="slotflow", charset="UTF-8"');
       return;
     }
-    return board(ctx, next);
+    ctx.set("Content-Security-Policy", DASHBOARD_CSP);
+    ctx.set("X-Robots-Tag", "noindex, nofollow");
+    await board(ctx, next);
+    if (typeof ctx.body === "string" && ctx.response.is("html")) ctx.body = withoutRemoteFonts(ctx.body);
   };
 }

@@ -191,6 +191,67 @@ export function openApiDocument(baseUrl: string) {
           ),
         },
       },
+      "/api/runs": {
+        get: {
+          summary:
+            "Runs for operators (issue 23), newest first, keyset-paginated: {runs: [{id, workflow, version, state, status, createdAt, updatedAt, endedAt, waiting: [{alias, element, status, deadline, link}]}], nextCursor}. " +
+            "waiting lists each open or waiting slot; link is live, burned, retired, dead or none, never a token. nextCursor is null on the last page; a page never repeats or skips a run created while paging.",
+          security: admin,
+          parameters: [
+            { name: "workflow", in: "query", required: false, schema: { type: "string" } },
+            { name: "version", in: "query", required: false, schema: { type: "integer", minimum: 1 } },
+            { name: "status", in: "query", required: false, schema: { type: "string", enum: ["running", "finished", "cancelled"] } },
+            { name: "state", in: "query", required: false, schema: { type: "string" }, description: "The run's current state" },
+            { name: "waiting", in: "query", required: false, schema: { type: "string" }, description: "A slot alias: runs with an open or waiting slot of that alias" },
+            { name: "createdAfter", in: "query", required: false, schema: { type: "string", format: "date-time" }, description: "Exclusive" },
+            { name: "createdBefore", in: "query", required: false, schema: { type: "string", format: "date-time" }, description: "Exclusive" },
+            { name: "limit", in: "query", required: false, schema: { type: "integer", minimum: 1, maximum: 200, default: 50 } },
+            { name: "cursor", in: "query", required: false, schema: { type: "string" }, description: "nextCursor of the previous page" },
+          ],
+          responses: responses(
+            {
+              "200": jsonOk("A page of runs", {
+                type: "object",
+                required: ["runs", "nextCursor"],
+                properties: {
+                  runs: { type: "array", items: { $ref: "#/components/schemas/RunListItem" } },
+                  nextCursor: { type: ["string", "null"] },
+                },
+              }),
+            },
+            ["unauthorized", "invalid-query", "unavailable"],
+          ),
+        },
+      },
+      "/api/runs/{id}/cancel": {
+        parameters: [{ name: "id", in: "path", required: true, schema: { type: "string", format: "uuid" } }],
+        post: {
+          summary:
+            "An operator ends a running run, applied by a worker under the run lock before answering: status cancelled, every open or waiting slot cancelled, every live link dead with reason run-cancelled, unsent messages withdrawn, history run-cancelled with the reason and the actor. " +
+            "A deposit racing the cancel on the same run: one wins; the other gets 409 run-finished or 410 link-dead (reason run-cancelled).",
+          security: admin,
+          requestBody: {
+            required: true,
+            content: { "application/json": { schema: { type: "object", required: ["reason"], properties: { reason: { type: "string", minLength: 1, maxLength: 500 } } } } },
+          },
+          responses: responses(
+            {
+              "200": jsonOk("Cancelled", { type: "object", properties: { id: { type: "string", format: "uuid" }, status: { const: "cancelled" } } }),
+              "202": jsonOk("Queued; applied later than the web process waited", { type: "object", properties: { id: { type: "string" }, status: { const: "accepted" } } }),
+            },
+            ["unauthorized", "not-found", "run-finished", "invalid-body", "malformed-json", "unsupported-media-type", "payload-too-large", "unavailable"],
+          ),
+        },
+      },
+      "/console": {
+        get: {
+          summary:
+            "The operators' console (HTML, server-rendered): redirects to /console/runs; also /console/runs, /console/runs/{id}, /console/workflows/{name}. " +
+            "HTTP Basic: any user name; SLOTFLOW_ADMIN_TOKEN (operator) or SLOTFLOW_VIEWER_TOKEN (viewer, read-only: 403 on any POST). Every POST carries a CSRF token.",
+          security: [{ consoleBasic: [] }],
+          responses: { "303": { description: "To /console/runs" }, "401": { description: "Sign in (WWW-Authenticate: Basic)" } },
+        },
+      },
       // --- delivering links through other channels (issue 18; src/web/endpoints.ts) ---
       "/api/endpoints": {
         get: {
@@ -253,9 +314,38 @@ export function openApiDocument(baseUrl: string) {
       securitySchemes: {
         adminToken: { type: "http", scheme: "bearer", description: "SLOTFLOW_ADMIN_TOKEN" },
         dashboardBasic: { type: "http", scheme: "basic", description: "Any user name; SLOTFLOW_ADMIN_TOKEN as the password" },
+        consoleBasic: { type: "http", scheme: "basic", description: "Any user name; SLOTFLOW_ADMIN_TOKEN (operator) or SLOTFLOW_VIEWER_TOKEN (viewer) as the password" },
         principalJwt: { type: "http", scheme: "bearer", bearerFormat: "JWT", description: "HS256 with SLOTFLOW_JWT_SECRET; claims sub, email, roles, exp" },
       },
       schemas: {
+        RunListItem: {
+          type: "object",
+          required: ["id", "workflow", "version", "state", "status", "createdAt", "updatedAt", "endedAt", "waiting"],
+          properties: {
+            id: { type: "string", format: "uuid" },
+            workflow: { type: "string" },
+            version: { type: "integer" },
+            state: { type: "string" },
+            status: { type: "string", enum: ["running", "finished", "cancelled"] },
+            createdAt: { type: "string", format: "date-time" },
+            updatedAt: { type: "string", format: "date-time" },
+            endedAt: { type: ["string", "null"], format: "date-time" },
+            waiting: {
+              type: "array",
+              items: {
+                type: "object",
+                required: ["alias", "element", "status", "deadline", "link"],
+                properties: {
+                  alias: { type: "string" },
+                  element: { type: ["integer", "null"] },
+                  status: { type: "string", enum: ["open", "waiting"] },
+                  deadline: { type: ["string", "null"], format: "date-time" },
+                  link: { type: "string", enum: ["live", "burned", "retired", "dead", "none"] },
+                },
+              },
+            },
+          },
+        },
         Endpoint: {
           type: "object",
           properties: {
@@ -277,7 +367,8 @@ export function openApiDocument(baseUrl: string) {
             status: { type: "integer" },
             detail: { type: "string" },
             code: { type: "string", enum: Object.keys(STATUS) },
-            reason: { type: "string", description: "For 410: burned, retired, completed, cancelled, expired, dropped, run-finished, revoked" },
+            reason: { type: "string", description: "For 410: burned, retired, completed, cancelled, expired, dropped, run-finished, run-cancelled, revoked" },
+            parameter: { type: "string", description: "For invalid-query: the query parameter refused" },
             expects: { type: "object", additionalProperties: { type: "string" }, description: "For invalid-body: parameter name → JSON type" },
           },
           required: ["type", "title", "status"],

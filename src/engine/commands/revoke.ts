@@ -10,7 +10,8 @@
  *       has one).
  * Applies: the link becomes dead with end_reason "revoked" (its holders then get 410 `link-dead`,
  * `reason: "revoked"`) and the run's history records `link-revoked`. The slot, the run and its
- * tracked rows are untouched; the workflow may mint a new link for the slot.
+ * tracked rows are untouched; the workflow may mint a new link for the slot. The console (issue 23)
+ * passes the operator's `reason` and `actor`, recorded with `link-revoked`.
  */
 import { revokeLink } from "../link.js";
 import { RefusalCode, refuse } from "../refusals.js";
@@ -25,6 +26,6 @@ export async function revoke(step: Step, cmd: Extract<Command, { kind: "revoke" 
   if (!slot) return refused(noLink);
   const link = await step.services.tx.link.findFirst({ where: { slotId: slot.id, status: "live" }, select: { id: true } });
   if (!link) return refused(noLink);
-  revokeLink(step, slot, link.id);
+  revokeLink(step, slot, link.id, { reason: cmd.reason, actor: cmd.actor });
   return applied(step, "revoked");
 }

@@ -36,7 +36,9 @@ export type Command =
     }
   | { kind: "expire"; commandId: string; runId: string; slotId: string }
   /** An operator ends the live link of slot `alias` (revoke.ts). */
-  | { kind: "revoke"; commandId: string; runId: string; alias: string };
+  | { kind: "revoke"; commandId: string; runId: string; alias: string; reason?: string; actor?: string }
+  /** An operator ends the run (cancel.ts, issue 23): `reason` 1–500 characters, `actor` who asked. */
+  | { kind: "cancel"; commandId: string; runId: string; reason: string; actor: string };
 
 export interface RunSummary {
   id: string;
@@ -47,8 +49,11 @@ export interface RunSummary {
 }
 
 export type Outcome =
-  | { ok: true; status: "started" | "completed" | "expired" | "fired" | "skipped" | "revoked"; run: RunSummary }
+  | { ok: true; status: "started" | "completed" | "expired" | "fired" | "skipped" | "revoked" | "cancelled"; run: RunSummary }
   | { ok: false; refusal: Refusal };
+
+/** The longest reason an operator may give for a cancel or a revoke (interfaces.md "Runs for operators"). */
+export const CANCEL_REASON_MAX = 500;
 
 const uuid = () => yup.string().required().uuid();
 const json = () => yup.object().required();
@@ -78,7 +83,21 @@ export const commandSchemas = {
     principal: yup.object({ id: yup.string().required(), email: yup.string().nullable().defined(), roles: yup.array(yup.string().required()).required() }).required(),
   }),
   expire: yup.object({ kind: yup.string().oneOf(["expire"]).required(), commandId: yup.string().required(), runId: uuid(), slotId: uuid() }),
-  revoke: yup.object({ kind: yup.string().oneOf(["revoke"]).required(), commandId: uuid(), runId: uuid(), alias: yup.string().required() }),
+  revoke: yup.object({
+    kind: yup.string().oneOf(["revoke"]).required(),
+    commandId: uuid(),
+    runId: uuid(),
+    alias: yup.string().required(),
+    reason: yup.string().max(CANCEL_REASON_MAX).optional(),
+    actor: yup.string().max(200).optional(),
+  }),
+  cancel: yup.object({
+    kind: yup.string().oneOf(["cancel"]).required(),
+    commandId: uuid(),
+    runId: uuid(),
+    reason: yup.string().required().min(1).max(CANCEL_REASON_MAX),
+    actor: yup.string().required().max(200),
+  }),
 } as const;
 
 /** Throws a yup ValidationError when `value` is not a well-formed command. */

@@ -1,0 +1,20 @@
+/**
+ * Withdrawal of a run's unsent messages when an operator cancels the run (issue 23;
+ * engine/commands/cancel.ts). Beside the mailer, this module writes `outbox.status` for one
+ * transition only:
+ *
+ *   pending --the run is cancelled--> withdrawn   (the body is dropped: it may carry a link)
+ *
+ * Called inside the cancel's transaction, with the run row locked, so it commits with the cancel
+ * or not at all. A message the mailer is sending at that moment is locked by it (`FOR UPDATE SKIP
+ * LOCKED` in mailer.ts): this update waits for that row, finds it `sent` (or still `pending` after a
+ * failed attempt, and then withdraws it), and never withdraws a message that has left. The mailer
+ * skips every row that is not `pending`, so a withdrawn message is never sent.
+ */
+import type { Tx } from "../db.js";
+
+/** Marks every pending message of `runId` withdrawn; returns how many. */
+export async function withdrawPendingMessages(tx: Tx, runId: string): Promise<number> {
+  return tx.$executeRaw`UPDATE outbox SET status = 'withdrawn', body = NULL, last_error = 'withdrawn: the run was cancelled'
+                          WHERE run_id = ${runId}::uuid AND status = 'pending'`;
+}

@@ -1,0 +1,171 @@
+/**
+ * A run's console page, `GET /console/runs/{id}` (issue 23), top to bottom:
+ * 1. "Waiting on": each open or waiting slot — its event and the event's parameters, the deadline
+ *    as a date and a countdown, the `After` predecessors and whether each is done, `Requires` and
+ *    `Candidates` as written in the source, the link's status (live/burned/retired/dead/none, never
+ *    the token) — and what unblocks it: the operator's "Revoke link" (with a reason) and the answer
+ *    paths; then "Cancel run" (with a reason). A viewer sees the same without the forms.
+ * 2. The workflow's states as SVG (graph.ts): the current state and the path taken marked.
+ * 3. History as a timeline relative to the run's start; incidents; tracked entities (values that
+ *    carry a link show its token as `[redacted]`: engine/views.ts); the outbox (no bodies).
+ * Everything read comes from the API's read models (engine/views.ts, operators/runs-list.ts).
+ */
+import type { Db } from "../../db.js";
+import type { CompiledWorkflow, TypeSpec } from "../../lang/compiled.js";
+import type { Expr } from "../../lang/ast.js";
+import type { Sealer } from "../../engine/seal.js";
+import { showOutbox, showRun, type RunView } from "../../engine/views.js";
+import { loadVersion } from "../../engine/workflows.js";
+import { waitingOf } from "../../operators/runs-list.js";
+import { html, type Html } from "../page/html.js";
+import type { ConsoleUser } from "./access.js";
+import { stateGraph } from "./graph.js";
+import { countdown, offset, utc } from "./time.js";
+
+/** Outcomes of an action, shown after its 303 (`?done=` / `?error=`): a fixed set, never request text. */
+export const NOTICES: Record<string, { text: string; error: boolean }> = {
+  cancelled: { text: "The run was cancelled.", error: false },
+  revoked: { text: "The link was revoked: its holders now get “no longer works”.", error: false },
+  accepted: { text: "Queued: the worker has not answered yet; reload in a moment.", error: false },
+  "run-finished": { text: "Nothing was done: the run has already ended.", error: true },
+  "no-link": { text: "Nothing was done: that slot has no live link (any more).", error: true },
+  reason: { text: "Nothing was done: give a reason (1 to 500 characters).", error: true },
+  csrf: { text: "Nothing was done: the form was stale. Try again.", error: true },
+  failed: { text: "Nothing was done: the action was refused.", error: true },
+};
+
+/** A compiled type as written in a source (`list<string>?`); depth-bounded. */
+export function typeText(t: TypeSpec, depth = 0): string {
+  if (depth > 16) return "…";
+  const base = t.kind === "list" ? `list<${typeText(t.element, depth + 1)}>` : t.kind === "entity" ? t.name : t.kind;
+  return t.optional ? `${base}?` : base;
+}
+
+const exprText = (source: string, e: Expr) => source.slice(e.range.start.offset, e.range.end.offset);
+
+const json = (v: unknown) => JSON.stringify(v);
+
+interface RunData {
+  view: RunView;
+  wf: CompiledWorkflow;
+  source: string;
+  links: Map<string, string>;
+  outbox: Awaited<ReturnType<typeof showOutbox>>;
+}
+
+/** Reads what the page shows; null when no run has this id. */
+export async function readRun(db: Db, sealer: Sealer, id: string): Promise<RunData | null> {
+  const view = await showRun(db, sealer, id);
+  if (!view) return null;
+  const [wf, version, waiting, outbox] = await Promise.all([
+    loadVersion(db, view.workflow, view.version),
+    db.workflowVersion.findUnique({ where: { workflowName_version: { workflowName: view.workflow, version: view.version } }, select: { source: true } }),
+    waitingOf(db, [view.id]),
+    showOutbox(db, sealer, view.id),
+  ]);
+  const links = new Map((waiting.get(view.id) ?? []).map((w) => [`${w.alias}\u0000${w.element}`, w.link]));
+  return { view, wf, source: version?.source ?? "", links, outbox };
+}
+
+function reasonField(id: string): Html {
+  return html`<div><label for="${id}">Reason (required, recorded in the history)</label><input id="${id}" name="reason" required maxlength="500" autocomplete="off"></div>`;
+}
+
+function waitingPanel(d: RunData, user: ConsoleUser, csrf: string, now: Date): Html {
+  const { view, wf, source } = d;
+  const current = view.slots.filter((s) => s.state === view.state);
+  const visit = Math.max(0, ...current.map((s) => s.visit));
+  const inVisit = current.filter((s) => s.visit === visit);
+  const open = view.status === "running" ? inVisit.filter((s) => s.status === "open" || s.status === "waiting") : [];
+  const state = wf.states[view.state];
+  const slots = open.map((s) => {
+    const decl = state?.slots.find((x) => x.alias === s.alias);
+    const event = wf.events[s.event];
+    const link = d.links.get(`${s.alias}\u0000${s.element}`) ?? "none";
+    const deadline = s.deadline ? new Date(s.deadline) : null;
+    const after = (decl?.after ?? []).map((a) => ({ alias: a, done: inVisit.filter((x) => x.alias === a).every((x) => x.status === "completed") }));
+    const name = `${s.alias}${s.element === null ? "" : `[${s.element}]`}`;
+    const fid = `r-${s.alias}-${s.element ?? "x"}`;
+    return html`<section class="slot" aria-labelledby="slot-${fid}">
+<h3 id="slot-${fid}">${name} <span class="badge ${s.status}">${s.status}</span> <span class="badge ${link}">link ${link}</span></h3>
+<dl class="facts">
+<dt>Event</dt><dd><code>${s.event}(${(event?.params ?? []).map((p, i) => html`${i ? ", " : ""}${p.name}: ${typeText(p.type)}`)})</code></dd>
+${s.element !== null ? html`<dt>Element</dt><dd><code>${json(s.elementValue)}</code></dd>` : null}
+<dt>Deadline</dt><dd>${deadline ? html`<time datetime="${deadline.toISOString()}">${utc(deadline)}</time> — <time class="countdown" datetime="${deadline.toISOString()}">${countdown(deadline, now)}</time>` : html`<span class="muted">none</span>`}</dd>
+<dt>After</dt><dd>${after.length ? html`<ul class="plain">${after.map((a) => html`<li>${a.alias}: ${a.done ? "done" : "not done yet"}</li>`)}</ul>` : html`<span class="muted">nothing (opens with the state)</span>`}</dd>
+<dt>Requires</dt><dd>${decl?.requires ? html`<code>${exprText(source, decl.requires)}</code>` : html`<span class="muted">nothing</span>`}</dd>
+<dt>Candidates</dt><dd>${decl?.candidates ? html`<code>${decl.candidates.map((c) => exprText(source, c)).join(", ")}</code>` : html`<span class="muted">anyone signed in</span>`}</dd>
+<dt>Link</dt><dd>${link === "live" ? "live: whoever holds it can answer (the token is never shown)" : link === "none" ? "none minted" : `${link}: it cannot be used`}</dd>
+<dt>Unblocks it</dt><dd>${s.status === "waiting" ? "its After predecessors completing, then " : null}${link === "live" ? "an answer through the link, or " : null}a raise by a candidate (<code>POST /api/runs/${view.id}/slots/${s.alias}/events</code>)${deadline ? ", or the deadline" : null}.</dd>
+</dl>
+${user.role === "operator" && link === "live" && s.element === null
+  ? html`<form class="action" method="post" action="/console/runs/${view.id}/slots/${s.alias}/revoke">
+<input type="hidden" name="csrf" value="${csrf}">
+<div class="row">${reasonField(`${fid}-reason`)}<div><button type="submit" class="danger">Revoke link of ${s.alias}</button></div></div>
+</form>`
+  : null}
+</section>`;
+  });
+  const cancel =
+    view.status !== "running"
+      ? html`<p>The run has ${view.status === "cancelled" ? "been cancelled" : "finished"}; it waits on nothing.</p>`
+      : user.role === "operator"
+        ? html`<form class="action" method="post" action="/console/runs/${view.id}/cancel" aria-label="Cancel this run">
+<input type="hidden" name="csrf" value="${csrf}">
+<div class="row">${reasonField("cancel-reason")}<div><button type="submit" class="danger">Cancel run</button></div></div>
+<p class="muted">Cancelling ends the run: every open slot is cancelled, every live link stops working, unsent messages are withdrawn.</p>
+</form>`
+        : html`<p class="muted">You are signed in as a viewer: you can look, not act.</p>`;
+  return html`<section class="panel" aria-labelledby="waiting-h">
+<h2 id="waiting-h">Waiting on</h2>
+${open.length ? slots : view.status === "running" ? html`<p>No open or waiting slot.</p>` : null}
+${cancel}
+</section>`;
+}
+
+/** The run page's body. */
+export async function runBody(d: RunData, user: ConsoleUser, csrf: string, notice: string | null): Promise<Html> {
+  const { view, wf } = d;
+  const now = new Date();
+  const start = new Date(view.createdAt).getTime();
+  const path = view.history.filter((h) => h.kind === "state-entered").map((h) => String((h.data as { state?: unknown }).state));
+  const graph = await stateGraph(`${view.workflow}@${view.version}`, wf, path, view.state);
+  const n = notice ? NOTICES[notice] : undefined;
+  const history = view.history.slice(-1000);
+  return html`<p><a href="/console/runs">← Runs</a></p>
+<h1>Run <span class="mono">${view.id}</span></h1>
+${n ? html`<p class="notice${n.error ? " error" : ""}" role="${n.error ? "alert" : "status"}">${n.text}</p>` : null}
+<dl class="facts">
+<dt>Workflow</dt><dd><a href="/console/workflows/${view.workflow}">${view.workflow}</a> version ${view.version}</dd>
+<dt>State</dt><dd>${view.state}</dd>
+<dt>Status</dt><dd><span class="badge ${view.status}">${view.status}</span></dd>
+<dt>Started</dt><dd><time datetime="${new Date(view.createdAt).toISOString()}">${utc(new Date(view.createdAt))}</time></dd>
+${view.finishedAt ? html`<dt>Ended</dt><dd><time datetime="${new Date(view.finishedAt).toISOString()}">${utc(new Date(view.finishedAt))}</time></dd>` : null}
+</dl>
+${waitingPanel(d, user, csrf, now)}
+<h2 id="graph-h">States</h2>
+<figure class="graph" aria-labelledby="graph-h">${graph}</figure>
+<p class="muted">Filled: the current state; blue: states and transitions this run has taken. ▶ initial, ■ terminal.</p>
+<h2>History</h2>
+${view.history.length > history.length ? html`<p class="muted">The last ${history.length} of ${view.history.length} entries.</p>` : null}
+<ol class="timeline">${history.map(
+    (h) => html`<li><span class="at"><time datetime="${new Date(h.at).toISOString()}" title="${utc(new Date(h.at))}">${offset(new Date(h.at).getTime() - start)}</time></span><span><strong>${h.kind}</strong> <code>${json(h.data)}</code></span></li>`,
+  )}</ol>
+<h2>Incidents</h2>
+${view.incidents.length
+  ? html`<ul>${view.incidents.map((i) => html`<li><time datetime="${new Date(i.at).toISOString()}">${offset(new Date(i.at).getTime() - start)}</time> <strong>${i.command}</strong> ${i.code}: ${i.message}</li>`)}</ul>`
+  : html`<p class="muted">None.</p>`}
+<h2>Tracked entities</h2>
+${Object.keys(view.entities).length
+  ? Object.entries(view.entities).map(
+      ([name, data]) => html`<h3>${name}</h3><dl class="facts">${Object.entries((data ?? {}) as Record<string, unknown>).map(([k, v]) => html`<dt>${k}</dt><dd><code>${json(v)}</code></dd>`)}</dl>`,
+    )
+  : html`<p class="muted">None.</p>`}
+<p class="muted">A value that carries a callback link shows its token as [redacted].</p>
+<h2>Outbox</h2>
+${d.outbox.length
+  ? html`<div class="table-wrap" tabindex="0" role="region" aria-label="Outbox messages"><table><thead><tr><th scope="col">Queued</th><th scope="col">To</th><th scope="col">Subject</th><th scope="col">Status</th><th scope="col">Attempts</th></tr></thead><tbody>${d.outbox.map(
+      (m) => html`<tr><td>${offset(new Date(m.createdAt).getTime() - start)}</td><td>${m.to}</td><td>${m.subject}</td><td>${m.status}</td><td>${m.attempts}</td></tr>`,
+    )}</tbody></table></div>`
+  : html`<p class="muted">No messages.</p>`}`;
+}

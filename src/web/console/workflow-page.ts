@@ -1,0 +1,53 @@
+/**
+ * A workflow's console page, `GET /console/workflows/{name}[?version=N][&from=A&to=B]` (issue 23):
+ * its versions (the current one marked, each with its runs), the states of the shown version as
+ * SVG (graph.ts), the shown version's source highlighted (source.ts), and what changed between two
+ * versions (`from` → `to`, default: the one before the shown version → the shown version).
+ * Answers null (404) when no workflow has the name, or the version asked for does not exist.
+ */
+import type { Db } from "../../db.js";
+import { loadVersion } from "../../engine/workflows.js";
+import { html, type Html } from "../page/html.js";
+import { stateGraph } from "./graph.js";
+import { highlight, versionDiff } from "./source.js";
+import { utc } from "./time.js";
+
+const intParam = (v: string | undefined) => (v !== undefined && /^\d{1,9}$/.test(v) ? Number(v) : undefined);
+
+export async function workflowBody(db: Db, name: string, query: Record<string, string>): Promise<Html | null> {
+  const wf = await db.workflow.findUnique({ where: { name }, include: { versions: { orderBy: { version: "asc" } } } });
+  if (!wf) return null;
+  const shownNo = intParam(query.version) ?? wf.currentVersion;
+  const shown = wf.versions.find((v) => v.version === shownNo);
+  if (!shown) return null;
+  const toNo = intParam(query.to) ?? shown.version;
+  const fromNo = intParam(query.from) ?? Math.max(1, toNo - 1);
+  const from = wf.versions.find((v) => v.version === fromNo);
+  const to = wf.versions.find((v) => v.version === toNo);
+  const compiled = await loadVersion(db, name, shown.version);
+  const graph = await stateGraph(`${name}@${shown.version}`, compiled, [], null);
+  const diff = from && to && from.version !== to.version ? versionDiff(from, to) : null;
+  const options = (selected: number) => wf.versions.map((v) => html`<option value="${v.version}"${v.version === selected ? html` selected` : null}>version ${v.version}</option>`);
+  return html`<p><a href="/console/runs?workflow=${name}">← Runs of ${name}</a></p>
+<h1>Workflow ${name}</h1>
+<h2>Versions</h2>
+<div class="table-wrap" tabindex="0" role="region" aria-label="Versions"><table><thead><tr><th scope="col">Version</th><th scope="col">Deployed</th><th scope="col" class="opt">Source SHA-256</th><th scope="col">Runs</th></tr></thead><tbody>
+${[...wf.versions].reverse().map(
+  (v) => html`<tr><td><a href="/console/workflows/${name}?version=${v.version}"${v.version === shown.version ? html` aria-current="page"` : null}>version ${v.version}</a>${v.version === wf.currentVersion ? " (current)" : null}</td><td>${utc(v.createdAt)}</td><td class="opt mono">${v.sourceSha256.slice(0, 16)}…</td><td><a href="/console/runs?workflow=${name}&amp;version=${v.version}">runs of version ${v.version}</a></td></tr>`,
+)}
+</tbody></table></div>
+<h2 id="graph-h">States of version ${shown.version}</h2>
+<figure class="graph" aria-labelledby="graph-h">${graph}</figure>
+<h2>Source of version ${shown.version}</h2>
+${highlight(shown.source)}
+<h2 id="diff-h">What changed</h2>
+${wf.versions.length < 2
+  ? html`<p class="muted">Only one version is deployed.</p>`
+  : html`<form class="filters" method="get" action="/console/workflows/${name}" aria-labelledby="diff-h">
+<input type="hidden" name="version" value="${shown.version}">
+<div class="f"><label for="d-from">From</label><select id="d-from" name="from">${options(fromNo)}</select></div>
+<div class="f"><label for="d-to">To</label><select id="d-to" name="to">${options(toNo)}</select></div>
+<div><button type="submit">Compare</button></div>
+</form>
+${!from || !to ? html`<p class="notice error">No such version.</p>` : from.version === to.version ? html`<p class="muted">Pick two different versions.</p>` : diff ?? html`<p class="muted">The sources are identical.</p>`}`}`;
+}

@@ -1,0 +1,240 @@
+/**
+ * The operators' console over HTTP (issue 23 item 2; interfaces.md "The console"), against one real
+ * `slotflow serve` with SLOTFLOW_VIEWER_TOKEN set: sign-in (401 with `WWW-Authenticate: Basic`,
+ * operator, viewer), `/console` → 303 `/console/runs`, the safety headers, the runs list with its
+ * filters from the URL, a run's page (Waiting on first, escaped author text, no token, states SVG),
+ * a workflow's page (versions, highlighted source, diff), and the actions as plain form POSTs
+ * (303, reason and actor in the history) with their refusals: a viewer's POST anywhere under
+ * /console is 403, a missing or wrong CSRF token is 403, a POST from another origin is 403, a
+ * missing reason changes nothing. (The same flows in Chromium: console-browser.test.ts.)
+ * Fixture: examples/vendor-approval.flow (two versions).
+ */
+import test from "ava";
+import { readFileSync } from "node:fs";
+import { dropDatabase } from "../helpers/db.js";
+import { postLink, showRun, startRun, uniqueTitle } from "../helpers/callback.js";
+import { linkIn, tokenOf, waitForEmail } from "../helpers/mail.js";
+import { ADMIN_TOKEN, request, ROOT, startCluster, type Cluster } from "../helpers/server.js";
+
+const VIEWER_TOKEN = "test-viewer-token";
+let cluster: Cluster;
+let base: string;
+
+const basic = (user: string, pass: string) => ({ authorization: `Basic ${Buffer.from(`${user}:${pass}`).toString("base64")}` });
+const OPERATOR = basic("olga", ADMIN_TOKEN);
+const VIEWER = basic("vic", VIEWER_TOKEN);
+const SOURCE = readFileSync(`${ROOT}/examples/vendor-approval.flow`, "utf8");
+
+test.before(async () => {
+  cluster = await startCluster("console", { env: { SLOTFLOW_VIEWER_TOKEN: VIEWER_TOKEN } });
+  base = cluster.baseUrl;
+  for (const text of [SOURCE, SOURCE.replace("Deadline: 7d", "Deadline: 6d")]) {
+    const res = await request(base, "POST", "/api/workflows", { token: ADMIN_TOKEN, text });
+    if (res.status !== 201) throw new Error(res.text);
+  }
+});
+
+test.after.always(async () => {
+  await cluster?.stop();
+  if (cluster) await dropDatabase(cluster.databaseUrl);
+});
+
+async function vendorRun(prefix: string, name = uniqueTitle(prefix)) {
+  const runId = await startRun(base, "VendorApproval", { vendor: { name, contactEmail: `x@example.test` }, amount: 10 });
+  const url = linkIn(await waitForEmail(() => cluster.output(), `Approve ${name}?`));
+  return { runId, name, url };
+}
+
+const get = (path: string, headers: Record<string, string> = OPERATOR) => request(base, "GET", path, { headers });
+const post = (path: string, form: Record<string, string>, headers: Record<string, string> = OPERATOR) =>
+  fetch(new URL(path, base), { method: "POST", redirect: "manual", headers: { ...headers, "content-type": "application/x-www-form-urlencoded" }, body: new URLSearchParams(form).toString() });
+
+/** The CSRF token in a page's forms. */
+const csrfIn = (html: string) => /name="csrf" value="([^"]+)"/.exec(html)?.[1] ?? "";
+
+test.serial("sign-in: no or wrong credentials answer 401 with WWW-Authenticate: Basic; the admin token is an operator, the viewer token a viewer", async (t) => {
+  for (const headers of [{}, basic("x", "wrong"), { authorization: `Bearer ${ADMIN_TOKEN}` }]) {
+    const res = await get("/console/runs", headers);
+    t.is(res.status, 401);
+    t.regex(res.headers.get("www-authenticate") ?? "", /^Basic realm="slotflow console"/);
+  }
+  const op = await get("/console/runs");
+  t.is(op.status, 200);
+  t.regex(op.text, /olga · operator/);
+  const viewer = await get("/console/runs", VIEWER);
+  t.is(viewer.status, 200);
+  t.regex(viewer.text, /viewer \(read-only\)/);
+  const root = await fetch(new URL("/console", base), { headers: OPERATOR, redirect: "manual" });
+  t.is(root.status, 303);
+  t.is(root.headers.get("location"), "/console/runs");
+});
+
+test.serial("every console page has the responder page's safety headers, a CSP nonce, noindex, and loads nothing from elsewhere", async (t) => {
+  const { runId } = await vendorRun("headers");
+  for (const path of ["/console/runs", `/console/runs/${runId}`, "/console/workflows/VendorApproval", "/console/runs/00000000-0000-4000-8000-000000000000"]) {
+    const res = await get(path);
+    const csp = res.headers.get("content-security-policy") ?? "";
+    t.regex(csp, /default-src 'none'/, path);
+    t.regex(csp, /script-src 'nonce-[A-Za-z0-9+/=]+'/);
+    t.regex(csp, /form-action 'self'/);
+    t.regex(csp, /frame-ancestors 'none'/);
+    t.is(res.headers.get("x-robots-tag"), "noindex, nofollow");
+    t.is(res.headers.get("referrer-policy"), "no-referrer");
+    t.is(res.headers.get("cache-control"), "no-store");
+    t.is(res.headers.get("x-content-type-options"), "nosniff");
+    t.is(res.headers.get("x-frame-options"), "DENY");
+    t.regex(res.text, /<meta name="robots" content="noindex, nofollow">/);
+    t.notRegex(res.text, /(src|href)="(https?:)?\/\/(?!127\.0\.0\.1)/, "no remote resource");
+    const nonce = /'nonce-([^']+)'/.exec(csp)![1];
+    for (const tag of res.text.match(/<(script|style)\b[^>]*>/g) ?? []) t.true(tag.includes(`nonce="${nonce}"`), tag);
+  }
+});
+
+test.serial("runs list: filters from the URL, counts per status, what each run waits on; 400 for a malformed filter", async (t) => {
+  const a = await vendorRun("list");
+  const res = await get("/console/runs?workflow=VendorApproval&status=running&waiting=decision");
+  t.is(res.status, 200);
+  t.true(res.text.includes(`href="/console/runs/${a.runId}"`));
+  t.regex(res.text, /<option selected>VendorApproval<\/option>/);
+  t.regex(res.text, /<input id="f-waiting" name="waiting" value="decision"/);
+  t.regex(res.text, /running: \d+/);
+  t.regex(res.text, /<strong>decision<\/strong> <span class="badge open">open<\/span> <span class="badge live">link live<\/span>/);
+  t.regex(res.text, /class="countdown" datetime="[^"]+"[^>]*>in 5 d 23 h/);
+  const none = await get("/console/runs?waiting=nosuchalias");
+  t.regex(none.text, /No runs match these filters/);
+  const bad = await get("/console/runs?status=stuck");
+  t.is(bad.status, 400);
+  t.regex(bad.text, /\?status: one of running, finished, cancelled/);
+  // pagination: a "Next page" link carrying the cursor
+  await vendorRun("list2");
+  const first = await get("/console/runs?limit=1");
+  const next = /href="(\/console\/runs\?[^"]*cursor=[^"]+)" rel="next"/.exec(first.text);
+  t.truthy(next, "a next page link");
+  const second = await get(next![1].replaceAll("&amp;", "&"));
+  t.is(second.status, 200);
+  t.regex(second.text, /First page/);
+});
+
+test.serial("a run's page: Waiting on first (event, parameters, deadline and countdown, After, Requires, link status), the states SVG, history, entities redacted, outbox; escaped; never a token", async (t) => {
+  const r = await vendorRun("page", `<img src=x onerror=alert(1)>${uniqueTitle("esc")}`);
+  const res = await get(`/console/runs/${r.runId}`);
+  t.is(res.status, 200);
+  const text = res.text;
+  const order = ["Waiting on", 'id="graph-h"', "<h2>History", "<h2>Incidents", "<h2>Tracked entities", "<h2>Outbox"].map((s) => text.indexOf(s));
+  t.deepEqual([...order].sort((x, y) => x - y), order, "sections in order, Waiting on first");
+  t.true(order.every((i) => i > 0));
+  t.regex(text, /<code>Approve\(ok: bool, note: string\)<\/code>/);
+  t.regex(text, /<dt>Deadline<\/dt><dd><time datetime="[^"]+">\d{4}-\d\d-\d\d \d\d:\d\d:\d\d UTC<\/time> — <time class="countdown"/);
+  t.regex(text, /<dt>Requires<\/dt><dd><code>amount &lt;= 50000<\/code>/);
+  t.regex(text, /<dt>After<\/dt>/);
+  t.regex(text, /link live/);
+  t.regex(text, /<svg [^>]*role="img"[^>]*aria-labelledby="graph-title graph-desc"/);
+  t.regex(text, /<g class="node current" data-state="Review">/);
+  t.regex(text, /state-entered/);
+  t.regex(text, /\[redacted\]/, "the approval URL on the tracked row is shown redacted");
+  t.false(text.includes(tokenOf(r.url)), "the live token is not in the page");
+  t.notRegex(text, /sfl_[A-Za-z0-9_-]{20,}/);
+  t.false(text.includes("<img src=x"), "author text is escaped");
+  t.true(text.includes("&lt;img src=x onerror=alert(1)&gt;"));
+  t.is((await get("/console/runs/not-a-uuid")).status, 404);
+  t.is((await get("/console/runs/00000000-0000-4000-8000-000000000000")).status, 404);
+});
+
+test.serial("a run waiting on After and a fan-out: each element with its value, the waiting slot's predecessors not done, its live link (API and page)", async (t) => {
+  const deployed = await request(base, "POST", "/api/workflows", { token: ADMIN_TOKEN, text: readFileSync(`${ROOT}/examples/contract-signing.flow`, "utf8") });
+  t.true(deployed.status === 201 || deployed.status === 200, deployed.text);
+  const runId = await startRun(base, "ContractSigning", { contract: { title: "Lease", value: 5000, status: null, counterSignUrl: null }, signers: ["ann", "bob"] });
+  const api = await request(base, "GET", "/api/runs?workflow=ContractSigning&waiting=counter", { token: ADMIN_TOKEN });
+  const listed = api.body.runs.find((r: any) => r.id === runId);
+  t.deepEqual(
+    listed.waiting.map((w: any) => [w.alias, w.element, w.status, w.link]),
+    [["counter", null, "waiting", "live"], ["signatures", 0, "open", "none"], ["signatures", 1, "open", "none"], ["withdraw", null, "open", "none"]],
+  );
+  const page = (await get(`/console/runs/${runId}`)).text;
+  t.regex(page, /<h3 id="slot-r-counter-x">counter <span class="badge waiting">waiting<\/span> <span class="badge live">link live<\/span>/);
+  t.regex(page, /<dt>After<\/dt><dd><ul class="plain"><li>signatures: not done yet<\/li><\/ul>/);
+  t.regex(page, /signatures\[1\] <span class="badge open">open/);
+  t.regex(page, /<dt>Element<\/dt><dd><code>&quot;bob&quot;<\/code>/);
+  t.regex(page, /<dt>Requires<\/dt><dd><code>contract.value &lt; 1000000<\/code>/);
+  t.regex(page, /its After predecessors completing, then an answer through the link/);
+});
+
+test.serial("a workflow's page: versions, the highlighted source, the states, and the diff between two versions", async (t) => {
+  const res = await get("/console/workflows/VendorApproval");
+  t.is(res.status, 200);
+  t.regex(res.text, /version 2<\/a> \(current\)/);
+  t.regex(res.text, /<span class="kw">workflow<\/span> VendorApproval/);
+  t.regex(res.text, /<span class="del">-    Deadline: 7d<\/span>/);
+  t.regex(res.text, /<span class="add">\+    Deadline: 6d<\/span>/);
+  t.regex(res.text, /<svg /);
+  const v1 = await get("/console/workflows/VendorApproval?version=1&from=1&to=1");
+  t.regex(v1.text, /Pick two different versions/);
+  t.is((await get("/console/workflows/NoSuch")).status, 404);
+  t.is((await get("/console/workflows/VendorApproval?version=9")).status, 404);
+});
+
+test.serial("operator actions: revoke a link and cancel the run by form POST → 303, each with its reason and actor in the history", async (t) => {
+  const r = await vendorRun("act");
+  const csrf = csrfIn((await get(`/console/runs/${r.runId}`)).text);
+  t.truthy(csrf);
+  const noReason = await post(`/console/runs/${r.runId}/slots/decision/revoke`, { csrf, reason: "  " });
+  t.is(noReason.status, 303);
+  t.is(noReason.headers.get("location"), `/console/runs/${r.runId}?error=reason`);
+  t.is((await showRun(base, r.runId)).history.filter((h) => h.kind === "link-revoked").length, 0, "nothing changed");
+  const revoked = await post(`/console/runs/${r.runId}/slots/decision/revoke`, { csrf, reason: "sent to the wrong person" });
+  t.is(revoked.status, 303);
+  t.is(revoked.headers.get("location"), `/console/runs/${r.runId}?done=revoked`);
+  const dead = await postLink(r.url, { ok: true, note: "n" });
+  t.is(dead.status, 410);
+  t.is(dead.body.reason, "revoked");
+  const again = await post(`/console/runs/${r.runId}/slots/decision/revoke`, { csrf, reason: "again" });
+  t.is(again.headers.get("location"), `/console/runs/${r.runId}?error=no-link`);
+  const cancelled = await post(`/console/runs/${r.runId}/cancel`, { csrf, reason: "vendor withdrew" });
+  t.is(cancelled.status, 303);
+  t.is(cancelled.headers.get("location"), `/console/runs/${r.runId}?done=cancelled`);
+  const run = await showRun(base, r.runId);
+  t.is(run.status, "cancelled");
+  t.like(run.history.find((h) => h.kind === "link-revoked")?.data, { alias: "decision", reason: "sent to the wrong person", actor: 'console operator "olga"' });
+  t.like(run.history.find((h) => h.kind === "run-cancelled")?.data, { reason: "vendor withdrew", actor: 'console operator "olga"' });
+  const page = await get(`/console/runs/${r.runId}?done=cancelled`);
+  t.regex(page.text, /The run was cancelled\./);
+  t.regex(page.text, /The run has been cancelled; it waits on nothing/);
+  const twice = await post(`/console/runs/${r.runId}/cancel`, { csrf, reason: "twice" });
+  t.is(twice.headers.get("location"), `/console/runs/${r.runId}?error=run-finished`);
+  t.regex((await get(`/console/runs/${r.runId}?error=<script>`)).text, /<h1>Run/, "an unknown notice is ignored");
+});
+
+test.serial("refusals: a viewer's POST anywhere under /console is 403; a missing or wrong CSRF token, another origin, or no sign-in change nothing", async (t) => {
+  const r = await vendorRun("refuse");
+  const csrf = csrfIn((await get(`/console/runs/${r.runId}`)).text);
+  const viewerPage = await get(`/console/runs/${r.runId}`, VIEWER);
+  t.notRegex(viewerPage.text, /<form class="action"/, "a viewer gets no action forms");
+  t.regex(viewerPage.text, /you can look, not act/);
+  const viewerCsrf = csrfIn(viewerPage.text);
+  t.is(viewerCsrf, "");
+  for (const path of [`/console/runs/${r.runId}/cancel`, `/console/runs/${r.runId}/slots/decision/revoke`, "/console/runs", "/console/anything"]) {
+    t.is((await post(path, { csrf, reason: "viewer" }, VIEWER)).status, 403, path);
+  }
+  t.is((await post(`/console/runs/${r.runId}/cancel`, { reason: "no csrf" })).status, 403, "no csrf");
+  t.is((await post(`/console/runs/${r.runId}/cancel`, { csrf: `${csrf}x`, reason: "bad csrf" })).status, 403, "bad csrf");
+  t.is((await post(`/console/runs/${r.runId}/cancel`, { csrf: csrfIn((await get(`/console/runs/${r.runId}`, basic("mallory", ADMIN_TOKEN))).text), reason: "another user's token" })).status, 403, "mallory");
+  t.is((await post(`/console/runs/${r.runId}/cancel`, { csrf, reason: "cross-site" }, { ...OPERATOR, origin: "https://evil.example" })).status, 403, "cross-site");
+  t.is((await post(`/console/runs/${r.runId}/cancel`, { csrf, reason: "anon" }, {})).status, 401);
+  const run = await showRun(base, r.runId);
+  t.is(run.status, "running", "nothing was applied");
+  t.false(run.history.some((h) => h.kind === "run-cancelled"));
+  const ok = await postLink(r.url, { ok: true, note: "still live" });
+  t.is(ok.status, 200, ok.text);
+});
+
+test.serial("no log line holds the viewer token, the admin token, a CSRF token or a link's token", async (t) => {
+  const log = cluster.output().join("\n");
+  t.false(log.includes(VIEWER_TOKEN));
+  t.false(log.includes(ADMIN_TOKEN));
+  const runPath = /href="(\/console\/runs\/[0-9a-f-]{36})"/.exec((await get("/console/runs?status=running")).text)![1];
+  const csrf = csrfIn((await get(runPath)).text);
+  t.truthy(csrf);
+  t.false(log.includes(csrf));
+  t.regex(log, /"msg":"run cancelled"/, "the cancel was logged (without secrets)");
+  t.notRegex(log.split("\n").filter((l) => l.startsWith("{")).join("\n"), /sfl_[A-Za-z0-9_-]{20,}/);
+});
