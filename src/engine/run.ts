@@ -117,12 +117,13 @@ export function afterHandler(step: Step): void {
 
 /**
  * An operator ends the run (issue 23; commands/cancel.ts): every open or waiting slot of the
- * current state is cancelled and its live link dies with reason "run-cancelled"; no workflow code
- * runs. The history records `run-cancelled` with the reason and the actor. The caller has checked
+ * current state is cancelled and its live link dies with reason "run-cancelled", and every
+ * scheduled timer (issue 19) is cancelled; no workflow code runs. The history records `run-cancelled` with the reason and the actor. The caller has checked
  * that the run is running.
  */
 export function cancelRun(step: Step, reason: string, actor: string): void {
   cancelStateSlots(step, "run-cancelled");
+  cancelRunTimers(step);
   step.run.status = "cancelled";
   step.run.finishedAt = step.now;
   step.addHistory("run-cancelled", { state: step.run.state, reason, actor });

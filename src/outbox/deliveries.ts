@@ -8,6 +8,8 @@
  *   pending --every link it carries is no longer live--> failed ("link burned" …; never retried)
  *   pending --no such endpoint / endpoint disabled / statement does not fit the endpoint--> failed
  *   pending --410 Gone--> failed, and the endpoint is disabled (endpoints.ts)
+ *   pending --an operator cancels the run (issue 23)--> failed ("withdrawn: the run was cancelled";
+ *            payload dropped, so a redelivery is refused with 409)
  *   sent|failed --redeliver while its link is live--> pending (same sealed payload, same webhook-id)
  *
  * A delivery row is written in the step's transaction (engine/sql/deliveries-write.ts), so it
@@ -24,7 +26,7 @@
  * Never leaks: the payload is sealed; the API and logs see endpoint name, attempt, status code,
  * latency and the next attempt; errors are stored with tokens redacted and never include the URL.
  */
-import type { Db } from "../db.js";
+import type { Db, Tx } from "../db.js";
 import type { Logger } from "../log.js";
 import { openEndpoint, recordEndpointOutcome } from "../endpoints/endpoints.js";
 import { redactTokens, type Sealer } from "../engine/seal.js";
@@ -211,6 +213,18 @@ export async function redeliver(db: Db, runId: string, deliveryId: string): Prom
     await tx.delivery.update({ where: { id: row.id }, data: { status: "pending", attempts: 0, nextAttemptAt: new Date(), endReason: null, deliveredAt: null } });
     return { ok: true as const };
   });
+}
+
+/**
+ * Ends every pending delivery of `runId` because an operator cancelled the run (issue 23;
+ * engine/commands/cancel.ts, inside the cancel's transaction with the run locked). An attempt in
+ * flight holds its row (`FOR UPDATE SKIP LOCKED` above): this update waits for it and then finds the
+ * row sent, or still pending and withdraws it. Resolves how many were withdrawn.
+ */
+export async function withdrawPendingDeliveries(tx: Tx, runId: string): Promise<number> {
+  return tx.$executeRaw`UPDATE deliveries SET status = 'failed', end_reason = 'withdrawn: the run was cancelled',
+                               payload = NULL, next_attempt_at = NULL
+                         WHERE run_id = ${runId}::uuid AND status = 'pending'`;
 }
 
 /** Pending deliveries whose attempt is overdue by `graceMs` (a lost job): the sweeper re-enqueues them. */

@@ -21,6 +21,7 @@
  * Unlike the HTTP API, the kit shows tracked rows and queued mail as the engine sees them, links
  * included, so a test can redeem a link it minted. Never point it at a production database.
  */
+import { randomUUID } from "node:crypto";
 import { existsSync, readFileSync } from "node:fs";
 import { kitDatabaseUrl, loadConfig } from "../config.js";
 import { checkPostgres } from "../cli/startup.js";
@@ -239,6 +240,16 @@ export class TestRun {
       const applied = await expireDue(this.id);
       if (remaining <= 0 && applied === 0) break;
     }
+    return this.refresh();
+  }
+
+  /**
+   * Cancels the run as an operator would (`POST /api/runs/{id}/cancel`, issue 23): slots and
+   * timers cancelled, live links dead (`run-cancelled`), unsent messages withdrawn. `reason` is
+   * 1–500 characters. Throws a RefusalError (409 `run-finished`) when the run already ended.
+   */
+  async cancel(reason: string, opts: { actor?: string } = {}): Promise<TestRun> {
+    await apply({ kind: "cancel", commandId: randomUUID(), runId: this.id, reason, actor: opts.actor ?? "test" });
     return this.refresh();
   }
 

@@ -13,9 +13,11 @@
  *      cancelled; each live link dead with reason "run-cancelled" (run.ts `cancelRun`, slot.ts,
  *      link.ts); history `run-cancelled` with the reason and the actor. No workflow code runs.
  *   2. the run's end effects outside the step model, each in one place below:
- *      - unsent messages of the run withdrawn (outbox/withdraw.ts);
- *      - (pending timers of the run, once the engine has them — issue 19 — are cancelled here too).
+ *      - unsent mail of the run withdrawn (outbox/withdraw.ts);
+ *      - pending webhook and chat deliveries of the run ended (outbox/deliveries.ts, issue 18).
+ *   Pending timers (issue 19) are rows of the run's step model, cancelled by `cancelRun`.
  */
+import { withdrawPendingDeliveries } from "../../outbox/deliveries.js";
 import { withdrawPendingMessages } from "../../outbox/withdraw.js";
 import { RefusalCode, refuse } from "../refusals.js";
 import { cancelRun } from "../run.js";
@@ -38,6 +40,6 @@ export async function cancel(step: Step, cmd: Extract<Command, { kind: "cancel" 
  */
 async function endEffectsOfCancelledRun(step: Step): Promise<void> {
   const tx = step.services.tx;
-  const withdrawn = await withdrawPendingMessages(tx, step.run.id);
+  const withdrawn = (await withdrawPendingMessages(tx, step.run.id)) + (await withdrawPendingDeliveries(tx, step.run.id));
   if (withdrawn > 0) step.addHistory("messages-withdrawn", { count: withdrawn, reason: "run-cancelled" });
 }
