@@ -83,7 +83,7 @@ test("completion after `x.` offers an entity's fields, a slot's members, a princ
 test("completion elsewhere offers keywords, builtins and the names in scope; it keeps working while the text is broken", (t) => {
   const { a, pos } = at(inExpense("    let summary", 0, 4));
   const got = labels(completion(a, pos));
-  for (const l of ["let", "send", "if", "now", "lower", "contains", "report", "approvers", "dueBy", "count"]) t.true(got.includes(l), l);
+  for (const l of ["let", "send", "if", "after", "every", "webhook", "message", "now", "lower", "contains", "report", "approvers", "dueBy", "count"]) t.true(got.includes(l), l);
   // Broken mid-edit: `-> ` with nothing after it does not parse; the last good analysis supplies the states.
   const good = new Analysis(URI, 1, EXPENSE, null);
   const broken = at(inExpense("-> Escalated", 0, 3).replace("‸Escalated", "‸"), good);

@@ -25,6 +25,8 @@ import type { Analysis } from "./analysis.js";
 const KEYWORDS = [
   "workflow", "entity", "event", "state", "initial", "terminal", "subscribe", "as", "for", "each", "in", "enter", "on", "when",
   "default", "milestone", "let", "send", "email", "to", "drop", "slot", "if", "else", "map", "true", "false", "null", "expired",
+  // v0.3: timers (issue 19) and deliveries through endpoints (issue 18)
+  "after", "every", "webhook", "message",
 ];
 const SETTINGS = ["Candidates", "Requires", "After", "Deadline", "Title", "Intro"];
 const SCALARS = ["bool", "int", "decimal", "string", "datetime", "duration", "principal", "list"];
