@@ -18,6 +18,7 @@
 import test from "ava";
 import { cpSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
+import { setTimeout as sleep } from "node:timers/promises";
 import { join } from "node:path";
 import { migrate, MIGRATIONS_DIR } from "../../src/migrate.js";
 import { burstTable, prepare, runBurst, type BurstTarget } from "../helpers/burst.js";
@@ -85,6 +86,10 @@ test.serial("rolling upgrade across a release with a migration: deposits keep be
       target.killed.add(old);
       const from = Date.now();
       await old.stop();
+      // While this one is down the other answers: hold the replacement (≤ 20 s) until a deposit was
+      // answered 200 since it stopped, so the window is never too short to show it on a fast run.
+      const until = Date.now() + 20_000;
+      while (Date.now() < until && !deposits.some((d) => !d.control && d.first?.status === 200 && d.firstAt! >= from)) await sleep(100);
       webOn.set(port, await cluster.spawn("web", { port }));
       webWindows.push([from, Date.now()]);
       steps.push(`web :${port} replaced (exit ${old.child.exitCode})`);
