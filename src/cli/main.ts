@@ -250,7 +250,8 @@ remote(
   const answer = await api(url, "GET", `/api/runs${query.size ? `?${query}` : ""}`, { token });
   if (answer.status !== 200 || opts.json) return print(answer);
   const { runsTable } = await import("./runs-table.js");
-  process.stdout.write(`${runsTable(answer.body as Parameters<typeof runsTable>[0]).join("\n")}\n`);
+  const waiting = typeof opts.waiting === "string" && opts.waiting !== "" ? opts.waiting : undefined;
+  process.stdout.write(`${runsTable(answer.body as Parameters<typeof runsTable>[0], { waiting }).join("\n")}\n`);
 });
 
 remote(

@@ -20,7 +20,9 @@
  * `waiting` of each run: its open and waiting slots (open or waiting slots are always of the run's
  * current state: leaving a state cancels them), each with `link`: `live` when the slot has a live
  * link, else the status of its newest link (`burned`, `retired`, `dead`), or `none` when it never
- * had one. Never a token or a token hash.
+ * had one. Never a token or a token hash. And `openedAt` (slots.opened_at): since when an open slot
+ * waits for its event — null while the slot is `waiting` on its `After` predecessors — so an
+ * operator can answer "which runs wait on `decision`, and since when?" (issue 23, "Done when").
  * Refuses (RefusalError, 400 invalid-query) a filter that is not well formed: it names the parameter.
  */
 import type { Db } from "../db.js";
@@ -49,6 +51,8 @@ export interface WaitingSlot {
   alias: string;
   element: number | null;
   status: "open" | "waiting";
+  /** When the slot opened (issue 23: "since when?"); null while it is `waiting` on `After`. */
+  openedAt: Date | null;
   deadline: Date | null;
   link: LinkSummary;
 }
@@ -183,19 +187,29 @@ export async function listRuns(db: Db, filter: RunsFilter): Promise<{ runs: RunL
   return { runs, nextCursor: rows.length > filter.limit && last ? encodeCursor(last) : null };
 }
 
-/** The open and waiting slots of `runIds`, with the summary of each slot's link. */
+/**
+ * The open and waiting slots of `runIds`, with the summary of each slot's link and since when each
+ * is open (`openedAt`, null for a slot still waiting; issue 23).
+ */
 export async function waitingOf(db: Db, runIds: string[]): Promise<Map<string, WaitingSlot[]>> {
   const out = new Map<string, WaitingSlot[]>();
   if (!runIds.length) return out;
-  const rows = await db.$queryRaw<{ run_id: string; alias: string; element: number | null; status: "open" | "waiting"; deadline: Date | null; link: string | null }[]>`
-    SELECT s.run_id, s.alias, s.element, s.status, s.deadline,
+  const rows = await db.$queryRaw<{ run_id: string; alias: string; element: number | null; status: "open" | "waiting"; opened_at: Date | null; deadline: Date | null; link: string | null }[]>`
+    SELECT s.run_id, s.alias, s.element, s.status, s.opened_at, s.deadline,
            (SELECT l.status FROM links l WHERE l.slot_id = s.id ORDER BY (l.status = 'live') DESC, l.created_at DESC LIMIT 1) AS link
       FROM slots s
      WHERE s.run_id = ANY(${runIds}::uuid[]) AND s.status IN ('open', 'waiting')
      ORDER BY s.run_id, s.alias, s.element NULLS FIRST`;
   for (const r of rows) {
     const list = out.get(r.run_id) ?? [];
-    list.push({ alias: r.alias, element: r.element, status: r.status, deadline: r.deadline, link: (r.link ?? "none") as LinkSummary });
+    list.push({
+      alias: r.alias,
+      element: r.element,
+      status: r.status,
+      openedAt: r.status === "open" ? r.opened_at : null, // a slot waiting on `After` has not opened yet
+      deadline: r.deadline,
+      link: (r.link ?? "none") as LinkSummary,
+    });
     out.set(r.run_id, list);
   }
   return out;

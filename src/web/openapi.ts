@@ -194,8 +194,8 @@ export function openApiDocument(baseUrl: string) {
       "/api/runs": {
         get: {
           summary:
-            "Runs for operators (issue 23), newest first, keyset-paginated: {runs: [{id, workflow, version, state, status, createdAt, updatedAt, endedAt, waiting: [{alias, element, status, deadline, link}]}], nextCursor}. " +
-            "waiting lists each open or waiting slot; link is live, burned, retired, dead or none, never a token. nextCursor is null on the last page; a page never repeats or skips a run created while paging.",
+            "Runs for operators (issue 23), newest first, keyset-paginated: {runs: [{id, workflow, version, state, status, createdAt, updatedAt, endedAt, waiting: [{alias, element, status, openedAt, deadline, link}]}], nextCursor}. " +
+            "waiting lists each open or waiting slot; openedAt is since when an open slot waits (null while it waits on its After predecessors); link is live, burned, retired, dead or none, never a token. nextCursor is null on the last page; a page never repeats or skips a run created while paging.",
           security: admin,
           parameters: [
             { name: "workflow", in: "query", required: false, schema: { type: "string" } },
@@ -334,11 +334,12 @@ export function openApiDocument(baseUrl: string) {
               type: "array",
               items: {
                 type: "object",
-                required: ["alias", "element", "status", "deadline", "link"],
+                required: ["alias", "element", "status", "openedAt", "deadline", "link"],
                 properties: {
                   alias: { type: "string" },
                   element: { type: ["integer", "null"] },
                   status: { type: "string", enum: ["open", "waiting"] },
+                  openedAt: { type: ["string", "null"], format: "date-time", description: "When the slot opened: since when the run waits on it (issue 23); null while it is waiting on its After predecessors" },
                   deadline: { type: ["string", "null"], format: "date-time" },
                   link: { type: "string", enum: ["live", "burned", "retired", "dead", "none"] },
                 },

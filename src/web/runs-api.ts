@@ -3,7 +3,8 @@
  *
  *   GET  /api/runs?workflow=&version=&status=&state=&waiting=&createdAfter=&createdBefore=&limit=&cursor=
  *        200 `{runs: [{id, workflow, version, state, status, createdAt, updatedAt, endedAt,
- *        waiting: [{alias, element, status, deadline, link}]}], nextCursor}` (operators/runs-list.ts);
+ *        waiting: [{alias, element, status, openedAt, deadline, link}]}], nextCursor}`
+ *        (operators/runs-list.ts; `openedAt`: since when an open slot waits, null while waiting);
  *        400 invalid-query naming the parameter.
  *   POST /api/runs/{id}/cancel  body `{"reason": "…"}` (1–500 characters)
  *        200 `{id, status: "cancelled"}`, applied before answering by a worker under the run lock

@@ -2,7 +2,8 @@
  * The operators' console over HTTP (issue 23 item 2; interfaces.md "The console"), against one real
  * `slotflow serve` with SLOTFLOW_VIEWER_TOKEN set: sign-in (401 with `WWW-Authenticate: Basic`,
  * operator, viewer), `/console` → 303 `/console/runs`, the safety headers, the runs list with its
- * filters from the URL, a run's page (Waiting on first, escaped author text, no token, states SVG),
+ * filters from the URL and since when each slot waits, a run's page (Waiting on first with "Waiting
+ * since", escaped author text, no token, states SVG),
  * a workflow's page (versions, highlighted source, diff), and the actions as plain form POSTs
  * (303, reason and actor in the history) with their refusals: a viewer's POST anywhere under
  * /console is 403, a missing or wrong CSRF token is 403, a POST from another origin is 403, a
@@ -11,7 +12,7 @@
  */
 import test from "ava";
 import { readFileSync } from "node:fs";
-import { dropDatabase } from "../helpers/db.js";
+import { dropDatabase, sql } from "../helpers/db.js";
 import { postLink, showRun, startRun, uniqueTitle } from "../helpers/callback.js";
 import { linkIn, tokenOf, waitForEmail } from "../helpers/mail.js";
 import { ADMIN_TOKEN, request, ROOT, startCluster, type Cluster } from "../helpers/server.js";
@@ -100,6 +101,15 @@ test.serial("runs list: filters from the URL, counts per status, what each run w
   t.regex(res.text, /running: \d+/);
   t.regex(res.text, /<strong>decision<\/strong> <span class="badge open">open<\/span> <span class="badge live">link live<\/span>/);
   t.regex(res.text, /class="countdown" datetime="[^"]+"[^>]*>in 5 d 23 h/);
+  // since when it waits: the slot's opened_at, not the run's age
+  const opened = new Date(Date.now() - (2 * 86_400 + 3 * 3600 + 120) * 1000);
+  await sql(cluster.databaseUrl, "UPDATE slots SET opened_at = $1 WHERE run_id = $2 AND alias = 'decision'", [opened, a.runId]);
+  const since = (await get("/console/runs?workflow=VendorApproval&status=running&waiting=decision")).text;
+  const row = since.slice(since.indexOf(`href="/console/runs/${a.runId}"`), since.indexOf("</tr>", since.indexOf(`href="/console/runs/${a.runId}"`)));
+  t.true(
+    row.includes(`<span class="badge live">link live</span> <span class="muted">waiting since <time class="since" datetime="${opened.toISOString()}" title="${opened.toISOString().slice(0, 19).replace("T", " ")} UTC">2 d 3 h ago</time></span>`),
+    row,
+  );
   const none = await get("/console/runs?waiting=nosuchalias");
   t.regex(none.text, /No runs match these filters/);
   const bad = await get("/console/runs?status=stuck");
@@ -128,6 +138,13 @@ test.serial("a run's page: Waiting on first (event, parameters, deadline and cou
   t.regex(text, /<dt>Requires<\/dt><dd><code>amount &lt;= 50000<\/code>/);
   t.regex(text, /<dt>After<\/dt>/);
   t.regex(text, /link live/);
+  const opened = (await showRun(base, r.runId)).slots.find((s) => s.alias === "decision")!.openedAt!;
+  t.true(
+    text.includes(`<dt>Waiting since</dt><dd><time datetime="${opened}">${opened.slice(0, 19).replace("T", " ")} UTC</time> — <span class="since">`),
+    "the panel says since when the slot is open",
+  );
+  await sql(cluster.databaseUrl, "UPDATE slots SET opened_at = now() - interval '50 hours' WHERE run_id = $1 AND alias = 'decision'", [r.runId]);
+  t.regex((await get(`/console/runs/${r.runId}`)).text, /<dt>Waiting since<\/dt><dd><time datetime="[^"]+">[^<]+ UTC<\/time> — <span class="since">2 d 2 h ago<\/span><\/dd>/);
   t.regex(text, /<svg [^>]*role="img"[^>]*aria-labelledby="graph-title graph-desc"/);
   t.regex(text, /<g class="node current" data-state="Review">/);
   t.regex(text, /state-entered/);
@@ -150,9 +167,15 @@ test.serial("a run waiting on After and a fan-out: each element with its value, 
     listed.waiting.map((w: any) => [w.alias, w.element, w.status, w.link]),
     [["counter", null, "waiting", "live"], ["signatures", 0, "open", "none"], ["signatures", 1, "open", "none"], ["withdraw", null, "open", "none"]],
   );
+  t.deepEqual(listed.waiting.map((w: any) => typeof w.openedAt), ["object", "string", "string", "string"]);
+  t.is(listed.waiting[0].openedAt, null, "a slot still waiting on its After predecessors has not opened: openedAt null");
   const page = (await get(`/console/runs/${runId}`)).text;
   t.regex(page, /<h3 id="slot-r-counter-x">counter <span class="badge waiting">waiting<\/span> <span class="badge live">link live<\/span>/);
   t.regex(page, /<dt>After<\/dt><dd><ul class="plain"><li>signatures: not done yet<\/li><\/ul>/);
+  t.regex(page, /<dt>Waiting since<\/dt><dd><span class="muted">not open yet<\/span><\/dd>/, "a waiting slot has no opening time");
+  const list = (await get("/console/runs?workflow=ContractSigning&waiting=counter")).text;
+  t.regex(list, /<strong>counter<\/strong> <span class="badge waiting">waiting<\/span> <span class="badge live">link live<\/span><\/li>/, "no 'waiting since' for a slot not open yet");
+  t.regex(list, /<strong>signatures<\/strong>\[0\] <span class="badge open">open<\/span> <span class="badge none">link none<\/span> <span class="muted">waiting since <time class="since"/);
   t.regex(page, /signatures\[1\] <span class="badge open">open/);
   t.regex(page, /<dt>Element<\/dt><dd><code>&quot;bob&quot;<\/code>/);
   t.regex(page, /<dt>Requires<\/dt><dd><code>contract.value &lt; 1000000<\/code>/);

@@ -3,7 +3,8 @@
  * one real `slotflow serve` on real PostgreSQL and Redis:
  *
  * - `GET /api/runs`: newest first; the documented JSON names; `waiting` with each open or waiting
- *   slot and its link's status, never a token; every filter (workflow, version, status, state,
+ *   slot, its link's status (never a token) and since when it is open (`openedAt`, from
+ *   slots.opened_at; null while waiting); every filter (workflow, version, status, state,
  *   waiting, createdAfter, createdBefore, limit); keyset pagination that neither repeats nor skips a
  *   run while runs are created between pages; malformed parameters answer 400 invalid-query; the
  *   admin token is required.
@@ -12,7 +13,8 @@
  *   messages withdrawn, a history entry with the reason and the actor; 409 run-finished once ended;
  *   422 without a reason or with one over 500 characters; 404 for an unknown run; a deposit and a
  *   cancel racing on one run give one winner and the loser a clear answer.
- * - The CLI: `slotflow runs` prints a table with the filters; `slotflow cancel RUN --reason TEXT`.
+ * - The CLI: `slotflow runs` prints a table with the filters and a SINCE column (when the slot it
+ *   waits on opened); `slotflow cancel RUN --reason TEXT`.
  * Fixtures: test/fixtures/callback-basic.flow, examples/vendor-approval.flow.
  */
 import test from "ava";
@@ -20,6 +22,7 @@ import { execFile } from "node:child_process";
 import { randomUUID } from "node:crypto";
 import { readFileSync } from "node:fs";
 import { promisify } from "node:util";
+import { runsTable } from "../../src/cli/runs-table.js";
 import { dropDatabase, sql } from "../helpers/db.js";
 import { deployFixture, postLink, showRun, startRun, uniqueTitle } from "../helpers/callback.js";
 import { linkIn, waitForEmail } from "../helpers/mail.js";
@@ -85,6 +88,17 @@ test.serial("GET /api/runs: newest first, the documented names, what each run wa
   const decision = runA.waiting.find((w: any) => w.alias === "decision");
   t.is(decision.link, "live");
   t.true(Date.parse(decision.deadline) > Date.now() + 6 * 86_400_000, "the 7d deadline is shown");
+  // since when each slot waits (issue 23 "Done when"): openedAt, the slot's opened_at as an ISO instant
+  for (const w of [...runA.waiting, ...runB.waiting]) t.deepEqual(Object.keys(w).sort(), ["alias", "deadline", "element", "link", "openedAt", "status"]);
+  const shownA = await showRun(base, a.runId);
+  t.is(decision.openedAt, shownA.slots.find((s) => s.alias === "decision")?.openedAt, "openedAt is the slot's opened_at");
+  t.regex(decision.openedAt, /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/);
+  t.true(Date.parse(decision.openedAt) >= Date.parse(runA.createdAt) - 1000 && Date.parse(decision.openedAt) <= Date.now());
+  t.true(runB.waiting.every((w: any) => typeof w.openedAt === "string"), "every open slot has an openedAt");
+  const since = new Date(Date.now() - 3 * 86_400_000).toISOString();
+  await sql(cluster.databaseUrl, "UPDATE slots SET opened_at = $1 WHERE run_id = $2 AND alias = 'decision'", [since, a.runId]);
+  const moved = (await list("?waiting=decision&limit=200")).body.runs.find((r: any) => r.id === a.runId);
+  t.is(moved.waiting.find((w: any) => w.alias === "decision").openedAt, since, "read from slots.opened_at, not from the run's age");
   t.deepEqual(tokensIn(res.text), []);
   t.false(res.text.includes(new URL(answerUrl).pathname.split("/").pop()!));
   // a burned link shows as burned while its slot... is closed: the slot leaves `waiting`
@@ -246,10 +260,18 @@ test.serial("CLI: `slotflow runs` prints a table (with --waiting/--status filter
     execFileP(process.execPath, ["--import=tsx", "src/cli/main.ts", ...args], { cwd: ROOT, env }).catch((e) => e as { stdout: string; stderr: string; code: number });
   const table = await cli("runs", "--waiting", "decision", "--status", "running");
   const lines = table.stdout.trim().split("\n");
-  t.regex(lines[0], /^ID\s+WORKFLOW\s+V\s+STATE\s+STATUS\s+CREATED\s+WAITING ON$/);
+  t.regex(lines[0], /^ID\s+WORKFLOW\s+V\s+STATE\s+STATUS\s+CREATED\s+SINCE\s+WAITING ON$/);
   const row = lines.find((l) => l.startsWith(v.runId));
   t.truthy(row, table.stdout);
   t.regex(row!, /VendorApproval\s+1\s+Review\s+running\s+.*decision \(open, link live, due /);
+  // SINCE: when the slot it waits on opened (slots.opened_at), in UTC like CREATED
+  const since = new Date(Date.now() - 2 * 86_400_000 - 3_723_000);
+  await sql(cluster.databaseUrl, "UPDATE slots SET opened_at = $1 WHERE run_id = $2 AND alias = 'decision'", [since, v.runId]);
+  const again1 = (await cli("runs", "--waiting", "decision", "--status", "running")).stdout.trim().split("\n");
+  const sinceAt = again1[0].indexOf("SINCE");
+  const row1 = again1.find((l) => l.startsWith(v.runId))!;
+  t.is(row1.slice(sinceAt).split(/\s{2,}/)[0], since.toISOString().replace("T", " ").replace(/\.\d+Z$/, "Z"), row1);
+  t.regex(row1, /running\s+\d{4}-\d\d-\d\d \d\d:\d\d:\d\dZ\s+\d{4}-\d\d-\d\d \d\d:\d\d:\d\dZ\s+decision \(open, link live, due /);
   t.deepEqual(tokensIn(table.stdout), []);
   const cancelled = await cli("cancel", v.runId, "--reason", "from the CLI");
   t.is(JSON.parse(cancelled.stdout).status, "cancelled", cancelled.stdout);
@@ -263,4 +285,25 @@ test.serial("CLI: `slotflow runs` prints a table (with --waiting/--status filter
   const bad = await cli("runs", "--status", "stuck");
   t.is(bad.code, 1);
   t.regex(bad.stdout, /invalid-query/);
+});
+
+test("CLI table: SINCE is the earliest opening among the slots a run waits on, of the --waiting alias when given; '-' when none has opened", (t) => {
+  const slot = (alias: string, status: string, openedAt: string | null) => ({ alias, element: null, status, openedAt, deadline: null, link: "none" });
+  const run = (id: string, waiting: ReturnType<typeof slot>[]) => ({ id, workflow: "W", version: 1, state: "S", status: "running", createdAt: "2026-11-20T09:00:00.000Z", waiting });
+  const body = {
+    runs: [
+      run("r1", [slot("decision", "open", "2026-11-22T10:00:00.000Z"), slot("fixEmail", "open", "2026-11-21T08:30:00.000Z")]),
+      run("r2", [slot("counter", "waiting", null)]),
+      run("r3", []),
+    ],
+    nextCursor: null,
+  };
+  const cells = (lines: string[]) => {
+    const at = lines[0].indexOf("SINCE");
+    return lines.slice(1).map((l) => l.slice(at).split(/\s{2,}/)[0]);
+  };
+  t.regex(runsTable(body)[0], /^ID\s+WORKFLOW\s+V\s+STATE\s+STATUS\s+CREATED\s+SINCE\s+WAITING ON$/);
+  t.deepEqual(cells(runsTable(body)), ["2026-11-21 08:30:00Z", "-", "-"]);
+  t.deepEqual(cells(runsTable(body, { waiting: "decision" })), ["2026-11-22 10:00:00Z", "-", "-"]);
+  t.regex(runsTable(body)[2], /^r2\s+W\s+1\s+S\s+running\s+2026-11-20 09:00:00Z\s+-\s+counter \(waiting, link none\)$/);
 });

@@ -56,7 +56,7 @@ export interface RunView {
   state: string;
   status: string;
   entities: Record<string, Record<string, any>>;
-  slots: { alias: string; element: number | null; status: string; deadline: string | null }[];
+  slots: { alias: string; element: number | null; status: string; openedAt: string | null; deadline: string | null }[];
   incidents: { code: string; message: string }[];
   history: { kind: string; data: Record<string, any> }[];
 }

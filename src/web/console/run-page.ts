@@ -1,10 +1,12 @@
 /**
  * A run's console page, `GET /console/runs/{id}` (issue 23), top to bottom:
- * 1. "Waiting on": each open or waiting slot — its event and the event's parameters, the deadline
- *    as a date and a countdown, the `After` predecessors and whether each is done, `Requires` and
- *    `Candidates` as written in the source, the link's status (live/burned/retired/dead/none, never
- *    the token) — and what unblocks it: the operator's "Revoke link" (with a reason) and the answer
- *    paths; then "Cancel run" (with a reason). A viewer sees the same without the forms.
+ * 1. "Waiting on": each open or waiting slot — its event and the event's parameters, since when it
+ *    waits (its opening time and how long ago; "not open yet" while waiting on `After`; issue 23),
+ *    the deadline as a date and a countdown, the `After` predecessors and whether each is done,
+ *    `Requires` and `Candidates` as written in the source, the link's status (live/burned/retired/
+ *    dead/none, never the token) — and what unblocks it: the operator's "Revoke link" (with a
+ *    reason) and the answer paths; then "Cancel run" (with a reason). A viewer sees the same
+ *    without the forms.
  * 2. The workflow's states as SVG (graph.ts): the current state and the path taken marked.
  * 3. History as a timeline relative to the run's start; incidents; tracked entities (values that
  *    carry a link show its token as `[redacted]`: engine/views.ts); the outbox (no bodies).
@@ -20,7 +22,7 @@ import { waitingOf } from "../../operators/runs-list.js";
 import { html, type Html } from "../page/html.js";
 import type { ConsoleUser } from "./access.js";
 import { stateGraph } from "./graph.js";
-import { countdown, offset, utc } from "./time.js";
+import { ago, countdown, offset, utc } from "./time.js";
 
 /** Outcomes of an action, shown after its 303 (`?done=` / `?error=`): a fixed set, never request text. */
 export const NOTICES: Record<string, { text: string; error: boolean }> = {
@@ -83,6 +85,7 @@ function waitingPanel(d: RunData, user: ConsoleUser, csrf: string, now: Date): H
     const event = wf.events[s.event];
     const link = d.links.get(`${s.alias}\u0000${s.element}`) ?? "none";
     const deadline = s.deadline ? new Date(s.deadline) : null;
+    const opened = s.status === "open" && s.openedAt ? new Date(s.openedAt) : null;
     const after = (decl?.after ?? []).map((a) => ({ alias: a, done: inVisit.filter((x) => x.alias === a).every((x) => x.status === "completed") }));
     const name = `${s.alias}${s.element === null ? "" : `[${s.element}]`}`;
     const fid = `r-${s.alias}-${s.element ?? "x"}`;
@@ -91,6 +94,7 @@ function waitingPanel(d: RunData, user: ConsoleUser, csrf: string, now: Date): H
 <dl class="facts">
 <dt>Event</dt><dd><code>${s.event}(${(event?.params ?? []).map((p, i) => html`${i ? ", " : ""}${p.name}: ${typeText(p.type)}`)})</code></dd>
 ${s.element !== null ? html`<dt>Element</dt><dd><code>${json(s.elementValue)}</code></dd>` : null}
+<dt>Waiting since</dt><dd>${opened ? html`<time datetime="${opened.toISOString()}">${utc(opened)}</time> — <span class="since">${ago(opened, now)}</span>` : html`<span class="muted">not open yet</span>`}</dd>
 <dt>Deadline</dt><dd>${deadline ? html`<time datetime="${deadline.toISOString()}">${utc(deadline)}</time> — <time class="countdown" datetime="${deadline.toISOString()}">${countdown(deadline, now)}</time>` : html`<span class="muted">none</span>`}</dd>
 <dt>After</dt><dd>${after.length ? html`<ul class="plain">${after.map((a) => html`<li>${a.alias}: ${a.done ? "done" : "not done yet"}</li>`)}</ul>` : html`<span class="muted">nothing (opens with the state)</span>`}</dd>
 <dt>Requires</dt><dd>${decl?.requires ? html`<code>${exprText(source, decl.requires)}</code>` : html`<span class="muted">nothing</span>`}</dd>

@@ -1,14 +1,15 @@
 /**
  * The console's runs list, `GET /console/runs?…` (issue 23): the API's filters (operators/runs-list.ts)
  * kept in the URL by a GET form, counts per status for the other filters, one row per run — id,
- * workflow, state, status, age and what it waits on (alias, status, link status, deadline countdown;
- * never a token) — newest first, a "Next page" link carrying the cursor. Every run is a link; `j`/`k`
+ * workflow, state, status, age and what it waits on (alias, status, link status, since when an open
+ * slot waits — slots.opened_at, "waiting since 2 d 3 h ago" — and the deadline countdown; never a
+ * token) — newest first, a "Next page" link carrying the cursor. Every run is a link; `j`/`k`
  * move between them (layout.ts), Tab works as everywhere.
  */
 import type { Db } from "../../db.js";
 import { countByStatus, listRuns, RUN_STATUSES, type RunListItem, type RunsFilter } from "../../operators/runs-list.js";
 import { html, type Html } from "../page/html.js";
-import { countdown, span, utc } from "./time.js";
+import { ago, countdown, span, utc } from "./time.js";
 
 export interface RunsQuery {
   /** The raw query, to refill the form (strings only). */
@@ -30,6 +31,8 @@ function waitingCell(run: RunListItem, now: Date): Html {
   return html`<ul class="plain waits">${run.waiting.map(
     (w) =>
       html`<li><strong>${w.alias}</strong>${w.element === null ? null : html`[${w.element}]`} <span class="badge ${w.status}">${w.status}</span> <span class="badge ${w.link}">link ${w.link}</span>${
+        w.openedAt ? html` <span class="muted">waiting since <time class="since" datetime="${w.openedAt.toISOString()}" title="${utc(w.openedAt)}">${ago(w.openedAt, now)}</time></span>` : null
+      }${
         w.deadline ? html` <span class="muted">due <time class="countdown" datetime="${w.deadline.toISOString()}" title="${utc(w.deadline)}">${countdown(w.deadline, now)}</time></span>` : null
       }</li>`,
   )}</ul>`;

@@ -1,7 +1,7 @@
 /**
- * Times as the console shows them: instants in UTC (`2026-11-25 10:00:00 UTC`), ages and
- * countdowns in the two largest units (`3 d 4 h`, `5 min 2 s`), offsets from a run's start
- * (`+1.25 s`). Pure functions; `now` is passed in.
+ * Times as the console shows them: instants in UTC (`2026-11-25 10:00:00 UTC`), ages, times ago
+ * and countdowns in the two largest units (`3 d 4 h`, `2 d 3 h ago`, `5 min 2 s`), offsets from a
+ * run's start (`+1.25 s`). Pure functions; `now` is passed in.
  */
 
 /** `2026-11-25 10:00:00 UTC`. */
@@ -26,6 +26,11 @@ export function span(ms: number): string {
 export function countdown(deadline: Date, now: Date): string {
   const ms = deadline.getTime() - now.getTime();
   return ms >= 0 ? `in ${span(ms)}` : `passed ${span(ms)} ago`;
+}
+
+/** How long ago an instant was: `2 d 3 h ago` — since when a slot waits (issue 23). */
+export function ago(then: Date, now: Date): string {
+  return `${span(Math.max(0, now.getTime() - then.getTime()))} ago`;
 }
 
 /** An offset from the start: `+0 ms`, `+850 ms`, `+1.25 s`, `+3 min 2 s`. */
