@@ -30,7 +30,7 @@ import type { Db, Tx } from "../db.js";
 import type { Logger } from "../log.js";
 import { openEndpoint, recordEndpointOutcome } from "../endpoints/endpoints.js";
 import { redactTokens, type Sealer } from "../engine/seal.js";
-import { checkLiteralHost, deliveryAgent } from "./address-guard.js";
+import { checkLiteralHost, deliveryAgent, type Resolver } from "./address-guard.js";
 import { wireRequest, type Payload } from "./wire.js";
 import { fetch } from "undici";
 
@@ -40,6 +40,8 @@ export interface DeliveryDeps {
   log?: Logger;
   /** SLOTFLOW_ENDPOINTS_ALLOW_PRIVATE. */
   allowPrivate: boolean;
+  /** Resolves endpoint host names (default: the system resolver, dns.lookup; tests pass a stand-in for DNS). */
+  resolve?: Resolver;
   /** Delay before each attempt, ms (SLOTFLOW_DELIVERY_RETRY_MS). */
   retryMs: number[];
   /** Counts each attempt's outcome (metrics). */
@@ -134,7 +136,7 @@ export async function attemptDelivery(deps: DeliveryDeps, deliveryId: string): P
       let error: string | null = null;
       let retryAfterMs: number | null = null;
       const t0 = performance.now();
-      const agent = deliveryAgent(deps.allowPrivate);
+      const agent = deliveryAgent(deps.allowPrivate, deps.resolve);
       try {
         const url = new URL(endpoint.url);
         checkLiteralHost(url, deps.allowPrivate);

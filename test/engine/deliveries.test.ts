@@ -3,6 +3,11 @@
  * a delivery is written only if its step commits, its payload sealed with its links' hashes beside
  * it; the SSRF guard refuses loopback, private, link-local and metadata addresses after DNS
  * resolution and on every attempt (the e2e suite runs with it lifted); the retry schedule.
+ *
+ * The SSRF cases use `https://` URLs (issue 18): an `http://` endpoint is refused for its scheme
+ * before any address is looked at, so only an https URL reaches the address checks — the IP
+ * literal check and the lookup wired into undici. Receivers count connections, not just requests,
+ * since a TLS hello sent to them would never become a recorded request.
  */
 import test from "ava";
 import { createHash } from "node:crypto";
@@ -10,7 +15,9 @@ import { loadConfig, DEFAULT_DELIVERY_RETRY_MS } from "../../src/config.js";
 import { createDb, type Db } from "../../src/db.js";
 import { setEndpoint, validateEndpointBody } from "../../src/endpoints/endpoints.js";
 import { Sealer } from "../../src/engine/seal.js";
-import { guardedLookup, isRefusedAddress } from "../../src/outbox/address-guard.js";
+import type { LookupAddress } from "node:dns";
+import { fetch } from "undici";
+import { checkLiteralHost, deliveryAgent, guardedLookup, guardedLookupWith, isRefusedAddress, refusalReason, type Resolver } from "../../src/outbox/address-guard.js";
 import { attemptDelivery, parseRetryAfter, retryDelayMs } from "../../src/outbox/deliveries.js";
 import { Workflow } from "../../src/testing/index.js";
 import { sql } from "../helpers/db.js";
@@ -37,12 +44,15 @@ terminal state Done
 let db: Db;
 let sealer: Sealer;
 let rx: Receiver;
+/** A receiver on ::1, for the IPv6 loopback cases. */
+let rx6: Receiver;
 
 /** Set up on first use: the kit's database exists only once its own before hook has run. */
 let ready: Promise<void> | null = null;
 const setup = () =>
   (ready ??= (async () => {
     rx = await startReceiver();
+    rx6 = await startReceiver("::1");
     db = createDb(process.env.DATABASE_URL!, 2);
     sealer = new Sealer(loadConfig(process.env, { secrets: ["SLOTFLOW_SEAL_KEY"] }).sealKeys);
     await Workflow.deploy(SOURCE);
@@ -50,6 +60,7 @@ const setup = () =>
 
 test.after.always(async () => {
   await rx?.close();
+  await rx6?.close();
   await db?.$disconnect();
 });
 
@@ -83,10 +94,12 @@ test.serial("the SSRF guard refuses a loopback endpoint on every attempt unless 
     t.regex(String(a.error), /refused/);
     t.is(a.status_code, null);
   }
-  // a host name resolving to loopback is refused after DNS resolution too
+  // an http:// name is refused for its scheme too, before any lookup (the https cases below reach the address checks)
   await setEndpoint(db, sealer, "local", "webhook", new URL(`${rx.url.replace("127.0.0.1", "localhost")}/ssrf`));
   t.like(await attemptDelivery(deps, row.id), { kind: "failed", reason: "gave up after 3 attempts" });
   t.is(rx.at("/ssrf").length, 0);
+  const [third] = await sql(process.env.DATABASE_URL!, "SELECT error FROM delivery_attempts WHERE delivery_id = $1 AND attempt = 3", [row.id]);
+  t.regex(String(third.error), /^refused: http:\/\//);
   // an http:// endpoint (set while private addresses were allowed) is refused too
   await setEndpoint(db, sealer, "local", "webhook", new URL("http://93.184.216.34/hook"));
   const run1 = await (await Workflow.deploy(SOURCE)).start({ job: { title: "http" } });
@@ -102,6 +115,95 @@ test.serial("the SSRF guard refuses a loopback endpoint on every attempt unless 
   t.is(rx.at("/ssrf").length, 1);
 });
 
+/** Starts a run, points "local" at `url`, makes one attempt (the last of its schedule) and returns the attempt's error. */
+async function refusedAttempt(t: import("ava").ExecutionContext, url: string, resolve?: Resolver): Promise<string> {
+  await setEndpoint(db, sealer, "local", "webhook", new URL(url));
+  const run = await (await Workflow.deploy(SOURCE)).start({ job: { title: "https" } });
+  const [row] = await sql(process.env.DATABASE_URL!, "SELECT id FROM deliveries WHERE run_id = $1", [run.id]);
+  t.like(await attemptDelivery({ db, sealer, allowPrivate: false, retryMs: [0], resolve }, row.id), { kind: "failed", reason: "gave up after 1 attempts" }, url);
+  const attempts = await sql(process.env.DATABASE_URL!, "SELECT error, status_code FROM delivery_attempts WHERE delivery_id = $1", [row.id]);
+  t.is(attempts.length, 1);
+  t.is(attempts[0].status_code, null);
+  return String(attempts[0].error);
+}
+
+/** A resolver standing in for DNS: answers `answers` for every name, and counts the questions. */
+function fakeResolver(answers: LookupAddress[]): Resolver & { asked: string[] } {
+  const asked: string[] = [];
+  const resolve = ((hostname, _options, callback) => {
+    asked.push(hostname);
+    queueMicrotask(() => callback(null, answers));
+  }) as Resolver & { asked: string[] };
+  resolve.asked = asked;
+  return resolve;
+}
+
+test.serial("the SSRF guard refuses https:// endpoints at loopback, link-local and metadata addresses, and nothing is connected to (issue 18)", async (t) => {
+  await setup();
+  const before = { v4: rx.connections, v6: rx6.connections };
+  // IP literals in the URL: refused before connecting, the reason naming the address
+  t.regex(await refusedAttempt(t, `https://127.0.0.1:${rx.port}/hook`), /^refused: 127\.0\.0\.1 is a loopback address$/);
+  t.regex(await refusedAttempt(t, `https://[::1]:${rx6.port}/hook`), /^refused: ::1 is a loopback address$/);
+  t.regex(await refusedAttempt(t, `https://[::ffff:127.0.0.1]:${rx.port}/hook`), /^refused: ::ffff:7f00:1 is the IPv4-mapped form of 127\.0\.0\.1, a loopback address$/);
+  t.regex(await refusedAttempt(t, `https://[::127.0.0.1]:${rx.port}/hook`), /IPv4-compatible form of 127\.0\.0\.1, a loopback address/);
+  t.regex(await refusedAttempt(t, "https://169.254.169.254/latest/meta-data/"), /^refused: 169\.254\.169\.254 is a link-local address/);
+  t.regex(await refusedAttempt(t, "https://2130706433/"), /^refused: 127\.0\.0\.1 is a loopback address$/, "URL parsing normalises a decimal IPv4 literal");
+  // `localhost.` (a trailing dot) is the same name as `localhost`: refused by name, never sent to a DNS server
+  t.regex(await refusedAttempt(t, `https://localhost.:${rx.port}/hook`), /^refused: localhost\. is a loopback name$/);
+  t.regex(await refusedAttempt(t, `https://hooks.LOCALHOST.:${rx.port}/hook`), /^refused: hooks\.localhost\. is a loopback name$/);
+  // names that pass every name check and resolve to loopback: refused by the lookup wired into undici
+  const v4 = fakeResolver([{ address: "127.0.0.1", family: 4 }]);
+  t.regex(await refusedAttempt(t, `https://rebind.example.test:${rx.port}/hook`, v4), /^refused: rebind\.example\.test resolves to 127\.0\.0\.1, a loopback address$/);
+  t.deepEqual(v4.asked, ["rebind.example.test"], "the name was resolved at connect time");
+  const v6 = fakeResolver([{ address: "::1", family: 6 }]);
+  t.regex(await refusedAttempt(t, `https://six.example.test:${rx6.port}/hook`, v6), /^refused: six\.example\.test resolves to ::1, a loopback address$/);
+  const mapped = fakeResolver([{ address: "::ffff:127.0.0.1", family: 6 }]);
+  t.regex(await refusedAttempt(t, `https://mapped.example.test:${rx.port}/hook`, mapped), /resolves to ::ffff:127\.0\.0\.1, the IPv4-mapped form of 127\.0\.0\.1, a loopback address$/);
+  t.deepEqual({ v4: rx.connections, v6: rx6.connections }, before, "no receiver was connected to");
+  t.is(rx.at("/hook").length + rx6.at("/hook").length, 0);
+  // control: with private addresses allowed, the same https URL does connect (and fails its TLS
+  // handshake with this plain-HTTP receiver), so the counts above would have seen a connection
+  await setEndpoint(db, sealer, "local", "webhook", new URL(`https://127.0.0.1:${rx.port}/hook`));
+  const run = await (await Workflow.deploy(SOURCE)).start({ job: { title: "ctl" } });
+  const [row] = await sql(process.env.DATABASE_URL!, "SELECT id FROM deliveries WHERE run_id = $1", [run.id]);
+  t.like(await attemptDelivery({ db, sealer, allowPrivate: true, retryMs: [0] }, row.id), { kind: "failed" });
+  t.is(rx.connections, before.v4 + 1);
+  const [ctl] = await sql(process.env.DATABASE_URL!, "SELECT error FROM delivery_attempts WHERE delivery_id = $1", [row.id]);
+  t.notRegex(String(ctl.error), /refused/);
+  await setEndpoint(db, sealer, "local", "webhook", new URL(`${rx.url}/ssrf`));
+});
+
+test.serial("the SSRF guard resolves again on every attempt", async (t) => {
+  await setup();
+  const resolve = fakeResolver([{ address: "127.0.0.1", family: 4 }]);
+  await setEndpoint(db, sealer, "local", "webhook", new URL(`https://again.example.test:${rx.port}/hook`));
+  const run = await (await Workflow.deploy(SOURCE)).start({ job: { title: "again" } });
+  const [row] = await sql(process.env.DATABASE_URL!, "SELECT id FROM deliveries WHERE run_id = $1", [run.id]);
+  const deps = { db, sealer, allowPrivate: false, retryMs: [0, 0], resolve };
+  const before = rx.connections;
+  t.like(await attemptDelivery(deps, row.id), { kind: "retry", attempt: 1 });
+  t.like(await attemptDelivery(deps, row.id), { kind: "failed", reason: "gave up after 2 attempts" });
+  t.deepEqual(resolve.asked, ["again.example.test", "again.example.test"]);
+  t.is(rx.connections, before);
+  await setEndpoint(db, sealer, "local", "webhook", new URL(`${rx.url}/ssrf`));
+});
+
+test.serial("the delivery agent refuses a name the system resolver maps to loopback, with no name check involved", async (t) => {
+  await setup();
+  // `localhost` is in every hosts file, so this asks no DNS server; checkLiteralHost is skipped on purpose
+  const before = rx.connections;
+  const agent = deliveryAgent(false);
+  try {
+    const err = await t.throwsAsync(fetch(`https://localhost:${rx.port}/hook`, { method: "POST", body: "{}", dispatcher: agent, signal: AbortSignal.timeout(5000) }));
+    const cause = (err as { cause?: Error }).cause;
+    t.is(cause?.name, "AddressRefusedError");
+    t.regex(String(cause?.message), /^refused: localhost resolves to (127\.0\.0\.1|::1), a loopback address$/);
+  } finally {
+    await agent.close();
+  }
+  t.is(rx.connections, before);
+});
+
 test.serial("a send webhook to a chat endpoint fails at once, saying why (no retry can help)", async (t) => {
   await setup();
   await setEndpoint(db, sealer, "local", "slack", new URL(`${rx.url}/slack-misfit`));
@@ -114,16 +216,63 @@ test.serial("a send webhook to a chat endpoint fails at once, saying why (no ret
   await setEndpoint(db, sealer, "local", "webhook", new URL(`${rx.url}/ssrf`));
 });
 
-test("refused addresses: loopback, private, CGNAT, link-local and metadata, unspecified, multicast, and their IPv4-mapped forms", (t) => {
+test("refused addresses: loopback, private, CGNAT, link-local and metadata, unspecified, multicast, and the IPv6 forms that embed one", (t) => {
   for (const a of ["127.0.0.1", "127.1.2.3", "10.1.2.3", "172.16.0.1", "172.31.255.255", "192.168.1.1", "169.254.169.254", "100.64.0.1", "0.0.0.0", "224.0.0.1", "255.255.255.255", "::1", "::", "fe80::1", "fd00::1", "fd00:ec2::254", "ff02::1", "::ffff:127.0.0.1", "::ffff:7f00:1", "::ffff:a9fe:a9fe", "64:ff9b::a9fe:a9fe"]) {
     t.true(isRefusedAddress(a), a);
   }
-  for (const a of ["93.184.216.34", "8.8.8.8", "172.32.0.1", "2606:4700:4700::1111", "::ffff:8.8.8.8"]) t.false(isRefusedAddress(a), a);
+  // issue 18: IPv6 spellings of a refused IPv4 address beyond ::ffff:0:0/96, a zone index, and
+  // the IPv6 ranges that are not global
+  for (const a of ["0:0:0:0:0:ffff:7f00:1", "::FFFF:7F00:1", "::7f00:1", "::127.0.0.1", "::a9fe:a9fe", "::ffff:0:7f00:1", "::ffff:0:10.0.0.1", "2002:7f00:1::", "2002:a9fe:a9fe::1", "64:ff9b:1::a9fe:a9fe", "2001:0:4136:e378:8000:63bf:80ff:fffe", "fe80::1%eth0", "fec0::1", "100::1", "2001:db8::1", "[::1]"]) {
+    t.true(isRefusedAddress(a), a);
+  }
+  for (const a of ["93.184.216.34", "8.8.8.8", "172.32.0.1", "2606:4700:4700::1111", "::ffff:8.8.8.8", "64:ff9b::808:808", "2002:5db8:d822::1", "2a00:1450:4001:80b::200e"]) t.false(isRefusedAddress(a), a);
+  t.is(refusalReason("169.254.169.254"), "a link-local address (the cloud metadata service)");
+  t.is(refusalReason("10.1.2.3"), "a private address");
+  t.is(refusalReason("2002:a9fe:a9fe::1"), "the 6to4 form of 169.254.169.254, a link-local address (the cloud metadata service)");
+  t.is(refusalReason("not-an-address"), "not an IP address");
+  t.is(refusalReason("8.8.8.8"), null);
+});
+
+test("the IP-literal and name checks: refused addresses and loopback names, with or without a trailing dot", (t) => {
+  for (const [url, reason] of [
+    ["https://127.0.0.1/", /127\.0\.0\.1 is a loopback address/],
+    ["https://[::ffff:127.0.0.1]/", /IPv4-mapped form of 127\.0\.0\.1/],
+    ["https://[::ffff:0:127.0.0.1]/", /IPv4-translated form of 127\.0\.0\.1/],
+    ["https://[64:ff9b:1::a9fe:a9fe]/", /local-use NAT64/],
+    ["https://0x7f.1/", /127\.0\.0\.1 is a loopback address/],
+    ["https://localhost/", /localhost is a loopback name/],
+    ["https://localhost./", /localhost\. is a loopback name/],
+    ["https://localhost../", /loopback name/],
+    ["https://a.b.localhost./", /loopback name/],
+  ] as const) {
+    t.throws(() => checkLiteralHost(new URL(url), false), { name: "AddressRefusedError", message: reason }, url);
+  }
+  for (const url of ["https://example.com/", "https://example.com./", "https://localhost.example.com/", "https://8.8.8.8/"]) t.notThrows(() => checkLiteralHost(new URL(url), false), url);
+  t.notThrows(() => checkLiteralHost(new URL("http://localhost./"), true));
 });
 
 test("the guarded lookup refuses a name that resolves to loopback", async (t) => {
   const err = await new Promise<Error | null>((resolve) => guardedLookup("localhost", {}, (e) => resolve(e)));
   t.is(err?.name, "AddressRefusedError");
+  t.regex(String(err?.message), /^refused: localhost resolves to (127\.0\.0\.1|::1), a loopback address$/);
+});
+
+test("the guarded lookup refuses a name when any of its addresses is refused, and passes public answers through", async (t) => {
+  const ask = (answers: LookupAddress[], all: boolean) =>
+    new Promise<{ err: Error | null; result: unknown }>((resolve) =>
+      guardedLookupWith(fakeResolver(answers))("mixed.example.test", { all }, (err, address, family) => resolve({ err, result: all ? address : [address, family] })),
+    );
+  const mixed = await ask([{ address: "93.184.216.34", family: 4 }, { address: "10.0.0.7", family: 4 }], true);
+  t.regex(String(mixed.err?.message), /^refused: mixed\.example\.test resolves to 10\.0\.0\.7, a private address$/);
+  const metadata = await ask([{ address: "2606:4700:4700::1111", family: 6 }, { address: "fd00:ec2::254", family: 6 }], false);
+  t.regex(String(metadata.err?.message), /resolves to fd00:ec2::254, a private address/);
+  const none = await ask([], true);
+  t.regex(String(none.err?.message), /^refused: mixed\.example\.test resolves to no address$/);
+  const pub = await ask([{ address: "93.184.216.34", family: 4 }, { address: "2606:4700:4700::1111", family: 6 }], true);
+  t.is(pub.err, null);
+  t.deepEqual(pub.result, [{ address: "93.184.216.34", family: 4 }, { address: "2606:4700:4700::1111", family: 6 }]);
+  const one = await ask([{ address: "93.184.216.34", family: 4 }], false);
+  t.deepEqual(one.result, ["93.184.216.34", 4]);
 });
 
 test("endpoint URLs: https only, http only when private addresses are allowed", (t) => {

@@ -1,8 +1,9 @@
 /**
  * examples/expense-report.flow on real PostgreSQL: let, if / else if / else, ??, upper/lower/len/
  * contains, a datetime Deadline, After, a milestone, Requires over run data and event
- * parameters, [Authorize] with a wider Candidates pool, an arm without default, and a terminal
- * state's enter.
+ * parameters, [Authorize] with a wider Candidates pool, a daily reminder timer (`every 1d`) whose
+ * arm has no default and escalates on the third reminder (issue 19: it replaced a dummy `Remind`
+ * slot that could be raised once, so the escalation never happened), and a terminal state's enter.
  */
 import test from "ava";
 import { RefusalError, Workflow } from "../../src/testing/index.js";
@@ -73,15 +74,45 @@ test.serial("Requires reads run data and the event's parameters: a large report 
   t.is(run.entities.report.decidedBy, "too big");
 });
 
-test.serial("an arm with no default leaves the run in place until its condition holds", async (t) => {
+test.serial("a daily reminder to the managers once the receipts are in; its arm has no default, so the run stays until the third reminder escalates it to the CFO (issue 19)", async (t) => {
   const run = await (await Workflow.deploy("examples/expense-report.flow")).start(input());
-  const manager = { as: { id: "mia", roles: ["manager"] } };
-  await run.raise("remind", undefined, manager);
+  t.deepEqual(run.timers.map((x) => x.schedule), ["every 1d"]);
+  const reminders = async () => (await run.outbox()).filter((m) => m.subject!.startsWith("Reminder")).map((m) => m.subject);
+  // receipts not in yet: the timer fires, reminds nobody and counts nothing
+  await run.advanceTime("1d");
+  t.is(run.entities.report.reminders, null);
+  t.deepEqual(await reminders(), []);
+  await Workflow.Redeem(run.entities.report.receiptUrl as string, { count: 2 });
+  // the arm `when (reminders >= 3)` has no default: two reminders leave the run where it is
+  await run.advanceTime("2d");
   t.is(run.state, "Submitted");
+  t.is(run.entities.report.reminders, 2);
+  t.deepEqual(await reminders(), ["Reminder 1: review Dana's expenses", "Reminder 2: review Dana's expenses"]);
+  // the third reminder escalates; leaving the state cancels the timer
+  await run.advanceTime("1d");
+  t.is(run.state, "Escalated");
+  t.is(run.entities.report.reminders, 3);
+  t.deepEqual(await reminders(), ["Reminder 1: review Dana's expenses", "Reminder 2: review Dana's expenses", "Reminder 3: review Dana's expenses"]);
+  t.deepEqual(run.timers, []);
+  t.is(run.history.filter((h) => h.kind === "timer-fired").length, 4);
+  t.true(run.history.some((h) => h.kind === "timer-cancelled"));
+  await run.advanceTime("3d");
+  t.is((await reminders()).length, 3, "no reminder after the escalation");
+  // only the CFO decides now (a manager is no longer a candidate)
+  const manager = await t.throwsAsync(run.raise("review", { approve: true, comment: null }, { as: { id: "mia", roles: ["manager"] } }), { instanceOf: RefusalError });
+  t.is(manager!.code, "not-a-candidate");
+  await run.raise("review", { approve: true, comment: "ok after escalation" }, { as: { id: "cfo", roles: ["finance-lead"] } });
+  t.is(run.state, "Approved");
+});
+
+test.serial("a decision before the third reminder ends the reminders", async (t) => {
+  const run = await (await Workflow.deploy("examples/expense-report.flow")).start(input());
+  await Workflow.Redeem(run.entities.report.receiptUrl as string, { count: 1 });
+  await run.advanceTime("1d");
   t.is(run.entities.report.reminders, 1);
-  // The remind slot completed; the run stayed, so it is no longer open for a second reminder.
-  const again = await t.throwsAsync(run.raise("remind", undefined, manager), { instanceOf: RefusalError });
-  t.is(again!.code, "slot-closed");
+  await run.raise("review", { approve: false, comment: "missing receipt" }, { as: { id: "mia", roles: ["manager"] } });
+  t.is(run.state, "Rejected");
+  t.deepEqual(run.timers, []);
 });
 
 test.serial("@maxLength is enforced on assignment: an over-long summary aborts the step and records an incident", async (t) => {

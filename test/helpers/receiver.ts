@@ -1,6 +1,8 @@
 /**
- * A real HTTP receiver on 127.0.0.1 for delivery tests (issue 18): records every request (path,
- * headers, body, arrival time) and answers each with what `reply` says for its path.
+ * A real HTTP receiver on 127.0.0.1 (or ::1) for delivery tests (issue 18): records every request
+ * (path, headers, body, arrival time) and answers each with what `reply` says for its path. It
+ * also counts every TCP connection it accepts, so a test can show that nothing connected at all —
+ * an `https://` attempt at this plain-HTTP server would never become a recorded request.
  */
 import { createServer, type IncomingHttpHeaders, type Server } from "node:http";
 
@@ -18,7 +20,10 @@ export interface Reply {
 
 export interface Receiver {
   url: string;
+  port: number;
   received: Received[];
+  /** TCP connections accepted so far (whether or not they carried a request). */
+  readonly connections: number;
   /** Requests to one path, in arrival order. */
   at(path: string): Received[];
   /** Sets the answer for a path (default 200). */
@@ -26,8 +31,10 @@ export interface Receiver {
   close(): Promise<void>;
 }
 
-export async function startReceiver(): Promise<Receiver> {
+/** Starts a receiver listening on `host` (127.0.0.1 unless told, e.g. "::1"), on a free port. */
+export async function startReceiver(host = "127.0.0.1"): Promise<Receiver> {
   const received: Received[] = [];
+  let connections = 0;
   const replies = new Map<string, Reply | ((n: number) => Reply)>();
   const server: Server = createServer((req, res) => {
     const chunks: Buffer[] = [];
@@ -40,12 +47,17 @@ export async function startReceiver(): Promise<Receiver> {
       res.writeHead(answer.status, answer.headers ?? {}).end("ok");
     });
   });
-  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", () => resolve()));
+  server.on("connection", () => void connections++);
+  await new Promise<void>((resolve) => server.listen(0, host, () => resolve()));
   const address = server.address();
   const port = typeof address === "object" && address ? address.port : 0;
   return {
-    url: `http://127.0.0.1:${port}`,
+    url: `http://${host.includes(":") ? `[${host}]` : host}:${port}`,
+    port,
     received,
+    get connections() {
+      return connections;
+    },
     at: (path) => received.filter((r) => r.path === path),
     reply: (path, answer) => void replies.set(path, answer),
     close: () => new Promise<void>((resolve) => server.close(() => resolve())),
