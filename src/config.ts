@@ -41,6 +41,7 @@
  * | SLOTFLOW_DELIVERY_RETRY_MS | deliveryRetryMs: delays before each attempt of a webhook/chat delivery, ms, comma-separated (the first is the first attempt's) | the Standard Webhooks schedule: 0, 5 s, 5 min, 30 min, 2 h, 5 h, 10 h, 14 h, 20 h, 24 h |
  * | SLOTFLOW_MAIL_FROM | mail.from: the From of every email (`Name <addr@domain>` or `addr@domain`); Message-IDs take its domain (issue 18 item 6) | `slotflow <no-reply@slotflow.local>` |
  * | SLOTFLOW_DKIM_DOMAIN, SLOTFLOW_DKIM_SELECTOR, SLOTFLOW_DKIM_PRIVATE_KEY (PEM; `\n` escapes allowed) or SLOTFLOW_DKIM_PRIVATE_KEY_FILE | mail.dkim: DKIM-sign every email (nodemailer's `dkim`); all or none | unset: not signed |
+ * | SLOTFLOW_RETENTION | retentionMs: how long after a run ended (finished or cancelled) the sweeper deletes it with all its rows (`30d`, `36h`; `off`: null, keep forever); at least 24 h, the Idempotency-Key promise (issue 20, engine/retention.ts) | 30d |
  * | SLOTFLOW_TEST_DATABASE_URL | the testing kit's database (`kitDatabaseUrl()`), before DATABASE_URL | unset: the kit uses DATABASE_URL, and refuses to run when neither is set |
  *
  * Throws one `ConfigError` listing every problem at once (each naming its variable): malformed
@@ -49,6 +50,10 @@
  * production when unset, and never falls back to its development value there.
  */
 import { MAX_JSON_DEPTH } from "./engine/depth.js";
+import { IDEMPOTENCY_WINDOW_MS, parseRetention } from "./engine/retention.js";
+
+/** SLOTFLOW_RETENTION's default: 30 days, ms. */
+export const DEFAULT_RETENTION_MS = 30 * 86_400_000;
 
 export interface Config {
   nodeEnv: string;
@@ -91,6 +96,8 @@ export interface Config {
   redisSentinelMaster: string | null;
   /** Shards of the command and mail queues (SLOTFLOW_QUEUE_SHARDS, issue 17). */
   queueShards: number;
+  /** SLOTFLOW_RETENTION, ms: ended runs older than this are purged by the sweeper; null = `off` (issue 20). */
+  retentionMs: number | null;
   /** On a replicated Redis, how long a 202 waits for a replica's acknowledgement, ms (SLOTFLOW_REDIS_WAIT_MS, issue 17). */
   redisWaitMs: number;
   /** Bounds on what the admin API accepts (issue 8 items 15–17). */
@@ -245,6 +252,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, options: LoadOp
   if (redisSentinelMaster && !env.REDIS_SENTINELS) problems.push(`REDIS_SENTINELS is required when REDIS_SENTINEL_MASTER is set`);
   const queueShards = int("SLOTFLOW_QUEUE_SHARDS", 1, 1);
   if (queueShards > 256) problems.push(`SLOTFLOW_QUEUE_SHARDS must be at most 256, got "${env.SLOTFLOW_QUEUE_SHARDS}"`);
+  const retentionMs = retentionOf(env.SLOTFLOW_RETENTION, problems);
   const config: Config = {
     nodeEnv,
     databaseUrl: env.DATABASE_URL || "postgresql://postgres@127.0.0.1:5432/slotflow",
@@ -276,6 +284,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, options: LoadOp
     redisSentinels,
     redisSentinelMaster,
     queueShards,
+    retentionMs,
     redisWaitMs: int("SLOTFLOW_REDIS_WAIT_MS", 1000, 1),
     limits: {
       maxSourceBytes: int("SLOTFLOW_MAX_SOURCE_BYTES", DEFAULT_LIMITS.maxSourceBytes, 1),
@@ -312,6 +321,25 @@ export function kitDatabaseUrl(env: NodeJS.ProcessEnv = process.env): string {
     );
   }
   return url;
+}
+
+/**
+ * SLOTFLOW_RETENTION (issue 20): default 30 d; `off` keeps ended runs forever (null). Anything shorter
+ * than the 24 h Idempotency-Key promise is refused (pushed to `problems`), since a retried deposit
+ * must still find its outcome.
+ */
+function retentionOf(raw: string | undefined, problems: string[]): number | null {
+  if (raw === undefined || raw === "") return DEFAULT_RETENTION_MS;
+  const parsed = parseRetention(raw);
+  if (parsed instanceof Error) {
+    problems.push(`SLOTFLOW_RETENTION: ${parsed.message}`);
+    return DEFAULT_RETENTION_MS;
+  }
+  if (parsed !== null && parsed < IDEMPOTENCY_WINDOW_MS) {
+    problems.push(`SLOTFLOW_RETENTION must be at least 24h (an Idempotency-Key's outcome is kept 24 h), got "${raw}"; use "off" to keep runs forever`);
+    return DEFAULT_RETENTION_MS;
+  }
+  return parsed;
 }
 
 /** SLOTFLOW_MAIL_FROM and SLOTFLOW_DKIM_*; each problem is pushed to `problems` naming its variable. */

@@ -8,13 +8,18 @@
  *
  * The sweeper only makes expiry prompt; correctness does not depend on it, since deposits and
  * raises check the deadline themselves.
+ *
+ * Retention (issue 20, SLOTFLOW_RETENTION): at most every PURGE_EVERY_MS a sweep also deletes runs
+ * that ended longer ago than the retention, with all their rows (src/engine/retention.ts), batch
+ * by batch for at most half a sweep interval, so a run is gone within a minute of passing it.
  */
 import { Worker } from "bullmq";
 import { dueExpiries } from "../src/engine/expiry.js";
+import { purge, PURGED_TABLES, type PurgeResult } from "../src/engine/retention.js";
 import { overdueDeliveries } from "../src/outbox/deliveries.js";
 import { QUEUE, redisConnection } from "../src/queue/queues.js";
 import type { Runtime } from "../src/runtime.js";
-import { sweeperMetrics } from "../src/web/metrics.js";
+import { retentionMetrics, sweeperMetrics } from "../src/web/metrics.js";
 import { workerOptions } from "./options.js";
 
 /** Due slots read and enqueued at a time: one statement, one `addBulk`. */
@@ -27,6 +32,10 @@ export const SWEEP_REFILL_AT = 100;
 /** How often a draining sweep looks at the queue's depth, ms. */
 const REFILL_POLL_MS = 20;
 const MAIL_GRACE_MS = 30_000;
+/** How often a sweeper process purges (retention), ms; a purge that stopped at its budget goes on at the next sweep. */
+export const PURGE_EVERY_MS = 10_000;
+/** When each runtime last purged (epoch ms), and whether it stopped with more due. */
+const lastPurge = new WeakMap<Runtime, { at: number; more: boolean }>();
 
 /**
  * One sweep; returns how many expiry commands (repeats included) and mail deliveries it enqueued.
@@ -42,7 +51,11 @@ const MAIL_GRACE_MS = 30_000;
  * a no-op (the queue de-duplicates the job; a finished command is answered from
  * `applied_commands`).
  */
-export async function sweepOnce(rt: Runtime, now = new Date(), drainMs = rt.config.sweepIntervalMs): Promise<{ expiries: number; mail: number; deliveries?: number }> {
+export async function sweepOnce(
+  rt: Runtime,
+  now = new Date(),
+  drainMs = rt.config.sweepIntervalMs,
+): Promise<{ expiries: number; mail: number; deliveries?: number; purgedRuns?: number }> {
   const until = Date.now() + drainMs;
   let expiries = 0;
   for (;;) {
@@ -61,7 +74,35 @@ export async function sweepOnce(rt: Runtime, now = new Date(), drainMs = rt.conf
   // job still waiting makes this a no-op
   const overdue = await overdueDeliveries(rt.db, now, MAIL_GRACE_MS, SWEEP_BATCH);
   await rt.queues.enqueueDeliveries(overdue.map((d) => ({ deliveryId: d.id, attempt: d.attempts })));
-  return { expiries, mail: stale.length, ...(overdue.length > 0 ? { deliveries: overdue.length } : {}) };
+  const purged = await purgeIfDue(rt, now, drainMs);
+  return {
+    expiries,
+    mail: stale.length,
+    ...(overdue.length > 0 ? { deliveries: overdue.length } : {}),
+    ...(purged && purged.counts.runs + purged.counts.applied_commands > 0 ? { purgedRuns: purged.counts.runs } : {}),
+  };
+}
+
+/**
+ * Retention's share of a sweep (issue 20): when SLOTFLOW_RETENTION is not `off` and this process
+ * has not purged for PURGE_EVERY_MS (or its last purge stopped with more due), purges batch by
+ * batch for at most half of `drainMs`; counts each committed batch in `slotflow_purged_rows_total`.
+ * Returns what it did, or null when it was not due.
+ */
+export async function purgeIfDue(rt: Runtime, now: Date, drainMs: number): Promise<PurgeResult | null> {
+  const retentionMs = rt.config.retentionMs;
+  if (retentionMs === null) return null;
+  const last = lastPurge.get(rt);
+  if (last && !last.more && Date.now() - last.at < PURGE_EVERY_MS) return null;
+  const result = await purge(rt.db, now, retentionMs, {
+    budgetMs: Math.max(50, drainMs / 2),
+    onBatch: (c) => {
+      for (const table of PURGED_TABLES) if (c[table] > 0) retentionMetrics.purged.inc({ table }, c[table]);
+    },
+  });
+  lastPurge.set(rt, { at: Date.now(), more: result.more });
+  if (result.counts.runs > 0 || result.counts.applied_commands > 0) rt.log.info({ purged: result.counts, more: result.more }, "retention purge");
+  return result;
 }
 
 /** Resolves true once fewer than `depth` commands wait in the queue (all shards together), false if `until` (epoch ms) comes first. */
@@ -127,7 +168,7 @@ export async function startSweeper(rt: Runtime): Promise<Worker> {
     async () => {
       await reassert("sweep");
       const swept = await sweepOnce(rt);
-      if (swept.expiries || swept.mail) rt.log.info(swept, "sweep");
+      if (swept.expiries || swept.mail || swept.purgedRuns) rt.log.info(swept, "sweep");
       return swept;
     },
     { ...workerOptions(rt.config, 1, connection), maxStalledCount: 1 },

@@ -6,6 +6,7 @@
  *   lsp --stdio            the language server (authoring/lsp)
  *   migrate                apply prisma/migrations to DATABASE_URL (offline)
  *   reseal                 re-seal stored values under the newest key of SLOTFLOW_SEAL_KEY
+ *   purge [--dry-run]      delete runs ended longer ago than SLOTFLOW_RETENTION (issue 20)
  *   serve [--deploy DIR] [--migrate]   web, workers and sweeper in one process
  *   web | worker | sweeper one role per process (Procfile)
  *   deploy FILE            deploy through a running server (diagnostics printed like `check`)
@@ -117,6 +118,32 @@ program
         process.stderr.write(`${r.unreadable} sealed values are opened by no key of SLOTFLOW_SEAL_KEY: they were left as they are; add the key that sealed them to the ring and run again\n`);
         process.exitCode = 1;
       }
+    } finally {
+      await db.$disconnect();
+    }
+  });
+
+program
+  .command("purge")
+  .option("--dry-run", "change nothing; print what would be deleted, table by table")
+  .description("delete runs that ended longer ago than SLOTFLOW_RETENTION, with all their rows (the sweeper does this every few seconds)")
+  .action(async (opts: { dryRun?: boolean }) => {
+    const config = loadConfig(process.env, { secrets: [] });
+    if (config.retentionMs === null) {
+      process.stdout.write("purge: SLOTFLOW_RETENTION is off: ended runs are kept forever; nothing to purge\n");
+      return;
+    }
+    const { checkPostgres } = await import("./startup.js");
+    await checkPostgres(config.databaseUrl);
+    const [{ createDb }, retention] = await Promise.all([import("../db.js"), import("../engine/retention.js")]);
+    const db = createDb(config.databaseUrl, 2);
+    try {
+      const now = new Date();
+      const counts = opts.dryRun ? await retention.purgeDryRun(db, now, config.retentionMs) : (await retention.purge(db, now, config.retentionMs)).counts;
+      const cutoff = retention.purgeCutoff(now, config.retentionMs).toISOString();
+      const rows = retention.PURGED_TABLES.map((t) => `  ${t.padEnd(18)} ${counts[t]}`).join("\n");
+      const verb = opts.dryRun ? "would delete" : "deleted";
+      process.stdout.write(`purge${opts.dryRun ? " --dry-run" : ""}: runs ended before ${cutoff} (SLOTFLOW_RETENTION); ${verb}:\n${rows}\n`);
     } finally {
       await db.$disconnect();
     }

@@ -104,7 +104,7 @@ function workerCloser(rt: Runtime, name: string, worker: Worker): Closer {
  * admin token, so this private port is where Prometheus scrapes).
  */
 async function serveMetrics(rt: Runtime, port: number): Promise<Closer> {
-  bindClusterMetrics(rt.db, rt.queues);
+  bindClusterMetrics(rt.db, rt.queues, rt.config.retentionMs);
   const server = createServer((req, res) => {
     if (req.method !== "GET" || req.url !== "/metrics") {
       res.writeHead(404).end();

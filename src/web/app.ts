@@ -44,7 +44,7 @@ export interface WebApp {
 
 export function createWebApp(rt: Runtime): WebApp {
   const app = new Koa({ proxy: rt.config.trustProxy });
-  bindClusterMetrics(rt.db, rt.queues);
+  bindClusterMetrics(rt.db, rt.queues, rt.config.retentionMs);
   const limiterRedis = redisClient(rt.config); // the configured topology (issue 17); fails fast
   limiterRedis.on("error", () => undefined);
   const rateLimit = redisRateLimit(limiterRedis, rt.config.rateLimitPerMinute, rt.config.queuePrefix);

@@ -17,13 +17,14 @@
  * - Read from PostgreSQL and Redis when scraped, the same on every process (take one, e.g. `max`):
  *   `slotflow_queue_jobs{queue,state}`, `slotflow_queue_oldest_waiting_job_age_seconds{queue}`,
  *   `slotflow_outbox_messages{status}` (pending, failed), `slotflow_outbox_oldest_pending_age_seconds`,
- *   `slotflow_sweep_last_success_timestamp_seconds`. A dependency that does not answer leaves its
+ *   `slotflow_sweep_last_success_timestamp_seconds`, `slotflow_purge_lag_seconds`. A dependency that does not answer leaves its
  *   series out of that scrape (alert on `absent(...)` too).
  */
 import type { Middleware } from "koa";
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from "prom-client";
 import type { Db } from "../db.js";
 import type { Queues } from "../queue/queues.js";
+import { purgeLagSeconds } from "../engine/retention.js";
 
 export const registry = new Registry();
 collectDefaultMetrics({ register: registry });
@@ -116,11 +117,11 @@ export function countDeposits(callbackRoute: string): Middleware {
 // --- read from PostgreSQL and Redis when scraped ---------------------------------------------
 
 /** What the scrape-time gauges read; set once per process by `bindClusterMetrics`. */
-let source: { db: Db; queues: Queues } | null = null;
+let source: { db: Db; queues: Queues; retentionMs: number | null } | null = null;
 
-/** Points the scrape-time gauges at this process's database and queues. */
-export function bindClusterMetrics(db: Db, queues: Queues): void {
-  source = { db, queues };
+/** Points the scrape-time gauges at this process's database and queues (and SLOTFLOW_RETENTION, for the purge lag). */
+export function bindClusterMetrics(db: Db, queues: Queues, retentionMs: number | null = null): void {
+  source = { db, queues, retentionMs };
 }
 
 const QUEUE_STATES = ["waiting", "active", "delayed", "failed", "prioritized", "waiting-children"] as const;
@@ -220,6 +221,35 @@ new Gauge({
     await fill(this, async ({ queues }) => {
       const [last] = await queues.sweep.getJobs(["completed"], 0, 0, false);
       if (last?.finishedOn) this.set(last.finishedOn / 1000);
+    });
+  },
+});
+
+// --- retention (issue 20) ---------------------------------------------------------------------
+
+/**
+ * `slotflow_purged_rows_total{table}` (sweeper: rows deleted by retention, by table — runs, slots,
+ * links, …, engine/retention.ts) and `slotflow_purge_lag_seconds` (read when scraped: how long
+ * past its retention the oldest ended run still present is; 0 when none is due; absent when
+ * retention is off).
+ */
+export const retentionMetrics = {
+  purged: new Counter({
+    name: "slotflow_purged_rows_total",
+    help: "Rows deleted by retention (SLOTFLOW_RETENTION), by table",
+    labelNames: ["table"] as const,
+    registers: [registry],
+  }),
+};
+
+new Gauge({
+  name: "slotflow_purge_lag_seconds",
+  help: "How long past its retention the oldest ended run still present is (0 when none is due; absent when SLOTFLOW_RETENTION=off)",
+  registers: [registry],
+  async collect() {
+    await fill(this, async ({ db, retentionMs }) => {
+      if (retentionMs === null) return;
+      this.set(await purgeLagSeconds(db, new Date(), retentionMs));
     });
   },
 });

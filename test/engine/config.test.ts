@@ -74,3 +74,15 @@ test("shutdown timeouts and the metrics port are read from the environment, with
   t.deepEqual([set.shutdownTimeoutMs, set.shutdownDrainMs, set.metricsPort], [5000, 1500, 9464]);
   t.throws(() => loadConfig({ SLOTFLOW_SHUTDOWN_TIMEOUT_MS: "soon" }), { message: /SLOTFLOW_SHUTDOWN_TIMEOUT_MS/ });
 });
+
+test("SLOTFLOW_RETENTION (issue 20): 30d by default, units s/m/h/d, off keeps forever; under 24 h or malformed is refused naming the variable", (t) => {
+  t.is(loadConfig({}).retentionMs, 30 * 86_400_000);
+  t.is(loadConfig({ SLOTFLOW_RETENTION: "36h" }).retentionMs, 36 * 3_600_000);
+  t.is(loadConfig({ SLOTFLOW_RETENTION: "7d" }).retentionMs, 7 * 86_400_000);
+  t.is(loadConfig({ SLOTFLOW_RETENTION: "1440m" }).retentionMs, 86_400_000);
+  t.is(loadConfig({ SLOTFLOW_RETENTION: "off" }).retentionMs, null);
+  t.throws(() => loadConfig({ SLOTFLOW_RETENTION: "12h" }), { instanceOf: ConfigError, message: /SLOTFLOW_RETENTION must be at least 24h \(an Idempotency-Key's outcome is kept 24 h\), got "12h"/ });
+  t.throws(() => loadConfig({ SLOTFLOW_RETENTION: "86399s" }), { instanceOf: ConfigError, message: /at least 24h/ });
+  t.throws(() => loadConfig({ SLOTFLOW_RETENTION: "1.5d" }), { instanceOf: ConfigError, message: /SLOTFLOW_RETENTION: expected a duration such as "30d"/ });
+  t.throws(() => loadConfig({ SLOTFLOW_RETENTION: "forever" }), { instanceOf: ConfigError, message: /SLOTFLOW_RETENTION/ });
+});
