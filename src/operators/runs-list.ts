@@ -25,6 +25,7 @@
  * operator can answer "which runs wait on `decision`, and since when?" (issue 23, "Done when").
  * Refuses (RefusalError, 400 invalid-query) a filter that is not well formed: it names the parameter.
  */
+import { TIMER_ALIAS_PREFIX } from "../engine/timer.js";
 import type { Db } from "../db.js";
 import { Prisma } from "../generated/prisma/client.js";
 import { RefusalCode, RefusalError, refuse } from "../engine/refusals.js";
@@ -188,7 +189,8 @@ export async function listRuns(db: Db, filter: RunsFilter): Promise<{ runs: RunL
 }
 
 /**
- * The open and waiting slots of `runIds`, with the summary of each slot's link and since when each
+ * The open and waiting slots of `runIds` — never a timer row (alias `@timer:N`, engine/timer.ts: a
+ * run does not wait on its timers; issues 19 and 23) — with the summary of each slot's link and since when each
  * is open (`openedAt`, null for a slot still waiting; issue 23).
  */
 export async function waitingOf(db: Db, runIds: string[]): Promise<Map<string, WaitingSlot[]>> {
@@ -199,6 +201,7 @@ export async function waitingOf(db: Db, runIds: string[]): Promise<Map<string, W
            (SELECT l.status FROM links l WHERE l.slot_id = s.id ORDER BY (l.status = 'live') DESC, l.created_at DESC LIMIT 1) AS link
       FROM slots s
      WHERE s.run_id = ANY(${runIds}::uuid[]) AND s.status IN ('open', 'waiting')
+       AND s.alias NOT LIKE ${TIMER_ALIAS_PREFIX + "%"}
      ORDER BY s.run_id, s.alias, s.element NULLS FIRST`;
   for (const r of rows) {
     const list = out.get(r.run_id) ?? [];
