@@ -127,7 +127,10 @@ export interface Limits {
   maxSourceBytes: number;
   /** UTF-8 bytes of a run's input as JSON; larger is 413 payload-too-large. */
   maxInputBytes: number;
-  /** Objects and arrays nested in a run's input (the input object is level 1); deeper is 422. */
+  /**
+   * Objects and arrays nested in every JSON the server reads — run input, callback, page, raise
+   * and admin bodies — the outermost being level 1; deeper is 422 (issue 16). At most MAX_JSON_DEPTH.
+   */
   maxInputDepth: number;
   /** Elements of any one list in a run's input, and so of any `for each` fan-out; more is 422. */
   maxFanOut: number;
