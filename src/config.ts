@@ -178,7 +178,8 @@ function missingSecretsMessage(names: string[]): string {
 
 export const DEV_ADMIN_TOKEN = "dev-admin-token";
 const DEV_JWT_SECRET = "dev-jwt-secret-change-me";
-const DEV_SEAL_KEY = "dev-seal-key-change-me";
+/** The seal key outside production when SLOTFLOW_SEAL_KEY is unset; `slotflow reseal` names it (docs/operations.md). */
+export const DEV_SEAL_KEY = "dev-seal-key-change-me";
 
 /** A key ring as written in SLOTFLOW_SEAL_KEY: keys separated by commas, newest first, blanks around them ignored. */
 export function parseKeyRing(raw: string): string[] {
