@@ -134,7 +134,10 @@ export interface Limits {
   maxSourceBytes: number;
   /** UTF-8 bytes of a run's input as JSON; larger is 413 payload-too-large. */
   maxInputBytes: number;
-  /** Objects and arrays nested in a run's input (the input object is level 1); deeper is 422. */
+  /**
+   * Objects and arrays nested in every JSON the server reads — run input, callback, page, raise
+   * and admin bodies — the outermost being level 1; deeper is 422 (issue 16). At most MAX_JSON_DEPTH.
+   */
   maxInputDepth: number;
   /** Elements of any one list in a run's input, and so of any `for each` fan-out; more is 422. */
   maxFanOut: number;
@@ -182,7 +185,8 @@ function missingSecretsMessage(names: string[]): string {
 
 export const DEV_ADMIN_TOKEN = "dev-admin-token";
 const DEV_JWT_SECRET = "dev-jwt-secret-change-me";
-const DEV_SEAL_KEY = "dev-seal-key-change-me";
+/** The seal key outside production when SLOTFLOW_SEAL_KEY is unset; `slotflow reseal` names it (docs/operations.md). */
+export const DEV_SEAL_KEY = "dev-seal-key-change-me";
 
 /** A key ring as written in SLOTFLOW_SEAL_KEY: keys separated by commas, newest first, blanks around them ignored. */
 export function parseKeyRing(raw: string): string[] {

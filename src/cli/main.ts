@@ -24,13 +24,16 @@
  */
 import { readFileSync } from "node:fs";
 import { Command } from "commander";
-import { loadConfig, type SecretName } from "../config.js";
+import { DEV_SEAL_KEY, loadConfig, type SecretName } from "../config.js";
 import { failureLine, StartupError } from "./failure.js";
 import { packageVersion } from "../package.js";
 
 const program = new Command("slotflow")
   .description("A workflow engine whose slots are answered through single-use callback links.")
   .version(packageVersion(), "-V, --version", "print slotflow's version");
+
+/** The section of docs/operations.md on recovering values no key of the ring opens (issue 16 item 4). */
+const RESEAL_RECOVERY_SECTION = "when-no-key-opens-a-sealed-value-a-configuration-fault";
 
 /** The configuration with only the secrets this command needs (production refuses the rest). */
 const config = (secrets: SecretName[]) => loadConfig(process.env, { secrets });
@@ -115,7 +118,12 @@ program
       const r = await resealAll(db, new Sealer(config.sealKeys));
       process.stdout.write(`reseal: ${r.runs} runs, ${r.resealed} values re-sealed under the newest key, ${r.current} already under it, ${r.unreadable} unreadable\n`);
       if (r.unreadable > 0) {
-        process.stderr.write(`${r.unreadable} sealed values are opened by no key of SLOTFLOW_SEAL_KEY: they were left as they are; add the key that sealed them to the ring and run again\n`);
+        // issue 16 item 4: say where recovery is explained, and name the usual missing key
+        process.stderr.write(
+          `${r.unreadable} sealed values are opened by no key of SLOTFLOW_SEAL_KEY: they were left as they are; add the key that sealed them to the ring (after the current one) and run again. ` +
+            `Values written while SLOTFLOW_SEAL_KEY was unset are under the development key "${DEV_SEAL_KEY}". ` +
+            `Recovery, step by step: docs/operations.md#${RESEAL_RECOVERY_SECTION}\n`,
+        );
         process.exitCode = 1;
       }
     } finally {

@@ -101,9 +101,16 @@ const sealed = (sealer: Sealer, text: string): string => JSON.stringify(sealer.s
  * Creates or updates an endpoint. Returns `created` and, when this call made a signing secret
  * (a new webhook endpoint, or one changed to kind webhook), that secret — the only time it is shown.
  * An update keeps an existing secret, and re-enables a disabled or failing endpoint.
+ *
+ * Concurrent calls for one name are serialised by a transaction-scoped advisory lock on the name
+ * (`FOR UPDATE` locks no row that does not exist yet): without it, two PUTs creating the same
+ * endpoint both inserted and the losers answered 500 (issue 16, found extending the fuzz suite to
+ * this endpoint; test/e2e/channels.test.ts). With it, one creates (201, its secret) and the others
+ * update (200).
  */
 export async function setEndpoint(db: Db, sealer: Sealer, name: string, kind: EndpointKind, url: URL): Promise<{ created: boolean; secret: string | null }> {
   return db.$transaction(async (tx) => {
+    await tx.$executeRaw`SELECT pg_advisory_xact_lock(hashtext(${"slotflow.endpoint:" + name}))`;
     const existing = await tx.$queryRaw<{ kind: string; secret: string | null }[]>`
       SELECT kind, secret FROM endpoints WHERE name = ${name} FOR UPDATE`;
     const prior = existing[0];

@@ -139,6 +139,27 @@ test.serial("endpoint input errors: 422 for a bad kind or URL, 404 for an unknow
   t.truthy(doc.paths["/api/endpoints"].get);
 });
 
+/**
+ * Issue 16 (found extending the fuzz suite to `PUT /api/endpoints/{name}`): concurrent PUTs that
+ * create the same new endpoint all succeed — one 201 with the secret, the others 200 updates —
+ * none answers 500 (a unique violation of the losing inserts).
+ */
+test.serial("concurrent PUTs creating the same endpoint: one 201 (with its secret), the others 200; never a 5xx", async (t) => {
+  for (const [round, kind] of [[1, "webhook"], [2, "slack"], [3, "webhook"]] as const) {
+    const name = `race-${round}`;
+    const answers = await Promise.all(Array.from({ length: 8 }, () => putEndpoint(name, kind, `${rx.url}/race/${round}`)));
+    t.deepEqual(
+      answers.map((a) => a.status).sort(),
+      [200, 200, 200, 200, 200, 200, 200, 201],
+      answers.map((a) => `${a.status} ${a.text.slice(0, 200)}`).join("\n"),
+    );
+    const created = answers.find((a) => a.status === 201)!;
+    if (kind === "webhook") t.regex(created.body.secret, /^whsec_/);
+    t.true(answers.filter((a) => a.status === 200).every((a) => !("secret" in a.body)), "only the creating call shows a secret");
+    t.is((await api("DELETE", `/api/endpoints/${name}`)).status, 204);
+  }
+});
+
 test.serial("the CLI: endpoint set | list | rotate | rm", async (t) => {
   const env = { ...cluster.env, BASE_URL: base };
   const cli = (...args: string[]) => run(process.execPath, ["--import=tsx", "src/cli/main.ts", "endpoint", ...args], { cwd: ROOT, env });

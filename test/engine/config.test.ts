@@ -1,5 +1,8 @@
 /** src/config.ts: defaults, validation, and the secrets production requires. */
 import test from "ava";
+import { readFileSync } from "node:fs";
+import { join } from "node:path";
+import { fileURLToPath } from "node:url";
 import { ConfigError, kitDatabaseUrl, loadConfig } from "../../src/config.js";
 
 test("defaults follow the documented table and name the secrets left on development values", (t) => {
@@ -85,4 +88,40 @@ test("SLOTFLOW_RETENTION (issue 20): 30d by default, units s/m/h/d, off keeps fo
   t.throws(() => loadConfig({ SLOTFLOW_RETENTION: "86399s" }), { instanceOf: ConfigError, message: /at least 24h/ });
   t.throws(() => loadConfig({ SLOTFLOW_RETENTION: "1.5d" }), { instanceOf: ConfigError, message: /SLOTFLOW_RETENTION: expected a duration such as "30d"/ });
   t.throws(() => loadConfig({ SLOTFLOW_RETENTION: "forever" }), { instanceOf: ConfigError, message: /SLOTFLOW_RETENTION/ });
+});
+
+/**
+ * Issue 16: docs/configuration.md listed SLOTFLOW_MAX_INPUT_DEPTH twice, the second row stale and
+ * contradicting the first and src/config.ts. Every variable of src/config.ts's header table has
+ * exactly one row in the documented table, and a number the header gives as a default is the
+ * documented default too.
+ */
+test("docs/configuration.md has one row per variable of src/config.ts, with the same numeric defaults", (t) => {
+  const root = fileURLToPath(new URL("../..", import.meta.url));
+  const names = (cell: string) => cell.match(/\b(?:SLOTFLOW|REDIS|SMTP|DATABASE|BASE|LOG)_[A-Z0-9_]+|\bPORT\b/g) ?? [];
+  const header = readFileSync(join(root, "src", "config.ts"), "utf8")
+    .split("\n")
+    .filter((l) => /^ \* \| [A-Z]/.test(l))
+    .map((l) => l.slice(3).split("|").map((c) => c.trim()).slice(1, -1));
+  const doc = readFileSync(join(root, "docs", "configuration.md"), "utf8");
+  const table = doc.slice(doc.indexOf("| variable | meaning | default |"), doc.indexOf("### Limits"));
+  const rows = table
+    .split("\n")
+    .filter((l) => l.startsWith("| `"))
+    .map((l) => l.split(" | ").map((c) => c.replace(/^\| |\|$/g, "").trim()));
+  const rowsOf = new Map<string, string[][]>();
+  for (const row of rows) for (const name of new Set(names(row[0]))) rowsOf.set(name, [...(rowsOf.get(name) ?? []), row]);
+  t.deepEqual([...rowsOf].filter(([, r]) => r.length > 1).map(([name]) => name), [], "a variable with more than one row");
+  t.true(header.length >= 30, `read the header table (${header.length} rows)`);
+  for (const [cell, , fallback] of header) {
+    for (const name of names(cell)) {
+      const documented = rowsOf.get(name);
+      if (!documented) {
+        t.fail(`${name} has no row in docs/configuration.md`);
+        continue;
+      }
+      const number = /^\d+\b/.exec(fallback)?.[0];
+      if (number) t.is(/^\d+\b/.exec(documented[0].at(-1)!.replace(/`/g, ""))?.[0], number, `${name}'s default`);
+    }
+  }
 });

@@ -8,6 +8,8 @@
  */
 import test from "ava";
 import { execFile } from "node:child_process";
+import { readFileSync } from "node:fs";
+import { join } from "node:path";
 import { createDb } from "../../src/db.js";
 import { resealAll } from "../../src/engine/reseal.js";
 import { Workflow } from "../../src/testing/index.js";
@@ -122,11 +124,23 @@ test.serial("reseal moves every stored value to the newest key; the ring opens b
   t.is(run.entities.job.text, "after rotation");
 });
 
-test.serial("reseal with a ring that opens nothing stored changes nothing and exits 1", async (t) => {
+/**
+ * Issue 16 item 4: the failure also points the operator at the recovery section of
+ * docs/operations.md (which names the development key), and that section exists.
+ */
+test.serial("reseal with a ring that opens nothing stored changes nothing, exits 1 and points at the recovery docs", async (t) => {
   const before = await sql(process.env.DATABASE_URL!, `SELECT (SELECT json_agg(data ORDER BY run_id, name) FROM entity_rows)::text AS e, (SELECT json_agg(body ORDER BY id) FROM outbox)::text AS o`);
   const r = await reseal("unrelated-key");
   t.is(r.code, 1);
   t.regex(r.stderr, /opened by no key of SLOTFLOW_SEAL_KEY/);
+  t.regex(r.stderr, /dev-seal-key-change-me/, "names the development key, the usual missing one");
+  const pointer = /docs\/operations\.md#([a-z0-9-]+)/.exec(r.stderr);
+  t.truthy(pointer, r.stderr);
+  const ops = readFileSync(join(ROOT, "docs", "operations.md"), "utf8");
+  const slugs = [...ops.matchAll(/^#+ (.+)$/gm)].map((m) => m[1].toLowerCase().replace(/[^a-z0-9 -]/g, "").replace(/ /g, "-"));
+  t.true(slugs.includes(pointer![1]), `docs/operations.md has a section #${pointer?.[1]}`);
+  const section = ops.slice(ops.search(/^### When no key opens a sealed value/m));
+  t.true(section.includes("dev-seal-key-change-me") && section.includes("slotflow reseal"), "the section explains the recovery with the development key");
   t.regex(r.stdout, /0 values re-sealed/);
   t.deepEqual(await sql(process.env.DATABASE_URL!, `SELECT (SELECT json_agg(data ORDER BY run_id, name) FROM entity_rows)::text AS e, (SELECT json_agg(body ORDER BY id) FROM outbox)::text AS o`), before);
 });

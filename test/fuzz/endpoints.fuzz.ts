@@ -11,7 +11,8 @@
  *     stack trace or path in a body (harness.ts `checkAnswer`);
  *   - a refused request changes no row: the database's fingerprint is compared around every batch
  *     whose answers were all refusals;
- *   - no token of any minted link in a log line, in Redis, or in a pg_dump.
+ *   - no token of any minted link, no endpoint's signing secret or URL in a log line, in Redis, or
+ *     in a pg_dump; neither the admin token nor the JWT secret in a log line.
  *
  * Run with `npm run test:fuzz` (ava.fuzz.config.js); not part of `npm test`.
  */
@@ -26,7 +27,7 @@ import { deployFixture, portOf, startRun, uniqueTitle } from "../helpers/callbac
 import { linksIn, parseEmails, tokenOf } from "../helpers/mail.js";
 import { ADMIN_TOKEN, eventually, JWT_SECRET, ROOT, startCluster, type Cluster } from "../helpers/server.js";
 import { redisText } from "../helpers/redis-text.js";
-import { checkAnswer, parseRawAnswer, pgDump, pool, send, sendRaw, snapshot, type FuzzRequest } from "./harness.js";
+import { checkAnswer, parseRawAnswer, pgDump, pool, send, sendRaw, snapshot, type FuzzAnswer, type FuzzRequest } from "./harness.js";
 
 const SEED = Number(process.env.FUZZ_SEED ?? 20261122);
 const WIDTH = 6;
@@ -158,6 +159,31 @@ const HOLES = [
   '{"job":{"title":"t","contact":"c@example.test","handled":HOLE}}',
 ];
 const hugeJson = fc.tuple(fc.constantFrom(...HOLES), hugeValue).map(([hole, v]) => hole.replace("HOLE", () => v));
+
+/**
+ * Issue 16 ("every new endpoint"): the later JSON endpoints' own bodies with a hole —
+ * `PUT /api/endpoints/{name}` `{kind, url}` and `POST /api/runs/{id}/cancel` `{reason}`. A
+ * duplicated `url` whose last value is a good URL is accepted (JSON.parse keeps the last), so
+ * some PUTs create or update an endpoint and answer its secret, which must then never be in a log
+ * line, in Redis or in a pg_dump. A cancel's `reason` hole is never a string (422); a good
+ * reason beside an undeclared member is accepted (the cancel API reads `reason` and ignores other
+ * members) and cancels that run, whose later cancels answer 409 `run-finished`.
+ */
+const ENDPOINT_URL = "https://hooks.example.test/services/T0FUZZ/B0FUZZ/fuzz-url-credential-7f3a9c";
+const ENTRY_HOLES: Partial<Record<string, string[]>> = {
+  endpoint: [
+    '{"kind":"webhook","url":HOLE}',
+    `{"kind":HOLE,"url":"${ENDPOINT_URL}"}`,
+    `{"kind":"webhook","url":"${ENDPOINT_URL}","extra":HOLE}`,
+    `{"kind":"slack","url":HOLE,"url":"${ENDPOINT_URL}"}`,
+    `{"kind":"webhook","url":HOLE,"url":"${ENDPOINT_URL}"}`,
+  ],
+  cancel: ['{"reason":HOLE}', '{"reason":"fuzz","reason":HOLE}', '{"reason":"fuzz","extra":HOLE}'],
+};
+/** `hugeJson` for one entry point: the common holes and the entry's own. */
+const hugeJsonFor = (entry: string) => fc.tuple(fc.constantFrom(...HOLES, ...(ENTRY_HOLES[entry] ?? [])), hugeValue).map(([hole, v]) => hole.replace("HOLE", () => v));
+/** Signing secrets answered by PUT /api/endpoints (the deep-JSON test); the last test looks for them. */
+const endpointSecrets: string[] = [];
 
 const jsonText = fc.oneof(
   { weight: 1, arbitrary: hugeJson },
@@ -387,9 +413,9 @@ async function quiet(): Promise<string> {
 /**
  * Sends `requests` in batches of BATCH (WIDTH in flight), checking every answer; around each batch
  * whose answers were all refusals (or reads), the database fingerprint must not change. Returns
- * status counts.
+ * status counts; `onAnswer` sees every request and its answer.
  */
-async function runBatches(t: ExecutionContext, requests: FuzzRequest[]): Promise<Map<number, number>> {
+async function runBatches(t: ExecutionContext, requests: FuzzRequest[], onAnswer?: (req: FuzzRequest, res: FuzzAnswer) => void): Promise<Map<number, number>> {
   const statuses = new Map<number, number>();
   let before = await quiet();
   for (let start = 0; start < requests.length; start += BATCH) {
@@ -400,6 +426,7 @@ async function runBatches(t: ExecutionContext, requests: FuzzRequest[]): Promise
     batch.forEach((req, i) => {
       const res = answers[i];
       statuses.set(res.status, (statuses.get(res.status) ?? 0) + 1);
+      onAnswer?.(req, res);
       if (res.status >= 200 && res.status < 300 && req.method !== "GET" && req.method !== "HEAD") accepted = true;
       const broken = checkAnswer(req, res).filter((b) => !(res.status === 500 && res.text.includes('"code":"handler-failed"') && b === "status 500"));
       if (res.status <= 0) broken.push(`no answer (${res.text.slice(0, 80)})`);
@@ -483,15 +510,18 @@ test.serial("the raise path: forged, expired and odd JWTs, odd elements and bodi
 /**
  * Issue 16: deep, wide, long-keyed and huge-numbered JSON at every JSON entry point — the callback
  * endpoint, the responder page's POST (its script's headers), the raise path (a valid JWT), run
- * start, link revoke and deploy (admin) — each over identity, chunked and gzip bodies. No 5xx but
- * 503; refusals change nothing (runBatches).
+ * start, link revoke, deploy, endpoint PUT and run cancel (admin) — each over identity, chunked
+ * and gzip bodies. No 5xx but 503; refusals change nothing (runBatches).
  */
 test.serial("deep (to 100,000), wide, long-keyed and huge JSON at every JSON entry point, over identity, chunked and gzip bodies", async (t) => {
   const now = Math.floor(Date.now() / 1000);
   const jwt = await new SignJWT({ roles: ["ops", "anyone"], email: "f@example.test" }).setSubject("fuzzer").setExpirationTime(now + 3600).setProtectedHeader({ alg: "HS256" }).sign(new TextEncoder().encode(JWT_SECRET));
-  const entries = ["callback", "page", "raise", "start", "revoke", "deploy"] as const;
+  const entries = ["callback", "page", "raise", "start", "revoke", "deploy", "endpoint", "cancel"] as const;
   const requests = fc
-    .sample(fc.tuple(fc.constantFrom(...entries), fc.constantFrom("identity", "chunked", "gzip"), hugeJson, fc.nat()), { seed: SEED + 6, numRuns: 900 })
+    .sample(
+      fc.constantFrom(...entries).chain((entry) => fc.tuple(fc.constant(entry), fc.constantFrom("identity", "chunked", "gzip"), hugeJsonFor(entry), fc.nat())),
+      { seed: SEED + 6, numRuns: 1200 },
+    )
     .map(([entry, framing, text, i]): FuzzRequest => {
       const headers: Record<string, string> = { "content-type": entry === "deploy" ? "text/plain" : "application/json" };
       let body = Buffer.from(text, "utf8");
@@ -501,6 +531,7 @@ test.serial("deep (to 100,000), wide, long-keyed and huge JSON at every JSON ent
       }
       const run = runIds[i % runIds.length];
       let path: string;
+      let method = "POST";
       switch (entry) {
         case "callback":
           path = `/api/workflow/callback/${tokens[i % tokens.length]}`;
@@ -525,26 +556,54 @@ test.serial("deep (to 100,000), wide, long-keyed and huge JSON at every JSON ent
           path = "/api/workflows";
           headers.authorization = `Bearer ${ADMIN_TOKEN}`;
           break;
+        case "endpoint":
+          method = "PUT";
+          // a few names, so concurrent PUTs create and update the same endpoint
+          path = `/api/endpoints/fuzz-hook-${i % 3}`;
+          headers.authorization = `Bearer ${ADMIN_TOKEN}`;
+          break;
+        case "cancel":
+          path = `/api/runs/${i % 7 === 0 ? "not-a-uuid" : run}/cancel`;
+          headers.authorization = `Bearer ${ADMIN_TOKEN}`;
+          break;
       }
-      return { method: "POST", path, headers, body, chunked: framing !== "identity", label: `${entry} ${framing} ${text.length} chars ${text.slice(0, 60)}` };
+      return { method, path, headers, body, chunked: framing !== "identity", label: `${entry} ${framing} ${text.length} chars ${text.slice(0, 60)}` };
     });
-  const statuses = await runBatches(t, requests);
+  const byEntry = new Map<string, Map<number, number>>();
+  const statuses = await runBatches(t, requests, (req, res) => {
+    const entry = req.label.split(" ")[0];
+    const counts = byEntry.get(entry) ?? new Map<number, number>();
+    counts.set(res.status, (counts.get(res.status) ?? 0) + 1);
+    byEntry.set(entry, counts);
+    if (entry === "endpoint" && res.status < 300) {
+      const secret = (JSON.parse(res.text) as { secret?: unknown }).secret;
+      if (typeof secret === "string") endpointSecrets.push(secret);
+    }
+  });
   t.log(Object.fromEntries(statuses));
+  t.log(Object.fromEntries([...byEntry].map(([entry, counts]) => [entry, Object.fromEntries(counts)])));
+  // revoke reads no body (its answer is the unknown slot's 404); every other entry parses JSON
+  for (const entry of entries.filter((e) => e !== "revoke")) t.true((byEntry.get(entry)?.get(422) ?? 0) > 0, `${entry}: the generators reach a 422`);
+  t.true((byEntry.get("endpoint")?.get(201) ?? 0) > 0 && endpointSecrets.length > 0, "some endpoint PUTs are accepted and answer a secret");
   t.true((statuses.get(422) ?? 0) > 0 && (statuses.get(413) ?? 0) > 0, "the generators reach the depth and size limits");
   t.false([...statuses.keys()].some((s) => s >= 500 && s !== 503), "no 5xx but 503");
 });
 
-test.serial("at least 10,000 requests were sent, most batches were compared, and no token is in a log line, in Redis or in a pg_dump", async (t) => {
+test.serial("at least 10,000 requests were sent, most batches were compared, and no token or secret is in a log line, in Redis or in a pg_dump", async (t) => {
   t.log({ requests: total, comparedBatches, tokens: tokens.length });
   t.true(total >= 10_000, `requests sent: ${total}`);
   t.true(comparedBatches >= 10, `batches compared: ${comparedBatches}`);
   t.true(tokens.length >= RUNS * 3);
-  const leaks = (where: string, text: string) => tokens.filter((tok) => text.includes(tok)).map((tok) => `${where}: ${tok.slice(0, 6)}…`);
+  // the links' tokens, the endpoints' signing secrets and URL (a chat-webhook URL is a
+  // credential, sealed at rest); and, in log lines, the admin token and the JWT secret
+  const secrets = [...tokens, ...endpointSecrets, ENDPOINT_URL];
+  const leaks = (where: string, text: string, extra: string[] = []) => [...secrets, ...extra].filter((tok) => text.includes(tok)).map((tok) => `${where}: ${tok.slice(0, 6)}…`);
   const found: string[] = [];
-  for (const line of cluster.output().filter((l) => l.startsWith("{"))) found.push(...leaks("log", line));
+  for (const line of cluster.output().filter((l) => l.startsWith("{"))) found.push(...leaks("log", line, [ADMIN_TOKEN, JWT_SECRET]));
   for (const entry of await redisText(cluster.env.REDIS_URL!, cluster.env.SLOTFLOW_QUEUE_PREFIX!)) found.push(...leaks("redis", entry));
   const dump = pgDump(cluster.databaseUrl);
   t.true(dump.includes(runIds[0]));
+  t.true(dump.includes("fuzz-hook-"), "the endpoints the fuzz suite set are in the dump");
   found.push(...leaks("pg_dump", dump));
   t.deepEqual(found.slice(0, 20), []);
 });

@@ -2,6 +2,13 @@
  * A real slotflow server for end-to-end tests: `slotflow serve` (or `web` / `worker`) in a child
  * process, on a free port, with its own fresh database and its own BullMQ key prefix, its output
  * captured line by line so tests can read (and scan) every log line.
+ *
+ * Warnings (issue 16 item 6): test/preload/fail-on-warning.mjs fails the ava processes on a
+ * process warning, but a spawned server's warnings went only into its captured output. Every line
+ * that is one — Node's own `(node:PID) [DEP…] DeprecationWarning: …` on stderr, or a pino line
+ * logging a `…Warning` — is kept in `ServerProcess.warnings`, and `stop()` (so `Cluster.stop()`,
+ * which every test calls in its `after.always`) throws naming them once the process has exited:
+ * the test file that spawned it fails.
  */
 import { spawn, type ChildProcess } from "node:child_process";
 import { randomBytes } from "node:crypto";
@@ -29,7 +36,27 @@ export interface ServerProcess {
   role: string;
   /** Every line written to stdout and stderr so far. */
   output: string[];
+  /** The lines of `output` that are process warnings (`isWarningLine`). */
+  warnings: string[];
+  /** Stops the process (SIGTERM, SIGKILL after 5 s); then throws if it printed a warning. */
   stop(): Promise<void>;
+}
+
+/** Node's default warning output: `(node:1234) Warning: …`, `(node:1234) [DEP0040] DeprecationWarning: …`. */
+const NODE_WARNING = /^\(node:\d+\) (?:\[[A-Z]+\d+\] )?[A-Za-z]*Warning: /;
+/** A pino line logging a warning object (`{"err":{"type":"DeprecationWarning",…}}`, `"name":"MaxListenersExceededWarning"`). */
+const PINO_WARNING = /"(?:type|name)":"[A-Za-z]*Warning"/;
+
+/** True when a line of a spawned process's output reports a process warning (issue 16 item 6). */
+export function isWarningLine(line: string): boolean {
+  return NODE_WARNING.test(line) || (line.startsWith("{") && PINO_WARNING.test(line));
+}
+
+/** The error `stop()` throws for a process that printed warnings. */
+function warningsError(procs: ServerProcess[]): Error | null {
+  const found = procs.flatMap((p) => p.warnings.map((w) => `slotflow ${p.role} (pid ${p.child.pid}): ${w}`));
+  if (found.length === 0) return null;
+  return new Error(`A spawned slotflow process printed a process warning, which fails the test (test/helpers/server.ts, issue 16 item 6):\n${found.join("\n")}`);
 }
 
 export interface Cluster {
@@ -47,17 +74,27 @@ export interface Cluster {
 function startProcess(role: string, args: string[], env: NodeJS.ProcessEnv, readyWhen: RegExp): Promise<ServerProcess> {
   const child = spawn(process.execPath, ["--import=tsx", "src/cli/main.ts", role, ...args], { cwd: ROOT, env, stdio: ["ignore", "pipe", "pipe"] });
   const output: string[] = [];
+  const warnings: string[] = [];
+  // Every line has been read once the pipes close ("exit" may come first); at most 2 s after exit.
+  const closed = new Promise<void>((resolve) => child.once("close", () => resolve()));
+  const exited = () =>
+    new Promise<void>((resolve) => {
+      if (child.exitCode !== null || child.signalCode !== null) return resolve();
+      child.once("exit", () => resolve());
+      child.kill("SIGTERM");
+      setTimeout(() => child.kill("SIGKILL"), 5000).unref();
+    });
   const proc: ServerProcess = {
     child,
     role,
     output,
-    stop: () =>
-      new Promise<void>((resolve) => {
-        if (child.exitCode !== null || child.signalCode !== null) return resolve();
-        child.once("exit", () => resolve());
-        child.kill("SIGTERM");
-        setTimeout(() => child.kill("SIGKILL"), 5000).unref();
-      }),
+    warnings,
+    async stop() {
+      await exited();
+      await Promise.race([closed, new Promise((r) => setTimeout(r, 2000).unref())]);
+      const err = warningsError([proc]);
+      if (err) throw err;
+    },
   };
   let ready = false;
   return new Promise((resolve, reject) => {
@@ -70,6 +107,7 @@ function startProcess(role: string, args: string[], env: NodeJS.ProcessEnv, read
         buffered = lines.pop() ?? "";
         for (const line of lines) {
           output.push(line);
+          if (isWarningLine(line)) warnings.push(line);
           if (readyWhen.test(line)) {
             ready = true;
             resolve(proc);
@@ -128,7 +166,10 @@ export async function startCluster(
       return proc;
     },
     async stop() {
-      await Promise.all(processes.map((p) => p.stop()));
+      // stop every process before reporting any warning, so none is left running
+      const results = await Promise.allSettled(processes.map((p) => p.stop()));
+      const failed = results.find((r): r is PromiseRejectedResult => r.status === "rejected");
+      if (failed) throw warningsError(processes) ?? failed.reason;
     },
   };
   for (const role of opts.roles ?? ["serve"]) await cluster.spawn(role, { args: opts.args });
