@@ -1,7 +1,8 @@
 /**
  * The files operators run slotflow from stay correct (issue 9 §1, §4): docker-compose.yml parses
- * (anchors and merge keys included) and names only `slotflow` commands that exist, through
- * bin/slotflow.js (the compiled CLI in dist/); its Redis persists (append-only file, fsync every
+ * (anchors and merge keys included) and runs every role from the built package (the Dockerfile's
+ * `npm pack` image, never the source tree nor an install at start: issue 17 item 6) with
+ * `slotflow` commands that exist; its Redis persists (append-only file, fsync every
  * second, a volume) and never evicts; the Procfile's roles and `npm start` run bin/slotflow.js too.
  * No Docker is needed: the machines that run this suite have none.
  */
@@ -17,6 +18,8 @@ const run = promisify(execFile);
 
 interface Service {
   image?: string;
+  build?: string;
+  profiles?: string[];
   command?: string[];
   volumes?: string[];
   environment?: Record<string, string>;
@@ -31,25 +34,41 @@ async function cliCommands(): Promise<Set<string>> {
   return new Set([...stdout.matchAll(/^ {2}([a-z]+)\b/gm)].map((m) => m[1]));
 }
 
-/** `slotflow X` in a shell command or argv: the X after `node bin/slotflow.js`. */
+/** `slotflow X` in a shell command: the X after `node bin/slotflow.js` (the Procfile, npm start). */
 function slotflowCommands(text: string): string[] {
   return [...text.matchAll(/node bin\/slotflow\.js (\w+)/g)].map((m) => m[1]);
 }
 
-test("docker-compose runs the roles through bin/slotflow.js with commands that exist", async (t) => {
+/** The services that run slotflow: those built from the Dockerfile (its ENTRYPOINT is `slotflow`). */
+const slotflowServices = () => Object.entries(compose.services).filter(([, s]) => s.image === "slotflow:local");
+
+test("docker-compose runs every role from the built package with commands that exist, installing nothing at start (issue 17 item 6)", async (t) => {
   const commands = await cliCommands();
-  t.true(commands.has("migrate") && commands.has("web"), [...commands].join(","));
   const { services } = compose;
   for (const role of ["web", "worker", "sweeper"]) {
-    t.deepEqual(services[role].command, ["node", "bin/slotflow.js", role]);
+    t.deepEqual(services[role].command, [role]);
+    t.is(services[role].build, ".", `${role} runs the image the Dockerfile builds`);
     t.deepEqual(services[role].depends_on, { release: { condition: "service_completed_successfully" } }, role);
     t.truthy(services[role].environment?.DATABASE_URL, role);
   }
-  const release = services.release.command!.join(" ");
-  t.regex(release, /npm ci && node bin\/slotflow\.js migrate$/, "release installs (which builds dist/) and migrates");
-  for (const service of Object.values(services)) {
-    for (const used of slotflowCommands((service.command ?? []).join(" "))) t.true(commands.has(used), `unknown command ${used}`);
+  t.deepEqual(services.release.command, ["migrate"], "release only migrates");
+  const built = slotflowServices();
+  t.deepEqual(
+    built.map(([n]) => n).sort(),
+    ["pooled-release", "pooled-sweeper", "pooled-web", "pooled-worker", "release", "sweeper", "sweeper-sentinel", "web", "web-sentinel", "worker", "worker-sentinel"],
+    "every slotflow service, default and profiles, runs the built image",
+  );
+  for (const [name, service] of built) {
+    t.is(service.build, ".", name);
+    t.true(commands.has(service.command![0]!), `${name}: unknown command ${service.command![0]}`);
   }
+  for (const [name, service] of Object.entries(services)) {
+    const text = [...(service.command ?? []), ...(service.volumes ?? [])].join(" ");
+    t.notRegex(text, /npm (ci|install)|\.:\/app/, `${name} neither mounts the source tree nor installs at start`);
+  }
+  const dockerfile = readFileSync(join(ROOT, "Dockerfile"), "utf8");
+  t.regex(dockerfile, /npm pack/);
+  t.regex(dockerfile, /ENTRYPOINT \["slotflow"\]/);
 });
 
 test("docker-compose's Redis persists with an append-only file and never evicts", (t) => {
