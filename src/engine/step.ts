@@ -24,6 +24,7 @@ import type { IdempotencyFingerprint } from "./idempotency.js";
 import type { LinkEndReason } from "./refusals.js";
 import { linkHashesIn, type Sealer } from "./seal.js";
 import { writeDeliveries, type DeliveryWriteRow } from "./sql/deliveries-write.js";
+import { endDeliveriesOfDeadLinks } from "../outbox/deliveries.js";
 import { fromJson, toJson, type Value } from "./values.js";
 
 /** "cancelled": an operator ended the run (issue 23, commands/cancel.ts). */
@@ -119,6 +120,8 @@ export class Step implements World {
   private readonly deliveries: Omit<DeliveryWriteRow, "created_at">[] = [];
   /** Delivery ids queued by this step (issue 18), for the caller to enqueue after commit. */
   readonly queuedDeliveries: string[] = [];
+  /** Whether the run had pending webhook/chat deliveries when read (issue 18 item 4). */
+  hasPendingDeliveries = false;
 
   constructor(
     readonly services: StepServices,
@@ -182,7 +185,9 @@ export class Step implements World {
       return { name: row.name as string, entity: row.entity as string, data };
     });
     const liveLinks = read.liveLinks.map((l) => ({ id: l.id, slotId: l.slot_id }));
-    return new Step(services, workflow, run, slots, entities, false, liveLinks);
+    const step = new Step(services, workflow, run, slots, entities, false, liveLinks);
+    step.hasPendingDeliveries = read.pendingDeliveries === true;
+    return step;
   }
 
   /**
@@ -349,6 +354,9 @@ export class Step implements World {
     // after the mail, in creation order (issue 18: same transaction, so only if the step commits)
     const base = this.now.getTime() + this.mail.length;
     await writeDeliveries(this.services.tx, this.deliveries.map((d, i) => ({ ...d, created_at: new Date(base + i).toISOString() })));
+    // A link ended by this step takes the run's pending deliveries that carried only dead links
+    // with it, at once (issue 18 item 4); runs without pending deliveries send nothing more.
+    if (this.hasPendingDeliveries && links.ended.length > 0) await endDeliveriesOfDeadLinks(this.services.tx, run.id);
     this.queuedMail.push(...this.mail.map((m) => m.id));
     this.queuedDeliveries.push(...this.deliveries.map((d) => d.id));
   }

@@ -98,20 +98,23 @@ const inV6 = (value: bigint, net: string, prefix: number) => value >> BigInt(128
 export function refusalReason(address: string): string | null {
   const bare = address.replace(/^\[|\]$/g, "");
   const family = isIP(bare);
-  if (family === 4) {
-    const value = v4Value(bare);
-    return V4_REFUSED.find(([net, prefix]) => inV4(value, net, prefix))?.[2] ?? null;
-  }
+  if (family === 4) return v4RefusalReason(v4Value(bare));
   if (family !== 6) return "not an IP address";
   const value = v6Value(bare);
   for (const [net, prefix, what] of V6_REFUSED) if (inV6(value, net, prefix)) return what;
   for (const [net, prefix, name, shift] of V6_EMBEDDING) {
     if (!inV6(value, net, prefix)) continue;
-    const v4 = v4Text(Number((value >> shift) & 0xffffffffn));
-    const why = refusalReason(v4);
+    const embedded = Number((value >> shift) & 0xffffffffn);
+    const v4 = v4Text(embedded);
+    const why = v4RefusalReason(embedded);
     return why === null ? null : `the ${name} form of ${v4}, ${why}`;
   }
   return null;
+}
+
+/** Why an IPv4 address (as a 32-bit number) is refused, or null (no recursion: an embedded IPv4 address is checked here). */
+function v4RefusalReason(value: number): string | null {
+  return V4_REFUSED.find(([net, prefix]) => inV4(value, net, prefix))?.[2] ?? null;
 }
 
 /** True when `address` (an IP literal) is one a delivery must not connect to. */

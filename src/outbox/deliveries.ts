@@ -5,7 +5,8 @@
  *   pending --2xx--> sent
  *   pending --non-2xx, network error, refused address--> pending (next attempt on the schedule)
  *   pending --last attempt failed--> failed ("gave up after N attempts")
- *   pending --every link it carries is no longer live--> failed ("link burned" …; never retried)
+ *   pending --every link it carries is no longer live--> failed ("link burned" …; never retried),
+ *            at once by the step that ended the link (endDeliveriesOfDeadLinks), else at the attempt
  *   pending --no such endpoint / endpoint disabled / statement does not fit the endpoint--> failed
  *   pending --410 Gone--> failed, and the endpoint is disabled (endpoints.ts)
  *   pending --an operator cancels the run (issue 23)--> failed ("withdrawn: the run was cancelled";
@@ -227,6 +228,29 @@ export async function withdrawPendingDeliveries(tx: Tx, runId: string): Promise<
   return tx.$executeRaw`UPDATE deliveries SET status = 'failed', end_reason = 'withdrawn: the run was cancelled',
                                payload = NULL, next_attempt_at = NULL
                          WHERE run_id = ${runId}::uuid AND status = 'pending'`;
+}
+
+/**
+ * Ends, at once, every pending delivery of `runId` that carries links none of which is live any
+ * more (issue 18 item 4: "stops being retried the moment that link is no longer live and records
+ * why"): status `failed`, `end_reason` e.g. "link burned" or "link dead (revoked)" — the words of
+ * `deadLinkReason` — payload dropped, no further attempt. Called by a step that ended a link of a
+ * run with pending deliveries, inside its transaction (engine/step.ts flush), so it commits with
+ * the step. A delivery whose attempt is under way (its row locked by `attemptDelivery`) is skipped
+ * rather than waited for — the step holds the run lock — and that attempt, or the next, finds the
+ * link dead itself. Returns how many deliveries it ended.
+ */
+export async function endDeliveriesOfDeadLinks(tx: Tx, runId: string): Promise<number> {
+  return tx.$executeRaw`
+    UPDATE deliveries d
+       SET status = 'failed', payload = NULL, next_attempt_at = NULL,
+           end_reason = (SELECT 'link ' || l.status || coalesce(' (' || l.end_reason || ')', '')
+                           FROM links l WHERE l.token_sha256 = ANY(d.link_sha256) LIMIT 1)
+     WHERE d.id IN (SELECT p.id FROM deliveries p
+                     WHERE p.run_id = ${runId}::uuid AND p.status = 'pending' AND cardinality(p.link_sha256) > 0
+                       AND EXISTS (SELECT 1 FROM links l WHERE l.token_sha256 = ANY(p.link_sha256))
+                       AND NOT EXISTS (SELECT 1 FROM links l WHERE l.token_sha256 = ANY(p.link_sha256) AND l.status = 'live')
+                       FOR UPDATE SKIP LOCKED)`;
 }
 
 /** Pending deliveries whose attempt is overdue by `graceMs` (a lost job): the sweeper re-enqueues them. */

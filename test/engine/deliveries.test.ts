@@ -115,6 +115,30 @@ test.serial("the SSRF guard refuses a loopback endpoint on every attempt unless 
   t.is(rx.at("/ssrf").length, 1);
 });
 
+test.serial("a pending delivery ends the moment its link does: the deposit fails it in its own step, saying why, payload dropped (issue 18 item 4)", async (t) => {
+  await setup();
+  const url = process.env.DATABASE_URL!;
+  await setEndpoint(db, sealer, "local", "webhook", new URL(`${rx.url}/down`));
+  rx.reply("/down", { status: 503 });
+  const deps = { db, sealer, allowPrivate: true, retryMs: [0, 3_600_000] };
+  const run = await (await Workflow.deploy(SOURCE)).start({ job: { title: "later" } });
+  const [row] = await sql(url, "SELECT id FROM deliveries WHERE run_id = $1", [run.id]);
+  // the endpoint is down: the next attempt is an hour away
+  t.like(await attemptDelivery(deps, row.id), { kind: "retry", attempt: 1 });
+  t.like((await sql(url, "SELECT status, next_attempt_at > now() + interval '50 minutes' AS later FROM deliveries WHERE id = $1", [row.id]))[0], { status: "pending", later: true });
+  // another run's delivery, whose link stays live, is not touched
+  const other = await (await Workflow.deploy(SOURCE)).start({ job: { title: "other" } });
+
+  // the responder answers: the link is burned, and in the same step the delivery stops for good
+  await Workflow.Redeem(String(run.entities.job.url), { ok: true });
+  const [ended] = await sql(url, "SELECT status, end_reason, payload, next_attempt_at FROM deliveries WHERE id = $1", [row.id]);
+  t.deepEqual(ended, { status: "failed", end_reason: "link burned", payload: null, next_attempt_at: null });
+  t.like((await sql(url, "SELECT status FROM deliveries WHERE run_id = $1", [other.id]))[0], { status: "pending" });
+  // a late job for the old attempt does nothing
+  t.like(await attemptDelivery(deps, row.id), { kind: "skipped" });
+  t.is(rx.at("/down").length, 1, "one attempt reached the endpoint, before the link was burned");
+});
+
 /** Starts a run, points "local" at `url`, makes one attempt (the last of its schedule) and returns the attempt's error. */
 async function refusedAttempt(t: import("ava").ExecutionContext, url: string, resolve?: Resolver): Promise<string> {
   await setEndpoint(db, sealer, "local", "webhook", new URL(url));

@@ -1,8 +1,8 @@
 /**
  * The read of a step: one round trip that locks the run row and returns everything a command
  * needs — the recorded outcome of this command id (idempotency), the run, the slots of its
- * current visit, its tracked rows, the live links of those slots, and (for a deposit) the link
- * named by the command.
+ * current visit, its tracked rows, the live links of those slots, (for a deposit) the link named
+ * by the command, and whether the run has pending webhook/chat deliveries (issue 18 item 4).
  *
  *   SELECT slotflow_step_read($run, $commandId, $linkId)      -- one JSON document, a prepared statement
  *
@@ -31,6 +31,8 @@ export interface StepRead {
   entities: JsonRow[];
   liveLinks: { id: string; slot_id: string }[];
   link: JsonRow | null;
+  /** Whether the run has webhook/chat deliveries still pending (migration 20261125070000; issue 18 item 4). */
+  pendingDeliveries?: boolean;
 }
 
 /** The read, as sent: a prepared statement (sql/prepared.ts). */
