@@ -1,8 +1,8 @@
 /**
  * Renders docs/images/authoring.png, the README's picture of editing a .flow file (issue 21): a
- * snippet highlighted with the extension's TextMate grammar (scripts/highlight-flow.ts) and the
- * diagnostics that the real language server (`slotflow lsp --stdio`, spawned and driven over
- * JSON-RPC) publishes for it, drawn as squiggles with their messages below — an HTML page
+ * snippet highlighted with the extension's TextMate grammar (scripts/highlight-flow.ts, on
+ * src/authoring/highlight.ts) and the diagnostics that the real language server (`slotflow lsp
+ * --stdio`, spawned and driven over JSON-RPC) publishes for it, drawn as squiggles with their messages below — an HTML page
  * mimicking an editor, screenshotted with Chromium (playwright-core, /usr/bin/chromium). It is
  * not a screenshot of VS Code.
  *
@@ -12,7 +12,7 @@ import { spawn } from "node:child_process";
 import { fileURLToPath } from "node:url";
 import { chromium } from "playwright-core";
 import { createMessageConnection, StreamMessageReader, StreamMessageWriter } from "vscode-jsonrpc/node.js";
-import { highlightHtml } from "./highlight-flow.js";
+import { FLOW_CSS, highlightHtml } from "./highlight-flow.js";
 
 const ROOT = fileURLToPath(new URL("..", import.meta.url));
 const out = process.argv[2] ?? `${ROOT}docs/images/authoring.png`;
@@ -69,6 +69,7 @@ const html = `<!doctype html><meta charset="utf-8"><style>
 body{margin:0;font:13px/1.5 "DejaVu Sans Mono",monospace;background:#fff;color:#000}
 .tab{background:#f3f3f3;border-bottom:1px solid #ddd;padding:6px 14px;font-family:"DejaVu Sans",sans-serif}
 pre{margin:0;padding:8px 0}
+${FLOW_CSS}
 .ln{display:inline-block;width:3em;color:#999;text-align:right;margin-right:1.2em}
 .error{text-decoration:underline wavy #e51400;text-decoration-skip-ink:none;text-underline-offset:3px}
 .warning{text-decoration:underline wavy #bf8803;text-decoration-skip-ink:none;text-underline-offset:3px}

@@ -4,11 +4,13 @@
  * operator, viewer), `/console` → 303 `/console/runs`, the safety headers, the runs list with its
  * filters from the URL and since when each slot waits, a run's page (Waiting on first with "Waiting
  * since", escaped author text, no token, states SVG),
- * a workflow's page (versions, highlighted source, diff), and the actions as plain form POSTs
+ * a workflow's page (versions, the source coloured by the VS Code extension's grammar with
+ * `<script>` in it inert, diff), and the actions as plain form POSTs
  * (303, reason and actor in the history) with their refusals: a viewer's POST anywhere under
  * /console is 403, a missing or wrong CSRF token is 403, a POST from another origin is 403, a
  * missing reason changes nothing. (The same flows in Chromium: console-browser.test.ts.)
- * Fixture: examples/vendor-approval.flow (two versions).
+ * Fixtures: examples/vendor-approval.flow (two versions), contract-signing.flow, and
+ * purchase-approval.flow with a block comment and a string holding `<script>`.
  */
 import test from "ava";
 import { readFileSync } from "node:fs";
@@ -186,7 +188,7 @@ test.serial("a workflow's page: versions, the highlighted source, the states, an
   const res = await get("/console/workflows/VendorApproval");
   t.is(res.status, 200);
   t.regex(res.text, /version 2<\/a> \(current\)/);
-  t.regex(res.text, /<span class="kw">workflow<\/span> VendorApproval/);
+  t.regex(res.text, /<span class="kw">workflow<\/span> <span class="name">VendorApproval<\/span>/);
   t.regex(res.text, /<span class="del">-    Deadline: 7d<\/span>/);
   t.regex(res.text, /<span class="add">\+    Deadline: 6d<\/span>/);
   t.regex(res.text, /<svg /);
@@ -194,6 +196,27 @@ test.serial("a workflow's page: versions, the highlighted source, the states, an
   t.regex(v1.text, /Pick two different versions/);
   t.is((await get("/console/workflows/NoSuch")).status, 404);
   t.is((await get("/console/workflows/VendorApproval?version=9")).status, 404);
+});
+
+test.serial("a workflow version's source is coloured by the VS Code extension's grammar: block comments, every/after, durations, state names; <script> in a comment or string stays text (issue 21 item 3)", async (t) => {
+  const source = `/* Reviewed by <b>legal</b>: <script>alert("comment")</script> */\n${readFileSync(`${ROOT}/examples/purchase-approval.flow`, "utf8").replace('"approved automatically"', '"approved <script>alert(1)</script> automatically"')}`;
+  const deployed = await request(base, "POST", "/api/workflows", { token: ADMIN_TOKEN, text: source });
+  t.true(deployed.status === 201 || deployed.status === 200, deployed.text);
+  const res = await get("/console/workflows/PurchaseApproval");
+  t.is(res.status, 200);
+  const from = res.text.indexOf("<code>", res.text.indexOf('<pre class="src"')) + "<code>".length;
+  const code = res.text.slice(from, res.text.indexOf("</code></pre>", from));
+  t.true(code.length > 1000, "the source's markup");
+  t.true(code.includes('<span class="com">/* Reviewed by &lt;b&gt;legal&lt;/b&gt;: &lt;script&gt;alert(&quot;comment&quot;)&lt;/script&gt; */</span>'), "the block comment, escaped");
+  t.true(code.includes('<span class="kw">every</span> <span class="num">2d</span> <span class="kw">after</span> <span class="num">1d</span>'), "every … after … with durations");
+  t.true(code.includes('<span class="kw">after</span> <span class="num">5d</span>'));
+  t.true(code.includes('<span class="com">// A reminder one day after entry, then every two days; each carries a fresh link.</span>'), "keywords inside a line comment stay comment");
+  t.true(code.includes('<span class="str">&quot;approved &lt;script&gt;alert(1)&lt;/script&gt; automatically&quot;</span>'), "the string, escaped");
+  t.true(code.includes('-&gt; <span class="name">Escalated</span>'), "a state name after ->");
+  t.true(code.includes('<span class="kw">state</span> <span class="name">Review</span>'));
+  t.false(/<script>alert/.test(res.text), "no live script from the source");
+  t.notRegex(code, /<(?!\/?span\b)/, "no tag in the source but the highlighter's spans");
+  t.notRegex(code, /\sstyle=/, "classes, no inline styles (the CSP allows none)");
 });
 
 test.serial("operator actions: revoke a link and cancel the run by form POST → 303, each with its reason and actor in the history", async (t) => {

@@ -80,6 +80,12 @@ ol.timeline .at { font-variant-numeric: tabular-nums; color: var(--muted); }
 .src .str { color: #0a6b2d; }
 .src .com { color: #5a5a66; font-style: italic; }
 .src .num { color: #9a3b00; }
+.src .esc { color: #b3261e; font-weight: 600; }
+.src .name { color: #0b4f8a; font-weight: 600; }
+.src .type { color: #1d5f6b; }
+.src .fn { color: #6b4a00; }
+.src .attr { color: #8b1d4f; }
+.src .prop { color: #1f3f8f; }
 .diff .add { background: #e3f6e8; color: #0c4a20; display: block; }
 .diff .del { background: #fbe4e2; color: #7a1610; display: block; }
 .diff .hunk { color: #3d3d99; display: block; }

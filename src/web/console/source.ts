@@ -1,42 +1,30 @@
 /**
- * A `.flow` source as HTML (issue 23 "each source highlighted"): a linear scan, no parse, that
- * wraps comments, strings, numbers and the language's reserved words (lang/lexer.ts) in spans;
- * every piece of text is escaped. And what changed between two versions, as a unified diff from the
- * `diff` package (jsdiff), each line marked added, removed or hunk header.
+ * A `.flow` source as HTML (issue 23 "each source highlighted"), coloured by the VS Code
+ * extension's TextMate grammar (src/authoring/highlight.ts; issue 21 item 3), rendered on the
+ * server as spans with classes (no client script, no inline style: the console's CSP), every piece
+ * of text escaped. And what changed between two versions, as a unified diff from the `diff`
+ * package (jsdiff), each line marked added, removed or hunk header.
  */
 import { createTwoFilesPatch } from "diff";
+import { highlightFlow } from "../../authoring/highlight.js";
 import { html, type Html } from "../page/html.js";
 
-const RESERVED = new Set([
-  "workflow", "entity", "event", "state", "initial", "terminal", "subscribe", "as", "for", "in",
-  "enter", "on", "when", "default", "milestone", "let", "send", "to", "drop", "if", "else", "map",
-  "true", "false", "null", "email", "slot", "each",
-]);
-
-// comments, strings (with escapes), numbers, words, and anything else one character at a time
-const TOKEN = /(\/\/[^\n]*)|("(?:[^"\\\n]|\\.)*"?)|(\b\d+(?:\.\d+)?\b)|([A-Za-z_][A-Za-z0-9_]*)|([\s\S])/g;
-
-/** The highlighted source (inside a `<pre class="src">`). */
-export function highlight(source: string): Html {
-  const parts: Html[] = [];
-  let plain = "";
-  const flush = () => {
-    if (plain) parts.push(html`${plain}`);
-    plain = "";
-  };
-  for (const m of source.matchAll(TOKEN)) {
-    const [text, comment, str, num, word] = m;
-    const cls = comment ? "com" : str ? "str" : num ? "num" : word && RESERVED.has(word) ? "kw" : null;
-    if (!cls) {
-      plain += text;
-      continue;
-    }
-    flush();
-    parts.push(html`<span class="${cls}">${text}</span>`);
+/**
+ * The highlighted source in a `<pre class="src">` (the console's `.src .kw`, `.src .com`, …
+ * colours). Should the grammar fail to load, the source is shown as plain escaped text, with a
+ * note, rather than failing the page (issue 21 item 3).
+ */
+export async function highlight(source: string): Promise<Html> {
+  let code: Html;
+  let note: Html | null = null;
+  try {
+    code = await highlightFlow(source);
+  } catch {
+    code = html`${source}`;
+    note = html`<p class="muted">Shown without colours: the grammar did not load.</p>`;
   }
-  flush();
-  return html`<pre class="src" tabindex="0" role="region" aria-label="Source">
-<code>${parts}</code></pre>`;
+  return html`${note}<pre class="src" tabindex="0" role="region" aria-label="Source">
+<code>${code}</code></pre>`;
 }
 
 /** The unified diff from version `a` to version `b` (3 lines of context), or null when equal. */

@@ -1,8 +1,9 @@
 /**
  * A workflow's console page, `GET /console/workflows/{name}[?version=N][&from=A&to=B]` (issue 23):
  * its versions (the current one marked, each with its runs), the states of the shown version as
- * SVG (graph.ts), the shown version's source highlighted (source.ts), and what changed between two
- * versions (`from` → `to`, default: the one before the shown version → the shown version).
+ * SVG (graph.ts), the shown version's source highlighted with the VS Code extension's grammar
+ * (source.ts), and what changed between two versions (`from` → `to`, default: the one before the
+ * shown version → the shown version).
  * Answers null (404) when no workflow has the name, or the version asked for does not exist.
  */
 import type { Db } from "../../db.js";
@@ -39,7 +40,7 @@ ${[...wf.versions].reverse().map(
 <h2 id="graph-h">States of version ${shown.version}</h2>
 <figure class="graph" aria-labelledby="graph-h">${graph}</figure>
 <h2>Source of version ${shown.version}</h2>
-${highlight(shown.source)}
+${await highlight(shown.source)}
 <h2 id="diff-h">What changed</h2>
 ${wf.versions.length < 2
   ? html`<p class="muted">Only one version is deployed.</p>`
