@@ -19,12 +19,15 @@
  *
  * Safety: a source with any lexical or syntax error is refused (the reasons are its diagnostics),
  * and so is an output whose tokens or syntax tree (ranges aside) differ from the input's — the
- * formatter never changes what a file means (the compiled forms are then equal too).
+ * formatter never changes what a file means (the compiled forms are then equal too). The language
+ * server proves the same on the parser's input instead of compiling the output again (issue 21
+ * item 2; FormatVerify). An output equal to its input is returned without either check.
  */
 import { createToken, Lexer, type IToken, type TokenType } from "chevrotain";
 import { compile, type CompileResult } from "../lang/compile.js";
 import type { Diagnostic } from "../lang/diagnostics.js";
-import { allTokens } from "../lang/lexer.js";
+import { allTokens, lex } from "../lang/lexer.js";
+import { LineIndex } from "../lang/positions.js";
 import { Codes } from "../lang/codes.js";
 
 /** The lexical diagnostics (FLOW001–FLOW007, FLOW009): a file that has one is not formatted. */
@@ -70,11 +73,29 @@ const NO_SPACE_BEFORE = new Set(["RParen", "RBracket", "Comma", "Semi", "Dot", "
 const NO_SPACE_AFTER = new Set(["LParen", "LBracket", "Dot", "At", "Bang"]);
 
 /**
- * Formats `source` (`compiled`: its compile result, when the caller has it). Never throws.
- * Refuses (ok: false) a source with a lexical or syntax error, or (an internal fault) when its
- * output would not mean the same; `changed` says whether the text differs from the input.
+ * How `format` proves its output means what its input meant (issue 21 items 1 and 2):
+ *
+ * - `"compile"` (the default; `slotflow fmt`): the output is compiled and its syntax tree and
+ *   compiled workflow, ranges aside, must equal the input's.
+ * - `"parser-input"` (the language server, where a second compile of a 2,000-line file costs more
+ *   than the 50 ms a request may take): the output, run through the compiler's own lexer
+ *   (lexer.ts `lex`, the token stream the parser reads, after its newline pass), must give the
+ *   same tokens — type and text, one for one — and the same lexical diagnostics as the input. The
+ *   parser and tree builder read nothing else but token positions (which become `range`s), so the
+ *   tree, ranges aside, is the same, and with it what the checker and emitter derive from it (the
+ *   one source slice emit.ts reads, a timer's header, is compared with its blanks collapsed, and
+ *   the formatter moves only blanks and line breaks). The property tests of
+ *   test/authoring/format.test.ts compile both sides to hold this to the stronger statement.
  */
-export function format(source: string, compiled?: CompileResult): FormatResult {
+export type FormatVerify = "compile" | "parser-input";
+
+/**
+ * Formats `source` (`compiled`: its compile result, when the caller has it — then the input is not
+ * compiled again). Never throws. Refuses (ok: false) a source with a lexical or syntax error, or
+ * (an internal fault) when its output would not mean the same, as `verify` proves it (default
+ * "compile", see FormatVerify); `changed` says whether the text differs from the input.
+ */
+export function format(source: string, compiled?: CompileResult, options: { verify?: FormatVerify } = {}): FormatResult {
   const before = compiled ?? compile(source);
   // Since issue 19 item 5 a lexical error (a bad number, a stray character) keeps the tree so the
   // checker can report the rest; the formatter still refuses such a file (it would drop a stray
@@ -85,16 +106,46 @@ export function format(source: string, compiled?: CompileResult): FormatResult {
     return { ok: false, reason: "the file does not parse", diagnostics: errors };
   }
   const text = layout(lexWithComments(source));
-  const after = compile(text);
-  const same =
-    after.ast !== null &&
-    sameTokens(source, text) &&
-    sameTree(before.ast, after.ast, 0) &&
-    sameTree(before.workflow, after.workflow, 0);
+  if (text === source) return { ok: true, text, changed: false };
+  let same: boolean;
+  if (options.verify === "parser-input") {
+    same = sameParserInput(source, text);
+  } else {
+    const after = compile(text);
+    same =
+      after.ast !== null &&
+      sameTokens(source, text) &&
+      sameTree(before.ast, after.ast, 0) &&
+      sameTree(before.workflow, after.workflow, 0);
+  }
   if (!same) {
     return { ok: false, reason: "internal formatter error: the formatted text would not mean the same (file left unchanged)", diagnostics: [] };
   }
-  return { ok: true, text, changed: text !== source };
+  return { ok: true, text, changed: true };
+}
+
+/**
+ * True when the parser would read the same thing from `a` and `b` (FormatVerify "parser-input"):
+ * the compiler's lexer gives both the same tokens (type and text) and the same lexical diagnostics
+ * (code and message), and every timer header emit.ts copies from the source reads the same with
+ * its blanks collapsed.
+ */
+export function sameParserInput(a: string, b: string): boolean {
+  const x = lex(a, new LineIndex(a));
+  const y = lex(b, new LineIndex(b));
+  if (x.tooDeep !== y.tooDeep || x.tokens.length !== y.tokens.length || x.diagnostics.length !== y.diagnostics.length) return false;
+  for (let i = 0; i < x.tokens.length; i++) {
+    if (x.tokens[i].tokenType !== y.tokens[i].tokenType || x.tokens[i].image !== y.tokens[i].image) return false;
+  }
+  for (let i = 0; i < x.diagnostics.length; i++) {
+    if (x.diagnostics[i].code !== y.diagnostics[i].code || x.diagnostics[i].message !== y.diagnostics[i].message) return false;
+  }
+  // emit.ts copies a timer's header (`after …`/`every …` up to its handler) from the source with
+  // blanks collapsed: the same tokens with the same comments between them read the same.
+  const comments = (s: string) => lexWithComments(s).filter(isComment).map((t) => t.image.replace(/\s+/g, " ").trim());
+  const cx = comments(a);
+  const cy = comments(b);
+  return cx.length === cy.length && cx.every((c, i) => c === cy[i]);
 }
 
 /**
@@ -152,64 +203,71 @@ interface Open {
   lineLevel: number;
 }
 
-/** What the spacing rules need to know of each code token, from one pass over the stream. */
+/**
+ * What the spacing rules need to know of each code token, from one pass over the stream, by the
+ * token's index in it (arrays, not maps keyed by token: the bench of issue 21 item 2 found the
+ * maps a quarter of the layout's time on a 2,000-line file).
+ */
 interface Marks {
-  prev: Map<IToken, IToken | undefined>;
-  /** The `<` and `>` of `list<…>` (a `<` right after the name `list`, as in lexer.ts). */
-  typeBrackets: Set<IToken>;
+  /** The index of the previous code token (comments and newlines aside), or -1. */
+  prev: Int32Array;
+  /** 1 for the `<` and `>` of `list<…>` (a `<` right after the name `list`, as in lexer.ts). */
+  typeBracket: Uint8Array;
 }
 
 function mark(tokens: IToken[]): Marks {
-  const prev = new Map<IToken, IToken | undefined>();
-  const typeBrackets = new Set<IToken>();
-  let last: IToken | undefined;
+  const prev = new Int32Array(tokens.length).fill(-1);
+  const typeBracket = new Uint8Array(tokens.length);
+  let last = -1;
   let open = 0;
-  for (const t of tokens) {
+  for (let i = 0; i < tokens.length; i++) {
+    const t = tokens[i];
     if (isComment(t) || isNewline(t)) continue;
-    prev.set(t, last);
-    if (name(t) === "Lt" && name(last) === "Identifier" && last!.image === "list") {
+    prev[i] = last;
+    const n = name(t);
+    if (n === "Lt" && last >= 0 && name(tokens[last]) === "Identifier" && tokens[last].image === "list") {
       open++;
-      typeBrackets.add(t);
-    } else if (name(t) === "Gt" && open > 0) {
+      typeBracket[i] = 1;
+    } else if (n === "Gt" && open > 0) {
       open--;
-      typeBrackets.add(t);
-    } else if (name(t) !== "Identifier" && name(t) !== "Question" && name(t) !== "Comma") {
+      typeBracket[i] = 1;
+    } else if (n !== "Identifier" && n !== "Question" && n !== "Comma") {
       open = 0;
     }
-    last = t;
+    last = i;
   }
-  return { prev, typeBrackets };
+  return { prev, typeBracket };
 }
 
 /** The canonical text of a token stream (see the header for the rules). */
 function layout(tokens: IToken[]): string {
   const marks = mark(tokens);
-  // Lines of tokens, each with the count of blank lines before it.
-  const lines: { tokens: IToken[]; blanksBefore: number }[] = [];
+  // Lines of tokens (their indices in `tokens`), each with the count of blank lines before it.
+  const lines: { tokens: number[]; blanksBefore: number }[] = [];
   let newlines = 0;
-  for (const t of tokens) {
-    if (isNewline(t)) {
+  for (let ti = 0; ti < tokens.length; ti++) {
+    if (isNewline(tokens[ti])) {
       newlines++;
       continue;
     }
     if (lines.length === 0 || newlines > 0) lines.push({ tokens: [], blanksBefore: Math.max(0, newlines - 1) });
     newlines = 0;
-    lines[lines.length - 1].tokens.push(t);
+    lines[lines.length - 1].tokens.push(ti);
   }
 
   const out: string[] = [];
   const stack: Open[] = [];
-  /** The last code token before the current line, and the level of its statement's first line. */
-  let lastCode: IToken | undefined;
+  /** The last code token before the current line (its index, or -1), and the level of its statement's first line. */
+  let lastCode = -1;
   let statementLevel = 0;
   let continuing = false;
   for (let li = 0; li < lines.length; li++) {
     const line = lines[li].tokens;
-    const first = line[0];
+    const first = tokens[line[0]];
     // A line that starts by closing brackets sits at the level their opener's line had.
     let level: number;
     let leadingClose = 0;
-    while (leadingClose < line.length && CLOSERS.has(name(line[leadingClose]))) leadingClose++;
+    while (leadingClose < line.length && CLOSERS.has(name(tokens[line[leadingClose]]))) leadingClose++;
     if (leadingClose > 0) {
       const opener = stack[Math.max(0, stack.length - leadingClose)];
       level = opener ? opener.lineLevel : 0;
@@ -217,57 +275,61 @@ function layout(tokens: IToken[]): string {
       level = stack.length > 0 ? stack[stack.length - 1].lineLevel + 1 : 0;
     }
     const inBraces = stack.length === 0 || stack[stack.length - 1].closer === "RCurly";
-    const lastName = name(lastCode);
+    const lastName = lastCode >= 0 ? name(tokens[lastCode]) : "";
     const cont =
       leadingClose === 0 &&
       inBraces &&
-      lastCode !== undefined &&
-      ((CONTINUES_AFTER.has(lastName) && !marks.typeBrackets.has(lastCode)) || name(first) === "Arrow");
+      lastCode >= 0 &&
+      ((CONTINUES_AFTER.has(lastName) && marks.typeBracket[lastCode] === 0) || name(first) === "Arrow");
     if (cont) {
       if (!continuing) statementLevel = stack.length > 0 ? stack[stack.length - 1].lineLevel + 1 : 0;
       continuing = true;
       level = statementLevel + 1;
-    } else if (line.some((t) => !isComment(t))) {
+    } else if (line.some((ti) => !isComment(tokens[ti]))) {
       continuing = false;
     }
 
     const prevLine = li > 0 ? lines[li - 1].tokens : null;
-    const afterOpen = prevLine !== null && name(prevLine.at(-1)) === "LCurly";
+    const afterOpen = prevLine !== null && name(tokens[prevLine[prevLine.length - 1]]) === "LCurly";
     const blanks = li === 0 || afterOpen || name(first) === "RCurly" ? 0 : Math.min(1, lines[li].blanksBefore);
     for (let b = 0; b < blanks; b++) out.push("");
 
     let text = INDENT.repeat(level);
     for (let i = 0; i < line.length; i++) {
-      const t = line[i];
+      const t = tokens[line[i]];
       const n = name(t);
-      if (i > 0 && spaceBetween(line[i - 1], t, marks)) text += " ";
+      if (i > 0 && spaceBetween(line[i - 1], line[i], tokens, marks)) text += " ";
       text += n === "BlockComment" ? t.image.replace(/\r\n?/g, "\n") : t.image;
       if (OPENERS[n] !== undefined) stack.push({ closer: OPENERS[n], lineLevel: level });
       else if (CLOSERS.has(n)) {
-        const at = stack.map((o) => o.closer).lastIndexOf(n);
+        let at = stack.length - 1;
+        while (at >= 0 && stack[at].closer !== n) at--;
         if (at >= 0) stack.length = at;
       }
-      if (!isComment(t)) lastCode = t;
+      if (!isComment(t)) lastCode = line[i];
     }
     out.push(text.replace(/[ \t]+$/, ""));
   }
   return out.length === 0 ? "" : `${out.join("\n")}\n`;
 }
 
-/** Whether one space separates `a` and `b` on a line. */
-function spaceBetween(a: IToken, b: IToken, marks: Marks): boolean {
-  const an = name(a);
-  const bn = name(b);
+/** Whether one space separates the tokens at indices `ai` and `bi` (`bi` right after `ai`) on a line. */
+function spaceBetween(ai: number, bi: number, tokens: IToken[], marks: Marks): boolean {
+  const an = name(tokens[ai]);
+  const bn = name(tokens[bi]);
   if (bn === "LineComment") return true;
   if (an === "BlockComment" || bn === "BlockComment") return !(an === "LParen" || an === "LBracket" || NO_SPACE_BEFORE.has(bn));
   if (an === "LCurly" && bn === "RCurly") return false;
   if (NO_SPACE_BEFORE.has(bn)) return false;
   if (NO_SPACE_AFTER.has(an)) return false;
-  if (an === "Minus" && !ENDS_OPERAND.has(name(marks.prev.get(a)))) return false;
-  if (marks.typeBrackets.has(a) && an === "Lt") return false;
-  if (marks.typeBrackets.has(b)) return false;
+  if (an === "Minus") {
+    const p = marks.prev[ai];
+    if (!ENDS_OPERAND.has(p >= 0 ? name(tokens[p]) : "")) return false;
+  }
+  if (marks.typeBracket[ai] === 1 && an === "Lt") return false;
+  if (marks.typeBracket[bi] === 1) return false;
   if (bn === "LParen" || bn === "LBracket") {
-    return !(an === "Identifier" || an === "RParen" || an === "RBracket" || (an === "Gt" && marks.typeBrackets.has(a)));
+    return !(an === "Identifier" || an === "RParen" || an === "RBracket" || (an === "Gt" && marks.typeBracket[ai] === 1));
   }
   return true;
 }

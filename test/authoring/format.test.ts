@@ -10,7 +10,7 @@ import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import test from "ava";
 import fc from "fast-check";
-import { format, layoutOnly, stripRanges } from "../../src/authoring/format.js";
+import { format, layoutOnly, sameParserInput, stripRanges } from "../../src/authoring/format.js";
 import { compile } from "../../src/lang/compile.js";
 import { flowFiles, repoRoot } from "./flow-files.js";
 
@@ -162,6 +162,9 @@ test("property: over every repository .flow perturbed with blanks and comments, 
       parsed++;
       const once = format(input);
       if (!once.ok) return false;
+      // The language server's meaning check (no second compile, issue 21 item 2) accepts the same output.
+      const lsp = format(input, before, { verify: "parser-input" });
+      if (!lsp.ok || lsp.text !== once.text) return false;
       const twice = format(once.text);
       if (!twice.ok || twice.changed) return false;
       if (JSON.stringify(comments(once.text)) !== JSON.stringify(comments(input))) return false;
@@ -170,6 +173,29 @@ test("property: over every repository .flow perturbed with blanks and comments, 
     { numRuns: 150, seed: 21 },
   );
   t.true(parsed > 100, `${parsed} of 150 generated sources parsed`);
+});
+
+test("the parser-input meaning check (the language server's, issue 21 item 2) refuses a text the parser reads differently", (t) => {
+  const src = "workflow W\ninitial state A {\n  enter {\n    let x = 1\n    let y = x + 2 // two\n  }\n}\nterminal state B\n";
+  // Blanks and indentation only: the same parser input.
+  t.true(sameParserInput(src, src.replace("    let y", "let y").replace("x + 2", "x  +  2")));
+  // A line break carries meaning in this language: joining two statements is another input.
+  t.false(sameParserInput(src, src.replace("1\n    let y", "1 let y")));
+  // Moving a token across a line break, a changed token, a changed or lost comment: refused.
+  t.false(sameParserInput(src, src.replace("x + 2", "x +\n2").replace("= x +", "= x")));
+  t.false(sameParserInput(src, src.replace("x + 2", "x + 3")));
+  t.false(sameParserInput(src, src.replace("// two", "// three")));
+  t.false(sameParserInput(src, src.replace(" // two", "")));
+  // A line comment's trailing blanks (the layout drops them) are not a change.
+  t.true(sameParserInput(src.replace("// two", "// two   "), src));
+  // Both checks give the formatter's output for every repository .flow.
+  for (const text of sources) {
+    const compiled = compile(text);
+    if (compiled.ast === null) continue;
+    const a = format(text, compiled);
+    const b = format(text, compiled, { verify: "parser-input" });
+    t.deepEqual(b, a);
+  }
 });
 
 test("property: comments stay on the line of the code they followed or preceded", (t) => {

@@ -169,6 +169,15 @@ test("formatting gives the formatter's text, nothing for a formatted file, null 
   t.is(formatting(new Analysis(URI, 1, "workflow W\ninitial state A {", null)), null);
 });
 
+test("formatting and the index are computed once per document version and kept (issue 21 item 2)", (t) => {
+  const a = new Analysis(URI, 1, "workflow  W\ninitial state A {\nenter {}\n}\nterminal state B", null);
+  const first = formatting(a);
+  t.is(first?.length, 1);
+  t.is(formatting(a), first);
+  t.is(a.index, a.index);
+  t.not(new Analysis(URI, 2, a.text, a).index, a.index);
+});
+
 test("quick fixes: an unknown state or alias with a near name; the missing parameters of a map event", (t) => {
   const src = "workflow W\nevent Go()\ninitial state Start {\n  subscribe Go() as go\n  on goo() -> Finsh\n}\nterminal state Finish\n";
   const a = new Analysis(URI, 1, src, null);

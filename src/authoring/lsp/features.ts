@@ -149,12 +149,20 @@ export function documentSymbols(a: Analysis): DocumentSymbol[] {
   return good.symbols.map(one);
 }
 
-/** The whole document in the canonical layout (one edit), none when it is already, or null when it does not parse. */
+/**
+ * The whole document in the canonical layout (one edit), none when it is already, or null when it
+ * does not parse (or, an internal fault, its layout would not mean the same). Issue 21 item 2: the
+ * input is not compiled again (the analysis's compile result is the formatter's), the output's
+ * meaning is proved on the parser's input (FormatVerify "parser-input") rather than by a second
+ * compile, and the answer is kept per document version.
+ */
 export function formatting(a: Analysis): TextEdit[] | null {
-  const r = format(a.text, a.result);
-  if (!r.ok) return null;
-  if (!r.changed) return [];
-  return [{ range: { start: { line: 0, character: 0 }, end: a.position(a.text.length) }, newText: r.text }];
+  return a.formattingEdits(() => {
+    const r = format(a.text, a.result, { verify: "parser-input" });
+    if (!r.ok) return null;
+    if (!r.changed) return [];
+    return [{ range: { start: { line: 0, character: 0 }, end: a.position(a.text.length) }, newText: r.text }];
+  });
 }
 
 /** Edit distance, for "did you mean" (Levenshtein, capped at `max` + 1). */
