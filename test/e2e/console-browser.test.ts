@@ -93,7 +93,7 @@ async function operatorFlow(t: import("ava").ExecutionContext, javaScriptEnabled
   t.regex(page.url(), /status=running/);
   const row = page.locator("tr.run", { has: page.locator(`a[href="/console/runs/${r.runId}"]`) });
   await t.notThrowsAsync(row.waitFor());
-  t.regex(await row.innerText(), /decision\s+open\s+link live\s+due in 6 d 23 h/);
+  t.regex(await row.innerText(), /decision\s+open\s+link live\s+waiting since \d+ s ago\s+due in 6 d 23 h/);
   // open the run: from the keyboard with JavaScript (j moves to the first run), by a click without
   if (javaScriptEnabled) {
     await page.locator("body").press("j");
