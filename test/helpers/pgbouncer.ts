@@ -14,6 +14,28 @@ import { freePort } from "./server.js";
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
+/** Whether a process with this PID exists (signal 0 probes without sending anything). */
+function alive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+/** SIGINT to a PgBouncer we started, then SIGKILL after 5 s if it is still there. */
+async function stopPid(pid: number): Promise<void> {
+  if (!alive(pid)) return;
+  try {
+    process.kill(pid, "SIGINT");
+  } catch {
+    return;
+  }
+  for (let i = 0; i < 50 && alive(pid); i++) await sleep(100);
+  if (alive(pid)) process.kill(pid, "SIGKILL");
+}
+
 export interface PgBouncer {
   port: number;
   /** A URL for `database` through the pooler (user postgres, trust). */
@@ -92,6 +114,14 @@ export async function startPgBouncer(opts: { targetPort: number; mode?: "transac
     log: () => readFileSync(logFile, "utf8"),
     pid: () => Number(readFileSync(join(dir, "pgbouncer.pid"), "utf8").trim()),
     async destroy() {
+      // The daemon's own PID (from its pidfile), read before anything stops: when it runs under
+      // `runuser`, killing the wrapper alone can leave PgBouncer running.
+      let daemon: number | undefined;
+      try {
+        daemon = bouncer.pid();
+      } catch {
+        daemon = undefined;
+      }
       if (child.exitCode === null && child.signalCode === null) {
         // SIGINT is PgBouncer's immediate shutdown; runuser passes it on.
         child.kill("SIGINT");
@@ -99,6 +129,7 @@ export async function startPgBouncer(opts: { targetPort: number; mode?: "transac
         await exited;
         clearTimeout(t);
       }
+      if (daemon && daemon > 1) await stopPid(daemon);
       rmSync(dir, { recursive: true, force: true });
     },
   };
