@@ -97,9 +97,11 @@ export const StringLit = createToken({
 const UnterminatedString = createToken({
   name: "UnterminatedString", pattern: /"(?:[^"\\\r\n]|\\[^\r\n])*\\?/, label: "a string",
 });
-const LineComment = createToken({ name: "LineComment", pattern: /\/\/[^\r\n]*/, group: Lexer.SKIPPED });
-const BlockComment = createToken({
-  name: "BlockComment", pattern: /\/\*[\s\S]*?\*\//, line_breaks: true, group: Lexer.SKIPPED,
+// Comments are kept aside (the "comments" group, not the parser's input): the formatter lays them
+// out from the same tokenization (format.ts), so one lexing serves compile and format alike.
+export const LineComment = createToken({ name: "LineComment", pattern: /\/\/[^\r\n]*/, group: "comments" });
+export const BlockComment = createToken({
+  name: "BlockComment", pattern: /\/\*[\s\S]*?\*\//, line_breaks: true, group: "comments",
 });
 const UnterminatedComment = createToken({ name: "UnterminatedComment", pattern: /\/\*[\s\S]*/, line_breaks: true });
 const Whitespace = createToken({ name: "Whitespace", pattern: /[ \t\f\v\u00a0\ufeff]+/, group: Lexer.SKIPPED });
@@ -133,6 +135,39 @@ export interface LexResult {
   diagnostics: Diagnostic[];
   /** True when the source exceeds a nesting limit (FLOW007); it is then not parsed. */
   tooDeep: boolean;
+  /**
+   * Every token as read, before the newline pass (each `Newline` and `;` included), without the
+   * comments; an unterminated string here already has the type `StringLit`.
+   */
+  raw: IToken[];
+  /** The comments (`LineComment`, `BlockComment`), in source order. */
+  comments: IToken[];
+}
+
+/**
+ * `raw` and `comments` merged in source order: every token of the source but blanks — the
+ * formatter's input (format.ts). Linear in the tokens.
+ */
+export function withComments(raw: readonly IToken[], comments: readonly IToken[]): IToken[] {
+  if (comments.length === 0) return [...raw];
+  const out: IToken[] = [];
+  let c = 0;
+  for (const tok of raw) {
+    while (c < comments.length && comments[c].startOffset < tok.startOffset) out.push(comments[c++]);
+    out.push(tok);
+  }
+  while (c < comments.length) out.push(comments[c++]);
+  return out;
+}
+
+/**
+ * Every token of `source` but blanks, comments and newlines included, as read (no newline pass,
+ * no diagnostics; an unterminated string keeps its own type): for the formatter's layout and the
+ * completion's view of the text before the cursor. Never throws.
+ */
+export function tokensWithComments(source: string): IToken[] {
+  const result = chevLexer.tokenize(source);
+  return withComments(result.tokens, result.groups.comments ?? []);
 }
 
 /**
@@ -235,7 +270,7 @@ export function lex(source: string, lines: LineIndex): LexResult {
     i++;
   }
   const tooDeep = checkLimits(out, lines, diagnostics);
-  return { tokens: out, diagnostics, tooDeep };
+  return { tokens: out, diagnostics, tooDeep, raw, comments: result.groups.comments ?? [] };
 
   function emit(tok: IToken): void {
     out.push(tok);

@@ -8,7 +8,7 @@ import { tokEnd } from "./build.js";
 import { Codes } from "./codes.js";
 import { MAX_DIAGNOSTICS, type Diagnostic } from "./diagnostics.js";
 import { getParser, TooManySyntaxErrors } from "./grammar.js";
-import { lex, Newline, Semi } from "./lexer.js";
+import { lex, Newline, Semi, type LexResult } from "./lexer.js";
 import { LineIndex } from "./positions.js";
 
 /**
@@ -32,10 +32,10 @@ export interface ParseResult {
 
 /**
  * Parses one `.flow` source. Never throws on any input; every problem is a diagnostic (FLOW0xx).
- * `lines` may be passed when the caller already built the index of `source`.
+ * `lines` may be passed when the caller already built the index of `source`, and `lexed` when it
+ * already lexed it (`lex(source, lines)`; the language server keeps it for the formatter).
  */
-export function parse(source: string, lines: LineIndex = new LineIndex(source)): ParseResult {
-  const lexed = lex(source, lines);
+export function parse(source: string, lines: LineIndex = new LineIndex(source), lexed: LexResult = lex(source, lines)): ParseResult {
   const diagnostics: Diagnostic[] = [...lexed.diagnostics];
   if (lexed.tooDeep) return { ast: null, diagnostics };
   const parser = getParser();

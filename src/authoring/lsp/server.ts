@@ -137,9 +137,9 @@ export function startServer(connection: Connection, options: ServerOptions = {})
     // A changed event signature without its `map event`: only the deployed version can tell.
     const start = a.offset(p.range.start);
     const end = a.offset(p.range.end);
-    const onEvent = a.result.ast?.events.some((e) => e.range.start.offset <= end && start <= e.range.end.offset) ?? false;
+    const onEvent = a.ast?.events.some((e) => e.range.start.offset <= end && start <= e.range.end.offset) ?? false;
     if (onEvent) {
-      const deployed = await deployedEvents(options.databaseUrl ?? process.env.DATABASE_URL, a.result.ast!.name.name, log);
+      const deployed = await deployedEvents(options.databaseUrl ?? process.env.DATABASE_URL, a.ast!.name.name, log);
       if (deployed) actions.push(...missingMapFixes(a, deployed, start, end));
     }
     return actions;
@@ -165,7 +165,7 @@ export function startServer(connection: Connection, options: ServerOptions = {})
     if ("refused" in t) throw new ResponseError(ErrorCodes.InvalidRequest, t.refused);
     const edits = renameEdits(a, t.symbol, p.newName);
     if ("refused" in edits) throw new ResponseError(ErrorCodes.InvalidRequest, edits.refused);
-    const workflow = a.result.ast?.name.name ?? "";
+    const workflow = a.ast?.name.name ?? "";
     const check = await liveUses(options.databaseUrl ?? process.env.DATABASE_URL, workflow, t.symbol, log);
     if (check.refused) throw new ResponseError(LSPErrorCodes.RequestFailed, check.refused);
     if (check.warning) void connection.sendNotification(ShowMessageNotification.type, { type: MessageType.Warning, message: check.warning });
