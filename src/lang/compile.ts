@@ -89,7 +89,7 @@ export function parseSource(source: string, lines: LineIndex = new LineIndex(sou
  * in a string literal or a comment too, since the source itself is stored with each version
  * (issue 8 item 15). A NUL outside a literal is then not reported again as FLOW001.
  */
-function unstorableDiagnostics(source: string, lines: LineIndex): Diagnostic[] {
+export function unstorableDiagnostics(source: string, lines: LineIndex): Diagnostic[] {
   return unstorableCharacters(source, MAX_DIAGNOSTICS + 1).map((u) => ({
     code: Codes.UnstorableCharacter,
     severity: "error" as const,

@@ -181,11 +181,19 @@ export const MAX_OPERATORS = 2000;
 /**
  * Tokenizes `source` and applies the newline rules above. Never throws: characters that start no
  * token, unterminated strings and comments become diagnostics (FLOW001–FLOW003) and lexing goes
- * on; a source beyond the nesting limits gets FLOW007 and `tooDeep`.
+ * on; a source beyond the nesting limits gets FLOW007 and `tooDeep`. With `from`/`to`, only
+ * `source.slice(from, to)` is read, as if it were a whole file, with every offset (tokens,
+ * diagnostics) counted in `source` — the language server's re-parse of one declaration (reparse.ts).
  */
-export function lex(source: string, lines: LineIndex): LexResult {
+export function lex(source: string, lines: LineIndex, from = 0, to = source.length): LexResult {
   const diagnostics: Diagnostic[] = [];
-  const result = chevLexer.tokenize(source);
+  const whole = from === 0 && to === source.length;
+  const result = chevLexer.tokenize(whole ? source : source.slice(from, to));
+  if (!whole) {
+    for (const tok of result.tokens) shift(tok, from);
+    for (const tok of result.groups.comments ?? []) shift(tok, from);
+    for (const err of result.errors) err.offset += from;
+  }
   for (const err of result.errors) {
     const text = source.slice(err.offset, err.offset + err.length);
     diagnostics.push({
@@ -282,6 +290,11 @@ export function lex(source: string, lines: LineIndex): LexResult {
     const at = stack.lastIndexOf(open);
     if (at >= 0) stack.length = at;
   }
+}
+
+function shift(tok: IToken, by: number): void {
+  tok.startOffset += by;
+  if (tok.endOffset !== undefined) tok.endOffset += by;
 }
 
 const UNARY = new Set<TokenType>([Bang, Minus]);

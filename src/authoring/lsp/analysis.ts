@@ -1,6 +1,7 @@
 /**
  * One open document as the language server sees it: its text lexed and parsed once
- * (src/lang/compile.ts parseSource), the symbol index of its tree (../symbols.ts), its compile
+ * (src/lang/compile.ts parseSource; after an edit inside one declaration, only that declaration:
+ * src/lang/reparse.ts), the symbol index of its tree (../symbols.ts), its compile
  * result (the compiler of `slotflow check`), and the last analysis whose source parsed — completion
  * keeps offering names while the text is broken mid-edit. Positions: LSP's 0-based line and UTF-16
  * character, converted through LineIndex.
@@ -15,6 +16,7 @@ import type { Position as LspPosition, Range as LspRange, TextEdit } from "vscod
 import type { FlowFile, Range } from "../../lang/ast.js";
 import { compile, parseSource, type CompileResult, type ParsedSource } from "../../lang/compile.js";
 import { LineIndex } from "../../lang/positions.js";
+import { parseAfterEdit } from "../../lang/reparse.js";
 import { buildIndex, type SymbolIndex } from "../symbols.js";
 
 export class Analysis {
@@ -38,7 +40,9 @@ export class Analysis {
     let parsed: ParsedSource | null = null;
     if (parse) {
       try {
-        parsed = parseSource(text, this.lines);
+        // After an edit inside one declaration only that declaration is parsed again (reparse.ts;
+        // the same tree and diagnostics as parsing the whole text).
+        parsed = lastGood?.parsed ? parseAfterEdit(lastGood.parsed, lastGood.text, text, this.lines) : parseSource(text, this.lines);
       } catch {
         // An internal fault: `result` compiles again and reports it (FLOW999), with no tree.
         parsed = null;
