@@ -3,7 +3,9 @@
  * answers within 50 ms for a 2,000-line file). When the text changed only strictly inside one
  * entity, event, state or `map event` of a file that parsed with no diagnostic, only that
  * declaration is lexed and parsed again; the declarations before it are kept as they are and
- * those after it are copied with their positions moved by the edit. The result is exactly what
+ * those after it are copied with their positions moved by the edit. Blanks and line breaks added
+ * or removed between two declarations (see blankGap) parse nothing again: the declarations after
+ * them are moved. The result is exactly what
  * `parseSource(text)` gives (the tree, ranges included, and the diagnostics; test/lang/reparse.test.ts
  * compares both over random edits of every repository .flow) — otherwise `reparse` returns null
  * and the caller parses the whole text.
@@ -29,7 +31,6 @@ const MAX_DEPTH = 4096;
 type Decl = FlowFile["entities"][number] | FlowFile["events"][number] | FlowFile["states"][number] | FlowFile["maps"][number];
 const KINDS = ["entities", "events", "states", "maps"] as const;
 const FILE_KEYS = new Set(["kind", "name", "params", "entities", "events", "states", "maps", "range"]);
-const KIND_OF = { entities: "entity", events: "event", states: "state", maps: "map" } as const;
 
 /**
  * The parse of `text` (with `lines`, its line index) from `prev`, the parse of `prevText`, when
@@ -52,38 +53,24 @@ export function reparse(prev: ParsedSource, prevText: string, text: string, line
   const oldEditEnd = prevText.length - q;
   const delta = text.length - prevText.length;
 
-  // The declaration holding the edit strictly inside (first and last characters untouched).
-  let kind: (typeof KINDS)[number] | null = null;
-  let index = -1;
-  for (const k of KINDS) {
-    const at = file[k].findIndex((d) => d.range.start.offset < p && oldEditEnd < d.range.end.offset);
-    if (at >= 0) {
-      kind = k;
-      index = at;
-      break;
-    }
+  // The declaration holding the edit strictly inside (first and last characters untouched)…
+  const decls = KINDS.flatMap((k) => file[k] as Decl[]);
+  const old = decls.find((d) => d.range.start.offset < p && oldEditEnd < d.range.end.offset);
+  let replacement: Decl | null = null;
+  if (old !== undefined) {
+    replacement = reparseDeclaration(old, prevText, text, lines, delta);
+    if (replacement === null) return null;
+  } else if (!blankGap(decls, prevText, text, p, oldEditEnd, text.length - q)) {
+    // …or else blanks and line breaks added or removed between two declarations.
+    return null;
   }
-  if (kind === null) return null;
-  const old: Decl = file[kind][index];
-  const start = old.range.start.offset;
-  const oldEnd = old.range.end.offset;
-  const end = oldEnd + delta;
-  const last = prevText[oldEnd - 1];
-  if ((last !== "}" && last !== ")") || !startsLine(prevText, start) || !endsLine(prevText, oldEnd)) return null;
 
-  const lexed = lex(text, lines, start, end);
-  const lastTok = lexed.tokens.at(-1);
-  if (!lastTok || lastTok.startOffset !== end - 1 || lastTok.image !== last) return null;
-  const decl = parseDeclaration(lexed, lines);
-  if (decl === null || decl.kind !== KIND_OF[kind]) return null;
-
-  const lineDelta = lines.lineStarts.length - countLines(prevText);
   const moved = new Map<Position, Position>();
   const out: FlowFile = { ...file, range: lines.range(0, text.length) };
   try {
     for (const k of KINDS) {
-      (out as unknown as Record<string, Decl[]>)[k] = file[k].map((d) =>
-        d === old ? decl.decl : d.range.start.offset >= oldEnd ? (moveRanges(d, delta, lineDelta, moved, 0) as Decl) : d,
+      (out as unknown as Record<string, Decl[]>)[k] = (file[k] as Decl[]).map((d) =>
+        d === old ? replacement! : d.range.start.offset >= oldEditEnd ? (moveRanges(d, delta, lines, moved, 0) as Decl) : d,
       );
     }
   } catch (err) {
@@ -102,6 +89,42 @@ export function reparse(prev: ParsedSource, prevText: string, text: string, line
     },
   };
 }
+
+/** `old` (holding the edit) lexed and parsed again from `text`, when it can be alone (see above); else null. */
+function reparseDeclaration(old: Decl, prevText: string, text: string, lines: LineIndex, delta: number): Decl | null {
+  const start = old.range.start.offset;
+  const oldEnd = old.range.end.offset;
+  const end = oldEnd + delta;
+  const last = prevText[oldEnd - 1];
+  if ((last !== "}" && last !== ")") || !startsLine(prevText, start) || !endsLine(prevText, oldEnd)) return null;
+  const lexed = lex(text, lines, start, end);
+  const lastTok = lexed.tokens.at(-1);
+  if (!lastTok || lastTok.startOffset !== end - 1 || lastTok.image !== last) return null;
+  const decl = parseDeclaration(lexed, lines);
+  return decl !== null && decl.kind === old.kind ? decl.decl : null;
+}
+
+/**
+ * True when the edit ([p, oldEditEnd) before, [p, newEditEnd) after) lies between the end of one
+ * declaration and the start of the next, and that gap holds only blanks and at least one line
+ * break before and after: the lexer then gives the same tokens but for the number of newlines in
+ * one run of separators, which the newline pass reduces to one (lexer.ts), so the tree is the
+ * same, its later positions moved.
+ */
+function blankGap(decls: Decl[], prevText: string, text: string, p: number, oldEditEnd: number, newEditEnd: number): boolean {
+  let before = -1;
+  let after = Infinity;
+  for (const d of decls) {
+    if (d.range.end.offset <= p) before = Math.max(before, d.range.end.offset);
+    if (d.range.start.offset >= oldEditEnd) after = Math.min(after, d.range.start.offset);
+  }
+  if (before < 0 || after === Infinity) return false;
+  const gapBefore = prevText.slice(before, after);
+  const gapAfter = text.slice(before, after + newEditEnd - oldEditEnd);
+  return BLANKS_WITH_BREAK.test(gapBefore) && BLANKS_WITH_BREAK.test(gapAfter);
+}
+
+const BLANKS_WITH_BREAK = /^[ \t\r\n]*[\r\n][ \t\r\n]*$/;
 
 /** `parseSource(text, lines)`, from `prev` (the parse of `prevText`) when `reparse` can. */
 export function parseAfterEdit(prev: ParsedSource | null, prevText: string, text: string, lines: LineIndex): ParsedSource {
@@ -126,41 +149,27 @@ function endsLine(text: string, offset: number): boolean {
   return i >= text.length || text[i] === "\n" || text[i] === "\r";
 }
 
-/** Lines as LineIndex counts them (`\n`, `\r\n` or a lone `\r` end one). */
-function countLines(text: string): number {
-  let n = 1;
-  for (let i = 0; i < text.length; i++) {
-    const c = text.charCodeAt(i);
-    if (c === 10) n++;
-    else if (c === 13) {
-      if (text.charCodeAt(i + 1) === 10) i++;
-      n++;
-    }
-  }
-  return n;
-}
-
 /**
- * A copy of the tree `v` with every position (`{ line, column, offset }`) moved by `offsetDelta`
- * and `lineDelta` (columns stay: the node lies on lines after the edit). A position shared by two
- * ranges stays shared. Throws TooDeep past MAX_DEPTH.
+ * A copy of the tree `v` (which lies after the edit) with every position moved by `offsetDelta`,
+ * its line and column read again from `lines` (the new text's). A position shared by two ranges
+ * stays shared. Throws TooDeep past MAX_DEPTH.
  */
-function moveRanges(v: unknown, offsetDelta: number, lineDelta: number, moved: Map<Position, Position>, depth: number): unknown {
+function moveRanges(v: unknown, offsetDelta: number, lines: LineIndex, moved: Map<Position, Position>, depth: number): unknown {
   if (depth > MAX_DEPTH) throw new TooDeep();
   if (v === null || typeof v !== "object") return v;
-  if (Array.isArray(v)) return v.map((x) => moveRanges(x, offsetDelta, lineDelta, moved, depth + 1));
+  if (Array.isArray(v)) return v.map((x) => moveRanges(x, offsetDelta, lines, moved, depth + 1));
   const o = v as Record<string, unknown>;
   if (isPosition(o)) {
     const p = o as unknown as Position;
     let m = moved.get(p);
     if (m === undefined) {
-      m = { line: p.line + lineDelta, column: p.column, offset: p.offset + offsetDelta };
+      m = lines.position(p.offset + offsetDelta);
       moved.set(p, m);
     }
     return m;
   }
   const copy: Record<string, unknown> = {};
-  for (const key of Object.keys(o)) copy[key] = moveRanges(o[key], offsetDelta, lineDelta, moved, depth + 1);
+  for (const key of Object.keys(o)) copy[key] = moveRanges(o[key], offsetDelta, lines, moved, depth + 1);
   return copy;
 }
 

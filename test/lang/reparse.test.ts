@@ -69,8 +69,45 @@ test("property: after random edits of every repository .flow, the re-parse equal
     }),
     { numRuns: 400, seed: 2102 },
   );
+  t.log(`${incremental} of ${edits} edits re-parsed one declaration or only moved the later ones`);
   // Many random edits break the file (the next one then parses it whole); enough must take the short path to mean something.
   t.true(incremental > edits / 20, `${incremental} of ${edits} edits re-parsed one declaration`);
+});
+
+test("property: blanks and line breaks typed or deleted anywhere, the re-parse equals the whole parse and compile", (t) => {
+  let incremental = 0;
+  let edits = 0;
+  const blankEdit = fc.record({ at: fc.nat(), remove: fc.constant(0), insert: fc.constantFrom(" ", "\n", "\t", "\r\n", "\n\n", "  \n") });
+  fc.assert(
+    fc.property(fc.integer({ min: 0, max: sources.length - 1 }), fc.array(blankEdit, { minLength: 1, maxLength: 6 }), (i, steps) => {
+      let text = sources[i];
+      let parsed = parseSource(text);
+      compile(text, "f.flow", parsed);
+      for (const step of steps) {
+        const next = apply(text, step);
+        const re = reparse(parsed, text, next, new LineIndex(next));
+        const whole = parseSource(next);
+        // Counted: edits from a clean parse to a clean parse (the others are parsed whole by design).
+        if (parsed.diagnostics.length === 0 && whole.diagnostics.length === 0) edits++;
+        if (re !== null) {
+          incremental++;
+          const a = compile(next, "f.flow", re);
+          if (JSON.stringify(a) !== JSON.stringify(compile(next, "f.flow"))) return false;
+          if (JSON.stringify(re.diagnostics) !== JSON.stringify(whole.diagnostics)) return false;
+          parsed = re;
+        } else {
+          parsed = whole;
+          compile(next, "f.flow", parsed);
+        }
+        text = next;
+      }
+      return true;
+    }),
+    { numRuns: 200, seed: 2103 },
+  );
+  t.log(`${incremental} of ${edits} blank edits between clean parses re-parsed one declaration or only moved the later ones`);
+  // The rest are in comments, in the header, at a declaration's first or last character.
+  t.true(incremental > edits / 2);
 });
 
 test("what is re-parsed alone and what is not", (t) => {
@@ -85,9 +122,14 @@ test("what is re-parsed alone and what is not", (t) => {
   // Lines added inside a declaration move the ones after it.
   const longer = src.replace("let x = n + 1\n", "let x = n + 1\n    let y = x\n\n");
   t.deepEqual(at(longer)?.ast, parseSource(longer).ast);
-  // The header, the space between declarations, a declaration's first or last character: the whole text.
+  // Blanks and line breaks between two declarations: nothing parsed again, the later ones moved.
+  for (const gap of [src.replace("\n\nstate B", "\n\n\nstate B"), src.replace("\n\nstate B", "\n  state B"), src.replace("}\n\nstate B", "}  \r\n \n\t\nstate B")]) {
+    t.deepEqual(at(gap)?.ast, parseSource(gap).ast);
+  }
+  // A gap left without a line break, or with a comment; the header; a declaration's first or last character: the whole text.
+  t.is(at(src.replace("}\n\nstate B", "} state B")), null);
+  t.is(at(src.replace("\n\nstate B", "\n// b\nstate B")), null);
   t.is(at(src.replace("W(n: int)", "W(n: int, m: int)")), null);
-  t.is(at(src.replace("\n\nstate B", "\n\n\nstate B")), null);
   t.is(at(src.replace("initial state A", "state A")), null);
   // A declaration that no longer parses, or one that became another kind: the whole text (which reports it).
   t.is(at(src.replace("n + 1", "n +")), null);
