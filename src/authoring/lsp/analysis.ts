@@ -7,10 +7,11 @@
  * character, converted through LineIndex.
  *
  * Latency (issue 21 item 2: 50 ms per request on a 2,000-line file, bench/lsp.ts): each part is
- * made on first use and kept for the version. A request that reads only names (hover, definition,
+ * made on first use and kept for the version. A request that reads only names (definition,
  * references, outline, rename) needs the parse and the index, not the checker; formatting needs
- * the parse (its tokens and comments too) and lexes only its output; diagnostics finish the same
- * parse into the compile result (`compile(text, uri, parsed)`, equal to `compile(text, uri)`).
+ * the parse (its tokens and comments too) and lexes only its output; diagnostics, hover (which
+ * shows the diagnostics under the cursor) and quick fixes finish the same parse into the compile
+ * result (`compile(text, uri, parsed)`, equal to `compile(text, uri)`).
  */
 import type { Position as LspPosition, Range as LspRange, TextEdit } from "vscode-languageserver";
 import type { FlowFile, Range } from "../../lang/ast.js";
@@ -31,7 +32,10 @@ export class Analysis {
     readonly uri: string,
     readonly version: number,
     readonly text: string,
-    /** The newest earlier analysis whose text parsed (for completion while this one does not). */
+    /**
+     * The newest earlier analysis whose text parsed: completion's names while this one does not
+     * parse, and the parse an edit inside one declaration starts from (reparse.ts).
+     */
     lastGood: Analysis | null,
     /** False for a text-only view (no parse): completion on a document changed since its last analysis. */
     parse = true,
