@@ -65,7 +65,7 @@ export function reparse(prev: ParsedSource, prevText: string, text: string, line
     return null;
   }
 
-  const moved = new Map<Position, Position>();
+  const moved = new Map<object, unknown>();
   const out: FlowFile = { ...file, range: lines.range(0, text.length) };
   try {
     for (const k of KINDS) {
@@ -151,25 +151,33 @@ function endsLine(text: string, offset: number): boolean {
 
 /**
  * A copy of the tree `v` (which lies after the edit) with every position moved by `offsetDelta`,
- * its line and column read again from `lines` (the new text's). A position shared by two ranges
- * stays shared. Throws TooDeep past MAX_DEPTH.
+ * its line and column read again from `lines` (the new text's). An object reached twice (a
+ * position shared by two ranges, a node held in two places) is copied once and stays shared.
+ * Throws TooDeep past MAX_DEPTH.
  */
-function moveRanges(v: unknown, offsetDelta: number, lines: LineIndex, moved: Map<Position, Position>, depth: number): unknown {
+function moveRanges(v: unknown, offsetDelta: number, lines: LineIndex, moved: Map<object, unknown>, depth: number): unknown {
   if (depth > MAX_DEPTH) throw new TooDeep();
   if (v === null || typeof v !== "object") return v;
-  if (Array.isArray(v)) return v.map((x) => moveRanges(x, offsetDelta, lines, moved, depth + 1));
-  const o = v as Record<string, unknown>;
-  if (isPosition(o)) {
-    const p = o as unknown as Position;
-    let m = moved.get(p);
-    if (m === undefined) {
-      m = lines.position(p.offset + offsetDelta);
-      moved.set(p, m);
+  const done = moved.get(v);
+  if (done !== undefined) return done;
+  let copy: unknown;
+  if (Array.isArray(v)) {
+    const out: unknown[] = [];
+    moved.set(v, out);
+    for (const x of v) out.push(moveRanges(x, offsetDelta, lines, moved, depth + 1));
+    copy = out;
+  } else {
+    const o = v as Record<string, unknown>;
+    if (isPosition(o)) {
+      copy = lines.position((o as unknown as Position).offset + offsetDelta);
+      moved.set(v, copy);
+    } else {
+      const out: Record<string, unknown> = {};
+      moved.set(v, out);
+      for (const key of Object.keys(o)) out[key] = moveRanges(o[key], offsetDelta, lines, moved, depth + 1);
+      copy = out;
     }
-    return m;
   }
-  const copy: Record<string, unknown> = {};
-  for (const key of Object.keys(o)) copy[key] = moveRanges(o[key], offsetDelta, lines, moved, depth + 1);
   return copy;
 }
 
