@@ -6,12 +6,17 @@
  *
  * - an edit then completion: completion reads the new text and the last analysis's names, so it
  *   does not wait for a compile;
- * - an edit then hover: a request that needs the new text compiled (compile + index + answer) —
- *   the cost of every first request after a change;
- * - an edit then formatting (format on save): compile + layout + the meaning check on the parser's
- *   input (format.ts FormatVerify "parser-input", no second compile);
+ * - an edit then hover: a request that needs the new text compiled (parse + check + index +
+ *   answer) — the cost of every first request after a change;
+ * - an edit then formatting (format on save): parse + layout + the meaning check on the parser's
+ *   input (format.ts formatParsed: the output lexed once, no second compile);
  * - an edit then its diagnostics, on a second server whose debounce is 0: the time from the
  *   change to the `publishDiagnostics` notification (one compile, nothing else);
+ * - these four with the edit in the workflow's header (the whole text is parsed again: the worst
+ *   case, "whole parse"; the bench's only edit row before the re-parse of one declaration, where
+ *   it edited between two declarations, which no longer parses anything again), and the last
+ *   three again with the edit inside a state's body, as when typing there ("edit in a state":
+ *   only that state is parsed again, src/lang/reparse.ts);
  * - each request on an unchanged document: completion after `->`, completion after `x.`, hover,
  *   definition, references, document symbols, formatting (kept per document version).
  *
@@ -69,34 +74,49 @@ const arrow = find("-> ", 3);
 const member = find("order.status = note", 6);
 const req = (method: string, params: object) => client.sendRequest(method, { textDocument: { uri }, ...params });
 let version = 1;
-/** Inserts or removes a blank at the start of the second-to-last line (a real change each time). */
-function change(v: number) {
-  const at = { line: rows.length - 2, character: 0 };
-  return v % 2 === 0 ? { range: { start: at, end: at }, text: " " } : { range: { start: at, end: { line: at.line, character: 1 } }, text: "" };
+/**
+ * Where the edits go. "header": in the `workflow Big(…)` line, after its `(`, so the whole text is
+ * parsed again — the worst case. "inside": at the start of a line in the last `state` body, as
+ * when typing in a state — only that state is parsed again (src/lang/reparse.ts).
+ */
+const EDIT_AT = {
+  header: { line: rows.findIndex((l) => l.startsWith("workflow Big(")), character: "workflow Big(".length },
+  inside: { line: rows.lastIndexOf("    order.total = rate * amount / 3"), character: 0 },
+};
+type Where = keyof typeof EDIT_AT;
+/** Inserts or removes a blank there (a real change each time). */
+function change(v: number, where: Where) {
+  const at = EDIT_AT[where];
+  return v % 2 === 0 ? { range: { start: at, end: at }, text: " " } : { range: { start: at, end: { line: at.line, character: at.character + 1 } }, text: "" };
 }
-async function edit(): Promise<void> {
+async function edit(where: Where = "header"): Promise<void> {
   version++;
-  await client.sendNotification("textDocument/didChange", { textDocument: { uri, version }, contentChanges: [change(version)] });
+  await client.sendNotification("textDocument/didChange", { textDocument: { uri, version }, contentChanges: [change(version, where)] });
 }
 /** An edit on the diagnostics server; resolves when that version's diagnostics arrive. */
-async function editForDiagnostics(): Promise<void> {
+async function editForDiagnostics(where: Where = "header"): Promise<void> {
   const v = ++diagVersion;
   const arrived = new Promise<void>((resolve) => (published = (got) => got === v && resolve()));
-  await diagClient.sendNotification("textDocument/didChange", { textDocument: { uri, version: v }, contentChanges: [change(v)] });
+  await diagClient.sendNotification("textDocument/didChange", { textDocument: { uri, version: v }, contentChanges: [change(v, where)] });
   await arrived;
 }
+const hoverAt = find("order.status", 1);
+const formatOptions = { options: { tabSize: 2, insertSpaces: true } };
 const cases: [string, () => Promise<unknown>][] = [
   ["edit + completion", () => edit().then(() => req("textDocument/completion", { position: arrow }))],
-  ["edit + hover (recompile)", () => edit().then(() => req("textDocument/hover", { position: find("order.status", 1) }))],
-  ["edit + formatting", () => edit().then(() => req("textDocument/formatting", { options: { tabSize: 2, insertSpaces: true } }))],
-  ["edit + diagnostics published", () => editForDiagnostics()],
+  ["edit + hover (whole parse)", () => edit().then(() => req("textDocument/hover", { position: hoverAt }))],
+  ["edit + formatting (whole parse)", () => edit().then(() => req("textDocument/formatting", formatOptions))],
+  ["edit + diagnostics (whole parse)", () => editForDiagnostics()],
+  ["edit in a state + hover", () => edit("inside").then(() => req("textDocument/hover", { position: hoverAt }))],
+  ["edit in a state + formatting", () => edit("inside").then(() => req("textDocument/formatting", formatOptions))],
+  ["edit in a state + diagnostics", () => editForDiagnostics("inside")],
   ["completion after ->", () => req("textDocument/completion", { position: arrow })],
   ["completion after x.", () => req("textDocument/completion", { position: member })],
-  ["hover", () => req("textDocument/hover", { position: find("order.status", 1) })],
+  ["hover", () => req("textDocument/hover", { position: hoverAt })],
   ["definition", () => req("textDocument/definition", { position: arrow })],
   ["references", () => req("textDocument/references", { position: find("order.status", 1), context: { includeDeclaration: true } })],
   ["document symbols", () => req("textDocument/documentSymbol", {})],
-  ["formatting", () => req("textDocument/formatting", { options: { tabSize: 2, insertSpaces: true } })],
+  ["formatting", () => req("textDocument/formatting", formatOptions)],
 ];
 
 process.stdout.write(`lsp bench: ${rows.length} lines, ${(text.length / 1024).toFixed(0)} KB, ${runs} runs each (target ${TARGET_MS} ms)\n`);

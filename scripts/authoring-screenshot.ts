@@ -61,6 +61,7 @@ client.dispose();
 
 const marks = diagnostics.map((d) => ({ line: d.range.start.line, start: d.range.start.character, end: Math.max(d.range.end.character, d.range.start.character + 1), className: d.severity === 1 ? "error" : "warning", title: d.message }));
 const code = await highlightHtml(source, marks);
+// FLOW_CSS colours `pre.flow .<class>`: the numbered lines go back into a `pre.flow`.
 const numbered = code.replace(/^<pre class="flow">/, "").replace(/<\/pre>$/, "").split("\n").map((l, i) => `<span class="ln">${i + 1}</span>${l}`).join("\n");
 const problems = diagnostics
   .map((d) => `<li class="${d.severity === 1 ? "error" : "warning"}"><b>${d.severity === 1 ? "error" : "warning"} ${d.code}</b> ${d.message.replace(/&/g, "&amp;").replace(/</g, "&lt;")} <span class="at">[Ln ${d.range.start.line + 1}, Col ${d.range.start.character + 1}]</span></li>`)
@@ -76,7 +77,7 @@ ${FLOW_CSS}
 .panel{border-top:1px solid #ddd;padding:6px 14px;font-family:"DejaVu Sans",sans-serif;background:#fafafa}
 .panel ul{margin:4px 0;padding-left:1.2em}.panel li.error,.panel li.warning{text-decoration:none}
 .panel li.error b{color:#e51400}.panel li.warning b{color:#bf8803}.at{color:#777}
-</style><div class="tab">leave.flow — highlighted by editors/vscode's grammar; diagnostics from slotflow lsp --stdio</div><pre>${numbered}</pre><div class="panel">PROBLEMS<ul>${problems}</ul></div>`;
+</style><div class="tab">leave.flow — highlighted by editors/vscode's grammar; diagnostics from slotflow lsp --stdio</div><pre class="flow">${numbered}</pre><div class="panel">PROBLEMS<ul>${problems}</ul></div>`;
 
 const browser = await chromium.launch({ executablePath: process.env.SLOTFLOW_TEST_CHROMIUM || "/usr/bin/chromium", args: ["--headless", "--no-sandbox", "--disable-gpu"] });
 const page = await browser.newPage({ viewport: { width: 860, height: 640 }, deviceScaleFactor: 1 });

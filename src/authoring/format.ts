@@ -23,10 +23,10 @@
  * server proves the same on the parser's input instead of compiling the output again (issue 21
  * item 2; FormatVerify). An output equal to its input is returned without either check.
  */
-import { createToken, Lexer, type IToken, type TokenType } from "chevrotain";
-import { compile, type CompileResult } from "../lang/compile.js";
+import type { IToken } from "chevrotain";
+import { compile, type CompileResult, type ParsedSource } from "../lang/compile.js";
 import type { Diagnostic } from "../lang/diagnostics.js";
-import { allTokens, lex } from "../lang/lexer.js";
+import { lex, tokensWithComments, withComments, type LexResult } from "../lang/lexer.js";
 import { LineIndex } from "../lang/positions.js";
 import { Codes } from "../lang/codes.js";
 
@@ -36,21 +36,11 @@ const LEXICAL_CODES = new Set<string>([
   Codes.InvalidNumber, Codes.NumberOutOfRange, Codes.TooDeep, Codes.UnstorableCharacter,
 ]);
 
-// The lexer's own token types (lexer.ts), with its two skipped comment types replaced by kept ones.
-const LineComment = createToken({ name: "LineComment", pattern: /\/\/[^\r\n]*/ });
-const BlockComment = createToken({ name: "BlockComment", pattern: /\/\*[\s\S]*?\*\//, line_breaks: true });
-
-let triviaLexer: Lexer | null = null;
-/** The tokens of `source` with its comments (`LineComment`, `BlockComment`) and every `Newline`; never throws. */
-export function lexWithComments(source: string): IToken[] {
-  if (triviaLexer === null) {
-    const tokens: TokenType[] = allTokens.map((t) =>
-      t.name === "LineComment" ? LineComment : t.name === "BlockComment" ? BlockComment : t,
-    );
-    triviaLexer = new Lexer(tokens, { positionTracking: "onlyOffset" });
-  }
-  return triviaLexer.tokenize(source).tokens;
-}
+/**
+ * The tokens of `source` with its comments (`LineComment`, `BlockComment`) and every `Newline`;
+ * never throws (lexer.ts tokensWithComments: the compiler's own tokenization).
+ */
+export const lexWithComments = tokensWithComments;
 
 export type FormatResult =
   | { ok: true; text: string; changed: boolean }
@@ -97,14 +87,8 @@ export type FormatVerify = "compile" | "parser-input";
  */
 export function format(source: string, compiled?: CompileResult, options: { verify?: FormatVerify } = {}): FormatResult {
   const before = compiled ?? compile(source);
-  // Since issue 19 item 5 a lexical error (a bad number, a stray character) keeps the tree so the
-  // checker can report the rest; the formatter still refuses such a file (it would drop a stray
-  // character, which is no token).
-  const lexical = before.diagnostics.some((d) => d.severity === "error" && LEXICAL_CODES.has(d.code));
-  if (before.ast === null || lexical) {
-    const errors = before.diagnostics.filter((d) => d.severity === "error");
-    return { ok: false, reason: "the file does not parse", diagnostics: errors };
-  }
+  const refused = refusal(before);
+  if (refused) return refused;
   const text = layout(lexWithComments(source));
   if (text === source) return { ok: true, text, changed: false };
   let same: boolean;
@@ -118,10 +102,38 @@ export function format(source: string, compiled?: CompileResult, options: { veri
       sameTree(before.ast, after.ast, 0) &&
       sameTree(before.workflow, after.workflow, 0);
   }
-  if (!same) {
-    return { ok: false, reason: "internal formatter error: the formatted text would not mean the same (file left unchanged)", diagnostics: [] };
-  }
-  return { ok: true, text, changed: true };
+  return same ? { ok: true, text, changed: true } : unsure();
+}
+
+/**
+ * `format(source, compile(source), { verify: "parser-input" })` from the parse alone (compile.ts
+ * `parseSource(source)`, before the checker): the layout is made from the lexer's tokens and
+ * comments of `parsed` and the proof reads its parser input, so `source` is lexed nowhere again and
+ * only the output is lexed once (the language server, issue 21 item 2). The same answer as that
+ * call, except that a lexical error past the compiler's diagnostic cap (FLOW008) is still seen.
+ */
+export function formatParsed(source: string, parsed: ParsedSource): FormatResult {
+  const refused = refusal(parsed);
+  if (refused) return refused;
+  const text = layout(withComments(parsed.lexed.raw, parsed.lexed.comments));
+  if (text === source) return { ok: true, text, changed: false };
+  return sameLexed(parsed.lexed, text) ? { ok: true, text, changed: true } : unsure();
+}
+
+/**
+ * Since issue 19 item 5 a lexical error (a bad number, a stray character) keeps the tree so the
+ * checker can report the rest; the formatter still refuses such a file (it would drop a stray
+ * character, which is no token).
+ */
+function refusal(before: Pick<CompileResult, "ast" | "diagnostics">): FormatResult | null {
+  const lexical = before.diagnostics.some((d) => d.severity === "error" && LEXICAL_CODES.has(d.code));
+  if (before.ast !== null && !lexical) return null;
+  const errors = before.diagnostics.filter((d) => d.severity === "error");
+  return { ok: false, reason: "the file does not parse", diagnostics: errors };
+}
+
+function unsure(): FormatResult {
+  return { ok: false, reason: "internal formatter error: the formatted text would not mean the same (file left unchanged)", diagnostics: [] };
 }
 
 /**
@@ -131,7 +143,11 @@ export function format(source: string, compiled?: CompileResult, options: { veri
  * its blanks collapsed.
  */
 export function sameParserInput(a: string, b: string): boolean {
-  const x = lex(a, new LineIndex(a));
+  return sameLexed(lex(a, new LineIndex(a)), b);
+}
+
+/** `sameParserInput(a, b)` with `a` already lexed (`x = lex(a, …)`); lexes `b` once. */
+function sameLexed(x: LexResult, b: string): boolean {
   const y = lex(b, new LineIndex(b));
   if (x.tooDeep !== y.tooDeep || x.tokens.length !== y.tokens.length || x.diagnostics.length !== y.diagnostics.length) return false;
   for (let i = 0; i < x.tokens.length; i++) {
@@ -142,10 +158,8 @@ export function sameParserInput(a: string, b: string): boolean {
   }
   // emit.ts copies a timer's header (`after …`/`every …` up to its handler) from the source with
   // blanks collapsed: the same tokens with the same comments between them read the same.
-  const comments = (s: string) => lexWithComments(s).filter(isComment).map((t) => t.image.replace(/\s+/g, " ").trim());
-  const cx = comments(a);
-  const cy = comments(b);
-  return cx.length === cy.length && cx.every((c, i) => c === cy[i]);
+  const collapsed = (t: IToken) => t.image.replace(/\s+/g, " ").trim();
+  return x.comments.length === y.comments.length && x.comments.every((c, i) => collapsed(c) === collapsed(y.comments[i]));
 }
 
 /**

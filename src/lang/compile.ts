@@ -10,6 +10,7 @@ import type { CompiledWorkflow } from "./compiled.js";
 import { unstorableCharacters } from "../engine/storable.js";
 import { MAX_DIAGNOSTICS, type Diagnostic } from "./diagnostics.js";
 import { emit } from "./emit.js";
+import { lex, type LexResult } from "./lexer.js";
 import { parse } from "./parser.js";
 import { LineIndex } from "./positions.js";
 
@@ -30,19 +31,19 @@ export interface CompileResult {
 /**
  * Compiles one `.flow` source. Never throws: an internal fault becomes a FLOW999 diagnostic.
  * `file` names the source in that diagnostic's message only (formatDiagnostic takes it again).
- * Every diagnostic range lies within `source`.
+ * Every diagnostic range lies within `source`. `parsed`: `parseSource(source)`, when the caller
+ * already has it (the result is the same as without it).
  */
-export function compile(source: string, file = "<input>"): CompileResult {
+export function compile(source: string, file = "<input>", parsed?: ParsedSource): CompileResult {
   let lines: LineIndex | null = null;
   try {
-    lines = new LineIndex(source);
-    const unstorable = unstorableDiagnostics(source, lines);
-    const parsed = parse(source, lines);
-    if (parsed.ast === null) return { ...cap(clamp([...unstorable, ...parsed.diagnostics], lines), lines), workflow: null, ast: null };
-    const checked = check(parsed.ast);
-    const { diagnostics, omitted } = cap(clamp([...unstorable, ...parsed.diagnostics, ...checked.diagnostics], lines), lines);
+    const p = parsed ?? parseSource(source);
+    lines = p.lines;
+    if (p.ast === null) return { ...cap(clamp([...p.diagnostics], lines), lines), workflow: null, ast: null };
+    const checked = check(p.ast);
+    const { diagnostics, omitted } = cap(clamp([...p.diagnostics, ...checked.diagnostics], lines), lines);
     const failed = diagnostics.some((d) => d.severity === "error");
-    return { diagnostics, ...(omitted ? { omitted } : {}), workflow: failed ? null : emit(parsed.ast, checked.model, source), ast: parsed.ast };
+    return { diagnostics, ...(omitted ? { omitted } : {}), workflow: failed ? null : emit(p.ast, checked.model, source), ast: p.ast };
   } catch (err) {
     const where = (lines ?? new LineIndex("")).range(0, 0);
     const message = err instanceof Error ? err.message : String(err);
@@ -57,11 +58,38 @@ export function compile(source: string, file = "<input>"): CompileResult {
 }
 
 /**
+ * The first half of `compile`: `source` lexed and parsed, before the checker. The language server
+ * (src/authoring/lsp/analysis.ts) keeps it per document version: the symbol index and the
+ * formatter need only this, and `compile(source, file, parsed)` finishes it into exactly what
+ * `compile(source, file)` returns (issue 21 item 2: 50 ms per request on a 2,000-line file).
+ */
+export interface ParsedSource {
+  lines: LineIndex;
+  /** The lexer's output (the parser's tokens, and the raw tokens and comments the formatter lays out). */
+  lexed: LexResult;
+  /** The parser's tree (parser.ts ParseResult), before the checker reads it; null on a syntax error. */
+  ast: FlowFile | null;
+  /** The unstorable-character (FLOW009) and the lexer's and parser's diagnostics, neither sorted nor capped. */
+  diagnostics: Diagnostic[];
+}
+
+/**
+ * Lexes and parses `source` (`lines`: its line index, when the caller has one). May throw on an
+ * internal fault (`compile` turns that into FLOW999).
+ */
+export function parseSource(source: string, lines: LineIndex = new LineIndex(source)): ParsedSource {
+  const unstorable = unstorableDiagnostics(source, lines);
+  const lexed = lex(source, lines);
+  const parsed = parse(source, lines, lexed);
+  return { lines, lexed, ast: parsed.ast, diagnostics: [...unstorable, ...parsed.diagnostics] };
+}
+
+/**
  * FLOW009 for each character PostgreSQL cannot store (U+0000, a lone surrogate), wherever it is —
  * in a string literal or a comment too, since the source itself is stored with each version
  * (issue 8 item 15). A NUL outside a literal is then not reported again as FLOW001.
  */
-function unstorableDiagnostics(source: string, lines: LineIndex): Diagnostic[] {
+export function unstorableDiagnostics(source: string, lines: LineIndex): Diagnostic[] {
   return unstorableCharacters(source, MAX_DIAGNOSTICS + 1).map((u) => ({
     code: Codes.UnstorableCharacter,
     severity: "error" as const,

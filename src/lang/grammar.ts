@@ -114,7 +114,7 @@ const RECOVER = {
 
 type HandlerItem = { arm: Arm } | { stmt: Statement };
 type EmailField = { name: Ident; value: Expr };
-type TopDecl =
+export type TopDecl =
   | { kind: "entity"; decl: EntityDecl }
   | { kind: "event"; decl: EventDecl }
   | { kind: "state"; decl: StateDecl }
@@ -139,6 +139,11 @@ class FlowParser extends EmbeddedActionsParser {
   /** Points the builder at one source; `end()` lets go of it. */
   begin(lines: LineIndex, diags: Diagnostic[]): void {
     this.b = new AstBuilder(lines, diags);
+  }
+
+  /** True when every token of the input has been read. */
+  atEnd(): boolean {
+    return this.LA(1).tokenType === EOF;
   }
 
   end(): void {
@@ -234,7 +239,8 @@ class FlowParser extends EmbeddedActionsParser {
     });
   }, { recoveryValueFunc: () => ERROR_FILE });
 
-  private topDecl = this.RULE(
+  /** One top-level declaration; the language server re-parses one alone (parser.ts parseDeclaration). */
+  topDecl = this.RULE(
     "topDecl",
     (): TopDecl =>
       this.OR([

@@ -97,9 +97,11 @@ export const StringLit = createToken({
 const UnterminatedString = createToken({
   name: "UnterminatedString", pattern: /"(?:[^"\\\r\n]|\\[^\r\n])*\\?/, label: "a string",
 });
-const LineComment = createToken({ name: "LineComment", pattern: /\/\/[^\r\n]*/, group: Lexer.SKIPPED });
-const BlockComment = createToken({
-  name: "BlockComment", pattern: /\/\*[\s\S]*?\*\//, line_breaks: true, group: Lexer.SKIPPED,
+// Comments are kept aside (the "comments" group, not the parser's input): the formatter lays them
+// out from the same tokenization (format.ts), so one lexing serves compile and format alike.
+export const LineComment = createToken({ name: "LineComment", pattern: /\/\/[^\r\n]*/, group: "comments" });
+export const BlockComment = createToken({
+  name: "BlockComment", pattern: /\/\*[\s\S]*?\*\//, line_breaks: true, group: "comments",
 });
 const UnterminatedComment = createToken({ name: "UnterminatedComment", pattern: /\/\*[\s\S]*/, line_breaks: true });
 const Whitespace = createToken({ name: "Whitespace", pattern: /[ \t\f\v\u00a0\ufeff]+/, group: Lexer.SKIPPED });
@@ -133,6 +135,39 @@ export interface LexResult {
   diagnostics: Diagnostic[];
   /** True when the source exceeds a nesting limit (FLOW007); it is then not parsed. */
   tooDeep: boolean;
+  /**
+   * Every token as read, before the newline pass (each `Newline` and `;` included), without the
+   * comments; an unterminated string here already has the type `StringLit`.
+   */
+  raw: IToken[];
+  /** The comments (`LineComment`, `BlockComment`), in source order. */
+  comments: IToken[];
+}
+
+/**
+ * `raw` and `comments` merged in source order: every token of the source but blanks — the
+ * formatter's input (format.ts). Linear in the tokens.
+ */
+export function withComments(raw: readonly IToken[], comments: readonly IToken[]): IToken[] {
+  if (comments.length === 0) return [...raw];
+  const out: IToken[] = [];
+  let c = 0;
+  for (const tok of raw) {
+    while (c < comments.length && comments[c].startOffset < tok.startOffset) out.push(comments[c++]);
+    out.push(tok);
+  }
+  while (c < comments.length) out.push(comments[c++]);
+  return out;
+}
+
+/**
+ * Every token of `source` but blanks, comments and newlines included, as read (no newline pass,
+ * no diagnostics; an unterminated string keeps its own type): for the formatter's layout and the
+ * completion's view of the text before the cursor. Never throws.
+ */
+export function tokensWithComments(source: string): IToken[] {
+  const result = chevLexer.tokenize(source);
+  return withComments(result.tokens, result.groups.comments ?? []);
 }
 
 /**
@@ -146,11 +181,19 @@ export const MAX_OPERATORS = 2000;
 /**
  * Tokenizes `source` and applies the newline rules above. Never throws: characters that start no
  * token, unterminated strings and comments become diagnostics (FLOW001–FLOW003) and lexing goes
- * on; a source beyond the nesting limits gets FLOW007 and `tooDeep`.
+ * on; a source beyond the nesting limits gets FLOW007 and `tooDeep`. With `from`/`to`, only
+ * `source.slice(from, to)` is read, as if it were a whole file, with every offset (tokens,
+ * diagnostics) counted in `source` — the language server's re-parse of one declaration (reparse.ts).
  */
-export function lex(source: string, lines: LineIndex): LexResult {
+export function lex(source: string, lines: LineIndex, from = 0, to = source.length): LexResult {
   const diagnostics: Diagnostic[] = [];
-  const result = chevLexer.tokenize(source);
+  const whole = from === 0 && to === source.length;
+  const result = chevLexer.tokenize(whole ? source : source.slice(from, to));
+  if (!whole) {
+    for (const tok of result.tokens) shift(tok, from);
+    for (const tok of result.groups.comments ?? []) shift(tok, from);
+    for (const err of result.errors) err.offset += from;
+  }
   for (const err of result.errors) {
     const text = source.slice(err.offset, err.offset + err.length);
     diagnostics.push({
@@ -235,7 +278,7 @@ export function lex(source: string, lines: LineIndex): LexResult {
     i++;
   }
   const tooDeep = checkLimits(out, lines, diagnostics);
-  return { tokens: out, diagnostics, tooDeep };
+  return { tokens: out, diagnostics, tooDeep, raw, comments: result.groups.comments ?? [] };
 
   function emit(tok: IToken): void {
     out.push(tok);
@@ -247,6 +290,11 @@ export function lex(source: string, lines: LineIndex): LexResult {
     const at = stack.lastIndexOf(open);
     if (at >= 0) stack.length = at;
   }
+}
+
+function shift(tok: IToken, by: number): void {
+  tok.startOffset += by;
+  if (tok.endOffset !== undefined) tok.endOffset += by;
 }
 
 const UNARY = new Set<TokenType>([Bang, Minus]);

@@ -7,8 +7,8 @@ import type { FlowFile } from "./ast.js";
 import { tokEnd } from "./build.js";
 import { Codes } from "./codes.js";
 import { MAX_DIAGNOSTICS, type Diagnostic } from "./diagnostics.js";
-import { getParser, TooManySyntaxErrors } from "./grammar.js";
-import { lex, Newline, Semi } from "./lexer.js";
+import { getParser, TooManySyntaxErrors, type TopDecl } from "./grammar.js";
+import { lex, Newline, Semi, type LexResult } from "./lexer.js";
 import { LineIndex } from "./positions.js";
 
 /**
@@ -32,10 +32,10 @@ export interface ParseResult {
 
 /**
  * Parses one `.flow` source. Never throws on any input; every problem is a diagnostic (FLOW0xx).
- * `lines` may be passed when the caller already built the index of `source`.
+ * `lines` may be passed when the caller already built the index of `source`, and `lexed` when it
+ * already lexed it (`lex(source, lines)`; the language server keeps it for the formatter).
  */
-export function parse(source: string, lines: LineIndex = new LineIndex(source)): ParseResult {
-  const lexed = lex(source, lines);
+export function parse(source: string, lines: LineIndex = new LineIndex(source), lexed: LexResult = lex(source, lines)): ParseResult {
   const diagnostics: Diagnostic[] = [...lexed.diagnostics];
   if (lexed.tooDeep) return { ast: null, diagnostics };
   const parser = getParser();
@@ -88,4 +88,28 @@ export function parse(source: string, lines: LineIndex = new LineIndex(source)):
 
 function offsetOf(tok: IToken, fallback: number): number {
   return Number.isFinite(tok.startOffset) && tok.tokenType !== EOF ? tok.startOffset : fallback;
+}
+
+/**
+ * Parses one top-level declaration (an entity, event, state or `map event`) from `lexed`, the
+ * tokens of just that declaration (`lex(source, lines, from, to)`), with ranges in `lines`'s
+ * source. Null unless it parses with no diagnostic at all and reads every token: the caller
+ * (reparse.ts) then parses the whole file instead, which reports what is wrong.
+ */
+export function parseDeclaration(lexed: LexResult, lines: LineIndex): Exclude<TopDecl, null> | null {
+  if (lexed.tooDeep || lexed.diagnostics.length > 0 || lexed.tokens.length === 0) return null;
+  const diagnostics: Diagnostic[] = [];
+  const parser = getParser();
+  parser.begin(lines, diagnostics);
+  parser.input = lexed.tokens;
+  try {
+    const decl = parser.topDecl();
+    const clean = parser.errors.length === 0 && diagnostics.length === 0 && parser.atEnd();
+    return clean ? decl : null;
+  } catch (err) {
+    if (err instanceof TooManySyntaxErrors) return null;
+    throw err;
+  } finally {
+    parser.end();
+  }
 }

@@ -10,8 +10,8 @@ import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import test from "ava";
 import fc from "fast-check";
-import { format, layoutOnly, sameParserInput, stripRanges } from "../../src/authoring/format.js";
-import { compile } from "../../src/lang/compile.js";
+import { format, formatParsed, layoutOnly, sameParserInput, stripRanges } from "../../src/authoring/format.js";
+import { compile, parseSource } from "../../src/lang/compile.js";
 import { flowFiles, repoRoot } from "./flow-files.js";
 
 const files = flowFiles();
@@ -165,6 +165,8 @@ test("property: over every repository .flow perturbed with blanks and comments, 
       // The language server's meaning check (no second compile, issue 21 item 2) accepts the same output.
       const lsp = format(input, before, { verify: "parser-input" });
       if (!lsp.ok || lsp.text !== once.text) return false;
+      // …and so does its form from the parse alone (the input lexed once, not checked).
+      if (JSON.stringify(formatParsed(input, parseSource(input))) !== JSON.stringify(lsp)) return false;
       const twice = format(once.text);
       if (!twice.ok || twice.changed) return false;
       if (JSON.stringify(comments(once.text)) !== JSON.stringify(comments(input))) return false;
@@ -195,6 +197,11 @@ test("the parser-input meaning check (the language server's, issue 21 item 2) re
     const a = format(text, compiled);
     const b = format(text, compiled, { verify: "parser-input" });
     t.deepEqual(b, a);
+    t.deepEqual(formatParsed(text, parseSource(text)), a);
+  }
+  // From the parse alone too, on a text that needs formatting and on ones refused for lexical or syntax errors.
+  for (const text of [src.replace("    let y", "let y"), src.replace("x + 2", "x + 2 #"), src.replace("x + 2", "x +"), src.replace("x + 2", "x + 99999999999999999999")]) {
+    t.deepEqual(formatParsed(text, parseSource(text)), format(text, compile(text), { verify: "parser-input" }), text);
   }
 });
 

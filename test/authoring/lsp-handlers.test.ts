@@ -195,3 +195,22 @@ test("quick fixes: an unknown state or alias with a near name; the missing param
   t.regex(fixed, /to Approve\(ok: ok, note: "", level: 0\)/);
   t.deepEqual(compile(fixed).diagnostics.filter((d) => d.severity === "error"), []);
 });
+
+test("an analysis built from the last one after an edit inside a state equals one built from scratch (issue 21 item 2: one declaration re-parsed)", (t) => {
+  const before = new Analysis(URI, 1, EXPENSE, null);
+  t.truthy(before.result.workflow);
+  const at = EXPENSE.indexOf("decidedBy", EXPENSE.indexOf("initial state"));
+  t.true(at > 0);
+  for (const text of [`${EXPENSE.slice(0, at)}  ${EXPENSE.slice(at)}`, `${EXPENSE.slice(0, at)}x${EXPENSE.slice(at)}`]) {
+    const next = new Analysis(URI, 2, text, before);
+    const fresh = new Analysis(URI, 2, text, null);
+    t.is(next.ast!.entities[0], before.ast!.entities[0]); // re-parsed alone: the declarations before the edit are kept
+    // (The kept part of the tree carries the checker's marks from the last version: compared once both are checked.)
+    t.deepEqual(next.result, fresh.result);
+    t.deepEqual(next.ast, fresh.ast);
+    t.deepEqual(next.index?.symbols, fresh.index?.symbols);
+    t.deepEqual(next.index?.occurrences, fresh.index?.occurrences);
+    t.deepEqual(formatting(next), formatting(fresh));
+    t.deepEqual(diagnostics(next), diagnostics(fresh));
+  }
+});

@@ -10,7 +10,7 @@ import {
 import { BUILTINS } from "../../lang/builtins.js";
 import { Codes } from "../../lang/codes.js";
 import type { Diagnostic } from "../../lang/diagnostics.js";
-import { format } from "../format.js";
+import { format, formatParsed } from "../format.js";
 import type { FlowSymbol, SymbolKind } from "../symbols.js";
 import type { Analysis } from "./analysis.js";
 import { diagnosticDescription, diagnosticHref } from "./docs.js";
@@ -152,13 +152,13 @@ export function documentSymbols(a: Analysis): DocumentSymbol[] {
 /**
  * The whole document in the canonical layout (one edit), none when it is already, or null when it
  * does not parse (or, an internal fault, its layout would not mean the same). Issue 21 item 2: the
- * input is not compiled again (the analysis's compile result is the formatter's), the output's
- * meaning is proved on the parser's input (FormatVerify "parser-input") rather than by a second
- * compile, and the answer is kept per document version.
+ * input is neither lexed nor parsed again and not checked (the analysis's parse is the formatter's:
+ * format.ts formatParsed), the output's meaning is proved on the parser's input (FormatVerify
+ * "parser-input") rather than by a second compile, and the answer is kept per document version.
  */
 export function formatting(a: Analysis): TextEdit[] | null {
   return a.formattingEdits(() => {
-    const r = format(a.text, a.result, { verify: "parser-input" });
+    const r = a.parsed ? formatParsed(a.text, a.parsed) : format(a.text, a.result, { verify: "parser-input" });
     if (!r.ok) return null;
     if (!r.changed) return [];
     return [{ range: { start: { line: 0, character: 0 }, end: a.position(a.text.length) }, newText: r.text }];
@@ -197,7 +197,7 @@ export function nearNames(name: string, candidates: string[]): string[] {
  */
 export function codeActions(a: Analysis, range: { start: Position; end: Position }): CodeAction[] {
   const good = a.good;
-  if (!good?.index || !good.result.ast) return [];
+  if (!good?.index || !good.ast) return [];
   const start = a.offset(range.start);
   const end = a.offset(range.end);
   const actions: CodeAction[] = [];

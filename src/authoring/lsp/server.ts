@@ -7,10 +7,12 @@
  *   only its diagnostics are published. A request on a document whose analysis is stale compiles
  *   it first, so answers always match the text the client holds.
  * - Latency (issue 21 item 2: 50 ms for a 2,000-line file, bench/lsp.ts): one analysis per
- *   (uri, version), shared by diagnostics and every request on that version; its symbol index is
- *   built on first use and its formatting edits once. Formatting reuses the analysis's compile
- *   for the input and proves the output's meaning on the parser's input (format.ts FormatVerify
- *   "parser-input") instead of compiling it; completion right after an edit does not compile.
+ *   (uri, version), shared by diagnostics and every request on that version, built from the last
+ *   one that parsed: after an edit inside one declaration only that declaration is parsed again
+ *   (src/lang/reparse.ts). Its parts are made on first use: the checker only for diagnostics,
+ *   hover and quick fixes, the symbol index for the requests on names, the formatting edits once
+ *   (from the analysis's own tokens; the output's meaning proved on the parser's input, format.ts
+ *   formatParsed). Completion right after an edit does not parse.
  * - Diagnostics are exactly those of `slotflow check` (compile.ts), with code, range, severity and
  *   a `codeDescription` link to the code's entry in docs/diagnostics.md.
  * - Rename of a state or slot alias asks PostgreSQL (DATABASE_URL, when set) whether a running
@@ -137,9 +139,9 @@ export function startServer(connection: Connection, options: ServerOptions = {})
     // A changed event signature without its `map event`: only the deployed version can tell.
     const start = a.offset(p.range.start);
     const end = a.offset(p.range.end);
-    const onEvent = a.result.ast?.events.some((e) => e.range.start.offset <= end && start <= e.range.end.offset) ?? false;
+    const onEvent = a.ast?.events.some((e) => e.range.start.offset <= end && start <= e.range.end.offset) ?? false;
     if (onEvent) {
-      const deployed = await deployedEvents(options.databaseUrl ?? process.env.DATABASE_URL, a.result.ast!.name.name, log);
+      const deployed = await deployedEvents(options.databaseUrl ?? process.env.DATABASE_URL, a.ast!.name.name, log);
       if (deployed) actions.push(...missingMapFixes(a, deployed, start, end));
     }
     return actions;
@@ -165,7 +167,7 @@ export function startServer(connection: Connection, options: ServerOptions = {})
     if ("refused" in t) throw new ResponseError(ErrorCodes.InvalidRequest, t.refused);
     const edits = renameEdits(a, t.symbol, p.newName);
     if ("refused" in edits) throw new ResponseError(ErrorCodes.InvalidRequest, edits.refused);
-    const workflow = a.result.ast?.name.name ?? "";
+    const workflow = a.ast?.name.name ?? "";
     const check = await liveUses(options.databaseUrl ?? process.env.DATABASE_URL, workflow, t.symbol, log);
     if (check.refused) throw new ResponseError(LSPErrorCodes.RequestFailed, check.refused);
     if (check.warning) void connection.sendNotification(ShowMessageNotification.type, { type: MessageType.Warning, message: check.warning });
