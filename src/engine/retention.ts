@@ -40,6 +40,7 @@ export const PURGED_TABLES = [
   "runs",
   "slots",
   "links",
+  "link_tokens",
   "entity_rows",
   "history",
   "incidents",
@@ -64,8 +65,15 @@ export function addCounts(a: PurgeCounts, b: PurgeCounts): PurgeCounts {
   return a;
 }
 
-/** The child tables deleted by run id (runs and delivery_attempts are handled apart). */
-const BY_RUN: readonly PurgedTable[] = ["slots", "links", "entity_rows", "history", "incidents", "outbox", "deliveries", "applied_commands"];
+/** The child tables deleted by run id (runs and link_tokens are handled apart). */
+const BY_RUN: readonly PurgedTable[] = ["slots", "links", "entity_rows", "history", "incidents", "outbox", "deliveries", "delivery_attempts", "applied_commands"];
+
+/**
+ * The token rows of the doomed runs' links, by their key (the token table is distributed by the
+ * token's hash, not by run: issue 20 item 2). All CTEs of a statement see one snapshot, so the
+ * links are still visible here while `d_links` deletes them.
+ */
+const DOOMED_TOKENS = "SELECT token_sha256 FROM links WHERE run_id IN (SELECT id FROM doomed)";
 
 /** The one statement of a purge batch: $1 the cutoff (timestamptz), $2 the batch size. */
 const PURGE_SQL = `
@@ -76,10 +84,7 @@ WITH doomed AS MATERIALIZED (
    LIMIT $2
    FOR UPDATE SKIP LOCKED
 ),
-d_delivery_attempts AS (
-  DELETE FROM delivery_attempts a USING deliveries d
-   WHERE a.delivery_id = d.id AND d.run_id IN (SELECT id FROM doomed) RETURNING 1
-),
+d_link_tokens AS (DELETE FROM link_tokens WHERE token_sha256 IN (${DOOMED_TOKENS}) RETURNING 1),
 ${BY_RUN.map((t) => `d_${t} AS (DELETE FROM ${t} WHERE run_id IN (SELECT id FROM doomed) RETURNING 1),`).join("\n")}
 d_runs AS (DELETE FROM runs WHERE id IN (SELECT id FROM doomed) RETURNING 1)
 SELECT ${PURGED_TABLES.map((t) => `(SELECT count(*) FROM d_${t})::int AS ${t}`).join(", ")}`;
@@ -90,8 +95,7 @@ WITH doomed AS MATERIALIZED (
   SELECT id FROM runs WHERE finished_at <= $1 AND status IN ('finished', 'cancelled')
 )
 SELECT (SELECT count(*) FROM doomed)::int AS runs,
-       (SELECT count(*) FROM delivery_attempts a JOIN deliveries d ON a.delivery_id = d.id
-         WHERE d.run_id IN (SELECT id FROM doomed))::int AS delivery_attempts,
+       (SELECT count(*) FROM link_tokens WHERE token_sha256 IN (${DOOMED_TOKENS}))::int AS link_tokens,
        ${BY_RUN.map((t) => `(SELECT count(*) FROM ${t} WHERE run_id IN (SELECT id FROM doomed))::int AS ${t}`).join(",\n       ")},
        (SELECT count(*) FROM applied_commands WHERE run_id IS NULL AND applied_at <= $2)::int AS orphan_commands`;
 

@@ -84,7 +84,7 @@ async function finishedRun(): Promise<{ run: TestRun; url: string }> {
   await Workflow.Redeem(url, { ok: true });
   await run.refresh();
   const url_ = process.env.DATABASE_URL!;
-  await sql(url_, "INSERT INTO delivery_attempts (delivery_id, attempt, error) SELECT id, 1, 'refused' FROM deliveries WHERE run_id = $1", [run.id]);
+  await sql(url_, "INSERT INTO delivery_attempts (run_id, delivery_id, attempt, error) SELECT run_id, id, 1, 'refused' FROM deliveries WHERE run_id = $1", [run.id]);
   await sql(url_, "INSERT INTO incidents (run_id, command, code, message) VALUES ($1, 'expire', 'handler-failed', 'x')", [run.id]);
   return { run, url };
 }
