@@ -145,7 +145,7 @@ test.serial("the Idempotency-Key outcome outlives the shortest retention: a retr
   t.is((await rowsOf(run.id)).runs, 0);
 });
 
-test.serial("batches: one statement each, oldest ended first, until a batch comes back short", async (t) => {
+test.serial("batches: one transaction each, oldest ended first, until a batch comes back short", async (t) => {
   const runs: TestRun[] = [];
   for (let i = 0; i < 5; i++) {
     const { run } = await finishedRun();
