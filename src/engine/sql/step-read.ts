@@ -65,7 +65,7 @@ export async function readStepUnlocked(db: Tx, runId: string): Promise<StepRead>
       'entities', (SELECT coalesce(json_agg(e), '[]'::json) FROM entity_rows e WHERE e.run_id = ${runId}::uuid),
       'liveLinks', (SELECT coalesce(json_agg(json_build_object('id', l.id, 'slot_id', l.slot_id)), '[]'::json)
                       FROM slots s JOIN runs r ON r.id = s.run_id AND r.visit = s.visit
-                      JOIN links l ON l.slot_id = s.id AND l.status = 'live'
+                      JOIN links l ON l.run_id = s.run_id AND l.slot_id = s.id AND l.status = 'live'
                      WHERE s.run_id = ${runId}::uuid),
       'link', NULL) AS step`;
   const step = rows[0].step;
