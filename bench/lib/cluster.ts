@@ -223,7 +223,7 @@ export async function startBenchCluster(label: string, opts: { env?: NodeJS.Proc
                  SELECT n.run_id, t.name, t.entity, t.data FROM n, entity_rows t WHERE t.run_id = $1::uuid),
            s AS (INSERT INTO slots (id, run_id, state, visit, alias, element, element_value, event, status, opened_at, deadline, closed_at, args)
                  SELECT ('b' || ts.k || 'bbbbbb-0000-4000-8000-' || n.tail)::uuid, n.run_id, ts.state, ts.visit, ts.alias, ts.element, ts.element_value, ts.event, ts.status, ts.opened_at, ts.deadline, ts.closed_at, ts.args
-                   FROM n, ts)
+                   FROM n, ts),
            k AS (INSERT INTO links (id, token_sha256, run_id, slot_id, minted_version, status)
                  SELECT ('dddddddd-0000-4000-8000-' || n.tail)::uuid, encode(sha256(convert_to(n.token, 'UTF8')), 'hex'), n.run_id,
                         ('b' || ts.k || 'bbbbbb-0000-4000-8000-' || n.tail)::uuid, l.minted_version, 'live'
