@@ -97,7 +97,7 @@ export const DOOMED_SQL = `SELECT id FROM runs
  */
 export const PURGE_SQL = `
 WITH ${BY_RUN.map((t) => `d_${t} AS (DELETE FROM ${t} WHERE run_id = ANY($1::uuid[]) RETURNING ${t === "links" ? "token_sha256" : "1"}),`).join("\n")}
-d_link_tokens AS (DELETE FROM link_tokens WHERE token_sha256 IN (SELECT token_sha256 FROM d_links) RETURNING 1),
+d_link_tokens AS (DELETE FROM link_tokens WHERE token_sha256 = ANY(ARRAY(SELECT token_sha256 FROM d_links)) RETURNING 1),
 d_runs AS (DELETE FROM runs WHERE id = ANY($1::uuid[]) RETURNING 1)
 SELECT ${PURGED_TABLES.map((t) => `(SELECT count(*) FROM d_${t})::int AS ${t}`).join(", ")}`;
 
