@@ -76,6 +76,9 @@ test("a database at the previous migration comes forward: its live link resolves
       "the live link's token is in the token table",
     );
     t.deepEqual(await sql(databaseUrl, "SELECT run_id FROM delivery_attempts"), [{ run_id: runId }], "the attempt has its run");
+    // a delivery worker of the previous release records an attempt without run_id: filled in
+    await sql(databaseUrl, "INSERT INTO delivery_attempts (delivery_id, attempt, error) SELECT id, 2, 'refused' FROM deliveries WHERE run_id = $1", [runId]);
+    t.deepEqual(await sql(databaseUrl, "SELECT run_id FROM delivery_attempts WHERE attempt = 2"), [{ run_id: runId }], "the previous release's insert gets its run");
     const keys = await sql<{ table: string; def: string }>(
       databaseUrl,
       `SELECT conrelid::regclass::text AS table, pg_get_constraintdef(oid) AS def FROM pg_constraint

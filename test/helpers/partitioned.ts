@@ -6,7 +6,7 @@
  *
  * `partitionRunTables(url)` takes a freshly migrated, EMPTY database and recreates every run table
  * as `PARTITION BY HASH (<distribution column>)` with `PARTITIONS` partitions — the same columns,
- * defaults, primary and unique keys, indexes and foreign keys (PostgreSQL 15 allows foreign keys to
+ * defaults, primary and unique keys, indexes, triggers and foreign keys (PostgreSQL 15 allows foreign keys to
  * partitioned tables), read from the catalog rather than retyped, so a later migration's index or
  * key comes along. Distribution columns (docs/scaling.md): `runs` by `id`, the tables of a run by
  * `run_id`, the token table `link_tokens` by `token_sha256`, `applied_commands` by `id` (its own
@@ -71,6 +71,10 @@ export async function partitionRunTables(databaseUrl: string): Promise<void> {
           AND NOT EXISTS (SELECT 1 FROM pg_constraint c WHERE c.conindid = i.indexrelid)`,
       [tables],
     );
+    const triggers = await client.query<{ def: string }>(
+      `SELECT pg_get_triggerdef(t.oid) AS def FROM pg_trigger t WHERE t.tgrelid::regclass::text = ANY($1) AND NOT t.tgisinternal`,
+      [tables],
+    );
     // Sequences owned by a column (bigserial ids) must outlive the table they are re-attached to.
     const owned = await client.query<{ seq: string; table: string; column: string }>(
       `SELECT s.oid::regclass::text AS seq, d.refobjid::regclass::text AS table, a.attname AS column
@@ -102,6 +106,7 @@ export async function partitionRunTables(databaseUrl: string): Promise<void> {
     for (const c of constraints.rows.filter((c) => c.type === "f")) {
       await client.query(`ALTER TABLE ${c.table} ADD CONSTRAINT ${quote(c.name)} ${c.def}`);
     }
+    for (const tr of triggers.rows) await client.query(tr.def);
     await client.query("COMMIT");
   } catch (err) {
     await client.query("ROLLBACK").catch(() => undefined);

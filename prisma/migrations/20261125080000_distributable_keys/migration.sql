@@ -4,7 +4,13 @@
 -- schema meets the rules of a distributed PostgreSQL (Citus): runs and the tables of a run are
 -- co-located by run_id (runs by id), link_tokens and applied_commands are distributed by their own
 -- key, workflows / workflow_versions / endpoints are reference tables (docs/scaling.md).
--- Brings an existing database forward with its data, in the migrator's one transaction.
+-- Brings an existing database forward with its data, in the migrator's one transaction. It
+-- rebuilds the run tables' primary keys and indexes under an exclusive lock: on a large database,
+-- expect the tables to be locked for as long as that takes (minutes per tens of millions of rows).
+-- Processes of the previous release keep working on the result (the functions keep their
+-- signatures; the trigger below fills delivery_attempts.run_id for them); their token lookup
+-- through Prisma and their delivery's link check read links by token_sha256, which is no longer
+-- indexed alone: correct, but a scan, until they are replaced.
 
 -- The token table: one row per minted link, keyed by the SHA-256 (hex) of its token. A deposit
 -- reads it first (one key probe), then everything else by run_id. No foreign key to links: it is
@@ -26,6 +32,20 @@ ALTER TABLE "delivery_attempts" DROP CONSTRAINT "delivery_attempts_delivery_id_f
 ALTER TABLE "delivery_attempts" ADD COLUMN "run_id" UUID;
 UPDATE "delivery_attempts" a SET "run_id" = d."run_id" FROM "deliveries" d WHERE d."id" = a."delivery_id";
 ALTER TABLE "delivery_attempts" ALTER COLUMN "run_id" SET NOT NULL;
+-- Rolling upgrades (docs/deployment.md): a delivery worker of the previous release records an
+-- attempt without run_id; this trigger fills it in from the delivery. This release always writes
+-- it; a later release drops the trigger once no such worker runs.
+CREATE FUNCTION slotflow_delivery_attempt_run_id() RETURNS trigger
+LANGUAGE plpgsql AS $$
+BEGIN
+    IF NEW.run_id IS NULL THEN
+        SELECT d.run_id INTO NEW.run_id FROM deliveries d WHERE d.id = NEW.delivery_id;
+    END IF;
+    RETURN NEW;
+END
+$$;
+CREATE TRIGGER "delivery_attempts_run_id" BEFORE INSERT ON "delivery_attempts"
+    FOR EACH ROW EXECUTE FUNCTION slotflow_delivery_attempt_run_id();
 
 -- Primary keys (run_id, id).
 ALTER TABLE "slots" DROP CONSTRAINT "slots_pkey", ADD CONSTRAINT "slots_pkey" PRIMARY KEY ("run_id", "id");
