@@ -6,7 +6,8 @@
  *
  *   SELECT slotflow_step_read($run, $commandId, $linkId)      -- one JSON document, a prepared statement
  *
- * The function lives in prisma/migrations/20261122010000_step_read_function: it takes the lock
+ * The function lives in prisma/migrations/20261122010000_step_read_function (last rewritten by
+ * 20261125080000_distributable_keys: every run table reached by `run_id`): it takes the lock
  * with `SELECT … FOR UPDATE`, then reads with a snapshot taken after the lock (a single plain
  * statement could not: its snapshot predates the wait, so after another step commits it would
  * read that step's slots and links as they were before). Returns null fields when the run does
