@@ -223,19 +223,21 @@ export async function startBenchCluster(label: string, opts: { env?: NodeJS.Proc
                  SELECT n.run_id, t.name, t.entity, t.data FROM n, entity_rows t WHERE t.run_id = $1::uuid),
            s AS (INSERT INTO slots (id, run_id, state, visit, alias, element, element_value, event, status, opened_at, deadline, closed_at, args)
                  SELECT ('b' || ts.k || 'bbbbbb-0000-4000-8000-' || n.tail)::uuid, n.run_id, ts.state, ts.visit, ts.alias, ts.element, ts.element_value, ts.event, ts.status, ts.opened_at, ts.deadline, ts.closed_at, ts.args
-                   FROM n, ts)
-           INSERT INTO links (id, token_sha256, run_id, slot_id, minted_version, status)
-           SELECT ('dddddddd-0000-4000-8000-' || n.tail)::uuid, encode(sha256(convert_to(n.token, 'UTF8')), 'hex'), n.run_id,
-                  ('b' || ts.k || 'bbbbbb-0000-4000-8000-' || n.tail)::uuid, l.minted_version, 'live'
-             FROM n, links l JOIN ts ON ts.id = l.slot_id
-            WHERE l.run_id = $1::uuid AND l.status = 'live'`,
+                   FROM n, ts),
+           k AS (INSERT INTO links (id, token_sha256, run_id, slot_id, minted_version, status)
+                 SELECT ('dddddddd-0000-4000-8000-' || n.tail)::uuid, encode(sha256(convert_to(n.token, 'UTF8')), 'hex'), n.run_id,
+                        ('b' || ts.k || 'bbbbbb-0000-4000-8000-' || n.tail)::uuid, l.minted_version, 'live'
+                   FROM n, links l JOIN ts ON ts.id = l.slot_id
+                  WHERE l.run_id = $1::uuid AND l.status = 'live'
+                 RETURNING token_sha256, run_id, id)
+           INSERT INTO link_tokens (token_sha256, run_id, link_id) SELECT token_sha256, run_id, id FROM k`,
           [template, seed, from + at, count],
         );
       }
       // VACUUM, not only ANALYZE: the clones' hint bits and visibility map are set now, and
       // autovacuum does not start on the new rows during the measurement (at 1M clones it did:
       // PostgreSQL's CPU per deposit doubled, counted from its autovacuum workers).
-      for (const table of ["runs", "slots", "links", "entity_rows"]) await pool.query(`VACUUM (ANALYZE) ${table}`);
+      for (const table of ["runs", "slots", "links", "link_tokens", "entity_rows"]) await pool.query(`VACUUM (ANALYZE) ${table}`);
       if (o.returnUrls === false) return [];
       return Array.from({ length: n }, (_, i) => `${cluster.baseUrl}/api/workflow/callback/${benchToken(seed, from + i)}`);
     },

@@ -88,14 +88,14 @@ async function resealRun(tx: Tx, runId: string, sealer: Sealer, report: ResealRe
     const args = resealed(row.args, sealer, report);
     if (elementValue !== undefined || args !== undefined) {
       await tx.slot.update({
-        where: { id: row.id },
+        where: { runId_id: { runId, id: row.id } },
         data: { ...(elementValue !== undefined ? { elementValue: elementValue as object } : {}), ...(args !== undefined ? { args: args as object } : {}) },
       });
     }
   }
   for (const row of await tx.historyEntry.findMany({ where: { runId }, select: { id: true, data: true } })) {
     const data = resealed(row.data, sealer, report);
-    if (data !== undefined) await tx.historyEntry.update({ where: { id: row.id }, data: { data: data as object } });
+    if (data !== undefined) await tx.historyEntry.update({ where: { runId_id: { runId, id: row.id } }, data: { data: data as object } });
   }
   const outbox = await tx.$queryRaw<{ id: string; to: string; subject: string; body: string | null }[]>`
     SELECT id, "to", subject, body FROM outbox WHERE run_id = ${runId}::uuid FOR UPDATE`;
@@ -107,14 +107,14 @@ async function resealRun(tx: Tx, runId: string, sealer: Sealer, report: ResealRe
       const text = resealedText(stored, sealer, report);
       if (text !== undefined) data[column] = text;
     }
-    if (Object.keys(data).length > 0) await tx.outboxMessage.update({ where: { id: row.id }, data });
+    if (Object.keys(data).length > 0) await tx.outboxMessage.update({ where: { runId_id: { runId, id: row.id } }, data });
   }
   // deliveries of send webhook / send message (issue 18; the delivery worker takes them with SKIP LOCKED)
   const deliveries = await tx.$queryRaw<{ id: string; payload: string | null }[]>`
     SELECT id, payload FROM deliveries WHERE run_id = ${runId}::uuid AND payload IS NOT NULL FOR UPDATE`;
   for (const row of deliveries) {
     const payload = resealedText(row.payload!, sealer, report);
-    if (payload !== undefined) await tx.delivery.update({ where: { id: row.id }, data: { payload } });
+    if (payload !== undefined) await tx.delivery.update({ where: { runId_id: { runId, id: row.id } }, data: { payload } });
   }
 }
 

@@ -45,8 +45,11 @@ const NOT_FOUND = refuse(RefusalCode.LinkNotFound, "No link matches this URL. Ch
 /** The page for `token`; see the module header. Database faults propagate (the caller answers 503). */
 export async function responderPage(deps: ResponderDeps, token: string): Promise<ResponderPage> {
   if (!isTokenShaped(token)) return { ok: false, refusal: NOT_FOUND };
+  // the token table first (its own key), then the link by its run (issue 20 item 2)
+  const key = await deps.db.linkToken.findUnique({ where: { tokenSha256: hashToken(token) }, select: { runId: true, linkId: true } });
+  if (!key) return { ok: false, refusal: NOT_FOUND };
   const link = await deps.db.link.findUnique({
-    where: { tokenSha256: hashToken(token) },
+    where: { runId_id: { runId: key.runId, id: key.linkId } },
     select: {
       mintedVersion: true,
       status: true,

@@ -6,12 +6,15 @@
  * cancelled: `runs.finished_at` is set) more than the retention ago is deleted with its slots
  * (timers included), links, tracked entity rows, history, incidents, outbox messages, webhook/chat
  * deliveries and their attempts, and its `applied_commands` records — in batches of at most
- * `PURGE_BATCH` runs, each batch ONE statement (so one short transaction of its own):
+ * `PURGE_BATCH` runs, each batch one short transaction of two statements:
  *
- *   WITH doomed AS MATERIALIZED (SELECT id FROM runs WHERE finished_at <= $cutoff
- *                                 ORDER BY finished_at LIMIT $batch FOR UPDATE SKIP LOCKED),
- *        <one DELETE … WHERE run_id IN (SELECT id FROM doomed) RETURNING 1 per table>
+ *   SELECT id FROM runs WHERE finished_at <= $cutoff ORDER BY finished_at LIMIT $batch
+ *      FOR UPDATE SKIP LOCKED                                       -- the doomed runs
+ *   WITH <one DELETE … WHERE run_id = ANY($ids) RETURNING 1 per table>, <the token rows by key>
  *   SELECT <the count of each>
+ *
+ * The ids travel as one array parameter, so each delete reaches only the doomed runs' partitions
+ * (shards, once distributed); the scan reads all of `runs` (issue 20 item 2, docs/scaling.md).
  *
  * It never blocks the hot path: it reads only ended runs (an index range scan on
  * `runs_ended_finished_at_idx`, which holds no running run), skips a run whose row a worker holds
@@ -40,6 +43,7 @@ export const PURGED_TABLES = [
   "runs",
   "slots",
   "links",
+  "link_tokens",
   "entity_rows",
   "history",
   "incidents",
@@ -64,24 +68,37 @@ export function addCounts(a: PurgeCounts, b: PurgeCounts): PurgeCounts {
   return a;
 }
 
-/** The child tables deleted by run id (runs and delivery_attempts are handled apart). */
-const BY_RUN: readonly PurgedTable[] = ["slots", "links", "entity_rows", "history", "incidents", "outbox", "deliveries", "applied_commands"];
+/** The child tables deleted by run id (runs and link_tokens are handled apart). */
+const BY_RUN: readonly PurgedTable[] = ["slots", "links", "entity_rows", "history", "incidents", "outbox", "deliveries", "delivery_attempts", "applied_commands"];
 
-/** The one statement of a purge batch: $1 the cutoff (timestamptz), $2 the batch size. */
-const PURGE_SQL = `
-WITH doomed AS MATERIALIZED (
-  SELECT id FROM runs
+/**
+ * The token rows of the doomed runs' links (the dry run's count), by their key: the token table is
+ * distributed by the token's hash, not by run (issue 20 item 2). The purge takes the hashes from
+ * the links it deletes (`d_links … RETURNING token_sha256`).
+ */
+const DOOMED_TOKENS = "SELECT token_sha256 FROM links WHERE run_id IN (SELECT id FROM doomed)";
+
+/**
+ * A purge batch's first statement, the scan for ended runs: $1 the cutoff (timestamptz), $2 the
+ * batch size. It locks the runs it returns until the batch commits. It reads every partition
+ * (shard) of `runs`: a multi-shard read by nature (docs/scaling.md).
+ */
+export const DOOMED_SQL = `SELECT id FROM runs
    WHERE finished_at <= $1 AND status IN ('finished', 'cancelled')
    ORDER BY finished_at
    LIMIT $2
-   FOR UPDATE SKIP LOCKED
-),
-d_delivery_attempts AS (
-  DELETE FROM delivery_attempts a USING deliveries d
-   WHERE a.delivery_id = d.id AND d.run_id IN (SELECT id FROM doomed) RETURNING 1
-),
-${BY_RUN.map((t) => `d_${t} AS (DELETE FROM ${t} WHERE run_id IN (SELECT id FROM doomed) RETURNING 1),`).join("\n")}
-d_runs AS (DELETE FROM runs WHERE id IN (SELECT id FROM doomed) RETURNING 1)
+   FOR UPDATE SKIP LOCKED`;
+
+/**
+ * A purge batch's second statement, the deletes: $1 the doomed runs' ids (uuid[]). The ids are one
+ * array parameter of an unnamed statement, planned for its values, so each table's delete reaches
+ * only the partitions (shards) of those runs (issue 20 item 2). Token rows go by their key, the
+ * hashes of the links deleted here.
+ */
+export const PURGE_SQL = `
+WITH ${BY_RUN.map((t) => `d_${t} AS (DELETE FROM ${t} WHERE run_id = ANY($1::uuid[]) RETURNING ${t === "links" ? "token_sha256" : "1"}),`).join("\n")}
+d_link_tokens AS (DELETE FROM link_tokens WHERE token_sha256 = ANY(ARRAY(SELECT token_sha256 FROM d_links)) RETURNING 1),
+d_runs AS (DELETE FROM runs WHERE id = ANY($1::uuid[]) RETURNING 1)
 SELECT ${PURGED_TABLES.map((t) => `(SELECT count(*) FROM d_${t})::int AS ${t}`).join(", ")}`;
 
 /** What a dry run counts: the same runs as the purge (every one past the cutoff, not one batch). */
@@ -90,8 +107,7 @@ WITH doomed AS MATERIALIZED (
   SELECT id FROM runs WHERE finished_at <= $1 AND status IN ('finished', 'cancelled')
 )
 SELECT (SELECT count(*) FROM doomed)::int AS runs,
-       (SELECT count(*) FROM delivery_attempts a JOIN deliveries d ON a.delivery_id = d.id
-         WHERE d.run_id IN (SELECT id FROM doomed))::int AS delivery_attempts,
+       (SELECT count(*) FROM link_tokens WHERE token_sha256 IN (${DOOMED_TOKENS}))::int AS link_tokens,
        ${BY_RUN.map((t) => `(SELECT count(*) FROM ${t} WHERE run_id IN (SELECT id FROM doomed))::int AS ${t}`).join(",\n       ")},
        (SELECT count(*) FROM applied_commands WHERE run_id IS NULL AND applied_at <= $2)::int AS orphan_commands`;
 
@@ -112,11 +128,18 @@ export function purgeCutoff(now: Date, retentionMs: number): Date {
 
 /**
  * Deletes ONE batch (at most `batch` runs, ended at or before `now - retentionMs`, oldest first)
- * with every row they own, in one statement; returns the rows deleted per table. A run a worker
- * holds locked is skipped (the next batch takes it).
+ * with every row they own, in one transaction of two statements (the scan, then the deletes);
+ * returns the rows deleted per table. A run a worker holds locked is skipped (the next batch takes it).
  */
 export async function purgeBatch(db: Db, now: Date, retentionMs: number, batch = PURGE_BATCH): Promise<PurgeCounts> {
-  const rows = await db.$queryRawUnsafe<PurgeCounts[]>(PURGE_SQL, purgeCutoff(now, retentionMs), batch);
+  const rows = await db.$transaction(
+    async (tx) => {
+      const doomed = await tx.$queryRawUnsafe<{ id: string }[]>(DOOMED_SQL, purgeCutoff(now, retentionMs), batch);
+      if (doomed.length === 0) return [];
+      return tx.$queryRawUnsafe<PurgeCounts[]>(PURGE_SQL, doomed.map((r) => r.id));
+    },
+    { maxWait: 10_000, timeout: 60_000 },
+  );
   const counts = emptyCounts();
   for (const t of PURGED_TABLES) counts[t] = Number(rows[0]?.[t] ?? 0);
   return counts;

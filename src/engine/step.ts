@@ -349,7 +349,8 @@ export class Step implements World {
     // mail that has them: the write function and its cost for every other step stay as they are.
     for (const m of this.mail) {
       if (m.replyTo === undefined && m.cc === undefined) continue;
-      await this.services.tx.$executeRaw`UPDATE outbox SET reply_to = ${m.replyTo ?? null}, cc = ${m.cc ?? null} WHERE id = ${m.id}::uuid`;
+      await this.services.tx.$executeRaw`UPDATE outbox SET reply_to = ${m.replyTo ?? null}, cc = ${m.cc ?? null}
+                                               WHERE run_id = ${this.run.id}::uuid AND id = ${m.id}::uuid`;
     }
     // after the mail, in creation order (issue 18: same transaction, so only if the step commits)
     const base = this.now.getTime() + this.mail.length;

@@ -198,7 +198,7 @@ export async function waitingOf(db: Db, runIds: string[]): Promise<Map<string, W
   if (!runIds.length) return out;
   const rows = await db.$queryRaw<{ run_id: string; alias: string; element: number | null; status: "open" | "waiting"; opened_at: Date | null; deadline: Date | null; link: string | null }[]>`
     SELECT s.run_id, s.alias, s.element, s.status, s.opened_at, s.deadline,
-           (SELECT l.status FROM links l WHERE l.slot_id = s.id ORDER BY (l.status = 'live') DESC, l.created_at DESC LIMIT 1) AS link
+           (SELECT l.status FROM links l WHERE l.run_id = s.run_id AND l.slot_id = s.id ORDER BY (l.status = 'live') DESC, l.created_at DESC LIMIT 1) AS link
       FROM slots s
      WHERE s.run_id = ANY(${runIds}::uuid[]) AND s.status IN ('open', 'waiting')
        AND s.alias NOT LIKE ${TIMER_ALIAS_PREFIX + "%"}

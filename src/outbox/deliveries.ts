@@ -93,10 +93,11 @@ interface Row {
  * Why the links a delivery carries no longer make it worth sending: null while one of them is live
  * (or it carries none this engine minted); else e.g. "link burned", "link dead (revoked)".
  */
-export async function deadLinkReason(db: Pick<Db, "$queryRaw">, hashes: string[]): Promise<string | null> {
+export async function deadLinkReason(db: Pick<Db, "$queryRaw">, runId: string, hashes: string[]): Promise<string | null> {
   if (hashes.length === 0) return null;
+  // the links of the delivery's own run (links_run_id_token_sha256_idx; issue 20 item 2)
   const links = await db.$queryRaw<{ status: string; end_reason: string | null }[]>`
-    SELECT status, end_reason FROM links WHERE token_sha256 = ANY(${hashes}::text[])`;
+    SELECT status, end_reason FROM links WHERE run_id = ${runId}::uuid AND token_sha256 = ANY(${hashes}::text[])`;
   if (links.length === 0 || links.some((l) => l.status === "live")) return null;
   const l = links[0];
   return `link ${l.status}${l.end_reason ? ` (${l.end_reason})` : ""}`;
@@ -114,10 +115,10 @@ export async function attemptDelivery(deps: DeliveryDeps, deliveryId: string): P
       const row = rows[0];
       if (!row || row.status !== "pending") return { kind: "skipped" };
       const fail = async (reason: string, dropPayload: boolean) => {
-        await tx.delivery.update({ where: { id: row.id }, data: { status: "failed", endReason: reason, nextAttemptAt: null, ...(dropPayload ? { payload: null } : {}) } });
+        await tx.delivery.update({ where: { runId_id: { runId: row.run_id, id: row.id } }, data: { status: "failed", endReason: reason, nextAttemptAt: null, ...(dropPayload ? { payload: null } : {}) } });
         return { kind: "failed" as const, reason };
       };
-      const dead = await deadLinkReason(tx, row.link_sha256);
+      const dead = await deadLinkReason(tx, row.run_id, row.link_sha256);
       if (dead !== null || row.payload === null) return fail(dead ?? "link no longer live", true);
       const endpoint = await openEndpoint(tx as unknown as Db, sealer, row.endpoint);
       if (!endpoint) return fail(`no endpoint named "${row.endpoint}"`, false);
@@ -155,31 +156,31 @@ export async function attemptDelivery(deps: DeliveryDeps, deliveryId: string): P
         await agent.close().catch(() => undefined);
       }
       const latencyMs = Math.round(performance.now() - t0);
-      await tx.deliveryAttempt.create({ data: { deliveryId: row.id, attempt, at: now, statusCode, latencyMs, error: error === null ? null : redactTokens(error).slice(0, 300) } });
+      await tx.deliveryAttempt.create({ data: { runId: row.run_id, deliveryId: row.id, attempt, at: now, statusCode, latencyMs, error: error === null ? null : redactTokens(error).slice(0, 300) } });
       const common = { attempts: attempt, lastStatusCode: statusCode, lastLatencyMs: latencyMs, lastError: error === null ? null : redactTokens(error).slice(0, 300) };
       const seen = { statusCode: statusCode ?? undefined, latencyMs, endpoint: row.endpoint, attemptNo: attempt };
       // the endpoint's state changes in the same transaction, so nobody sees one without the other
       const endpointTx = tx as unknown as Db;
       if (error === null) {
-        await tx.delivery.update({ where: { id: row.id }, data: { ...common, status: "sent", deliveredAt: new Date(), nextAttemptAt: null, endReason: null } });
+        await tx.delivery.update({ where: { runId_id: { runId: row.run_id, id: row.id } }, data: { ...common, status: "sent", deliveredAt: new Date(), nextAttemptAt: null, endReason: null } });
         await recordEndpointOutcome(endpointTx, row.endpoint, "ok");
         return { kind: "sent", ...seen };
       }
       if (statusCode === 410) {
         await recordEndpointOutcome(endpointTx, row.endpoint, "gone");
-        await tx.delivery.update({ where: { id: row.id }, data: { ...common, status: "failed", endReason: "the endpoint answered 410 Gone (endpoint disabled)", nextAttemptAt: null } });
+        await tx.delivery.update({ where: { runId_id: { runId: row.run_id, id: row.id } }, data: { ...common, status: "failed", endReason: "the endpoint answered 410 Gone (endpoint disabled)", nextAttemptAt: null } });
         return { kind: "failed", reason: "410 Gone", ...seen, disabled: "the endpoint answered 410 Gone" };
       }
       const disabled = await recordEndpointOutcome(endpointTx, row.endpoint, "failed");
       let delay = retryDelayMs(deps.retryMs, attempt);
       if (disabled !== null || delay === null) {
         const reason = disabled !== null ? `endpoint disabled: ${disabled}` : `gave up after ${attempt} attempts`;
-        await tx.delivery.update({ where: { id: row.id }, data: { ...common, status: "failed", endReason: reason, nextAttemptAt: null } });
+        await tx.delivery.update({ where: { runId_id: { runId: row.run_id, id: row.id } }, data: { ...common, status: "failed", endReason: reason, nextAttemptAt: null } });
         return { kind: "failed", reason, ...seen, disabled };
       }
       if (retryAfterMs !== null) delay = Math.max(delay, retryAfterMs);
       const nextAttemptAt = new Date(Date.now() + delay);
-      await tx.delivery.update({ where: { id: row.id }, data: { ...common, nextAttemptAt } });
+      await tx.delivery.update({ where: { runId_id: { runId: row.run_id, id: row.id } }, data: { ...common, nextAttemptAt } });
       return { kind: "retry", attempt, delayMs: delay, ...seen, nextAttemptAt: nextAttemptAt.toISOString() };
     },
     { maxWait: 10_000, timeout: ATTEMPT_TIMEOUT_MS + 20_000 },
@@ -208,12 +209,12 @@ export async function redeliver(db: Db, runId: string, deliveryId: string): Prom
       FROM deliveries WHERE id = ${deliveryId}::uuid AND run_id = ${runId}::uuid FOR UPDATE`;
     const row = rows[0];
     if (!row) return { ok: false as const, code: "not-found" as const, reason: "This run has no such outbox message." };
-    const dead = row.payload === null ? "link no longer live" : await deadLinkReason(tx, row.link_sha256);
+    const dead = row.payload === null ? "link no longer live" : await deadLinkReason(tx, row.run_id, row.link_sha256);
     if (dead !== null) {
-      if (row.payload !== null) await tx.delivery.update({ where: { id: row.id }, data: { payload: null } });
+      if (row.payload !== null) await tx.delivery.update({ where: { runId_id: { runId: row.run_id, id: row.id } }, data: { payload: null } });
       return { ok: false as const, code: "link-not-live" as const, reason: dead };
     }
-    await tx.delivery.update({ where: { id: row.id }, data: { status: "pending", attempts: 0, nextAttemptAt: new Date(), endReason: null, deliveredAt: null } });
+    await tx.delivery.update({ where: { runId_id: { runId: row.run_id, id: row.id } }, data: { status: "pending", attempts: 0, nextAttemptAt: new Date(), endReason: null, deliveredAt: null } });
     return { ok: true as const };
   });
 }
@@ -245,11 +246,11 @@ export async function endDeliveriesOfDeadLinks(tx: Tx, runId: string): Promise<n
     UPDATE deliveries d
        SET status = 'failed', payload = NULL, next_attempt_at = NULL,
            end_reason = (SELECT 'link ' || l.status || coalesce(' (' || l.end_reason || ')', '')
-                           FROM links l WHERE l.token_sha256 = ANY(d.link_sha256) LIMIT 1)
-     WHERE d.id IN (SELECT p.id FROM deliveries p
+                           FROM links l WHERE l.run_id = d.run_id AND l.token_sha256 = ANY(d.link_sha256) LIMIT 1)
+     WHERE d.run_id = ${runId}::uuid AND d.id IN (SELECT p.id FROM deliveries p
                      WHERE p.run_id = ${runId}::uuid AND p.status = 'pending' AND cardinality(p.link_sha256) > 0
-                       AND EXISTS (SELECT 1 FROM links l WHERE l.token_sha256 = ANY(p.link_sha256))
-                       AND NOT EXISTS (SELECT 1 FROM links l WHERE l.token_sha256 = ANY(p.link_sha256) AND l.status = 'live')
+                       AND EXISTS (SELECT 1 FROM links l WHERE l.run_id = p.run_id AND l.token_sha256 = ANY(p.link_sha256))
+                       AND NOT EXISTS (SELECT 1 FROM links l WHERE l.run_id = p.run_id AND l.token_sha256 = ANY(p.link_sha256) AND l.status = 'live')
                        FOR UPDATE SKIP LOCKED)`;
 }
 

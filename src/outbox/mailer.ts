@@ -140,9 +140,9 @@ export async function deliverOutbox(db: Db, sealer: Sealer, transport: MailTrans
   const result = await db.$transaction(
     async (tx) => {
       const rows = await tx.$queryRaw<
-        { id: string; to: string; subject: string; body: string | null; reply_to: string | null; cc: string | null; status: string; attempts: number }[]
+        { id: string; run_id: string; to: string; subject: string; body: string | null; reply_to: string | null; cc: string | null; status: string; attempts: number }[]
       >`
-        SELECT id, "to", subject, body, reply_to, cc, status, attempts FROM outbox WHERE id = ${outboxId}::uuid FOR UPDATE SKIP LOCKED`;
+        SELECT id, run_id, "to", subject, body, reply_to, cc, status, attempts FROM outbox WHERE id = ${outboxId}::uuid FOR UPDATE SKIP LOCKED`;
       const row = rows[0];
       if (!row || row.status !== "pending") return { kind: "skipped" as const };
       // recipient, subject and body are stored sealed when they carry a link (Sealer.sealText)
@@ -153,7 +153,7 @@ export async function deliverOutbox(db: Db, sealer: Sealer, transport: MailTrans
       // before that rule) fails at once rather than waiting out its attempts (issue 8 item 18).
       if (!isEmailAddress(mail.to) || (mail.cc !== undefined && !isEmailAddress(mail.cc)) || (mail.replyTo !== undefined && !isEmailAddress(mail.replyTo))) {
         await tx.outboxMessage.update({
-          where: { id: row.id },
+          where: { runId_id: { runId: row.run_id, id: row.id } },
           data: { status: "failed", body: null, attempts: row.attempts + 1, lastError: "the recipient is not exactly one email address" },
         });
         return { kind: "failed" as const };
@@ -161,12 +161,12 @@ export async function deliverOutbox(db: Db, sealer: Sealer, transport: MailTrans
       try {
         const messageId = await transport.send(mail);
         await tx.outboxMessage.update({
-          where: { id: row.id },
+          where: { runId_id: { runId: row.run_id, id: row.id } },
           data: { status: "sent", body: null, messageId, deliveredAt: new Date(), attempts: row.attempts + 1 },
         });
         return { kind: "sent" as const };
       } catch (err) {
-        return { kind: "error" as const, err, attempts: row.attempts + 1 };
+        return { kind: "error" as const, err, attempts: row.attempts + 1, runId: row.run_id };
       }
     },
     { maxWait: 10_000, timeout: 60_000 },
@@ -179,7 +179,7 @@ export async function deliverOutbox(db: Db, sealer: Sealer, transport: MailTrans
   const failed = result.attempts >= MAX_DELIVERY_ATTEMPTS;
   const message = result.err instanceof Error ? result.err.message : String(result.err);
   await db.outboxMessage.update({
-    where: { id: outboxId },
+    where: { runId_id: { runId: result.runId, id: outboxId } },
     data: { attempts: result.attempts, lastError: redactTokens(message).slice(0, 500), ...(failed ? { status: "failed", body: null } : {}) },
   });
   log?.warn({ outboxId, attempts: result.attempts, failed }, "email delivery failed");

@@ -190,6 +190,9 @@ test.serial("links minted in the old format (43 characters, no prefix) keep work
   // Stand in for a link minted before the sfl_ format: only its hash was ever stored.
   const updated = await sql(cluster.databaseUrl, "UPDATE links SET token_sha256 = $1 WHERE run_id = $2 AND status = 'live' AND slot_id = (SELECT id FROM slots WHERE run_id = $2 AND alias = 'answer') RETURNING id", [hashToken(legacy), r.runId]);
   t.is(updated.length, 1);
+  // ... and its row in the token table, where a token resolves (issue 20 item 2)
+  const keyed = await sql(cluster.databaseUrl, "UPDATE link_tokens SET token_sha256 = $1 WHERE run_id = $2 AND link_id = $3 RETURNING link_id", [hashToken(legacy), r.runId, updated[0].id]);
+  t.is(keyed.length, 1);
   const page = await request(base, "GET", `/api/workflow/callback/${legacy}`, { headers: { accept: "text/html" } });
   t.is(page.status, 200);
   const res = await postLink(`${base}/api/workflow/callback/${legacy}`, { ok: true, note: "old link" });

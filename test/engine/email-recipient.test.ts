@@ -82,7 +82,7 @@ test.serial("a queued message whose recipient breaks the rule fails at delivery 
     const outcome = await deliverOutbox(db, new Sealer(config.sealKey), { send: async (m) => (sent.push(m), "id") }, id);
     t.is(outcome, "failed");
     t.deepEqual(sent, []);
-    const row = await db.outboxMessage.findUniqueOrThrow({ where: { id } });
+    const row = await db.outboxMessage.findUniqueOrThrow({ where: { runId_id: { runId: run.id, id } } });
     t.is(row.status, "failed");
     t.is(row.body, null);
   } finally {

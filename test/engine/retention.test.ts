@@ -84,7 +84,7 @@ async function finishedRun(): Promise<{ run: TestRun; url: string }> {
   await Workflow.Redeem(url, { ok: true });
   await run.refresh();
   const url_ = process.env.DATABASE_URL!;
-  await sql(url_, "INSERT INTO delivery_attempts (delivery_id, attempt, error) SELECT id, 1, 'refused' FROM deliveries WHERE run_id = $1", [run.id]);
+  await sql(url_, "INSERT INTO delivery_attempts (run_id, delivery_id, attempt, error) SELECT run_id, id, 1, 'refused' FROM deliveries WHERE run_id = $1", [run.id]);
   await sql(url_, "INSERT INTO incidents (run_id, command, code, message) VALUES ($1, 'expire', 'handler-failed', 'x')", [run.id]);
   return { run, url };
 }
@@ -145,7 +145,7 @@ test.serial("the Idempotency-Key outcome outlives the shortest retention: a retr
   t.is((await rowsOf(run.id)).runs, 0);
 });
 
-test.serial("batches: one statement each, oldest ended first, until a batch comes back short", async (t) => {
+test.serial("batches: one transaction each, oldest ended first, until a batch comes back short", async (t) => {
   const runs: TestRun[] = [];
   for (let i = 0; i < 5; i++) {
     const { run } = await finishedRun();

@@ -1,20 +1,24 @@
 /**
  * Test databases: each test file gets its own fresh PostgreSQL database, migrated with the same
  * runner as production (`slotflow migrate`), on the server of DATABASE_URL (default local).
+ * With SLOTFLOW_TEST_PARTITIONED=1 its run tables are then hash-partitioned (partitioned.ts,
+ * issue 20 item 2), so a suite runs on the partitioned schema.
  */
 import { randomBytes } from "node:crypto";
 import pg from "pg";
 import { migrate } from "../../src/migrate.js";
+import { partitionedTests, partitionRunTables } from "./partitioned.js";
 
 const SERVER = new URL(process.env.DATABASE_URL || "postgresql://postgres@127.0.0.1:5432/slotflow");
 
-/** Creates and migrates a new database; returns its URL. */
+/** Creates and migrates a new database (partitioned when SLOTFLOW_TEST_PARTITIONED=1); returns its URL. */
 export async function freshDatabase(label: string): Promise<string> {
   const prefix = process.env.SLOTFLOW_TEST_DB_PREFIX || "slotflow_t";
   const name = `${prefix}_${label.replace(/\W/g, "_").slice(0, 20)}_${randomBytes(4).toString("hex")}`.toLowerCase();
   const url = new URL(SERVER.toString());
   url.pathname = `/${name}`;
   await migrate(url.toString());
+  if (partitionedTests()) await partitionRunTables(url.toString());
   return url.toString();
 }
 

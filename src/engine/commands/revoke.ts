@@ -24,7 +24,7 @@ export async function revoke(step: Step, cmd: Extract<Command, { kind: "revoke" 
   const noLink = refuse(RefusalCode.NotFound, `Slot "${cmd.alias}" has no live link to revoke.`);
   const slot = slotsOf(step, cmd.alias).find((s) => s.element === null);
   if (!slot) return refused(noLink);
-  const link = await step.services.tx.link.findFirst({ where: { slotId: slot.id, status: "live" }, select: { id: true } });
+  const link = await step.services.tx.link.findFirst({ where: { runId: cmd.runId, slotId: slot.id, status: "live" }, select: { id: true } });
   if (!link) return refused(noLink);
   revokeLink(step, slot, link.id, { reason: cmd.reason, actor: cmd.actor });
   return applied(step, "revoked");

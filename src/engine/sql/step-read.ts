@@ -6,7 +6,8 @@
  *
  *   SELECT slotflow_step_read($run, $commandId, $linkId)      -- one JSON document, a prepared statement
  *
- * The function lives in prisma/migrations/20261122010000_step_read_function: it takes the lock
+ * The function lives in prisma/migrations/20261122010000_step_read_function (last rewritten by
+ * 20261125080000_distributable_keys: every run table reached by `run_id`): it takes the lock
  * with `SELECT … FOR UPDATE`, then reads with a snapshot taken after the lock (a single plain
  * statement could not: its snapshot predates the wait, so after another step commits it would
  * read that step's slots and links as they were before). Returns null fields when the run does
@@ -65,7 +66,7 @@ export async function readStepUnlocked(db: Tx, runId: string): Promise<StepRead>
       'entities', (SELECT coalesce(json_agg(e), '[]'::json) FROM entity_rows e WHERE e.run_id = ${runId}::uuid),
       'liveLinks', (SELECT coalesce(json_agg(json_build_object('id', l.id, 'slot_id', l.slot_id)), '[]'::json)
                       FROM slots s JOIN runs r ON r.id = s.run_id AND r.visit = s.visit
-                      JOIN links l ON l.slot_id = s.id AND l.status = 'live'
+                      JOIN links l ON l.run_id = s.run_id AND l.slot_id = s.id AND l.status = 'live'
                      WHERE s.run_id = ${runId}::uuid),
       'link', NULL) AS step`;
   const step = rows[0].step;

@@ -4,9 +4,11 @@
  *
  *   SELECT slotflow_step_write($1::jsonb)        -- a prepared statement (sql/prepared.ts)
  *
- * The PL/pgSQL function lives in prisma/migrations/20261123000000_step_write_function. It inserts
- * or updates the run, inserts new slots, links, tracked rows (new run), outbox mail and history,
- * and updates each changed slot, ended link and tracked row by its primary key. Every row is named
+ * The PL/pgSQL function lives in prisma/migrations/20261123000000_step_write_function (last
+ * rewritten by 20261125080000_distributable_keys, issue 20 item 2). It inserts or updates the run,
+ * inserts new slots, links (each with its row in the token table `link_tokens`), tracked rows (new
+ * run), outbox mail and history, and updates each changed slot, ended link and tracked row by its
+ * primary key, which leads with `run_id`. Every row is named
  * by its key: no write that cannot match (link ends are decided in memory from the live links
  * the read returned — see link.ts `settleLinks`), no result that nobody reads.
  *
