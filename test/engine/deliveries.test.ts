@@ -337,8 +337,10 @@ test.serial("slotflow reseal moves endpoints' URL and secrets and deliveries' pa
 
 test.serial("two workers attempting one delivery at once send it once: claim, send, mark; a claimed delivery is skipped (issue 22)", async (t) => {
   await setup();
-  await setEndpoint(db, sealer, "local", "webhook", new URL(`${rx.url}/twice`));
-  const run = await (await Workflow.deploy(SOURCE)).start({ job: { title: "twice" } });
+  // an endpoint of its own: the reseal test above moved "local"'s secret to a key this sealer lacks
+  await setEndpoint(db, sealer, "twice", "webhook", new URL(`${rx.url}/twice`));
+  const twice = await Workflow.deploy(SOURCE.replace('send webhook to "local"', 'send webhook to "twice"'));
+  const run = await twice.start({ job: { title: "twice" } });
   const [row] = await sql(process.env.DATABASE_URL!, "SELECT id FROM deliveries WHERE run_id = $1", [run.id]);
   const deps = { db, sealer, allowPrivate: true, retryMs: [0, 0, 0] };
   const results = await Promise.all([attemptDelivery(deps, row.id), attemptDelivery(deps, row.id)]);
@@ -348,7 +350,7 @@ test.serial("two workers attempting one delivery at once send it once: claim, se
   t.like(after, { status: "sent", attempts: 1, next_attempt_at: null });
   t.is((await sql(process.env.DATABASE_URL!, "SELECT 1 FROM delivery_attempts WHERE delivery_id = $1", [row.id])).length, 1);
   // a pending delivery whose attempt another worker holds (next_attempt_at moved past the attempt) is skipped
-  const run2 = await (await Workflow.deploy(SOURCE)).start({ job: { title: "held" } });
+  const run2 = await twice.start({ job: { title: "held" } });
   const [held] = await sql(process.env.DATABASE_URL!, "SELECT id FROM deliveries WHERE run_id = $1", [run2.id]);
   await sql(process.env.DATABASE_URL!, "UPDATE deliveries SET next_attempt_at = now() + interval '1 minute' WHERE id = $1", [held.id]);
   t.deepEqual(await attemptDelivery(deps, held.id), { kind: "skipped" });
