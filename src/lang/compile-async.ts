@@ -79,6 +79,11 @@ function start(): Worker {
   return w;
 }
 
+/** Whether the compiler thread is running (it ends IDLE_MS after its last compilation; issue 22). */
+export function compilerThreadRunning(): boolean {
+  return worker !== null;
+}
+
 /** Compiles `source` on the compiler thread: the diagnostics and the compiled form (no syntax tree). */
 export function compileOffThread(source: string, file = "<input>"): Promise<OffThreadResult> {
   if (idleTimer) clearTimeout(idleTimer);
