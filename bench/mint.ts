@@ -12,15 +12,21 @@
  * (the composed ceiling); then the issue's targets, each with the measured figure.
  * Writes bench/results/mint-*.json.
  *
- *   npm run bench -- mint [n1=200] [n10=1000] [n50=1000] [--warm=3000] [--no-ceilings]
+ *   npm run bench -- mint [n1=200] [n10=1000] [n50=1000] [--warm=3000] [--no-ceilings] [--profile]
+ *
+ * `--profile`: V8's CPU profiler in web and worker during the C=10 phase, summed by package
+ * (bench/lib/profile-summary.ts), as for deposits.
  */
 import { randomUUID } from "node:crypto";
+import { mkdirSync, readdirSync } from "node:fs";
+import { join } from "node:path";
+import { summarise } from "./lib/profile-summary.js";
 import { startBenchCluster, type BenchCluster } from "./lib/cluster.js";
 import { queueCeiling, sqlCeiling } from "./lib/ceilings.js";
 import { loadNote, machineCpu } from "./lib/proc.js";
 import { drive, fmt, post, writeResult, WARM_UP } from "./lib/report.js";
 import { perDeposit } from "./deposits.js";
-import { ADMIN_TOKEN } from "../test/helpers/server.js";
+import { ADMIN_TOKEN, ROOT } from "../test/helpers/server.js";
 import { createDb } from "../src/db.js";
 import { startRun } from "../src/engine/commands/start.js";
 import { Sealer } from "../src/engine/seal.js";
@@ -29,6 +35,7 @@ import { loadVersion } from "../src/engine/workflows.js";
 
 const [n1 = 200, n10 = 1000, n50 = 1000] = process.argv.slice(2).filter((a) => !a.startsWith("--")).map(Number);
 const withCeilings = !process.argv.includes("--no-ceilings");
+const profileDir = process.argv.includes("--profile") ? join(ROOT, "bench/results/profiles", `mint-${new Date().toISOString().replace(/[:.]/g, "-")}`) : null;
 const INPUT_OBJ = { vendor: { name: "Bench", contactEmail: "bench@example.com" }, amount: 10 };
 const INPUT = JSON.stringify(INPUT_OBJ);
 
@@ -74,7 +81,8 @@ async function startScript(bench: BenchCluster): Promise<string> {
 
 async function main() {
   const load0 = machineCpu();
-  const bench = await startBenchCluster("bmint");
+  if (profileDir) mkdirSync(profileDir, { recursive: true });
+  const bench = await startBenchCluster("bmint", profileDir ? { env: { SLOTFLOW_BENCH_CPU_PROF_DIR: profileDir } } : {});
   const phases: Record<string, ReturnType<typeof perDeposit> & { sqlPerStartOnly: number; sqlPerDelivery: number; sqlByText: Record<string, number> }> = {};
   let ceilings: Record<string, unknown> | null = null;
   let memory: ReturnType<BenchCluster["memory"]> = {};
@@ -93,10 +101,12 @@ async function main() {
       if (n <= 0) continue;
       while ((await pending()) > 0) await new Promise((r) => setTimeout(r, 100));
       const text0 = sqlByText(bench);
+      if (profileDir && clients === 10) await bench.toggleProfiles();
       const m = await bench.measure();
       const load = await drive(Array.from({ length: n }), clients, start);
       while ((await pending()) > 0) await new Promise((r) => setTimeout(r, 100));
       const f = perDeposit(load, await m.stop());
+      if (profileDir && clients === 10) await bench.toggleProfiles();
       const text1 = sqlByText(bench);
       const byText: Record<string, number> = Object.fromEntries(Object.keys(text1).map((k) => [k, (text1[k]! - (text0[k] ?? 0)) / n]).filter(([, v]) => (v as number) > 0));
       const delivery = Object.entries(byText).filter(([k]) => /\boutbox\b/.test(k)).reduce((s, [, v]) => s + v, 0);
@@ -140,6 +150,13 @@ async function main() {
     process.stdout.write(`${note}\nwrote ${writeResult("mint", { note, phases, memory, ceilings, targets: rows.map(([target, measured, met]) => ({ target, measured, met })) })}\n`);
   } finally {
     await bench.stop();
+  }
+  if (profileDir) {
+    const roles = new Map(bench.cluster.processes.map((p) => [`${p.child.pid}.cpuprofile`, p.role]));
+    for (const file of readdirSync(profileDir).filter((f) => f.endsWith(".cpuprofile"))) {
+      process.stdout.write(`\nprofile of ${roles.get(file) ?? "?"} (C=10): ${join(profileDir, file)} (share of busy samples, native calls counted for their JS caller):\n`);
+      for (const { bucket, share } of summarise(join(profileDir, file)).slice(0, 12)) process.stdout.write(`${(share * 100).toFixed(1).padStart(6)}%  ${bucket}\n`);
+    }
   }
 }
 
