@@ -115,6 +115,8 @@ async function measureOnce(via: "direct" | "pgbouncer"): Promise<Record<string, 
     const urls = await bench.seedRuns("VendorApproval", INPUT, warm + plan.reduce((s, [, n]) => s + n, 0) + paced, "deposits");
     process.stdout.write(`seeded ${urls.length} live runs; warming up…\n`);
     await drive(urls.slice(0, warm), 10, (u) => postDeposit(u));
+    // peak RSS from here on: under load, not start-up's or the deploy's compile (issue 22)
+    bench.resetPeakMemory();
     let at = warm;
     for (const [clients, n] of plan) {
       if (profileDir && clients === profileAt) await bench.toggleProfiles();

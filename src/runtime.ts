@@ -9,6 +9,7 @@ import { Sealer } from "./engine/seal.js";
 import { createLogger, type Logger } from "./log.js";
 import { smtpTransport, terminalTransport, type MailTransport } from "./outbox/mailer.js";
 import { Queues } from "./queue/queues.js";
+import { CurrentVersions } from "./engine/version-cache.js";
 
 export interface Runtime {
   config: Config;
@@ -16,6 +17,8 @@ export interface Runtime {
   db: Db;
   sealer: Sealer;
   queues: Queues;
+  /** Each workflow's current version, cached and invalidated by deploys across processes (issue 22). */
+  versions: CurrentVersions;
   transport: MailTransport;
   engine: EngineDeps;
   close(): Promise<void>;
@@ -33,6 +36,7 @@ export function createRuntime(options: RuntimeOptions = {}): Runtime {
   const db = createDb(config.databaseUrl, Math.max(10, config.workerConcurrency + 4));
   const sealer = new Sealer(config.sealKeys);
   const queues = new Queues(config);
+  const versions = new CurrentVersions(config, queues.connection);
   const transport = options.transport ?? (config.smtpUrl ? smtpTransport(config.smtpUrl, config.mail) : terminalTransport());
   const engine: EngineDeps = { db, sealer, baseUrl: config.baseUrl, log, limits: config.limits };
   return {
@@ -41,9 +45,11 @@ export function createRuntime(options: RuntimeOptions = {}): Runtime {
     db,
     sealer,
     queues,
+    versions,
     transport,
     engine,
     async close() {
+      await versions.close();
       await queues.close();
       await db.$disconnect();
     },
@@ -55,4 +61,15 @@ export function warnDevDefaults(rt: Runtime): void {
   for (const name of rt.config.devDefaults) {
     rt.log.warn({ variable: name }, `${name} is not set: using a development value (set it in production)`);
   }
+}
+
+/**
+ * After a deploy committed: tells every process to forget `workflow`'s cached current version
+ * (engine/version-cache.ts, issue 22). A Redis that does not take the message is logged, not
+ * thrown: the deploy stands, and other processes see it within the cache's maximum age (30 s).
+ */
+export async function announceDeploy(rt: Pick<Runtime, "versions" | "log">, workflow: string): Promise<void> {
+  await rt.versions.announce(workflow).catch((err: unknown) => {
+    rt.log.warn({ workflow, err: String(err) }, "could not announce the deploy; other processes see it within 30 s");
+  });
 }

@@ -99,6 +99,8 @@ export async function sqlCeiling(databaseUrl: string, script: string, clients: n
   const url = new URL(databaseUrl);
   const args = ["-n", "-f", file, "-c", String(clients), "-j", "2", "-T", String(seconds), "-h", url.hostname, "-p", url.port || "5432", "-U", url.username || "postgres", url.pathname.slice(1)];
   const child = spawn("pgbench", args, { stdio: ["ignore", "pipe", "pipe"] });
+  // listened for from the start: a pgbench that ends early (a loaded machine) must not hang the bench
+  const exited = new Promise<void>((resolve) => child.once("exit", () => resolve()));
   let out = "";
   child.stdout!.on("data", (d: Buffer) => (out += d.toString()));
   child.stderr!.on("data", (d: Buffer) => (out += d.toString()));
@@ -112,7 +114,7 @@ export async function sqlCeiling(databaseUrl: string, script: string, clients: n
   await new Promise((r) => setTimeout(r, Math.max(500, seconds * 1000 - 1500)));
   const c1 = pids.reduce((s, p) => s + (cpuMs(p) ?? 0), 0);
   const x1 = await xacts();
-  await new Promise<void>((resolve) => child.once("exit", () => resolve()));
+  await exited;
   await admin.end();
   const tps = Number(/tps = ([\d.]+)/.exec(out)?.[1] ?? NaN);
   if (!Number.isFinite(tps)) throw new Error(`pgbench failed:\n${out}`);

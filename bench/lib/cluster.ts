@@ -16,7 +16,7 @@ import pg from "pg";
 import { dropDatabase } from "../../test/helpers/db.js";
 import { startPgBouncer, type PgBouncer } from "../../test/helpers/pgbouncer.js";
 import { ADMIN_TOKEN, freePort, printedLinks, request, ROOT, startCluster, type Cluster } from "../../test/helpers/server.js";
-import { CpuMeter, machineCpu, memoryKb } from "./proc.js";
+import { CpuMeter, machineCpu, memoryKb, resetPeakKb } from "./proc.js";
 
 export interface RedisServer {
   url: string;
@@ -104,6 +104,8 @@ export interface BenchCluster {
   /** Starts measuring; `stop()` returns the deltas. */
   measure(): Promise<{ stop(): Promise<Window> }>;
   memory(): Record<string, { peakKb: number; rssKb: number }>;
+  /** Resets each process's peak RSS to its current RSS (proc.ts resetPeakKb): later peaks are those under load. */
+  resetPeakMemory(): void;
   /** The raw per-process counts written by the preload so far (pid, argv, sql.byText, redis.byName). */
   rawCounts(): unknown[];
   /** Starts (first call) or stops and writes (second call) every process's CPU profile (with SLOTFLOW_BENCH_CPU_PROF_DIR). */
@@ -284,6 +286,9 @@ export async function startBenchCluster(label: string, opts: { env?: NodeJS.Proc
     },
     memory() {
       return Object.fromEntries(cluster.processes.map((p, i) => [`${p.role}${i}`, memoryKb(p.child.pid!)]));
+    },
+    resetPeakMemory() {
+      for (const p of cluster.processes) resetPeakKb(p.child.pid!);
     },
     async toggleProfiles() {
       for (const p of cluster.processes) p.child.kill("SIGUSR2");

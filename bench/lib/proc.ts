@@ -2,7 +2,7 @@
  * Reading processes from /proc (Linux): CPU time (user + system, ms) and resident memory (kB).
  * CPU time per operation is the figure that survives a noisy shared machine; wall-clock rates do not.
  */
-import { readFileSync } from "node:fs";
+import { readFileSync, writeFileSync } from "node:fs";
 import { loadavg } from "node:os";
 
 const TICK_MS = 10; // CLK_TCK is 100 on Linux
@@ -26,6 +26,20 @@ export function memoryKb(pid: number): { peakKb: number; rssKb: number } {
     return { peakKb: field("VmHWM"), rssKb: field("VmRSS") };
   } catch {
     return { peakKb: 0, rssKb: 0 };
+  }
+}
+
+/**
+ * Resets the peak resident set (VmHWM) of `pid` to its current RSS (`echo 5 > /proc/<pid>/clear_refs`,
+ * Linux ≥ 4.0), so a later peak is the peak of what follows: under load, not the start-up's or a
+ * deploy's compile (issue 22). Returns false when the kernel refused.
+ */
+export function resetPeakKb(pid: number): boolean {
+  try {
+    writeFileSync(`/proc/${pid}/clear_refs`, "5");
+    return true;
+  } catch {
+    return false;
   }
 }
 

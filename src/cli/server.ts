@@ -16,7 +16,7 @@ import type { Config } from "../config.js";
 import { installFaultHandlers } from "../process-faults.js";
 import { checkRedisPersistence } from "../queue/persistence.js";
 import { allShards } from "../queue/shards.js";
-import { createRuntime, warnDevDefaults, type Runtime } from "../runtime.js";
+import { announceDeploy, createRuntime, warnDevDefaults, type Runtime } from "../runtime.js";
 import { createWebApp, type WebApp } from "../web/app.js";
 import { bindClusterMetrics, registry } from "../web/metrics.js";
 import { startCommandWorker } from "../../workers/commands.js";
@@ -131,6 +131,7 @@ export async function deployDirectory(rt: Runtime, dir: string): Promise<void> {
         maxSourceBytes: rt.config.limits.maxSourceBytes,
         upgrade: { sealer: rt.sealer, baseUrl: rt.config.baseUrl, limits: rt.config.limits },
       });
+      await announceDeploy(rt, r.name);
       rt.log.info({ file: path, workflow: r.name, version: r.version, created: r.created }, "deployed");
     } catch (err) {
       if (err instanceof RefusalError) rt.log.error({ file: path, code: err.code, detail: err.message, ...err.extra }, "deploy refused");

@@ -175,7 +175,15 @@ export async function removeEndpoint(db: Db, name: string): Promise<boolean> {
 /** The endpoint opened for one delivery attempt; null when none has this name. */
 export async function openEndpoint(db: Db, sealer: Sealer, name: string, now = new Date()): Promise<OpenEndpoint | null> {
   const r = await db.endpoint.findUnique({ where: { name } });
-  if (!r) return null;
+  return r ? openEndpointRow(sealer, r, now) : null;
+}
+
+/** An endpoint row as stored (sealed url and secrets) → what a delivery needs, opened (issue 22: the delivery's claim reads the row itself). */
+export function openEndpointRow(
+  sealer: Sealer,
+  r: { name: string; kind: string; url: string; secret: string | null; previousSecret: string | null; previousSecretUntil: Date | null; disabledAt: Date | null; disabledReason: string | null },
+  now = new Date(),
+): OpenEndpoint {
   const secrets: string[] = [];
   if (r.secret) secrets.push(sealer.openText(r.secret));
   if (r.previousSecret && r.previousSecretUntil && r.previousSecretUntil > now) secrets.push(sealer.openText(r.previousSecret));
@@ -194,6 +202,7 @@ export async function missingEndpoints(db: Db, names: string[]): Promise<Set<str
  * Records an attempt's outcome on the endpoint: a 2xx clears `failingSince`; a failure sets it
  * (if unset) and disables the endpoint once it has been failing for FAILING_DISABLES_MS; `gone`
  * (HTTP 410) disables it at once. Returns the reason when this call disabled it.
+ * (A delivery attempt applies the same rules inside its one marking statement: outbox/deliveries.ts.)
  */
 export async function recordEndpointOutcome(db: Db, name: string, outcome: "ok" | "failed" | "gone", now = new Date()): Promise<string | null> {
   if (outcome === "ok") {

@@ -14,6 +14,7 @@
  *    the outcome in `applied_commands` in one statement (sql/step-write.ts).
  *
  * Round trips of a deposit: BEGIN, the read, the write, COMMIT (bench `deposits` counts them).
+ * A start is the exception: no transaction, one statement (`applyStart` below; issue 22).
  * 4. A refusal changes nothing. A RuntimeFault (the workflow's own code failed) discards the step
  *    and records an incident on the run instead: refusal `handler-failed`, links stay live.
  *
@@ -68,37 +69,67 @@ async function recordIncident(tx: Tx, runId: string, command: string, message: s
   await tx.incident.create({ data: { runId, command, code: RefusalCode.HandlerFailed, message } });
 }
 
+/**
+ * A start (issue 22 item 1): a new run has nothing to lock and nothing to read, so it is decided
+ * in memory and written as ONE statement outside any interactive transaction
+ * (sql/start-write.ts), which also answers a repeated command id with its recorded outcome. A
+ * refusal or a handler failure writes nothing; it probes for an outcome recorded earlier (a
+ * retried job whose first attempt committed) and returns that instead, if any.
+ * Round trips: 1 (a refusal: 1, the probe).
+ */
+async function applyStart(deps: EngineDeps, cmd: Extract<Command, { kind: "start" }>): Promise<Applied> {
+  const services = { tx: deps.db, sealer: deps.sealer, baseUrl: deps.baseUrl, limits: deps.limits };
+  let result: CommandResult;
+  try {
+    result = await startRun(services, cmd);
+  } catch (err) {
+    if (!(err instanceof RuntimeFault)) throw err;
+    const prior = await priorOutcome(deps.db, cmd.commandId);
+    if (prior) return { outcome: prior as Outcome, queuedMail: [] };
+    const message = redactTokens(err.message);
+    deps.log?.warn({ command: cmd.kind, runId: cmd.runId, err: message }, "handler failed; step discarded");
+    return {
+      outcome: { ok: false, refusal: refuse(RefusalCode.HandlerFailed, `The workflow failed while handling this request; nothing was applied. ${message}`) },
+      queuedMail: [],
+    };
+  }
+  if (!result.outcome.ok || !result.step) {
+    const prior = await priorOutcome(deps.db, cmd.commandId);
+    return { outcome: (prior as Outcome | null) ?? result.outcome, queuedMail: [] };
+  }
+  const prior = await result.step.flushStart({ id: cmd.commandId, kind: cmd.kind, outcome: result.outcome });
+  if (prior !== null) return { outcome: prior as Outcome, queuedMail: [] };
+  return { outcome: result.outcome, queuedMail: result.step.queuedMail, queuedDeliveries: result.step.queuedDeliveries };
+}
+
 /** Applies `cmd`; see the module header for the contract. */
 export async function applyCommand(deps: EngineDeps, cmd: Command): Promise<Applied> {
+  if (cmd.kind === "start") return applyStart(deps, cmd);
   let fault: RuntimeFault | null = null;
   const applied = await deps.db.$transaction(async (tx) => {
     const services = { tx, sealer: deps.sealer, baseUrl: deps.baseUrl, limits: deps.limits };
-    const read = cmd.kind === "start" ? null : await readStep(tx, cmd.runId, cmd.commandId, cmd.kind === "deposit" ? cmd.linkId : null);
-    const prior = read ? read.prior : await priorOutcome(tx, cmd.commandId);
+    const read = await readStep(tx, cmd.runId, cmd.commandId, cmd.kind === "deposit" ? cmd.linkId : null);
+    const prior = read.prior;
     if (prior) return { outcome: prior as Outcome, queuedMail: [] };
-    if (read && !read.run) {
+    if (!read.run) {
       return { outcome: { ok: false as const, refusal: refuse(RefusalCode.NotFound, "No run has this id.") }, queuedMail: [] };
     }
     let result: CommandResult;
     try {
-      if (cmd.kind === "start") {
-        result = await startRun(services, cmd);
-      } else {
-        const run = read!.run!;
-        const step = Step.fromRead(services, await loadVersion(tx, run.workflow_name as string, run.version as number), read!);
-        if (cmd.kind === "deposit") step.depositLink = linkRowOf(read!.link);
-        result =
-          cmd.kind === "deposit" ? await deposit(step, cmd)
-          : cmd.kind === "raise" ? await raise(step, cmd)
-          : cmd.kind === "revoke" ? await revoke(step, cmd)
-          : cmd.kind === "cancel" ? await cancel(step, cmd)
-          : await expire(step, cmd);
-      }
+      const run = read.run;
+      const step = Step.fromRead(services, await loadVersion(tx, run.workflow_name as string, run.version as number), read);
+      if (cmd.kind === "deposit") step.depositLink = linkRowOf(read.link);
+      result =
+        cmd.kind === "deposit" ? await deposit(step, cmd)
+        : cmd.kind === "raise" ? await raise(step, cmd)
+        : cmd.kind === "revoke" ? await revoke(step, cmd)
+        : cmd.kind === "cancel" ? await cancel(step, cmd)
+        : await expire(step, cmd);
     } catch (err) {
       if (!(err instanceof RuntimeFault)) throw err;
       fault = err;
       const message = redactTokens(err.message);
-      if (read) await recordIncident(tx, cmd.runId, cmd.kind, message);
+      await recordIncident(tx, cmd.runId, cmd.kind, message);
       return {
         outcome: { ok: false as const, refusal: refuse(RefusalCode.HandlerFailed, `The workflow failed while handling this request; nothing was applied. ${message}`) },
         queuedMail: [],

@@ -12,6 +12,7 @@ import type { Command, PrincipalClaims } from "./commands/types.js";
 import { RefusalCode, refuse, type Refusal } from "./refusals.js";
 import { entityJson } from "./step.js";
 import { toJson } from "./values.js";
+import type { CurrentVersions } from "./version-cache.js";
 import { currentVersion, loadVersion } from "./workflows.js";
 
 type Prepared<K extends Command["kind"]> = { ok: true; cmd: Extract<Command, { kind: K }> } | { ok: false; refusal: Refusal };
@@ -20,9 +21,11 @@ type Prepared<K extends Command["kind"]> = { ok: true; cmd: Extract<Command, { k
  * 404 not-found for an unknown workflow; 422 invalid-body for input that does not match its
  * parameters or passes a limit on depth or list length; 413 payload-too-large over the input size
  * limit (input.ts). The command carries the normalised input, never the caller's object.
+ * `versions`: the process's cache of current versions (version-cache.ts); without it, one read.
  */
-export async function prepareStart(db: Db, workflow: string, input: unknown, limits: Limits = DEFAULT_LIMITS): Promise<Prepared<"start">> {
-  const version = await currentVersion(db, workflow);
+export async function prepareStart(db: Db, workflow: string, input: unknown, limits: Limits = DEFAULT_LIMITS, versions?: CurrentVersions): Promise<Prepared<"start">> {
+  // The current version from the process's cache when given (issue 22: no SQL per start), else one read.
+  const version = versions ? await versions.get(db, workflow) : await currentVersion(db, workflow);
   if (version === null) return { ok: false, refusal: refuse(RefusalCode.NotFound, `No workflow named "${workflow}" is deployed.`) };
   const wf = await loadVersion(db, workflow, version);
   const checked = checkInput(wf, input, limits);

@@ -24,6 +24,7 @@ import type { IdempotencyFingerprint } from "./idempotency.js";
 import type { LinkEndReason } from "./refusals.js";
 import { linkHashesIn, type Sealer } from "./seal.js";
 import { writeDeliveries, type DeliveryWriteRow } from "./sql/deliveries-write.js";
+import { writeStart } from "./sql/start-write.js";
 import { endDeliveriesOfDeadLinks } from "../outbox/deliveries.js";
 import { fromJson, toJson, type Value } from "./values.js";
 
@@ -308,6 +309,52 @@ export class Step implements World {
    * (sql/step-write.ts). Mail ids are handed to `queuedMail` for the caller to enqueue after commit.
    */
   async flush(applied: { id: string; kind: string; outcome: unknown }): Promise<void> {
+    const { write, endedLinks } = this.buildWrite(applied);
+    await writeStep(this.services.tx, write);
+    // replyTo / cc (issue 19) are set by key after the write, in the same transaction, only for
+    // mail that has them: the write function and its cost for every other step stay as they are.
+    for (const m of this.mail) {
+      if (m.replyTo === undefined && m.cc === undefined) continue;
+      await this.services.tx.$executeRaw`UPDATE outbox SET reply_to = ${m.replyTo ?? null}, cc = ${m.cc ?? null}
+                                               WHERE run_id = ${this.run.id}::uuid AND id = ${m.id}::uuid`;
+    }
+    // after the mail, in creation order (issue 18: same transaction, so only if the step commits)
+    await writeDeliveries(this.services.tx, this.deliveryRows());
+    // A link ended by this step takes the run's pending deliveries that carried only dead links
+    // with it, at once (issue 18 item 4); runs without pending deliveries send nothing more.
+    if (this.hasPendingDeliveries && endedLinks > 0) await endDeliveriesOfDeadLinks(this.services.tx, this.run.id);
+    this.queuedMail.push(...this.mail.map((m) => m.id));
+    this.queuedDeliveries.push(...this.deliveries.map((d) => d.id));
+  }
+
+  /**
+   * The write of a new run's step (issue 22 item 1): the step's write, its mail's reply_to / cc
+   * and its deliveries in ONE statement on its own, outside any transaction (sql/start-write.ts).
+   * Resolves null when written (mail and delivery ids are then in `queuedMail` /
+   * `queuedDeliveries`), or the outcome an earlier application of the same command recorded.
+   */
+  async flushStart(applied: { id: string; kind: string; outcome: unknown }): Promise<unknown | null> {
+    if (!this.isNewRun) throw new Error("flushStart writes a new run only");
+    const { write } = this.buildWrite(applied);
+    const prior = await writeStart(this.services.tx, {
+      ...write,
+      mailExtra: this.mail.filter((m) => m.replyTo !== undefined || m.cc !== undefined).map((m) => ({ id: m.id, reply_to: m.replyTo ?? null, cc: m.cc ?? null })),
+      deliveries: this.deliveryRows(),
+    });
+    if (prior !== null) return prior;
+    this.queuedMail.push(...this.mail.map((m) => m.id));
+    this.queuedDeliveries.push(...this.deliveries.map((d) => d.id));
+    return null;
+  }
+
+  /** The step's deliveries as rows, created after its mail, 1 ms apart (creation order). */
+  private deliveryRows(): DeliveryWriteRow[] {
+    const base = this.now.getTime() + this.mail.length;
+    return this.deliveries.map((d, i) => ({ ...d, created_at: new Date(base + i).toISOString() }));
+  }
+
+  /** The StepWrite document of this step (sql/step-write.ts), and how many links it ends. */
+  private buildWrite(applied: { id: string; kind: string; outcome: unknown }): { write: StepWrite; endedLinks: number } {
     const { sealer } = this.services;
     const run = this.run;
     const links = settleLinks(this);
@@ -344,22 +391,7 @@ export class Step implements World {
       history: this.history.map((h) => ({ kind: h.kind, data: sealer.sealJson(h.data) })),
       applied,
     };
-    await writeStep(this.services.tx, write);
-    // replyTo / cc (issue 19) are set by key after the write, in the same transaction, only for
-    // mail that has them: the write function and its cost for every other step stay as they are.
-    for (const m of this.mail) {
-      if (m.replyTo === undefined && m.cc === undefined) continue;
-      await this.services.tx.$executeRaw`UPDATE outbox SET reply_to = ${m.replyTo ?? null}, cc = ${m.cc ?? null}
-                                               WHERE run_id = ${this.run.id}::uuid AND id = ${m.id}::uuid`;
-    }
-    // after the mail, in creation order (issue 18: same transaction, so only if the step commits)
-    const base = this.now.getTime() + this.mail.length;
-    await writeDeliveries(this.services.tx, this.deliveries.map((d, i) => ({ ...d, created_at: new Date(base + i).toISOString() })));
-    // A link ended by this step takes the run's pending deliveries that carried only dead links
-    // with it, at once (issue 18 item 4); runs without pending deliveries send nothing more.
-    if (this.hasPendingDeliveries && links.ended.length > 0) await endDeliveriesOfDeadLinks(this.services.tx, run.id);
-    this.queuedMail.push(...this.mail.map((m) => m.id));
-    this.queuedDeliveries.push(...this.deliveries.map((d) => d.id));
+    return { write, endedLinks: links.ended.length };
   }
 
   /** A slot as the write's JSON row; null JSON columns are left out so they stay SQL NULL. */

@@ -5,7 +5,9 @@
  * callback endpoint waits. `compileOffThread` hands the source to one long-lived
  * `node:worker_threads` worker (compile-thread.ts), started on first use and kept for the process;
  * requests queue there one at a time. The thread is unref'd while idle, so it never keeps a CLI
- * process or a test alive.
+ * process or a test alive, and ends after IDLE_MS with nothing to compile (issue 22: the thread's
+ * own V8 heap and the compiler's modules held ~70–90 MiB of the web process's resident memory
+ * between deploys, which are rare); the next deploy starts it again.
  *
  * Never rejects, like `compile`: a thread that dies (out of memory, say) answers each waiting
  * compilation with a FLOW999 diagnostic, and the next call starts a new thread.
@@ -26,6 +28,9 @@ interface Pending {
 }
 
 let worker: Worker | null = null;
+let idleTimer: NodeJS.Timeout | null = null;
+/** How long the compiler thread outlives its last compilation, ms (issue 22). */
+export const IDLE_MS = 10_000;
 let nextId = 1;
 const pending = new Map<number, Pending>();
 
@@ -48,7 +53,16 @@ function start(): Worker {
   w.on("message", (msg: { id: number } & OffThreadResult) => {
     const p = pending.get(msg.id);
     pending.delete(msg.id);
-    if (pending.size === 0) w.unref();
+    if (pending.size === 0) {
+      w.unref();
+      idleTimer = setTimeout(() => {
+        idleTimer = null;
+        if (worker !== w || pending.size > 0) return;
+        worker = null;
+        void w.terminate();
+      }, IDLE_MS);
+      idleTimer.unref();
+    }
     p?.resolve({ diagnostics: msg.diagnostics, workflow: msg.workflow });
   });
   const fail = (err: Error) => {
@@ -65,8 +79,15 @@ function start(): Worker {
   return w;
 }
 
+/** Whether the compiler thread is running (it ends IDLE_MS after its last compilation; issue 22). */
+export function compilerThreadRunning(): boolean {
+  return worker !== null;
+}
+
 /** Compiles `source` on the compiler thread: the diagnostics and the compiled form (no syntax tree). */
 export function compileOffThread(source: string, file = "<input>"): Promise<OffThreadResult> {
+  if (idleTimer) clearTimeout(idleTimer);
+  idleTimer = null;
   worker ??= start();
   const w = worker;
   const id = nextId++;

@@ -15,10 +15,11 @@
  *
  * A delivery row is written in the step's transaction (engine/sql/deliveries-write.ts), so it
  * exists only if the step committed; the worker enqueues its first attempt after commit, and the
- * sweeper re-enqueues any whose due attempt was not taken (a worker that died). An attempt holds
- * the row locked (FOR UPDATE SKIP LOCKED) while it sends, so two jobs never send one attempt.
- * Delivery is at least once: a crash between the endpoint's 2xx and the commit sends again with
- * the same `webhook-id` (receivers de-duplicate on it).
+ * sweeper re-enqueues any whose due attempt was not taken (a worker that died). An attempt claims
+ * the row (issue 22: one UPDATE moves `next_attempt_at` past the attempt; `attemptDelivery`), so two
+ * jobs never send one attempt, and no row lock is held while it sends.
+ * Delivery is at least once: a crash between the endpoint's 2xx and the mark sends again, once the
+ * claim lapsed, with the same `webhook-id` (receivers de-duplicate on it).
  *
  * Retries (SLOTFLOW_DELIVERY_RETRY_MS; the Standard Webhooks example schedule by default) with
  * ±10 % jitter; a 429 or 503 with `Retry-After` waits at least that long. No redirect is followed
@@ -29,7 +30,7 @@
  */
 import type { Db, Tx } from "../db.js";
 import type { Logger } from "../log.js";
-import { openEndpoint, recordEndpointOutcome } from "../endpoints/endpoints.js";
+import { FAILING_DISABLES_MS, openEndpointRow } from "../endpoints/endpoints.js";
 import { redactTokens, type Sealer } from "../engine/seal.js";
 import { checkLiteralHost, deliveryAgent, type Resolver } from "./address-guard.js";
 import { wireRequest, type Payload } from "./wire.js";
@@ -103,97 +104,165 @@ export async function deadLinkReason(db: Pick<Db, "$queryRaw">, runId: string, h
   return `link ${l.status}${l.end_reason ? ` (${l.end_reason})` : ""}`;
 }
 
-/** Attempts one delivery if it is pending; see the module header. */
+/**
+ * How long an attempt holds its claimed delivery, ms (issue 22): longer than an attempt can take
+ * (ATTEMPT_TIMEOUT_MS), so a second job for the same delivery finds it claimed and skips it; an
+ * attempt whose worker died leaves the claim to lapse, then the sweeper's re-enqueue retries it.
+ */
+export const DELIVERY_CLAIM_MS = ATTEMPT_TIMEOUT_MS + 50_000;
+/** A job may run this early before its attempt is due (clocks of worker, Redis and PostgreSQL), ms. */
+const DUE_SLACK_MS = 5_000;
+
+interface ClaimedRow extends Row {
+  /** Why its links make it not worth sending (deadLinkReason's words), or null. */
+  dead: string | null;
+  e_name: string | null;
+  e_kind: string;
+  e_url: string;
+  e_secret: string | null;
+  e_previous_secret: string | null;
+  e_previous_secret_until: Date | null;
+  e_disabled_at: Date | null;
+  e_disabled_reason: string | null;
+}
+
+/**
+ * Attempts one delivery if it is pending and due; see the module header. Round trips (issue 22
+ * item 2): claim, send, mark — two SQL statements, each its own transaction, no row lock held while
+ * sending:
+ *
+ * - claim: one UPDATE moves `next_attempt_at` past the attempt (DELIVERY_CLAIM_MS) where the row is
+ *   pending and due, returning the row, whether its links are still live (deadLinkReason's rule)
+ *   and its endpoint's row. A second job for the same delivery re-checks the WHERE after the first
+ *   commits and finds it claimed: one attempt is sent once (test `engine/deliveries`).
+ * - mark: one statement of data-modifying CTEs writes the attempt's log row, the endpoint's state
+ *   (recordEndpointOutcome's rules: a 2xx clears `failing_since`, a failure sets it and disables
+ *   the endpoint after FAILING_DISABLES_MS, a 410 disables it) and the delivery's outcome, which
+ *   depends on whether this mark disabled the endpoint. A delivery ended meanwhile (the run
+ *   cancelled, its link dead) stays ended unless this attempt was delivered: then it says `sent`.
+ */
 export async function attemptDelivery(deps: DeliveryDeps, deliveryId: string): Promise<AttemptResult> {
   const { db, sealer, log } = deps;
+  const rows = await db.$queryRaw<ClaimedRow[]>`
+    WITH c AS (
+      UPDATE deliveries SET next_attempt_at = now() + make_interval(secs => ${DELIVERY_CLAIM_MS / 1000})
+       WHERE id = ${deliveryId}::uuid AND status = 'pending'
+         AND (next_attempt_at IS NULL OR next_attempt_at <= now() + make_interval(secs => ${DUE_SLACK_MS / 1000}))
+      RETURNING id, run_id, endpoint, statement, webhook_id, payload, link_sha256, status, attempts)
+    SELECT c.*,
+           CASE WHEN cardinality(c.link_sha256) = 0 THEN NULL
+                WHEN EXISTS (SELECT 1 FROM links l WHERE l.run_id = c.run_id AND l.token_sha256 = ANY(c.link_sha256) AND l.status = 'live') THEN NULL
+                ELSE (SELECT 'link ' || l.status || coalesce(' (' || l.end_reason || ')', '') FROM links l WHERE l.run_id = c.run_id AND l.token_sha256 = ANY(c.link_sha256) LIMIT 1)
+           END AS dead,
+           e.name AS e_name, e.kind AS e_kind, e.url AS e_url, e.secret AS e_secret, e.previous_secret AS e_previous_secret,
+           e.previous_secret_until AS e_previous_secret_until, e.disabled_at AS e_disabled_at, e.disabled_reason AS e_disabled_reason
+      FROM c LEFT JOIN endpoints e ON e.name = c.endpoint`;
+  const row = rows[0];
+  if (!row) return { kind: "skipped" };
   let kind = "unknown";
-  const result = await db.$transaction(
-    async (tx): Promise<AttemptResult & { statusCode?: number; latencyMs?: number; endpoint?: string; attemptNo?: number; disabled?: string | null; nextAttemptAt?: string }> => {
-      const rows = await tx.$queryRaw<Row[]>`
-        SELECT id, run_id, endpoint, statement, webhook_id, payload, link_sha256, status, attempts
-        FROM deliveries WHERE id = ${deliveryId}::uuid FOR UPDATE SKIP LOCKED`;
-      const row = rows[0];
-      if (!row || row.status !== "pending") return { kind: "skipped" };
-      const fail = async (reason: string, dropPayload: boolean) => {
-        await tx.delivery.update({ where: { runId_id: { runId: row.run_id, id: row.id } }, data: { status: "failed", endReason: reason, nextAttemptAt: null, ...(dropPayload ? { payload: null } : {}) } });
-        return { kind: "failed" as const, reason };
-      };
-      const dead = await deadLinkReason(tx, row.run_id, row.link_sha256);
-      if (dead !== null || row.payload === null) return fail(dead ?? "link no longer live", true);
-      const endpoint = await openEndpoint(tx as unknown as Db, sealer, row.endpoint);
-      if (!endpoint) return fail(`no endpoint named "${row.endpoint}"`, false);
-      kind = endpoint.kind;
-      if (endpoint.disabledReason) return fail(`endpoint disabled: ${endpoint.disabledReason}`, false);
-      const payload = { statement: row.statement, ...(JSON.parse(sealer.openText(row.payload)) as object) } as Payload;
-      const attempt = row.attempts + 1;
-      const now = new Date();
-      let req: ReturnType<typeof wireRequest>;
-      try {
-        req = wireRequest(endpoint, payload, row.webhook_id, now);
-      } catch (err) {
-        // the statement does not fit the endpoint (a send webhook to a chat endpoint): no retry helps
-        return fail(err instanceof Error ? err.message : String(err), false);
-      }
-      let statusCode: number | null = null;
-      let error: string | null = null;
-      let retryAfterMs: number | null = null;
-      const t0 = performance.now();
-      const agent = deliveryAgent(deps.allowPrivate, deps.resolve);
-      try {
-        const url = new URL(endpoint.url);
-        checkLiteralHost(url, deps.allowPrivate);
-        const res = await fetch(url, { method: "POST", headers: req.headers, body: req.body, redirect: "manual", dispatcher: agent, signal: AbortSignal.timeout(ATTEMPT_TIMEOUT_MS) });
-        statusCode = res.status;
-        if (res.status === 429 || res.status === 503) retryAfterMs = parseRetryAfter(res.headers.get("retry-after"));
-        await res.body?.cancel().catch(() => undefined);
-        if (res.status < 200 || res.status > 299) error = res.status >= 300 && res.status < 400 ? `HTTP ${res.status} (redirects are not followed)` : `HTTP ${res.status}`;
-      } catch (err) {
-        const cause = (err as { cause?: unknown }).cause;
-        const e = cause instanceof Error ? cause : err instanceof Error ? err : new Error(String(err));
-        // the message of a connection error may name the URL; keep the error's class and code only
-        error = e.name === "AddressRefusedError" ? e.message : `${e.name}${(e as { code?: string }).code ? ` ${(e as { code?: string }).code}` : ""}`;
-      } finally {
-        await agent.close().catch(() => undefined);
-      }
-      const latencyMs = Math.round(performance.now() - t0);
-      await tx.deliveryAttempt.create({ data: { runId: row.run_id, deliveryId: row.id, attempt, at: now, statusCode, latencyMs, error: error === null ? null : redactTokens(error).slice(0, 300) } });
-      const common = { attempts: attempt, lastStatusCode: statusCode, lastLatencyMs: latencyMs, lastError: error === null ? null : redactTokens(error).slice(0, 300) };
-      const seen = { statusCode: statusCode ?? undefined, latencyMs, endpoint: row.endpoint, attemptNo: attempt };
-      // the endpoint's state changes in the same transaction, so nobody sees one without the other
-      const endpointTx = tx as unknown as Db;
-      if (error === null) {
-        await tx.delivery.update({ where: { runId_id: { runId: row.run_id, id: row.id } }, data: { ...common, status: "sent", deliveredAt: new Date(), nextAttemptAt: null, endReason: null } });
-        await recordEndpointOutcome(endpointTx, row.endpoint, "ok");
-        return { kind: "sent", ...seen };
-      }
-      if (statusCode === 410) {
-        await recordEndpointOutcome(endpointTx, row.endpoint, "gone");
-        await tx.delivery.update({ where: { runId_id: { runId: row.run_id, id: row.id } }, data: { ...common, status: "failed", endReason: "the endpoint answered 410 Gone (endpoint disabled)", nextAttemptAt: null } });
-        return { kind: "failed", reason: "410 Gone", ...seen, disabled: "the endpoint answered 410 Gone" };
-      }
-      const disabled = await recordEndpointOutcome(endpointTx, row.endpoint, "failed");
-      let delay = retryDelayMs(deps.retryMs, attempt);
-      if (disabled !== null || delay === null) {
-        const reason = disabled !== null ? `endpoint disabled: ${disabled}` : `gave up after ${attempt} attempts`;
-        await tx.delivery.update({ where: { runId_id: { runId: row.run_id, id: row.id } }, data: { ...common, status: "failed", endReason: reason, nextAttemptAt: null } });
-        return { kind: "failed", reason, ...seen, disabled };
-      }
-      if (retryAfterMs !== null) delay = Math.max(delay, retryAfterMs);
-      const nextAttemptAt = new Date(Date.now() + delay);
-      await tx.delivery.update({ where: { runId_id: { runId: row.run_id, id: row.id } }, data: { ...common, nextAttemptAt } });
-      return { kind: "retry", attempt, delayMs: delay, ...seen, nextAttemptAt: nextAttemptAt.toISOString() };
-    },
-    { maxWait: 10_000, timeout: ATTEMPT_TIMEOUT_MS + 20_000 },
+  const finish = (final: AttemptResult, seen: { statusCode?: number | null; latencyMs?: number; attemptNo?: number; nextAttemptAt?: string; disabled?: string | null } = {}): AttemptResult => {
+    deps.onOutcome?.(kind, final.kind);
+    const fields = { deliveryId, endpoint: row.endpoint, kind, attempt: seen.attemptNo, statusCode: seen.statusCode ?? null, latencyMs: seen.latencyMs ?? null, nextAttemptAt: seen.nextAttemptAt ?? null };
+    if (final.kind === "sent") log?.info(fields, "delivery sent");
+    else if (final.kind === "retry") log?.warn(fields, "delivery attempt failed; will retry");
+    else if (final.kind === "failed") log?.warn({ ...fields, reason: redactTokens(final.reason) }, "delivery failed");
+    if (seen.disabled) log?.warn({ endpoint: row.endpoint, reason: seen.disabled }, "endpoint disabled");
+    return final;
+  };
+  // Ends the delivery without an attempt (nothing was sent), unless something ended it meanwhile.
+  const fail = async (reason: string, dropPayload: boolean) => {
+    await db.$executeRaw`UPDATE deliveries SET status = 'failed', end_reason = ${reason}, next_attempt_at = NULL,
+                                payload = CASE WHEN ${dropPayload} THEN NULL ELSE payload END
+                          WHERE run_id = ${row.run_id}::uuid AND id = ${row.id}::uuid AND status = 'pending'`;
+    return finish({ kind: "failed", reason });
+  };
+  if (row.dead !== null || row.payload === null) return fail(row.dead ?? "link no longer live", true);
+  if (row.e_name === null) return fail(`no endpoint named "${row.endpoint}"`, false);
+  const now = new Date();
+  const endpoint = openEndpointRow(
+    sealer,
+    { name: row.e_name, kind: row.e_kind, url: row.e_url, secret: row.e_secret, previousSecret: row.e_previous_secret, previousSecretUntil: row.e_previous_secret_until, disabledAt: row.e_disabled_at, disabledReason: row.e_disabled_reason },
+    now,
   );
-  const { statusCode, latencyMs, endpoint, attemptNo, disabled, nextAttemptAt, ...final } = result;
-  if (final.kind === "skipped") return final;
-  deps.onOutcome?.(kind, final.kind);
-  const fields = { deliveryId, endpoint, kind, attempt: attemptNo, statusCode: statusCode ?? null, latencyMs: latencyMs ?? null, nextAttemptAt: nextAttemptAt ?? null };
-  if (final.kind === "sent") log?.info(fields, "delivery sent");
-  else if (final.kind === "retry") log?.warn(fields, "delivery attempt failed; will retry");
-  else log?.warn({ ...fields, reason: redactTokens(final.reason) }, "delivery failed");
-  if (disabled) log?.warn({ endpoint, reason: disabled }, "endpoint disabled");
-  return final;
+  kind = endpoint.kind;
+  if (endpoint.disabledReason) return fail(`endpoint disabled: ${endpoint.disabledReason}`, false);
+  const payload = { statement: row.statement, ...(JSON.parse(sealer.openText(row.payload)) as object) } as Payload;
+  const attempt = row.attempts + 1;
+  let req: ReturnType<typeof wireRequest>;
+  try {
+    req = wireRequest(endpoint, payload, row.webhook_id, now);
+  } catch (err) {
+    // the statement does not fit the endpoint (a send webhook to a chat endpoint): no retry helps
+    return fail(err instanceof Error ? err.message : String(err), false);
+  }
+  let statusCode: number | null = null;
+  let error: string | null = null;
+  let retryAfterMs: number | null = null;
+  const t0 = performance.now();
+  const agent = deliveryAgent(deps.allowPrivate, deps.resolve);
+  try {
+    const url = new URL(endpoint.url);
+    checkLiteralHost(url, deps.allowPrivate);
+    const res = await fetch(url, { method: "POST", headers: req.headers, body: req.body, redirect: "manual", dispatcher: agent, signal: AbortSignal.timeout(ATTEMPT_TIMEOUT_MS) });
+    statusCode = res.status;
+    if (res.status === 429 || res.status === 503) retryAfterMs = parseRetryAfter(res.headers.get("retry-after"));
+    await res.body?.cancel().catch(() => undefined);
+    if (res.status < 200 || res.status > 299) error = res.status >= 300 && res.status < 400 ? `HTTP ${res.status} (redirects are not followed)` : `HTTP ${res.status}`;
+  } catch (err) {
+    const cause = (err as { cause?: unknown }).cause;
+    const e = cause instanceof Error ? cause : err instanceof Error ? err : new Error(String(err));
+    // the message of a connection error may name the URL; keep the error's class and code only
+    error = e.name === "AddressRefusedError" ? e.message : `${e.name}${(e as { code?: string }).code ? ` ${(e as { code?: string }).code}` : ""}`;
+  } finally {
+    await agent.close().catch(() => undefined);
+  }
+  const latencyMs = Math.round(performance.now() - t0);
+  const lastError = error === null ? null : redactTokens(error).slice(0, 300);
+  const outcome = error === null ? "ok" : statusCode === 410 ? "gone" : "failed";
+  let delay = outcome === "failed" ? retryDelayMs(deps.retryMs, attempt) : null;
+  if (delay !== null && retryAfterMs !== null) delay = Math.max(delay, retryAfterMs);
+  const markedAt = new Date();
+  const nextAttemptAt = delay === null ? null : new Date(markedAt.getTime() + delay);
+  const failingCutoff = new Date(markedAt.getTime() - FAILING_DISABLES_MS);
+  const marked = await db.$queryRaw<{ disabled: string | null }[]>`
+    WITH a AS (
+      INSERT INTO delivery_attempts (run_id, delivery_id, attempt, at, status_code, latency_ms, error)
+      VALUES (${row.run_id}::uuid, ${row.id}::uuid, ${attempt}::int, ${now}::timestamptz, ${statusCode}::int, ${latencyMs}::int, ${lastError})),
+    old AS (SELECT failing_since, disabled_at FROM endpoints WHERE name = ${row.endpoint} FOR UPDATE),
+    e AS (
+      UPDATE endpoints SET
+        failing_since = CASE WHEN ${outcome} = 'ok' THEN NULL WHEN ${outcome} = 'failed' THEN coalesce(endpoints.failing_since, ${markedAt}::timestamptz) ELSE endpoints.failing_since END,
+        disabled_at = ${markedAt}::timestamptz, disabled_reason = CASE WHEN ${outcome} = 'gone' THEN 'the endpoint answered 410 Gone' ELSE 'failing for 5 days' END
+       FROM old
+      WHERE endpoints.name = ${row.endpoint} AND old.disabled_at IS NULL
+        AND (${outcome} = 'gone' OR (${outcome} = 'failed' AND coalesce(old.failing_since, ${markedAt}::timestamptz) <= ${failingCutoff}::timestamptz))
+      RETURNING endpoints.disabled_reason),
+    f AS (
+      UPDATE endpoints SET failing_since = CASE WHEN ${outcome} = 'ok' THEN NULL ELSE ${markedAt}::timestamptz END
+      WHERE name = ${row.endpoint} AND NOT EXISTS (SELECT 1 FROM e)
+        AND ((${outcome} = 'ok' AND failing_since IS NOT NULL) OR (${outcome} = 'failed' AND failing_since IS NULL))),
+    d AS (
+      UPDATE deliveries SET attempts = ${attempt}::int, last_status_code = ${statusCode}::int, last_latency_ms = ${latencyMs}::int, last_error = ${lastError},
+        status = CASE WHEN ${outcome} = 'ok' THEN 'sent'
+                      WHEN ${outcome} = 'gone' OR ${nextAttemptAt}::timestamptz IS NULL OR EXISTS (SELECT 1 FROM e) THEN 'failed'
+                      ELSE 'pending' END,
+        end_reason = CASE WHEN ${outcome} = 'ok' THEN NULL
+                          WHEN ${outcome} = 'gone' THEN 'the endpoint answered 410 Gone (endpoint disabled)'
+                          WHEN EXISTS (SELECT 1 FROM e) THEN 'endpoint disabled: ' || (SELECT disabled_reason FROM e)
+                          WHEN ${nextAttemptAt}::timestamptz IS NULL THEN ${`gave up after ${attempt} attempts`}
+                          ELSE NULL END,
+        next_attempt_at = CASE WHEN ${outcome} = 'failed' AND NOT EXISTS (SELECT 1 FROM e) THEN ${nextAttemptAt}::timestamptz ELSE NULL END,
+        delivered_at = CASE WHEN ${outcome} = 'ok' THEN ${markedAt}::timestamptz ELSE delivered_at END
+      WHERE run_id = ${row.run_id}::uuid AND id = ${row.id}::uuid AND (status = 'pending' OR ${outcome} = 'ok'))
+    SELECT (SELECT disabled_reason FROM e) AS disabled`;
+  const disabled = marked[0]?.disabled ?? null;
+  const seen = { statusCode, latencyMs, attemptNo: attempt, disabled };
+  if (outcome === "ok") return finish({ kind: "sent" }, seen);
+  if (outcome === "gone") return finish({ kind: "failed", reason: "410 Gone" }, { ...seen, disabled: "the endpoint answered 410 Gone" });
+  if (disabled !== null || delay === null || nextAttemptAt === null) {
+    return finish({ kind: "failed", reason: disabled !== null ? `endpoint disabled: ${disabled}` : `gave up after ${attempt} attempts` }, seen);
+  }
+  return finish({ kind: "retry", attempt, delayMs: delay }, { ...seen, nextAttemptAt: nextAttemptAt.toISOString() });
 }
 
 /**
@@ -222,8 +291,8 @@ export async function redeliver(db: Db, runId: string, deliveryId: string): Prom
 /**
  * Ends every pending delivery of `runId` because an operator cancelled the run (issue 23;
  * engine/commands/cancel.ts, inside the cancel's transaction with the run locked). An attempt in
- * flight holds its row (`FOR UPDATE SKIP LOCKED` above): this update waits for it and then finds the
- * row sent, or still pending and withdraws it. Resolves how many were withdrawn.
+ * flight (claimed, issue 22) is ended too: if it is delivered its mark records it `sent` (it has
+ * left), and if it fails the delivery stays ended. Resolves how many were withdrawn.
  */
 export async function withdrawPendingDeliveries(tx: Tx, runId: string): Promise<number> {
   return tx.$executeRaw`UPDATE deliveries SET status = 'failed', end_reason = 'withdrawn: the run was cancelled',
@@ -237,9 +306,8 @@ export async function withdrawPendingDeliveries(tx: Tx, runId: string): Promise<
  * why"): status `failed`, `end_reason` e.g. "link burned" or "link dead (revoked)" — the words of
  * `deadLinkReason` — payload dropped, no further attempt. Called by a step that ended a link of a
  * run with pending deliveries, inside its transaction (engine/step.ts flush), so it commits with
- * the step. A delivery whose attempt is under way (its row locked by `attemptDelivery`) is skipped
- * rather than waited for — the step holds the run lock — and that attempt, or the next, finds the
- * link dead itself. Returns how many deliveries it ended.
+ * the step. A delivery whose attempt is under way (claimed by `attemptDelivery`, issue 22) is
+ * ended too; if that attempt is delivered its mark records it `sent`. Returns how many deliveries it ended.
  */
 export async function endDeliveriesOfDeadLinks(tx: Tx, runId: string): Promise<number> {
   return tx.$executeRaw`

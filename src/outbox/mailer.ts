@@ -135,54 +135,66 @@ export function terminalTransport(out: NodeJS.WritableStream = process.stdout): 
   };
 }
 
-/** Delivers one outbox message if it is still pending. Throws when sending fails and attempts remain (the job retries). */
+/**
+ * How long a delivery holds its claimed row, ms (issue 22): longer than any send can take
+ * (nodemailer's connection, greeting and socket timeouts), so a second job for the same row —
+ * the sweeper's re-enqueue, a stalled job taken back — finds it claimed and skips it. A worker that
+ * dies mid-send leaves the claim to lapse; the row is then delivered again (at least once).
+ */
+export const MAIL_CLAIM_MS = 15 * 60_000;
+
+type ClaimedRow = { run_id: string; to: string; subject: string; body: string | null; reply_to: string | null; cc: string | null; attempts: number };
+
+/**
+ * Delivers one outbox message if it is still pending and not claimed. Throws when sending fails and
+ * attempts remain (the job retries). Round trips (issue 22 item 2): claim, send, mark — two SQL
+ * statements, each its own transaction; no row lock is held while sending.
+ *
+ *   claim: UPDATE outbox SET claimed_until = now() + MAIL_CLAIM_MS WHERE id = $1 AND status = 'pending'
+ *            AND (claimed_until IS NULL OR claimed_until < now()) RETURNING …
+ *   mark:  UPDATE outbox SET status = 'sent' | attempts, last_error …, claimed_until = NULL
+ *            WHERE run_id = $run AND id = $1 (the claim, by id alone, is the one multi-shard read:
+ *            the job carries no run id; docs/scaling.md)
+ *
+ * Two workers claiming the same row: PostgreSQL re-checks the WHERE of the second UPDATE after the
+ * first commits, so exactly one gets the row (test `engine/start-and-delivery`).
+ */
 export async function deliverOutbox(db: Db, sealer: Sealer, transport: MailTransport, outboxId: string, log?: Logger): Promise<"sent" | "skipped" | "failed"> {
-  const result = await db.$transaction(
-    async (tx) => {
-      const rows = await tx.$queryRaw<
-        { id: string; run_id: string; to: string; subject: string; body: string | null; reply_to: string | null; cc: string | null; status: string; attempts: number }[]
-      >`
-        SELECT id, run_id, "to", subject, body, reply_to, cc, status, attempts FROM outbox WHERE id = ${outboxId}::uuid FOR UPDATE SKIP LOCKED`;
-      const row = rows[0];
-      if (!row || row.status !== "pending") return { kind: "skipped" as const };
-      // recipient, subject and body are stored sealed when they carry a link (Sealer.sealText)
-      const mail: Mail = { to: sealer.openText(row.to), subject: sealer.openText(row.subject), body: row.body === null ? "" : sealer.openText(row.body) };
-      if (row.reply_to !== null) mail.replyTo = sealer.openText(row.reply_to);
-      if (row.cc !== null) mail.cc = sealer.openText(row.cc);
-      // `send email` queues only single plain addresses; a row that holds anything else (queued
-      // before that rule) fails at once rather than waiting out its attempts (issue 8 item 18).
-      if (!isEmailAddress(mail.to) || (mail.cc !== undefined && !isEmailAddress(mail.cc)) || (mail.replyTo !== undefined && !isEmailAddress(mail.replyTo))) {
-        await tx.outboxMessage.update({
-          where: { runId_id: { runId: row.run_id, id: row.id } },
-          data: { status: "failed", body: null, attempts: row.attempts + 1, lastError: "the recipient is not exactly one email address" },
-        });
-        return { kind: "failed" as const };
-      }
-      try {
-        const messageId = await transport.send(mail);
-        await tx.outboxMessage.update({
-          where: { runId_id: { runId: row.run_id, id: row.id } },
-          data: { status: "sent", body: null, messageId, deliveredAt: new Date(), attempts: row.attempts + 1 },
-        });
-        return { kind: "sent" as const };
-      } catch (err) {
-        return { kind: "error" as const, err, attempts: row.attempts + 1, runId: row.run_id };
-      }
-    },
-    { maxWait: 10_000, timeout: 60_000 },
-  );
-  if (result.kind === "sent") {
-    if (transport.kind === "terminal") log?.info({ outboxId }, "email printed (SMTP_URL is not set)");
-    else log?.info({ outboxId }, "email delivered");
+  const rows = await db.$queryRaw<ClaimedRow[]>`
+    UPDATE outbox SET claimed_until = now() + make_interval(secs => ${MAIL_CLAIM_MS / 1000})
+     WHERE id = ${outboxId}::uuid AND status = 'pending' AND (claimed_until IS NULL OR claimed_until < now())
+    RETURNING run_id, "to", subject, body, reply_to, cc, attempts`;
+  const row = rows[0];
+  if (!row) return "skipped";
+  const attempts = row.attempts + 1;
+  // recipient, subject and body are stored sealed when they carry a link (Sealer.sealText)
+  const mail: Mail = { to: sealer.openText(row.to), subject: sealer.openText(row.subject), body: row.body === null ? "" : sealer.openText(row.body) };
+  if (row.reply_to !== null) mail.replyTo = sealer.openText(row.reply_to);
+  if (row.cc !== null) mail.cc = sealer.openText(row.cc);
+  // `send email` queues only single plain addresses; a row that holds anything else (queued
+  // before that rule) fails at once rather than waiting out its attempts (issue 8 item 18).
+  if (!isEmailAddress(mail.to) || (mail.cc !== undefined && !isEmailAddress(mail.cc)) || (mail.replyTo !== undefined && !isEmailAddress(mail.replyTo))) {
+    await db.$executeRaw`UPDATE outbox SET status = 'failed', body = NULL, attempts = ${attempts}, claimed_until = NULL,
+                                last_error = 'the recipient is not exactly one email address' WHERE run_id = ${row.run_id}::uuid AND id = ${outboxId}::uuid`;
+    return "failed";
   }
-  if (result.kind !== "error") return result.kind;
-  const failed = result.attempts >= MAX_DELIVERY_ATTEMPTS;
-  const message = result.err instanceof Error ? result.err.message : String(result.err);
-  await db.outboxMessage.update({
-    where: { runId_id: { runId: result.runId, id: outboxId } },
-    data: { attempts: result.attempts, lastError: redactTokens(message).slice(0, 500), ...(failed ? { status: "failed", body: null } : {}) },
-  });
-  log?.warn({ outboxId, attempts: result.attempts, failed }, "email delivery failed");
-  if (failed) return "failed";
-  throw result.err;
+  let messageId: string;
+  try {
+    messageId = await transport.send(mail);
+  } catch (err) {
+    const failed = attempts >= MAX_DELIVERY_ATTEMPTS;
+    const message = redactTokens(err instanceof Error ? err.message : String(err)).slice(0, 500);
+    await db.$executeRaw`UPDATE outbox SET attempts = ${attempts}, last_error = ${message}, claimed_until = NULL,
+                                status = CASE WHEN ${failed} THEN 'failed' ELSE status END,
+                                body = CASE WHEN ${failed} THEN NULL ELSE body END
+                          WHERE run_id = ${row.run_id}::uuid AND id = ${outboxId}::uuid`;
+    log?.warn({ outboxId, attempts, failed }, "email delivery failed");
+    if (failed) return "failed";
+    throw err;
+  }
+  await db.$executeRaw`UPDATE outbox SET status = 'sent', body = NULL, message_id = ${messageId}, delivered_at = now(), attempts = ${attempts}, claimed_until = NULL
+                        WHERE run_id = ${row.run_id}::uuid AND id = ${outboxId}::uuid`;
+  if (transport.kind === "terminal") log?.info({ outboxId }, "email printed (SMTP_URL is not set)");
+  else log?.info({ outboxId }, "email delivered");
+  return "sent";
 }

@@ -6,10 +6,11 @@
  *   pending --the run is cancelled--> withdrawn   (the body is dropped: it may carry a link)
  *
  * Called inside the cancel's transaction, with the run row locked, so it commits with the cancel
- * or not at all. A message the mailer is sending at that moment is locked by it (`FOR UPDATE SKIP
- * LOCKED` in mailer.ts): this update waits for that row, finds it `sent` (or still `pending` after a
- * failed attempt, and then withdraws it), and never withdraws a message that has left. The mailer
- * skips every row that is not `pending`, so a withdrawn message is never sent.
+ * or not at all. A message the mailer is sending at that moment (claimed, mailer.ts; issue 22) is
+ * withdrawn too: if its send succeeds the mailer's mark records it `sent` — it has left, and the
+ * row says so — and if the send fails the row stays `withdrawn` (the failure only counts the
+ * attempt), so no retry sends it. The mailer claims only `pending` rows, so a withdrawn message is
+ * never sent afterwards.
  */
 import type { Tx } from "../db.js";
 

@@ -12,7 +12,7 @@ import { RefusalCode, RefusalError, refuse } from "../engine/refusals.js";
 import { isStorableString } from "../engine/storable.js";
 import { showOutbox, showRun } from "../engine/views.js";
 import { showDeliveries } from "../outbox/deliveries-view.js";
-import type { Runtime } from "../runtime.js";
+import { announceDeploy, type Runtime } from "../runtime.js";
 import { requireAdmin, verifyPrincipal } from "./auth.js";
 import { dependency } from "./dependency.js";
 import { readBody } from "./request-body.js";
@@ -76,6 +76,7 @@ export function adminRouter(rt: Runtime): Router {
       compile: compileOffThread,
       upgrade: { sealer: rt.sealer, baseUrl: rt.config.baseUrl, limits },
     }));
+    await announceDeploy(rt, result.name);
     const warnings = result.warnings.map(diagnosticJson);
     ctx.status = result.created ? 201 : 200;
     ctx.body = { name: result.name, version: result.version, created: result.created, upgradedRuns: result.upgradedRuns, warnings };
@@ -99,7 +100,7 @@ export function adminRouter(rt: Runtime): Router {
     workflowNameOr404(ctx.params.name);
     // Unstorable characters (U+0000, lone surrogates) are refused by the input check, naming the path.
     const input = await limitedBody(ctx, "json", "A run's input", limits.maxInputBytes, "SLOTFLOW_MAX_INPUT_BYTES");
-    const prepared = await dependency(rt.log, "database", () => prepareStart(rt.db, ctx.params.name, input === undefined ? {} : input, limits));
+    const prepared = await dependency(rt.log, "database", () => prepareStart(rt.db, ctx.params.name, input === undefined ? {} : input, limits, rt.versions));
     if (!prepared.ok) throw new RefusalError(prepared.refusal);
     const outcome = await dependency(rt.log, "redis", () => rt.queues.submit(prepared.cmd));
     if (outcome === "accepted") {

@@ -9,13 +9,15 @@
  */
 import test from "ava";
 import { spawn } from "node:child_process";
+import { readFileSync } from "node:fs";
+import { join } from "node:path";
 import { randomBytes } from "node:crypto";
 import { Queue, type ConnectionOptions } from "bullmq";
 import { deployFixture } from "../helpers/callback.js";
-import { dropDatabase } from "../helpers/db.js";
+import { dropDatabase, sql } from "../helpers/db.js";
 import { linkIn, parseEmails, waitForEmail } from "../helpers/mail.js";
 import { startRedisCluster, nodeClient, type RedisClusterServers } from "../helpers/redis-topologies.js";
-import { ADMIN_TOKEN, ROOT, request, startCluster, type Cluster } from "../helpers/server.js";
+import { ADMIN_TOKEN, freePort, ROOT, request, startCluster, type Cluster } from "../helpers/server.js";
 
 let redis: RedisClusterServers;
 let cluster: Cluster;
@@ -145,4 +147,43 @@ test.serial("a process given one node of the Cluster as REDIS_URL says so in one
   t.is(code, 1);
   t.is(lines.length, 1, err);
   t.regex(lines[0]!, new RegExp(`^error: Redis at redis://127\\.0\\.0\\.1:${node} answered: (CROSSSLOT|MOVED).*set REDIS_CLUSTER_NODES \\(REDIS_URL\\)$`));
+});
+
+test.serial("a deploy through one web process is seen by another's cached current version, over the Cluster's pub/sub (issue 22)", async (t) => {
+  const other = await freePort();
+  await cluster.spawn("web", { port: other });
+  const viaOther = `http://127.0.0.1:${other}`;
+  const input = { vendor: { name: "Cache", contactEmail: "ap@acme.example" }, amount: 10 };
+  const versionVia = async (base: string) => {
+    const r = await request(base, "POST", "/api/workflows/VendorApproval/runs", { token: ADMIN_TOKEN, json: input });
+    t.is(r.status, 201, r.text);
+    return r.body.version as number;
+  };
+  const deployNew = async () => {
+    const source = readFileSync(join(ROOT, "examples/vendor-approval.flow"), "utf8") + `\n// issue 22 cache test ${randomBytes(3).toString("hex")}\n`;
+    const r = await request(cluster.baseUrl, "POST", "/api/workflows", { token: ADMIN_TOKEN, text: source });
+    t.is(r.status, 201, r.text);
+    return r.body.version as number;
+  };
+  /** Starts through the other web process until it uses `want` (at most ~2 s, far under the cache's 30 s). */
+  const seenVia = async (want: number) => {
+    let v = -1;
+    for (let i = 0; i < 50 && v !== want; i++) {
+      v = await versionVia(viaOther);
+      if (v !== want) await new Promise((res) => setTimeout(res, 40));
+    }
+    return v;
+  };
+  const v2 = await deployNew();
+  t.is(await seenVia(v2), v2);
+  await new Promise((res) => setTimeout(res, 300));
+  t.is(await versionVia(viaOther), v2);
+  // cached: a change nobody announced is not seen by the other process
+  const [{ current_version: old }] = await sql<{ current_version: number }>(cluster.databaseUrl, "SELECT current_version FROM workflows WHERE name = 'VendorApproval'");
+  await sql(cluster.databaseUrl, "UPDATE workflows SET current_version = $1 WHERE name = 'VendorApproval'", [v2 - 1]);
+  t.is(await versionVia(viaOther), v2);
+  await sql(cluster.databaseUrl, "UPDATE workflows SET current_version = $1 WHERE name = 'VendorApproval'", [old]);
+  // a deploy through the first web process reaches the other at once
+  const v3 = await deployNew();
+  t.is(await seenVia(v3), v3);
 });

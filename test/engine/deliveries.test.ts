@@ -334,3 +334,26 @@ test.serial("slotflow reseal moves endpoints' URL and secrets and deliveries' pa
     t.notThrows(() => fresh.openText(d.payload));
   }
 });
+
+test.serial("two workers attempting one delivery at once send it once: claim, send, mark; a claimed delivery is skipped (issue 22)", async (t) => {
+  await setup();
+  // an endpoint of its own: the reseal test above moved "local"'s secret to a key this sealer lacks
+  await setEndpoint(db, sealer, "twice", "webhook", new URL(`${rx.url}/twice`));
+  const twice = await Workflow.deploy(SOURCE.replace('send webhook to "local"', 'send webhook to "twice"'));
+  const run = await twice.start({ job: { title: "twice" } });
+  const [row] = await sql(process.env.DATABASE_URL!, "SELECT id FROM deliveries WHERE run_id = $1", [run.id]);
+  const deps = { db, sealer, allowPrivate: true, retryMs: [0, 0, 0] };
+  const results = await Promise.all([attemptDelivery(deps, row.id), attemptDelivery(deps, row.id)]);
+  t.deepEqual(results.map((r) => r.kind).sort(), ["sent", "skipped"]);
+  t.is(rx.at("/twice").length, 1);
+  const [after] = await sql(process.env.DATABASE_URL!, "SELECT status, attempts, next_attempt_at FROM deliveries WHERE id = $1", [row.id]);
+  t.like(after, { status: "sent", attempts: 1, next_attempt_at: null });
+  t.is((await sql(process.env.DATABASE_URL!, "SELECT 1 FROM delivery_attempts WHERE delivery_id = $1", [row.id])).length, 1);
+  // a pending delivery whose attempt another worker holds (next_attempt_at moved past the attempt) is skipped
+  const run2 = await twice.start({ job: { title: "held" } });
+  const [held] = await sql(process.env.DATABASE_URL!, "SELECT id FROM deliveries WHERE run_id = $1", [run2.id]);
+  await sql(process.env.DATABASE_URL!, "UPDATE deliveries SET next_attempt_at = now() + interval '1 minute' WHERE id = $1", [held.id]);
+  t.deepEqual(await attemptDelivery(deps, held.id), { kind: "skipped" });
+  await sql(process.env.DATABASE_URL!, "UPDATE deliveries SET next_attempt_at = now() WHERE id = $1", [held.id]);
+  t.like(await attemptDelivery(deps, held.id), { kind: "sent" });
+});

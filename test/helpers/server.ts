@@ -72,7 +72,11 @@ export interface Cluster {
 }
 
 function startProcess(role: string, args: string[], env: NodeJS.ProcessEnv, readyWhen: RegExp): Promise<ServerProcess> {
-  const child = spawn(process.execPath, ["--import=tsx", "src/cli/main.ts", role, ...args], { cwd: ROOT, env, stdio: ["ignore", "pipe", "pipe"] });
+  // SLOTFLOW_RUN_BUILT=1 (benches): run the built package (bin/slotflow.js → dist/, `npm run build`
+  // first) as production does, instead of the TypeScript sources through tsx (issue 22: tsx's own
+  // memory is not slotflow's).
+  const entry = env.SLOTFLOW_RUN_BUILT === "1" ? ["bin/slotflow.js"] : ["--import=tsx", "src/cli/main.ts"];
+  const child = spawn(process.execPath, [...entry, role, ...args], { cwd: ROOT, env, stdio: ["ignore", "pipe", "pipe"] });
   const output: string[] = [];
   const warnings: string[] = [];
   // Every line has been read once the pipes close ("exit" may come first); at most 2 s after exit.

@@ -1,11 +1,12 @@
 /**
  * Compilation on the compiler thread (src/lang/compile-async.ts; issue 8 item 17): the same result
- * as compiling in process, and the calling thread's event loop keeps turning meanwhile.
+ * as compiling in process, and the calling thread's event loop keeps turning meanwhile; the thread
+ * ends IDLE_MS after its last compilation and the next compilation starts it again (issue 22).
  */
 import test from "ava";
 import { readFileSync } from "node:fs";
 import { generateAllErrors } from "../../bench/compile.js";
-import { compileOffThread } from "../../src/lang/compile-async.js";
+import { compileOffThread, compilerThreadRunning, IDLE_MS } from "../../src/lang/compile-async.js";
 import { compile } from "../../src/lang/compile.js";
 
 test("the compiler thread answers what compile() answers", async (t) => {
@@ -33,4 +34,15 @@ test("the event loop keeps turning while a 1 MB all-errors source compiles", asy
   t.is(result.diagnostics.at(-1)?.code, "FLOW008");
   // Compiled in this thread, the loop could not have turned once before the result arrived.
   t.true(turns > 1, `turns: ${turns}`);
+});
+
+test.serial("the compiler thread ends IDLE_MS after its last compilation; the next compilation starts it again (issue 22)", async (t) => {
+  t.timeout(IDLE_MS + 30_000);
+  const source = "workflow Idle\ninitial state S\nterminal state T\n";
+  t.is((await compileOffThread(source)).workflow?.name, "Idle");
+  t.true(compilerThreadRunning());
+  await new Promise((r) => setTimeout(r, IDLE_MS + 1000));
+  t.false(compilerThreadRunning());
+  t.is((await compileOffThread(source)).workflow?.name, "Idle");
+  t.true(compilerThreadRunning());
 });

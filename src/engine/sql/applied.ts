@@ -4,7 +4,8 @@
  *
  *   SELECT outcome FROM applied_commands WHERE id = $1
  *
- * A start costs BEGIN, this read, the step's write and COMMIT: four round trips (bench `mint`).
+ * Since issue 22 a start is one statement that checks this itself (sql/start-write.ts); the probe
+ * runs only when a start was refused or its handler failed (engine/apply.ts `applyStart`).
  */
 import type { Tx } from "../../db.js";
 import { prepared } from "./prepared.js";
