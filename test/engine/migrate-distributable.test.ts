@@ -6,7 +6,7 @@
  * those the distributed rules ask for.
  */
 import test from "ava";
-import { cpSync, mkdtempSync } from "node:fs";
+import { cpSync, mkdtempSync, readFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { randomBytes } from "node:crypto";
@@ -34,6 +34,21 @@ initial state Waiting {
 terminal state Done
 `;
 
+/**
+ * This release starts a run through `slotflow_start_write` (issue 22, a later migration), which the
+ * previous release's database lacks: the test gives that database the function, as the later
+ * migration defines it (on top of the previous release's `slotflow_step_write`), only while it
+ * starts the run, so the run's rows are written in the previous release's shape.
+ */
+function startWriteShim(): string {
+  const later = listMigrations().find((n) => n > THIS && readFileSync(join(MIGRATIONS_DIR, n, "migration.sql"), "utf8").includes("CREATE FUNCTION slotflow_start_write"));
+  if (!later) throw new Error("no migration defines slotflow_start_write");
+  const text = readFileSync(join(MIGRATIONS_DIR, later, "migration.sql"), "utf8");
+  const fn = /CREATE FUNCTION slotflow_start_write[\s\S]*?END \$\$;/.exec(text);
+  if (!fn) throw new Error(`${later}: slotflow_start_write not found`);
+  return fn[0];
+}
+
 /** A folder holding the migrations before `THIS` (copies of the committed ones). */
 function previousMigrations(): string {
   const dir = mkdtempSync(join(tmpdir(), "slotflow-migrations-"));
@@ -55,6 +70,7 @@ test("a database at the previous migration comes forward: its live link resolves
     // The previous release's data: deployed, started (its start step mints the link).
     const deps: EngineDeps = { db, sealer: new Sealer(config.sealKeys), baseUrl: "http://slotflow.test" };
     await deploy(db, SOURCE);
+    await sql(databaseUrl, startWriteShim());
     const prepared = await prepareStart(db, "Carry", { doc: { url: null } });
     if (!prepared.ok) throw new Error(prepared.refusal.detail);
     const started = await applyCommand(deps, prepared.cmd);
@@ -67,9 +83,10 @@ test("a database at the previous migration comes forward: its live link resolves
                             VALUES (gen_random_uuid(), $1, 'portal', 'webhook', 'msg_1', NULL, 'failed')`, [runId]);
     await sql(databaseUrl, "INSERT INTO delivery_attempts (delivery_id, attempt, error) SELECT id, 1, 'refused' FROM deliveries WHERE run_id = $1", [runId]);
     await db.$disconnect();
+    await sql(databaseUrl, "DROP FUNCTION slotflow_start_write(jsonb)");
 
     const after = await migrate(databaseUrl);
-    t.deepEqual(after.applied, [THIS]);
+    t.deepEqual(after.applied, listMigrations().filter((n) => n >= THIS));
     t.deepEqual(
       await sql(databaseUrl, "SELECT run_id FROM link_tokens WHERE token_sha256 = $1", [hashToken(token)]),
       [{ run_id: runId }],
