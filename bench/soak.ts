@@ -17,12 +17,49 @@
  * So runs are born, answered or expired, and deleted at a steady rate, and what stays in the tables
  * is about a minute's worth.
  *
- *   npm run bench -- soak [minutes=10] [starts=20] [deposits=40] [warmup=3]
+ * PostgreSQL: the soak runs on a server of its own (initdb on a free port, test/helpers/services.ts
+ * `startPostgres`) with the settings a production server has — autovacuum on, fsync on — because
+ * what it measures (sizes staying flat while rows are deleted) is autovacuum's work: on a server
+ * with autovacuum off (this development machine's own, conf.d/90-ci.conf) every deleted row stays
+ * as a dead tuple and every table grows whatever slotflow does. `--machine-postgres` uses the
+ * server of DATABASE_URL instead and prints its autovacuum setting. This process starts the server,
+ * runs the soak in a child process pointed at it (DATABASE_URL is read when the test helpers load),
+ * and removes it at the end.
+ *
+ *   npm run bench -- soak [minutes=10] [starts=20] [deposits=40] [warmup=3] [--machine-postgres]
  */
-import { startBenchCluster } from "./lib/cluster.js";
-import { loadNote, machineCpu } from "./lib/proc.js";
-import { drivePaced, fmt, post, postDeposit, writeResult, type LoadResult } from "./lib/report.js";
-import { ADMIN_TOKEN } from "../test/helpers/server.js";
+import { spawn } from "node:child_process";
+import { fileURLToPath } from "node:url";
+
+/** Set in the child process that runs the soak once its own PostgreSQL is up. */
+const CHILD_FLAG = "SLOTFLOW_SOAK_CHILD";
+
+if (!process.argv.includes("--machine-postgres") && process.env[CHILD_FLAG] !== "1") {
+  const { startPostgres } = await import("../test/helpers/services.js");
+  const server = await startPostgres({ settings: ["autovacuum=on", "fsync=on", "max_connections=200"] });
+  process.stdout.write(`PostgreSQL of its own on port ${server.port} (autovacuum on, fsync on)\n`);
+  try {
+    const code = await new Promise<number | null>((resolve) => {
+      const child = spawn(process.execPath, [...process.execArgv, fileURLToPath(import.meta.url), ...process.argv.slice(2)], {
+        stdio: "inherit",
+        env: { ...process.env, [CHILD_FLAG]: "1", DATABASE_URL: server.url("postgres") },
+      });
+      child.once("close", resolve);
+    });
+    process.exitCode = code ?? 1;
+  } finally {
+    await server.destroy();
+  }
+} else {
+  await soak();
+}
+
+async function soak(): Promise<void> {
+const { startBenchCluster } = await import("./lib/cluster.js");
+const { loadNote, machineCpu } = await import("./lib/proc.js");
+const { drivePaced, fmt, post, postDeposit, writeResult } = await import("./lib/report.js");
+type LoadResult = import("./lib/report.js").LoadResult;
+const { ADMIN_TOKEN } = await import("../test/helpers/server.js");
 
 const [minutes = 10, starts = 20, deposits = 40, warmup = 3] = process.argv.slice(2).filter((a) => !a.startsWith("--")).map(Number);
 const INPUT = { vendor: { name: "Bench", contactEmail: "bench@example.com" }, amount: 10 };
@@ -49,6 +86,13 @@ function spread(values: number[]): number {
 
 async function main() {
   const load0 = machineCpu();
+  if (process.env[CHILD_FLAG] !== "1") {
+    const client = new (await import("pg")).default.Client({ connectionString: process.env.DATABASE_URL });
+    await client.connect();
+    const { rows } = await client.query<{ autovacuum: string }>("SHOW autovacuum");
+    await client.end();
+    process.stdout.write(`PostgreSQL of DATABASE_URL (--machine-postgres): autovacuum ${rows[0]!.autovacuum}\n`);
+  }
   const bench = await startBenchCluster("bsoak", { roles: ["web", "worker", "sweeper"], env: { SLOTFLOW_RETENTION: "24h", SLOTFLOW_SWEEP_INTERVAL_MS: "1000" } });
   const q = async (text: string, values: unknown[] = []) => (await bench.pool.query(text, values)).rows;
   const clock = setInterval(() => {
@@ -129,3 +173,4 @@ async function main() {
 }
 
 await main();
+}
