@@ -12,8 +12,8 @@ import { html, raw, type Html } from "./html.js";
 import { PAGE_SCRIPT } from "./script.js";
 import { linkStateOf, linkWords, SCRIPT_WORDS } from "./wording.js";
 
-/** The script with the page's words (wording.ts) in place; `<` escaped so the JSON cannot end the script element. */
-const SCRIPT = PAGE_SCRIPT.replace("__SLOTFLOW_WORDS__", JSON.stringify(SCRIPT_WORDS).replaceAll("<", "\\u003c"));
+/** The script with the page's words (wording.ts) in place of its `__PAGE_WORDS__` placeholder (not an environment variable); `<` escaped so the JSON cannot end the script element. */
+const SCRIPT = PAGE_SCRIPT.replace("__PAGE_WORDS__", JSON.stringify(SCRIPT_WORDS).replaceAll("<", "\\u003c"));
 
 const STYLE = `
 :root { color-scheme: light dark; --fg: #1b1b1f; --bg: #ffffff; --muted: #4a4a55; --line: #8a8a99; --accent: #0b57d0; --bad: #b3261e; --good: #146c2e; }

@@ -18,7 +18,7 @@
 export const PAGE_SCRIPT = String.raw`
 (() => {
   "use strict";
-  const WORDS = __SLOTFLOW_WORDS__;
+  const WORDS = __PAGE_WORDS__;
   const storeKey = "slotflow-answer:" + location.pathname;
   const outcome = document.getElementById("outcome");
   const say = (text, kind) => {
