@@ -23,7 +23,7 @@ import type { CompiledWorkflow } from "../lang/compiled.js";
 import type { IdempotencyFingerprint } from "./idempotency.js";
 import type { LinkEndReason } from "./refusals.js";
 import { linkHashesIn, type Sealer } from "./seal.js";
-import { writeDeliveries, type DeliveryWriteRow } from "./sql/deliveries-write.js";
+import { writeDeliveries, writeMailExtra, type DeliveryWriteRow, type MailExtraRow } from "./sql/deliveries-write.js";
 import { writeStart } from "./sql/start-write.js";
 import { endDeliveriesOfDeadLinks } from "../outbox/deliveries.js";
 import { fromJson, toJson, type Value } from "./values.js";
@@ -311,13 +311,9 @@ export class Step implements World {
   async flush(applied: { id: string; kind: string; outcome: unknown }): Promise<void> {
     const { write, endedLinks } = this.buildWrite(applied);
     await writeStep(this.services.tx, write);
-    // replyTo / cc (issue 19) are set by key after the write, in the same transaction, only for
-    // mail that has them: the write function and its cost for every other step stay as they are.
-    for (const m of this.mail) {
-      if (m.replyTo === undefined && m.cc === undefined) continue;
-      await this.services.tx.$executeRaw`UPDATE outbox SET reply_to = ${m.replyTo ?? null}, cc = ${m.cc ?? null}
-                                               WHERE run_id = ${this.run.id}::uuid AND id = ${m.id}::uuid`;
-    }
+    // replyTo / cc (issue 19) are set after the write, in the same transaction, only when some mail
+    // has them: the write function and its cost for every other step stay as they are.
+    await writeMailExtra(this.services.tx, this.run.id, this.mailExtraRows());
     // after the mail, in creation order (issue 18: same transaction, so only if the step commits)
     await writeDeliveries(this.services.tx, this.deliveryRows());
     // A link ended by this step takes the run's pending deliveries that carried only dead links
@@ -338,13 +334,18 @@ export class Step implements World {
     const { write } = this.buildWrite(applied);
     const prior = await writeStart(this.services.tx, {
       ...write,
-      mailExtra: this.mail.filter((m) => m.replyTo !== undefined || m.cc !== undefined).map((m) => ({ id: m.id, reply_to: m.replyTo ?? null, cc: m.cc ?? null })),
+      mailExtra: this.mailExtraRows(),
       deliveries: this.deliveryRows(),
     });
     if (prior !== null) return prior;
     this.queuedMail.push(...this.mail.map((m) => m.id));
     this.queuedDeliveries.push(...this.deliveries.map((d) => d.id));
     return null;
+  }
+
+  /** The reply_to / cc of the step's mail that has them (issue 19). */
+  private mailExtraRows(): MailExtraRow[] {
+    return this.mail.filter((m) => m.replyTo !== undefined || m.cc !== undefined).map((m) => ({ id: m.id, reply_to: m.replyTo ?? null, cc: m.cc ?? null }));
   }
 
   /** The step's deliveries as rows, created after its mail, 1 ms apart (creation order). */

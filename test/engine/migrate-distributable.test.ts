@@ -36,17 +36,18 @@ terminal state Done
 
 /**
  * This release starts a run through `slotflow_start_write` (issue 22, a later migration), which the
- * previous release's database lacks: the test gives that database the function, as the later
- * migration defines it (on top of the previous release's `slotflow_step_write`), only while it
- * starts the run, so the run's rows are written in the previous release's shape.
+ * previous release's database lacks: the test gives that database the later migration's functions
+ * (slotflow_start_write and the two it calls), on top of the previous release's
+ * `slotflow_step_write`, only while it starts the run, so the run's rows are written in the
+ * previous release's shape. Returns the statements that create them and their names.
  */
-function startWriteShim(): string {
+function startWriteShim(): { create: string[]; names: string[] } {
   const later = listMigrations().find((n) => n > THIS && readFileSync(join(MIGRATIONS_DIR, n, "migration.sql"), "utf8").includes("CREATE FUNCTION slotflow_start_write"));
   if (!later) throw new Error("no migration defines slotflow_start_write");
   const text = readFileSync(join(MIGRATIONS_DIR, later, "migration.sql"), "utf8");
-  const fn = /CREATE FUNCTION slotflow_start_write[\s\S]*?END \$\$;/.exec(text);
-  if (!fn) throw new Error(`${later}: slotflow_start_write not found`);
-  return fn[0];
+  const fns = [...text.matchAll(/CREATE FUNCTION (\w+)\([\s\S]*?\$\$;/g)];
+  if (!fns.some((m) => m[1] === "slotflow_start_write")) throw new Error(`${later}: slotflow_start_write not found`);
+  return { create: fns.map((m) => m[0]), names: fns.map((m) => m[1]!) };
 }
 
 /** A folder holding the migrations before `THIS` (copies of the committed ones). */
@@ -70,7 +71,8 @@ test("a database at the previous migration comes forward: its live link resolves
     // The previous release's data: deployed, started (its start step mints the link).
     const deps: EngineDeps = { db, sealer: new Sealer(config.sealKeys), baseUrl: "http://slotflow.test" };
     await deploy(db, SOURCE);
-    await sql(databaseUrl, startWriteShim());
+    const shim = startWriteShim();
+    for (const create of shim.create) await sql(databaseUrl, create);
     const prepared = await prepareStart(db, "Carry", { doc: { url: null } });
     if (!prepared.ok) throw new Error(prepared.refusal.detail);
     const started = await applyCommand(deps, prepared.cmd);
@@ -83,7 +85,7 @@ test("a database at the previous migration comes forward: its live link resolves
                             VALUES (gen_random_uuid(), $1, 'portal', 'webhook', 'msg_1', NULL, 'failed')`, [runId]);
     await sql(databaseUrl, "INSERT INTO delivery_attempts (delivery_id, attempt, error) SELECT id, 1, 'refused' FROM deliveries WHERE run_id = $1", [runId]);
     await db.$disconnect();
-    await sql(databaseUrl, "DROP FUNCTION slotflow_start_write(jsonb)");
+    for (const name of shim.names) await sql(databaseUrl, `DROP FUNCTION ${name}`);
 
     const after = await migrate(databaseUrl);
     t.deepEqual(after.applied, listMigrations().filter((n) => n >= THIS));

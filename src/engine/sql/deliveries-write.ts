@@ -4,7 +4,11 @@
  * step commits. One statement for all of a step's deliveries; none when it queued none, so steps
  * without deliveries (the hot path) send nothing more.
  *
- *   INSERT INTO deliveries (…) SELECT … FROM jsonb_to_recordset($1::jsonb)
+ *   SELECT slotflow_write_deliveries($1::jsonb)          -- INSERT … FROM jsonb_to_recordset($1)
+ *   SELECT slotflow_set_mail_extra($1::uuid, $2::jsonb)  -- reply_to / cc of the step's mail, if any
+ *
+ * Both are SQL functions (migration 20261125090000) that a start's one statement
+ * (start-write.ts) calls too, so the two paths write these rows the same way.
  */
 import type { Tx } from "../../db.js";
 
@@ -23,15 +27,21 @@ export interface DeliveryWriteRow {
   created_at: string;
 }
 
-/** Inserts the step's deliveries (status pending, first attempt due at once). */
+/** Inserts the step's deliveries (status pending, first attempt due at once): `slotflow_write_deliveries`, the statement a start's write uses too (migration 20261125090000). */
 export async function writeDeliveries(tx: Tx, rows: DeliveryWriteRow[]): Promise<void> {
   if (rows.length === 0) return;
-  await tx.$executeRawUnsafe(
-    `INSERT INTO deliveries (id, run_id, endpoint, statement, webhook_id, payload, link_sha256, status, next_attempt_at, created_at)
-     SELECT r.id, r.run_id, r.endpoint, r.statement, r.webhook_id, r.payload,
-            ARRAY(SELECT jsonb_array_elements_text(r.link_sha256)), 'pending', r.created_at, r.created_at
-     FROM jsonb_to_recordset($1::jsonb) AS r(id uuid, run_id uuid, endpoint text, statement text, webhook_id text,
-                                             payload text, link_sha256 jsonb, created_at timestamptz)`,
-    JSON.stringify(rows),
-  );
+  await tx.$executeRawUnsafe("SELECT slotflow_write_deliveries($1::jsonb)", JSON.stringify(rows));
+}
+
+/** `send email … { replyTo, cc }` (issue 19) on a step's mail rows: [{ id, reply_to, cc }], by (run_id, id). */
+export interface MailExtraRow {
+  id: string;
+  reply_to: string | null;
+  cc: string | null;
+}
+
+/** Sets reply_to / cc on the step's mail that has them, in one statement (`slotflow_set_mail_extra`); none: no round trip. */
+export async function writeMailExtra(tx: Tx, runId: string, rows: MailExtraRow[]): Promise<void> {
+  if (rows.length === 0) return;
+  await tx.$executeRawUnsafe("SELECT slotflow_set_mail_extra($1::uuid, $2::jsonb)", runId, JSON.stringify(rows));
 }

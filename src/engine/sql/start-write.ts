@@ -12,13 +12,13 @@
  * back (`prior`), writing nothing.
  */
 import type { Tx } from "../../db.js";
-import type { DeliveryWriteRow } from "./deliveries-write.js";
+import type { DeliveryWriteRow, MailExtraRow } from "./deliveries-write.js";
 import { prepared } from "./prepared.js";
 import type { StepWrite } from "./step-write.js";
 
 export interface StartWrite extends StepWrite {
   /** `send email … { replyTo, cc }` (issue 19): set on the mail rows the write inserted. */
-  mailExtra: { id: string; reply_to: string | null; cc: string | null }[];
+  mailExtra: MailExtraRow[];
   deliveries: DeliveryWriteRow[];
 }
 
