@@ -33,7 +33,7 @@ import { ROOT } from "../test/helpers/server.js";
 import { summarise } from "./lib/profile-summary.js";
 import { machineCpu, loadNote } from "./lib/proc.js";
 import { startBenchCluster, type Window } from "./lib/cluster.js";
-import { queueCeiling, sqlCeiling, type SqlCeiling } from "./lib/ceilings.js";
+import { composedCeiling } from "./lib/ceilings.js";
 import { drive, drivePaced, fmt, postDeposit, WARM_UP, writeResult, type LoadResult } from "./lib/report.js";
 import { applyScript, seedForScript } from "./lib/apply-script.js";
 
@@ -155,29 +155,22 @@ async function measureOnce(via: "direct" | "pgbouncer"): Promise<Record<string, 
     process.stdout.write(`peak RSS: ${Object.entries(memory).map(([k, v]) => `${k} ${(v.peakKb / 1024).toFixed(0)} MiB`).join(", ")}\n`);
 
     if (withCeilings) {
-      const q = await queueCeiling(bench.redis.url, [
-        { clients: 1, ops: 500 },
-        { clients: 10, ops: 2000 },
-      ]);
-      for (const r of q.runs) process.stdout.write(`ceiling, bare BullMQ round trip C=${r.clients}: ${fmt(r.perSecond)}/s, p50 ${fmt(r.p50Ms, 2)} ms, p99 ${fmt(r.p99Ms, 2)} ms, CPU ${fmt(r.cpuMsPerOp, 2)} ms/op\n`);
       await seedForScript(bench);
       const script = applyScript();
-      const sql1 = await sqlCeiling(bench.cluster.databaseUrl, script, 1, 5);
-      const sql10 = await sqlCeiling(bench.cluster.databaseUrl, script, 10, 5);
-      for (const s of [sql1, sql10]) process.stdout.write(`ceiling, pgbench of one apply's SQL C=${s.clients}: ${fmt(s.tps)} tps, backend CPU ${fmt(s.backendCpuMsPerTx, 2)} ms/tx\n`);
-      const [sqlBoth, queueBoth] = await Promise.all([sqlCeiling(bench.cluster.databaseUrl, script, 10, 6), q.sustain(10, 6)]);
-      await q.stop();
-      const composed = Math.min(sqlBoth.tps, queueBoth);
+      const measured = await composedCeiling(bench.redis.url, bench.cluster.databaseUrl, script, "one apply's SQL");
+      const { queue, sql, together } = measured;
+      const [, sql10] = sql;
+      const { composed, queuePerSecond: queueBoth, sqlTps } = together;
       const c10 = phases.C10.perSecond;
       process.stdout.write(
-        `ceiling, both at once C=10: queue ${fmt(queueBoth)}/s, SQL ${fmt(sqlBoth.tps)} tps → composed ceiling ${fmt(composed)}/s; ` +
-          `deposits at C=10 are ${fmt(c10 / composed, 2)}× composed, ${fmt(c10 / q.runs[1].perSecond, 2)}× the queue hop, ${fmt(c10 / sql10.tps, 2)}× the SQL\n`,
+        `ceiling, both at once C=10: queue ${fmt(queueBoth)}/s, SQL ${fmt(sqlTps)} tps → composed ceiling ${fmt(composed)}/s; ` +
+          `deposits at C=10 are ${fmt(c10 / composed, 2)}× composed, ${fmt(c10 / queue[1]!.perSecond, 2)}× the queue hop, ${fmt(c10 / sql10.tps, 2)}× the SQL\n`,
       );
       ceilings = {
-        queue: q.runs,
-        sql: [sql1, sql10] satisfies SqlCeiling[],
-        together: { queuePerSecond: queueBoth, sqlTps: sqlBoth.tps, composed },
-        ratios: { c10VsComposed: c10 / composed, c10VsQueue: c10 / q.runs[1].perSecond, c10VsSql: c10 / sql10.tps, c1P50VsQueueP50: phases.C1.p50Ms / q.runs[0].p50Ms },
+        queue,
+        sql,
+        together,
+        ratios: { c10VsComposed: c10 / composed, c10VsQueue: c10 / queue[1]!.perSecond, c10VsSql: c10 / sql10.tps, c1P50VsQueueP50: phases.C1.p50Ms / queue[0]!.p50Ms },
         applyScript: script,
       };
     }

@@ -22,7 +22,7 @@ import { mkdirSync, readdirSync } from "node:fs";
 import { join } from "node:path";
 import { summarise } from "./lib/profile-summary.js";
 import { startBenchCluster, type BenchCluster } from "./lib/cluster.js";
-import { queueCeiling, sqlCeiling } from "./lib/ceilings.js";
+import { composedCeiling } from "./lib/ceilings.js";
 import { loadNote, machineCpu } from "./lib/proc.js";
 import { drive, fmt, post, writeResult, WARM_UP } from "./lib/report.js";
 import { perDeposit } from "./deposits.js";
@@ -120,20 +120,11 @@ async function main() {
     process.stdout.write(`peak RSS after the warm-up: ${Object.entries(memory).map(([k, v]) => `${k} ${(v.peakKb / 1024).toFixed(0)} MiB`).join(", ")}\n`);
 
     if (withCeilings) {
-      const q = await queueCeiling(bench.redis.url, [
-        { clients: 1, ops: 500 },
-        { clients: 10, ops: 2000 },
-      ]);
-      for (const r of q.runs) process.stdout.write(`ceiling, bare BullMQ round trip C=${r.clients}: ${fmt(r.perSecond)}/s, p50 ${fmt(r.p50Ms, 2)} ms, CPU ${fmt(r.cpuMsPerOp, 2)} ms/op\n`);
       const script = await startScript(bench);
-      const sql1 = await sqlCeiling(bench.cluster.databaseUrl, script, 1, 5);
-      const sql10 = await sqlCeiling(bench.cluster.databaseUrl, script, 10, 5);
-      for (const s of [sql1, sql10]) process.stdout.write(`ceiling, pgbench of one start's SQL C=${s.clients}: ${fmt(s.tps)} tps, backend CPU ${fmt(s.backendCpuMsPerTx, 2)} ms/tx\n`);
-      const [sqlBoth, queueBoth] = await Promise.all([sqlCeiling(bench.cluster.databaseUrl, script, 10, 6), q.sustain(10, 6)]);
-      await q.stop();
-      const composed = Math.min(sqlBoth.tps, queueBoth);
-      process.stdout.write(`ceiling, both at once C=10: queue ${fmt(queueBoth)}/s, SQL ${fmt(sqlBoth.tps)} tps → composed ceiling ${fmt(composed)}/s\n`);
-      ceilings = { queue: q.runs, sql: [sql1, sql10], together: { queuePerSecond: queueBoth, sqlTps: sqlBoth.tps, composed }, startScript: script };
+      const measured = await composedCeiling(bench.redis.url, bench.cluster.databaseUrl, script, "one start's SQL");
+      const { queuePerSecond, sqlTps, composed } = measured.together;
+      process.stdout.write(`ceiling, both at once C=10: queue ${fmt(queuePerSecond)}/s, SQL ${fmt(sqlTps)} tps → composed ceiling ${fmt(composed)}/s\n`);
+      ceilings = { ...measured, startScript: script };
     }
     const c10 = phases.C10;
     const c1 = phases.C1;

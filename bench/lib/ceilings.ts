@@ -120,3 +120,32 @@ export async function sqlCeiling(databaseUrl: string, script: string, clients: n
   if (!Number.isFinite(tps)) throw new Error(`pgbench failed:\n${out}`);
   return { clients, seconds, tps, backendCpuMsPerTx: (c1 - c0) / Math.max(1, x1 - x0) };
 }
+
+/** What `composedCeiling` measured: the queue hop alone, the SQL alone (C=1, C=10), then both at once at C=10. */
+export interface ComposedCeiling {
+  queue: QueueCeiling["runs"];
+  sql: [SqlCeiling, SqlCeiling];
+  together: { queuePerSecond: number; sqlTps: number; composed: number };
+}
+
+/**
+ * The ceilings of an operation's parts in one run (issue 7's method, reused by issue 22): a bare
+ * BullMQ round trip at C=1 (500 ops) and C=10 (2,000), `pgbench` of the operation's SQL `script`
+ * at C=1 and C=10 (5 s each), then both at once at C=10 (6 s); the composed ceiling is the lower of
+ * the two rates reached together (ops/s). Prints one line per figure, naming the SQL `what`.
+ */
+export async function composedCeiling(redisUrl: string, databaseUrl: string, script: string, what: string): Promise<ComposedCeiling> {
+  const q = await queueCeiling(redisUrl, [
+    { clients: 1, ops: 500 },
+    { clients: 10, ops: 2000 },
+  ]);
+  for (const r of q.runs) {
+    process.stdout.write(`ceiling, bare BullMQ round trip C=${r.clients}: ${r.perSecond.toFixed(1)}/s, p50 ${r.p50Ms.toFixed(2)} ms, p99 ${r.p99Ms.toFixed(2)} ms, CPU ${r.cpuMsPerOp.toFixed(2)} ms/op\n`);
+  }
+  const sql1 = await sqlCeiling(databaseUrl, script, 1, 5);
+  const sql10 = await sqlCeiling(databaseUrl, script, 10, 5);
+  for (const s of [sql1, sql10]) process.stdout.write(`ceiling, pgbench of ${what} C=${s.clients}: ${s.tps.toFixed(1)} tps, backend CPU ${s.backendCpuMsPerTx.toFixed(2)} ms/tx\n`);
+  const [sqlBoth, queueBoth] = await Promise.all([sqlCeiling(databaseUrl, script, 10, 6), q.sustain(10, 6)]);
+  await q.stop();
+  return { queue: q.runs, sql: [sql1, sql10], together: { queuePerSecond: queueBoth, sqlTps: sqlBoth.tps, composed: Math.min(sqlBoth.tps, queueBoth) } };
+}
