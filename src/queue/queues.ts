@@ -292,8 +292,12 @@ export class Queues {
     return this.waiting.size;
   }
 
-  /** Enqueues mail deliveries, each on the shard of its outbox id. */
-  async enqueueMail(outboxIds: string[]): Promise<void> {
+  /**
+   * Enqueues mail deliveries, each on the shard of its outbox id, after `delayMs` (ms) when given
+   * (a retry handed over by the mail pump, src/outbox/mail-pump.ts). The job id is the outbox id:
+   * a message already queued is not queued twice.
+   */
+  async enqueueMail(outboxIds: string[], delayMs?: number): Promise<void> {
     if (outboxIds.length === 0) return;
     const byShard = new Map<number, string[]>();
     for (const id of outboxIds) {
@@ -306,7 +310,7 @@ export class Queues {
           ids.map((outboxId) => ({
             name: "deliver",
             data: { outboxId },
-            opts: { jobId: outboxId, ...durableJobRetry, removeOnComplete: true, removeOnFail: { age: 24 * 3600 } },
+            opts: { jobId: outboxId, ...durableJobRetry, removeOnComplete: true, removeOnFail: { age: 24 * 3600 }, ...(delayMs ? { delay: delayMs } : {}) },
           })),
         ),
       ),
