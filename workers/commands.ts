@@ -74,7 +74,7 @@ export function startCommandWorker(rt: Runtime, shard = 0, concurrency = rt.conf
         // The sweeper re-enqueues pending mail; the step itself has committed.
         rt.log.warn({ err: String(err) }, "could not enqueue mail delivery; the sweeper will retry");
       });
-      const deliveries = (applied.queuedDeliveries ?? []).map((deliveryId) => ({ deliveryId, attempt: 0 }));
+      const deliveries = (applied.queuedDeliveries ?? []).map((d) => ({ ...d, attempt: 0 }));
       await rt.queues.enqueueDeliveries(deliveries).catch((err: unknown) => {
         // The sweeper re-enqueues overdue deliveries (issue 18); the step itself has committed.
         rt.log.warn({ err: String(err) }, "could not enqueue deliveries; the sweeper will retry");
