@@ -79,8 +79,8 @@ export function startCommandWorker(rt: Runtime, shard = 0, concurrency = rt.conf
       const { outcome, queuedMail } = applied;
       // First attempts by this process's mail pump, batched; it falls back to `mail` jobs, and the
       // sweeper re-enqueues what neither took. The step itself has committed.
-      await mail.deliver(cmd.runId, queuedMail);
-      const deliveries = (applied.queuedDeliveries ?? []).map((deliveryId) => ({ deliveryId, attempt: 0 }));
+      await mail.deliver(queuedMail);
+      const deliveries = (applied.queuedDeliveries ?? []).map((d) => ({ ...d, attempt: 0 }));
       await rt.queues.enqueueDeliveries(deliveries).catch((err: unknown) => {
         // The sweeper re-enqueues overdue deliveries (issue 18); the step itself has committed.
         rt.log.warn({ err: String(err) }, "could not enqueue deliveries; the sweeper will retry");

@@ -29,6 +29,7 @@
 import type { Db } from "../db.js";
 import type { Logger } from "../log.js";
 import type { Sealer } from "../engine/seal.js";
+import type { MailJob } from "../queue/outbox-jobs.js";
 import { cappedBackoff } from "../queue/retry.js";
 import { CLAIMED_COLUMNS, MAIL_CLAIM_MS, logSent, markSendFailed, markUndeliverable, openClaimed, type ClaimedRow, type MailTransport } from "./mailer.js";
 
@@ -40,7 +41,7 @@ export const SEND_CONCURRENCY = 4;
 export const MAX_BACKLOG = 1000;
 
 /** Where a message goes when the pump does not deliver it itself: the `mail` queue (Queues.enqueueMail). */
-export type EnqueueMail = (outboxIds: string[], delayMs?: number) => Promise<void>;
+export type EnqueueMail = (items: MailJob[], delayMs?: number) => Promise<void>;
 
 export interface MailPumpDeps {
   db: Db;
@@ -51,7 +52,7 @@ export interface MailPumpDeps {
 }
 
 /** Claims the given pending, unclaimed rows by `(run_id, id)`; returns those this call got. */
-async function claimByKey(db: Db, keys: { id: string; runId: string }[]): Promise<ClaimedRow[]> {
+async function claimByKey(db: Db, keys: MailJob[]): Promise<ClaimedRow[]> {
   return db.$queryRawUnsafe<ClaimedRow[]>(
     `UPDATE outbox o SET claimed_until = now() + make_interval(secs => $1)
        FROM unnest($2::uuid[], $3::uuid[]) AS k(run_id, id)
@@ -60,7 +61,7 @@ async function claimByKey(db: Db, keys: { id: string; runId: string }[]): Promis
      RETURNING ${CLAIMED_COLUMNS.split(", ").map((c) => `o.${c}`).join(", ")}`,
     MAIL_CLAIM_MS / 1000,
     keys.map((k) => k.runId),
-    keys.map((k) => k.id),
+    keys.map((k) => k.outboxId),
   );
 }
 
@@ -98,14 +99,14 @@ export class MailPump {
   constructor(private readonly deps: MailPumpDeps) {}
 
   /**
-   * Hands over the mail of a step that has committed (run `runId`, outbox ids `outboxIds`). Never
+   * Hands over the mail of a step that has committed (its outbox rows and their run). Never
    * throws. Returns at once while the pump takes the messages; when it does not (closing, or over
    * MAX_BACKLOG), returns the enqueue of `mail` jobs, which the caller may await as before.
    */
-  deliver(runId: string, outboxIds: string[]): Promise<void> {
-    if (outboxIds.length === 0) return Promise.resolve();
-    if (this.closed || this.waiting.size + outboxIds.length > MAX_BACKLOG) return this.handOver(outboxIds);
-    for (const id of outboxIds) this.waiting.set(id, runId);
+  deliver(items: MailJob[]): Promise<void> {
+    if (items.length === 0) return Promise.resolve();
+    if (this.closed || this.waiting.size + items.length > MAX_BACKLOG) return this.handOver(items);
+    for (const { outboxId, runId } of items) this.waiting.set(outboxId, runId);
     // The drain starts on the next turn of the event loop, so the mail of every step that
     // committed in this turn shares its first claim.
     this.draining ??= new Promise<void>((resolve) => setImmediate(resolve)).then(() => this.drain());
@@ -121,10 +122,10 @@ export class MailPump {
   private async drain(): Promise<void> {
     try {
       while (this.waiting.size > 0) {
-        const keys: { id: string; runId: string }[] = [];
-        for (const [id, runId] of this.waiting) {
-          keys.push({ id, runId });
-          this.waiting.delete(id);
+        const keys: MailJob[] = [];
+        for (const [outboxId, runId] of this.waiting) {
+          keys.push({ outboxId, runId });
+          this.waiting.delete(outboxId);
           if (keys.length === BATCH) break;
         }
         await this.deliverBatch(keys);
@@ -135,18 +136,18 @@ export class MailPump {
     }
   }
 
-  private async deliverBatch(keys: { id: string; runId: string }[]): Promise<void> {
+  private async deliverBatch(keys: MailJob[]): Promise<void> {
     const { db, sealer, transport, log } = this.deps;
     let rows: ClaimedRow[];
     try {
       rows = await claimByKey(db, keys);
     } catch (err) {
       log?.warn({ err: String(err), messages: keys.length }, "could not claim mail for delivery; queued as jobs");
-      await this.handOver(keys.map((k) => k.id));
+      await this.handOver(keys);
       return;
     }
     const sent: { row: ClaimedRow; messageId: string }[] = [];
-    const retry: string[] = [];
+    const retry: MailJob[] = [];
     await eachLimited(rows, SEND_CONCURRENCY, async (row) => {
       try {
         const mail = openClaimed(sealer, row);
@@ -154,7 +155,7 @@ export class MailPump {
         try {
           sent.push({ row, messageId: await transport.send(mail) });
         } catch (err) {
-          if (!(await markSendFailed(db, row, err, log))) retry.push(row.id);
+          if (!(await markSendFailed(db, row, err, log))) retry.push({ outboxId: row.id, runId: row.run_id });
         }
       } catch (err) {
         // the database failed while recording a failure: the claim lapses and a job sends it again
@@ -174,9 +175,9 @@ export class MailPump {
     if (retry.length > 0) await this.handOver(retry, cappedBackoff(1));
   }
 
-  /** Queues `outboxIds` as `mail` jobs; a Redis that refuses is left to the sweeper (logged). */
-  private async handOver(outboxIds: string[], delayMs?: number): Promise<void> {
-    await this.deps.enqueue(outboxIds, delayMs).catch((err: unknown) => {
+  /** Queues `items` as `mail` jobs; a Redis that refuses is left to the sweeper (logged). */
+  private async handOver(items: MailJob[], delayMs?: number): Promise<void> {
+    await this.deps.enqueue(items, delayMs).catch((err: unknown) => {
       this.deps.log?.warn({ err: String(err) }, "could not enqueue mail delivery; the sweeper will retry");
     });
   }

@@ -30,6 +30,7 @@ import nodemailer, { type Transporter } from "nodemailer";
 import type SMTPTransport from "nodemailer/lib/smtp-transport";
 import { DEFAULT_MAIL_FROM, type MailSettings } from "../config.js";
 import type { Db } from "../db.js";
+import { Prisma } from "../generated/prisma/client.js";
 import type { Logger } from "../log.js";
 import { isEmailAddress } from "../engine/email-address.js";
 import { redactTokens, type Sealer } from "../engine/seal.js";
@@ -193,27 +194,40 @@ export function logSent(transport: MailTransport, outboxId: string, log?: Logger
 }
 
 /**
+ * What a `mail` job names (src/queue/queues.ts): the outbox row, and its run. `runId` is absent
+ * only in jobs queued by a release before it (they named the row by id alone) and in a test's call.
+ */
+export interface OutboxRef {
+  outboxId: string;
+  runId?: string;
+}
+
+/**
  * Delivers one outbox message if it is still pending and not claimed. Throws when sending fails and
  * attempts remain (the job retries). Round trips (issue 22 item 2): claim, send, mark — two SQL
  * statements, each its own transaction; no row lock is held while sending.
  *
- *   claim: UPDATE outbox SET claimed_until = now() + MAIL_CLAIM_MS WHERE id = $1 AND status = 'pending'
+ *   claim: UPDATE outbox SET claimed_until = now() + MAIL_CLAIM_MS
+ *            WHERE run_id = $run AND id = $1 AND status = 'pending'
  *            AND (claimed_until IS NULL OR claimed_until < now()) RETURNING …
  *   mark:  UPDATE outbox SET status = 'sent' | attempts, last_error …, claimed_until = NULL
- *            WHERE run_id = $run AND id = $1 (the claim, by id alone, is the one multi-shard read:
- *            the job carries no run id; docs/scaling.md)
+ *            WHERE run_id = $run AND id = $1
+ *
+ * With the job's run id every statement names `(run_id, id)`: a router statement under a
+ * distributed PostgreSQL (docs/scaling.md). A job without a run id (queued by the previous
+ * release) is claimed by `id` alone — a multi-shard lookup of one row — and delivered the same
+ * way, once. A run id that is not the row's claims nothing ("skipped").
  *
  * Two workers claiming the same row: PostgreSQL re-checks the WHERE of the second UPDATE after the
  * first commits, so exactly one gets the row (test `engine/start-and-delivery`).
  */
-export async function deliverOutbox(db: Db, sealer: Sealer, transport: MailTransport, outboxId: string, log?: Logger): Promise<"sent" | "skipped" | "failed"> {
-  const rows = await db.$queryRawUnsafe<ClaimedRow[]>(
-    `UPDATE outbox SET claimed_until = now() + make_interval(secs => $1)
-      WHERE id = $2::uuid AND status = 'pending' AND (claimed_until IS NULL OR claimed_until < now())
-     RETURNING ${CLAIMED_COLUMNS}`,
-    MAIL_CLAIM_MS / 1000,
-    outboxId,
-  );
+export async function deliverOutbox(db: Db, sealer: Sealer, transport: MailTransport, ref: OutboxRef, log?: Logger): Promise<"sent" | "skipped" | "failed"> {
+  const { outboxId } = ref;
+  const which = ref.runId === undefined ? Prisma.sql`id = ${outboxId}::uuid` : Prisma.sql`run_id = ${ref.runId}::uuid AND id = ${outboxId}::uuid`;
+  const rows = await db.$queryRaw<ClaimedRow[]>`
+    UPDATE outbox SET claimed_until = now() + make_interval(secs => ${MAIL_CLAIM_MS / 1000})
+     WHERE ${which} AND status = 'pending' AND (claimed_until IS NULL OR claimed_until < now())
+    RETURNING ${Prisma.raw(CLAIMED_COLUMNS)}`;
   const row = rows[0];
   if (!row) return "skipped";
   const mail = openClaimed(sealer, row);

@@ -17,6 +17,7 @@ import { Sealer } from "../../src/engine/seal.js";
 import { deliverOutbox, type Mail, type MailTransport } from "../../src/outbox/mailer.js";
 import { BATCH, MAX_BACKLOG, MailPump, type EnqueueMail } from "../../src/outbox/mail-pump.js";
 import { withdrawPendingMessages } from "../../src/outbox/withdraw.js";
+import type { MailJob } from "../../src/queue/outbox-jobs.js";
 import { RETRY_BASE_DELAY_MS } from "../../src/queue/retry.js";
 import { dropDatabase, freshDatabase, sql } from "../helpers/db.js";
 
@@ -50,10 +51,10 @@ test.after.always(async () => {
 });
 
 /** Starts a run whose step queues one mail to `email`; returns the run id and the outbox ids. */
-async function started(email = "ann@example.test"): Promise<{ runId: string; ids: string[] }> {
+async function started(email = "ann@example.test"): Promise<{ runId: string; mail: MailJob[]; ids: string[] }> {
   const runId = randomUUID();
   const { queuedMail } = await applyCommand(deps, { kind: "start", commandId: randomUUID(), runId, workflow: "Pumped", version: 1, input: { owner: { name: "Ann", email } } });
-  return { runId, ids: queuedMail };
+  return { runId, mail: queuedMail, ids: queuedMail.map((m) => m.outboxId) };
 }
 
 function transport(sent: Mail[], opts: { ms?: number; fail?: boolean } = {}): MailTransport {
@@ -79,8 +80,8 @@ function counted(client: Db): { db: Db; statements: string[] } {
   return { db: { ...client, $queryRawUnsafe: wrap("$queryRawUnsafe"), $executeRawUnsafe: wrap("$executeRawUnsafe"), $executeRaw: wrap("$executeRaw") } as unknown as Db, statements };
 }
 
-const noQueue: EnqueueMail = async (ids) => {
-  throw new Error(`unexpected enqueue of ${ids.length}`);
+const noQueue: EnqueueMail = async (items) => {
+  throw new Error(`unexpected enqueue of ${items.length}`);
 };
 
 async function rows(ids: string[]) {
@@ -92,7 +93,7 @@ test.serial("the mail of many committed steps goes out in batches: one claim and
   const sent: Mail[] = [];
   const { db: countingDb, statements } = counted(db);
   const pump = new MailPump({ db: countingDb, sealer, transport: transport(sent), enqueue: noQueue });
-  for (const r of runs) await pump.deliver(r.runId, r.ids);
+  for (const r of runs) await pump.deliver(r.mail);
   await pump.close();
   t.is(sent.length, 120);
   t.is(new Set(sent.map((m) => m.to)).size, 120, "each message once");
@@ -110,38 +111,38 @@ test.serial("a pump and a mail job on the same message send it once; so do two p
   const sent: Mail[] = [];
   const a = await started();
   const pump = new MailPump({ db, sealer, transport: transport(sent, { ms: 80 }), enqueue: noQueue });
-  await pump.deliver(a.runId, a.ids);
-  const job = deliverOutbox(db, sealer, transport(sent, { ms: 80 }), a.ids[0]!);
+  await pump.deliver(a.mail);
+  const job = deliverOutbox(db, sealer, transport(sent, { ms: 80 }), a.mail[0]!);
   await pump.close();
   await job;
   t.is(sent.length, 1, "the pump or the job, not both");
   const b = await started();
   const [p1, p2] = [0, 1].map(() => new MailPump({ db, sealer, transport: transport(sent, { ms: 50 }), enqueue: noQueue }));
-  await Promise.all([p1!.deliver(b.runId, b.ids), p2!.deliver(b.runId, b.ids)]);
+  await Promise.all([p1!.deliver(b.mail), p2!.deliver(b.mail)]);
   await Promise.all([p1!.close(), p2!.close()]);
   t.is(sent.length, 2, "one send per message");
-  t.is(await deliverOutbox(db, sealer, transport(sent), a.ids[0]!), "skipped", "a later job finds nothing to send");
+  t.is(await deliverOutbox(db, sealer, transport(sent), a.mail[0]!), "skipped", "a later job finds nothing to send");
   t.true((await rows([...a.ids, ...b.ids])).every((r) => r.status === "sent" && r.attempts === 1));
 });
 
 test.serial("a failed first attempt is recorded and handed to the mail queue with the backoff's first delay", async (t) => {
   const a = await started();
-  const handed: { ids: string[]; delayMs?: number }[] = [];
-  const pump = new MailPump({ db, sealer, transport: transport([], { fail: true }), enqueue: async (ids, delayMs) => void handed.push({ ids, delayMs }) });
-  await pump.deliver(a.runId, a.ids);
+  const handed: { items: MailJob[]; delayMs?: number }[] = [];
+  const pump = new MailPump({ db, sealer, transport: transport([], { fail: true }), enqueue: async (items, delayMs) => void handed.push({ items, delayMs }) });
+  await pump.deliver(a.mail);
   await pump.close();
   const [row] = await rows(a.ids);
   t.like(row, { status: "pending", attempts: 1, claimed_until: null, last_error: "421 try again later" });
   t.is(handed.length, 1);
-  t.deepEqual(handed[0]!.ids, a.ids);
+  t.deepEqual(handed[0]!.items, a.mail, "with its run id");
   t.true(handed[0]!.delayMs! >= RETRY_BASE_DELAY_MS * 0.5 && handed[0]!.delayMs! <= RETRY_BASE_DELAY_MS * 1.5, `delay ${handed[0]!.delayMs} ms`);
   // the retry is the job's (mailer.ts): the pump takes first attempts only
   const sent: Mail[] = [];
   const again = new MailPump({ db, sealer, transport: transport(sent), enqueue: noQueue });
-  await again.deliver(a.runId, a.ids);
+  await again.deliver(a.mail);
   await again.close();
   t.is(sent.length, 0);
-  t.is(await deliverOutbox(db, sealer, transport(sent), a.ids[0]!), "sent");
+  t.is(await deliverOutbox(db, sealer, transport(sent), a.mail[0]!), "sent");
 });
 
 test.serial("an undeliverable recipient fails at once; a withdrawn message is not sent", async (t) => {
@@ -151,8 +152,8 @@ test.serial("an undeliverable recipient fails at once; a withdrawn message is no
   await db.$transaction((tx) => withdrawPendingMessages(tx, gone.runId));
   const sent: Mail[] = [];
   const pump = new MailPump({ db, sealer, transport: transport(sent), enqueue: noQueue });
-  await pump.deliver(bad.runId, bad.ids);
-  await pump.deliver(gone.runId, gone.ids);
+  await pump.deliver(bad.mail);
+  await pump.deliver(gone.mail);
   await pump.close();
   t.is(sent.length, 0);
   const [b] = await rows(bad.ids);
@@ -162,28 +163,29 @@ test.serial("an undeliverable recipient fails at once; a withdrawn message is no
 });
 
 test.serial("a database that refuses the claim, a full backlog and a closed pump hand the mail to the queue", async (t) => {
-  const handed: string[] = [];
-  const enqueue: EnqueueMail = async (ids) => void handed.push(...ids);
+  const handed: MailJob[] = [];
+  const enqueue: EnqueueMail = async (items) => void handed.push(...items);
   const down = createDb("postgresql://postgres@127.0.0.1:1/none", 1);
   const a = await started();
   const refused = new MailPump({ db: down, sealer, transport: transport([]), enqueue });
-  await refused.deliver(a.runId, a.ids);
+  await refused.deliver(a.mail);
   await refused.close();
   await down.$disconnect();
-  t.deepEqual(handed, a.ids, "handed over, not lost");
+  t.deepEqual(handed, a.mail, "handed over, not lost");
   t.like((await rows(a.ids))[0], { status: "pending", attempts: 0, claimed_until: null });
 
   handed.length = 0;
   const sent: Mail[] = [];
   const slow = new MailPump({ db, sealer, transport: transport(sent, { ms: 20 }), enqueue });
-  const ids = Array.from({ length: MAX_BACKLOG }, () => randomUUID());
-  await slow.deliver(randomUUID(), ids); // ids of no row: the claim finds nothing
+  const runId = randomUUID();
   const over = await started();
-  await slow.deliver(over.runId, over.ids);
-  t.deepEqual(handed, over.ids, "over the backlog: queued as a job");
+  // in the same turn of the event loop, before the drain starts: the backlog is full
+  void slow.deliver(Array.from({ length: MAX_BACKLOG }, () => ({ outboxId: randomUUID(), runId }))); // no such rows: the claims find nothing
+  await slow.deliver(over.mail);
+  t.deepEqual(handed, over.mail, "over the backlog: queued as a job");
   await slow.close();
   const late = await started();
-  await slow.deliver(late.runId, late.ids);
-  t.deepEqual(handed, [...over.ids, ...late.ids], "after close: queued as a job");
+  await slow.deliver(late.mail);
+  t.deepEqual(handed, [...over.mail, ...late.mail], "after close: queued as a job");
   t.is(sent.length, 0);
 });
