@@ -1,6 +1,7 @@
 /**
  * The command worker: applies `commands` jobs to runs (src/engine/apply.ts) and hands the mail each
- * step queued to the `mail` queue once the step has committed. Run as many copies as you like;
+ * step queued to the process's mail pump once the step has committed (src/outbox/mail-pump.ts:
+ * first attempts, batched; retries go to the `mail` queue). Run as many copies as you like;
  * per-run order comes from the run row lock, not from the queue.
  *
  * Failures (src/queue/retry.ts): an infrastructure error (PostgreSQL or Redis unreachable, a reset
@@ -14,6 +15,7 @@ import { applyCommand } from "../src/engine/apply.js";
 import { validateCommand, type Command, type Outcome } from "../src/engine/commands/types.js";
 import { failureMessage, recordCommandFailure } from "../src/engine/failures.js";
 import { redactTokens } from "../src/engine/seal.js";
+import { MailPump } from "../src/outbox/mail-pump.js";
 import { QUEUE } from "../src/queue/queues.js";
 import { UNKNOWN_FAILURE_LIMIT, classifyFailure, decideRetry } from "../src/queue/retry.js";
 import type { Runtime } from "../src/runtime.js";
@@ -38,11 +40,16 @@ export function logOutcome(rt: Pick<Runtime, "log">, kind: string, runId: string
   else rt.log.info({ command: kind, runId, status: outcome.status, ms, queuedMs }, "command applied");
 }
 
+/** The mail pump of a worker process (src/outbox/mail-pump.ts), handing over to `rt.queues`' mail queue. */
+export function mailPump(rt: Runtime): MailPump {
+  return new MailPump({ db: rt.db, sealer: rt.sealer, transport: rt.transport, log: rt.log, enqueue: (ids, delayMs) => rt.queues.enqueueMail(ids, delayMs) });
+}
+
 /**
  * Starts the worker of the command queue of shard `shard` (src/queue/shards.ts; default 0, the
  * only one with SLOTFLOW_QUEUE_SHARDS=1) taking up to `concurrency` jobs at once.
  */
-export function startCommandWorker(rt: Runtime, shard = 0, concurrency = rt.config.workerConcurrency): Worker {
+export function startCommandWorker(rt: Runtime, shard = 0, concurrency = rt.config.workerConcurrency, mail: MailPump = mailPump(rt)): Worker {
   const worker = new Worker(
     QUEUE.commands,
     async (job: Job): Promise<Outcome> => {
@@ -70,11 +77,10 @@ export function startCommandWorker(rt: Runtime, shard = 0, concurrency = rt.conf
         throw new UnrecoverableError(message);
       }
       const { outcome, queuedMail } = applied;
-      await rt.queues.enqueueMail(queuedMail).catch((err: unknown) => {
-        // The sweeper re-enqueues pending mail; the step itself has committed.
-        rt.log.warn({ err: String(err) }, "could not enqueue mail delivery; the sweeper will retry");
-      });
-      const deliveries = (applied.queuedDeliveries ?? []).map((deliveryId) => ({ deliveryId, attempt: 0 }));
+      // First attempts by this process's mail pump, batched; it falls back to `mail` jobs, and the
+      // sweeper re-enqueues what neither took. The step itself has committed.
+      await mail.deliver(queuedMail);
+      const deliveries = (applied.queuedDeliveries ?? []).map((d) => ({ ...d, attempt: 0 }));
       await rt.queues.enqueueDeliveries(deliveries).catch((err: unknown) => {
         // The sweeper re-enqueues overdue deliveries (issue 18); the step itself has committed.
         rt.log.warn({ err: String(err) }, "could not enqueue deliveries; the sweeper will retry");

@@ -7,6 +7,7 @@
 import { Worker, type Job } from "bullmq";
 import { redactTokens } from "../src/engine/seal.js";
 import { attemptDelivery } from "../src/outbox/deliveries.js";
+import { deliveryJobOf, readJobData } from "../src/queue/outbox-jobs.js";
 import { QUEUE } from "../src/queue/queues.js";
 import type { Runtime } from "../src/runtime.js";
 import { deliveryMetrics, metrics } from "../src/web/metrics.js";
@@ -23,10 +24,12 @@ export function startDeliveryWorker(rt: Runtime): Worker {
   };
   const worker = new Worker(
     QUEUE.deliveries,
-    async (job: Job<{ deliveryId: string }>) => {
-      const deliveryId = String(job.data.deliveryId);
-      const result = await attemptDelivery(deps, deliveryId);
-      if (result.kind === "retry") await rt.queues.enqueueDeliveries([{ deliveryId, attempt: result.attempt, delayMs: result.delayMs }]);
+    async (job: Job<unknown>) => {
+      // `{ deliveryId, runId }`, or `{ deliveryId }` as the previous release queued it (src/queue/outbox-jobs.ts)
+      const ref = readJobData(() => deliveryJobOf(job.data));
+      const result = await attemptDelivery(deps, ref);
+      // the next attempt carries the run id, read from the row (also for a job that had none)
+      if (result.kind === "retry") await rt.queues.enqueueDeliveries([{ deliveryId: ref.deliveryId, runId: result.runId, attempt: result.attempt, delayMs: result.delayMs }]);
       return result.kind;
     },
     workerOptions(rt.config, 4),

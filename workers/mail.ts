@@ -6,16 +6,21 @@
 import { Worker, type Job } from "bullmq";
 import { redactTokens } from "../src/engine/seal.js";
 import { deliverOutbox } from "../src/outbox/mailer.js";
+import { mailJobOf, readJobData } from "../src/queue/outbox-jobs.js";
 import { QUEUE } from "../src/queue/queues.js";
 import type { Runtime } from "../src/runtime.js";
 import { metrics } from "../src/web/metrics.js";
 import { workerOptions } from "./options.js";
 
-/** Starts the worker of the mail queue of shard `shard` (src/queue/shards.ts; default 0). */
+/**
+ * Starts the worker of the mail queue of shard `shard` (src/queue/shards.ts; default 0). A job is
+ * `{ outboxId, runId }`, or `{ outboxId }` as the previous release queued it (src/queue/outbox-jobs.ts);
+ * data naming no row fails the job for good.
+ */
 export function startMailWorker(rt: Runtime, shard = 0): Worker {
   const worker = new Worker(
     QUEUE.mail,
-    async (job: Job<{ outboxId: string }>) => deliverOutbox(rt.db, rt.sealer, rt.transport, String(job.data.outboxId), rt.log),
+    async (job: Job<unknown>) => deliverOutbox(rt.db, rt.sealer, rt.transport, readJobData(() => mailJobOf(job.data)), rt.log),
     workerOptions(rt.config, 4, undefined, shard),
   );
   worker.on("error", (err) => rt.log.error({ err: redactTokens(err.message) }, "mail worker error"));

@@ -73,14 +73,14 @@ export async function sweepOnce(
   }
   const stale = await rt.db.outboxMessage.findMany({
     where: { status: "pending", createdAt: { lte: new Date(now.getTime() - MAIL_GRACE_MS) } },
-    select: { id: true },
+    select: { id: true, runId: true },
     take: SWEEP_BATCH,
   });
-  await rt.queues.enqueueMail(stale.map((m) => m.id));
+  await rt.queues.enqueueMail(stale.map((m) => ({ outboxId: m.id, runId: m.runId })));
   // deliveries whose due attempt no worker took (issue 18); the job id names the attempt, so a
   // job still waiting makes this a no-op
   const overdue = await overdueDeliveries(rt.db, now, MAIL_GRACE_MS, SWEEP_BATCH);
-  await rt.queues.enqueueDeliveries(overdue.map((d) => ({ deliveryId: d.id, attempt: d.attempts })));
+  await rt.queues.enqueueDeliveries(overdue.map((d) => ({ deliveryId: d.id, runId: d.runId, attempt: d.attempts })));
   const purged = await purgeIfDue(rt, now, drainMs);
   return {
     expiries,

@@ -19,7 +19,7 @@ import { allShards } from "../queue/shards.js";
 import { announceDeploy, createRuntime, warnDevDefaults, type Runtime } from "../runtime.js";
 import { createWebApp, type WebApp } from "../web/app.js";
 import { bindClusterMetrics, registry } from "../web/metrics.js";
-import { startCommandWorker } from "../../workers/commands.js";
+import { mailPump, startCommandWorker } from "../../workers/commands.js";
 import { startMailWorker } from "../../workers/mail.js";
 import { startDeliveryWorker } from "../../workers/deliveries.js";
 import { startSweeper } from "../../workers/sweeper.js";
@@ -160,10 +160,19 @@ export async function serve(opts: ServeOptions, config: Config): Promise<Runtime
     // is shared among its command shards (at least 1 each).
     const shards = opts.shards ?? allShards(rt.config);
     const concurrency = Math.max(1, Math.ceil(rt.config.workerConcurrency / shards.length));
+    // The process's mail pump takes the first attempt of the mail its command workers' steps queue
+    // (src/outbox/mail-pump.ts); it closes after them, once the sends it took are marked.
+    const pump = mailPump(rt);
+    const commandClosers: Closer[] = [];
     for (const shard of shards) {
       const suffix = shards.length > 1 || shard > 0 ? `[${shard}]` : "";
-      closers.push(workerCloser(rt, `commands${suffix}`, startCommandWorker(rt, shard, concurrency)), workerCloser(rt, `mail${suffix}`, startMailWorker(rt, shard)));
+      commandClosers.push(workerCloser(rt, `commands${suffix}`, startCommandWorker(rt, shard, concurrency, pump)));
+      closers.push(workerCloser(rt, `mail${suffix}`, startMailWorker(rt, shard)));
     }
+    closers.push(async (timeoutMs) => {
+      await Promise.all(commandClosers.map((close) => close(timeoutMs)));
+      await pump.close();
+    });
     // deliveries through endpoints (issue 18): one worker per process, on shard 0's prefix
     closers.push(workerCloser(rt, "deliveries", startDeliveryWorker(rt)));
   }

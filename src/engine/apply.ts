@@ -23,6 +23,7 @@
 import type { Limits } from "../config.js";
 import type { Db, Tx } from "../db.js";
 import type { Logger } from "../log.js";
+import type { DeliveryJob, MailJob } from "../queue/outbox-jobs.js";
 import { cancel } from "./commands/cancel.js";
 import { deposit } from "./commands/deposit.js";
 import { expire } from "./commands/expire.js";
@@ -51,10 +52,10 @@ export interface EngineDeps {
 
 export interface Applied {
   outcome: Outcome;
-  /** Outbox ids queued by the step, to hand to the mailer once committed. */
-  queuedMail: string[];
-  /** Delivery ids queued by the step (`send webhook` / `send message`, issue 18), to enqueue once committed. */
-  queuedDeliveries?: string[];
+  /** Outbox rows queued by the step (`{ outboxId, runId }`: a `mail` job), to enqueue once committed. */
+  queuedMail: MailJob[];
+  /** Delivery rows queued by the step (`send webhook` / `send message`, issue 18; `{ deliveryId, runId }`), to enqueue once committed. */
+  queuedDeliveries?: DeliveryJob[];
 }
 
 const TX_OPTIONS = { maxWait: 10_000, timeout: 30_000 };

@@ -26,6 +26,7 @@ import { linkHashesIn, type Sealer } from "./seal.js";
 import { writeDeliveries, writeMailExtra, type DeliveryWriteRow, type MailExtraRow } from "./sql/deliveries-write.js";
 import { writeStart } from "./sql/start-write.js";
 import { endDeliveriesOfDeadLinks } from "../outbox/deliveries.js";
+import type { DeliveryJob, MailJob } from "../queue/outbox-jobs.js";
 import { fromJson, toJson, type Value } from "./values.js";
 
 /** "cancelled": an operator ended the run (issue 23, commands/cancel.ts). */
@@ -116,11 +117,11 @@ export class Step implements World {
   depositLink: LinkRow | null = null;
   private readonly mail: PendingMail[] = [];
   private readonly history: { kind: string; data: Record<string, unknown> }[] = [];
-  /** Outbox ids queued by this step, for the caller to hand to the mailer after commit. */
-  readonly queuedMail: string[] = [];
+  /** Outbox rows queued by this step (id and run id: a `mail` job), for the caller to enqueue after commit. */
+  readonly queuedMail: MailJob[] = [];
   private readonly deliveries: Omit<DeliveryWriteRow, "created_at">[] = [];
-  /** Delivery ids queued by this step (issue 18), for the caller to enqueue after commit. */
-  readonly queuedDeliveries: string[] = [];
+  /** Delivery rows queued by this step (issue 18; id and run id: a `deliveries` job), for the caller to enqueue after commit. */
+  readonly queuedDeliveries: DeliveryJob[] = [];
   /** Whether the run had pending webhook/chat deliveries when read (issue 18 item 4). */
   hasPendingDeliveries = false;
 
@@ -306,7 +307,8 @@ export class Step implements World {
 
   /**
    * Writes every change of the step, and the command's outcome record, in one statement
-   * (sql/step-write.ts). Mail ids are handed to `queuedMail` for the caller to enqueue after commit.
+   * (sql/step-write.ts). Mail and delivery rows are handed to `queuedMail` / `queuedDeliveries`
+   * (each with the run's id) for the caller to enqueue after commit.
    */
   async flush(applied: { id: string; kind: string; outcome: unknown }): Promise<void> {
     const { write, endedLinks } = this.buildWrite(applied);
@@ -319,14 +321,13 @@ export class Step implements World {
     // A link ended by this step takes the run's pending deliveries that carried only dead links
     // with it, at once (issue 18 item 4); runs without pending deliveries send nothing more.
     if (this.hasPendingDeliveries && endedLinks > 0) await endDeliveriesOfDeadLinks(this.services.tx, this.run.id);
-    this.queuedMail.push(...this.mail.map((m) => m.id));
-    this.queuedDeliveries.push(...this.deliveries.map((d) => d.id));
+    this.queueJobs();
   }
 
   /**
    * The write of a new run's step (issue 22 item 1): the step's write, its mail's reply_to / cc
    * and its deliveries in ONE statement on its own, outside any transaction (sql/start-write.ts).
-   * Resolves null when written (mail and delivery ids are then in `queuedMail` /
+   * Resolves null when written (mail and delivery rows are then in `queuedMail` /
    * `queuedDeliveries`), or the outcome an earlier application of the same command recorded.
    */
   async flushStart(applied: { id: string; kind: string; outcome: unknown }): Promise<unknown | null> {
@@ -338,9 +339,15 @@ export class Step implements World {
       deliveries: this.deliveryRows(),
     });
     if (prior !== null) return prior;
-    this.queuedMail.push(...this.mail.map((m) => m.id));
-    this.queuedDeliveries.push(...this.deliveries.map((d) => d.id));
+    this.queueJobs();
     return null;
+  }
+
+  /** Hands the written mail and deliveries, with the run's id, to `queuedMail` / `queuedDeliveries`. */
+  private queueJobs(): void {
+    const runId = this.run.id;
+    this.queuedMail.push(...this.mail.map((m) => ({ outboxId: m.id, runId })));
+    this.queuedDeliveries.push(...this.deliveries.map((d) => ({ deliveryId: d.id, runId })));
   }
 
   /** The reply_to / cc of the step's mail that has them (issue 19). */

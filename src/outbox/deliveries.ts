@@ -29,6 +29,7 @@
  * latency and the next attempt; errors are stored with tokens redacted and never include the URL.
  */
 import type { Db, Tx } from "../db.js";
+import { Prisma } from "../generated/prisma/client.js";
 import type { Logger } from "../log.js";
 import { FAILING_DISABLES_MS, openEndpointRow } from "../endpoints/endpoints.js";
 import { redactTokens, type Sealer } from "../engine/seal.js";
@@ -50,12 +51,25 @@ export interface DeliveryDeps {
   onOutcome?: (kind: string, outcome: string) => void;
 }
 
-/** What one attempt decided. `retry`: enqueue attempt `attempt` after `delayMs`. */
+/**
+ * What a `deliveries` job names (src/queue/queues.ts): the delivery row, and its run. `runId` is
+ * absent only in jobs queued by a release before it (they named the row by id alone) and in a
+ * test's call.
+ */
+export interface DeliveryRef {
+  deliveryId: string;
+  runId?: string;
+}
+
+/**
+ * What one attempt decided. `retry`: enqueue attempt `attempt` after `delayMs`, for the delivery's
+ * run `runId` (read from its row, so a retry of a job without a run id carries it).
+ */
 export type AttemptResult =
   | { kind: "skipped" }
   | { kind: "sent" }
   | { kind: "failed"; reason: string }
-  | { kind: "retry"; attempt: number; delayMs: number };
+  | { kind: "retry"; attempt: number; delayMs: number; runId: string };
 
 /** How long one attempt may take (connect, send, answer), ms. */
 export const ATTEMPT_TIMEOUT_MS = 10_000;
@@ -135,24 +149,32 @@ interface ClaimedRow extends Row {
  *   pending and due, returning the row, whether its links are still live (deadLinkReason's rule)
  *   and its endpoint's row. A second job for the same delivery re-checks the WHERE after the first
  *   commits and finds it claimed: one attempt is sent once (test `engine/deliveries`).
+ *   With the job's run id the claim names `(run_id, id)` and reads the links of that run id: a
+ *   router statement under a distributed PostgreSQL (docs/scaling.md; `endpoints` is a reference
+ *   table). A job without a run id (queued by the previous release) is claimed by `id` alone — a
+ *   multi-shard lookup of one row — and attempted the same way; its retry carries the run id.
+ *   A run id that is not the row's claims nothing (`skipped`).
  * - mark: one statement of data-modifying CTEs writes the attempt's log row, the endpoint's state
  *   (recordEndpointOutcome's rules: a 2xx clears `failing_since`, a failure sets it and disables
  *   the endpoint after FAILING_DISABLES_MS, a 410 disables it) and the delivery's outcome, which
  *   depends on whether this mark disabled the endpoint. A delivery ended meanwhile (the run
  *   cancelled, its link dead) stays ended unless this attempt was delivered: then it says `sent`.
  */
-export async function attemptDelivery(deps: DeliveryDeps, deliveryId: string): Promise<AttemptResult> {
+export async function attemptDelivery(deps: DeliveryDeps, ref: DeliveryRef): Promise<AttemptResult> {
   const { db, sealer, log } = deps;
+  const { deliveryId, runId } = ref;
+  const which = runId === undefined ? Prisma.sql`id = ${deliveryId}::uuid` : Prisma.sql`run_id = ${runId}::uuid AND id = ${deliveryId}::uuid`;
+  const run = runId === undefined ? Prisma.sql`c.run_id` : Prisma.sql`${runId}::uuid`;
   const rows = await db.$queryRaw<ClaimedRow[]>`
     WITH c AS (
       UPDATE deliveries SET next_attempt_at = now() + make_interval(secs => ${DELIVERY_CLAIM_MS / 1000})
-       WHERE id = ${deliveryId}::uuid AND status = 'pending'
+       WHERE ${which} AND status = 'pending'
          AND (next_attempt_at IS NULL OR next_attempt_at <= now() + make_interval(secs => ${DUE_SLACK_MS / 1000}))
       RETURNING id, run_id, endpoint, statement, webhook_id, payload, link_sha256, status, attempts)
     SELECT c.*,
            CASE WHEN cardinality(c.link_sha256) = 0 THEN NULL
-                WHEN EXISTS (SELECT 1 FROM links l WHERE l.run_id = c.run_id AND l.token_sha256 = ANY(c.link_sha256) AND l.status = 'live') THEN NULL
-                ELSE (SELECT 'link ' || l.status || coalesce(' (' || l.end_reason || ')', '') FROM links l WHERE l.run_id = c.run_id AND l.token_sha256 = ANY(c.link_sha256) LIMIT 1)
+                WHEN EXISTS (SELECT 1 FROM links l WHERE l.run_id = ${run} AND l.token_sha256 = ANY(c.link_sha256) AND l.status = 'live') THEN NULL
+                ELSE (SELECT 'link ' || l.status || coalesce(' (' || l.end_reason || ')', '') FROM links l WHERE l.run_id = ${run} AND l.token_sha256 = ANY(c.link_sha256) LIMIT 1)
            END AS dead,
            e.name AS e_name, e.kind AS e_kind, e.url AS e_url, e.secret AS e_secret, e.previous_secret AS e_previous_secret,
            e.previous_secret_until AS e_previous_secret_until, e.disabled_at AS e_disabled_at, e.disabled_reason AS e_disabled_reason
@@ -262,7 +284,7 @@ export async function attemptDelivery(deps: DeliveryDeps, deliveryId: string): P
   if (disabled !== null || delay === null || nextAttemptAt === null) {
     return finish({ kind: "failed", reason: disabled !== null ? `endpoint disabled: ${disabled}` : `gave up after ${attempt} attempts` }, seen);
   }
-  return finish({ kind: "retry", attempt, delayMs: delay }, { ...seen, nextAttemptAt: nextAttemptAt.toISOString() });
+  return finish({ kind: "retry", attempt, delayMs: delay, runId: row.run_id }, { ...seen, nextAttemptAt: nextAttemptAt.toISOString() });
 }
 
 /**
@@ -323,10 +345,10 @@ export async function endDeliveriesOfDeadLinks(tx: Tx, runId: string): Promise<n
 }
 
 /** Pending deliveries whose attempt is overdue by `graceMs` (a lost job): the sweeper re-enqueues them. */
-export async function overdueDeliveries(db: Db, now: Date, graceMs: number, take: number): Promise<{ id: string; attempts: number }[]> {
+export async function overdueDeliveries(db: Db, now: Date, graceMs: number, take: number): Promise<{ id: string; runId: string; attempts: number }[]> {
   return db.delivery.findMany({
     where: { status: "pending", nextAttemptAt: { lte: new Date(now.getTime() - graceMs) } },
-    select: { id: true, attempts: true },
+    select: { id: true, runId: true, attempts: true },
     orderBy: { nextAttemptAt: "asc" },
     take,
   });

@@ -4,11 +4,14 @@
  * | queue | job | data | produced by | consumed by |
  * |---|---|---|---|---|
  * | `commands` | start, deposit, raise, expire | a `Command` (commands/types.ts), id = commandId | web, sweeper | worker: applyCommand |
- * | `mail` | deliver | `{ outboxId }`, id = outboxId | worker after commit, sweeper | worker: deliverOutbox |
- * | `deliveries` | attempt | `{ deliveryId }`, id = `<deliveryId>-a<attempt>` (delayed to its time) | worker after commit, the worker itself (retries), sweeper, redeliver | worker: attemptDelivery (issue 18) |
+ * | `mail` | deliver | `{ outboxId, runId }`, id = outboxId | worker after commit, sweeper | worker: deliverOutbox |
+ * | `deliveries` | attempt | `{ deliveryId, runId }`, id = `<deliveryId>-a<attempt>` (delayed to its time) | worker after commit, the worker itself (retries), sweeper, redeliver | worker: attemptDelivery (issue 18) |
  * | `sweep` | sweep | `{}` (a job scheduler, every SLOTFLOW_SWEEP_INTERVAL_MS) | sweeper | sweeper |
  *
  * Job data is validated when enqueued and again when processed. No job ever carries a token.
+ * Mail and delivery jobs carry their row's run id so that the worker's claim names `(run_id, id)`,
+ * a router statement under a distributed PostgreSQL (docs/scaling.md); a job queued by a release
+ * before that carries the row id alone and is still delivered (outbox-jobs.ts).
  * A deposit's job id is the request's own random command id, never derived from the link: BullMQ
  * ignores an `add` whose id already exists, and a second poster must never be handed the outcome
  * of the first one's job.
@@ -19,6 +22,7 @@ import { validateCommand, type Command, type Outcome } from "../engine/commands/
 import { CONFIGURATION_FAULT } from "../engine/failures.js";
 import { RefusalCode, RefusalError, refuse, type Refusal } from "../engine/refusals.js";
 import { isCluster, probeLayout, redisClient, topologyOf, type RedisClient, type RedisConfig } from "./redis.js";
+import { deliveryJobOf, mailJobOf, type DeliveryJob, type MailJob } from "./outbox-jobs.js";
 import { durableJobRetry } from "./retry.js";
 import { allShards, shardOf, shardPrefix, type ShardConfig } from "./shards.js";
 
@@ -292,21 +296,27 @@ export class Queues {
     return this.waiting.size;
   }
 
-  /** Enqueues mail deliveries, each on the shard of its outbox id. */
-  async enqueueMail(outboxIds: string[]): Promise<void> {
-    if (outboxIds.length === 0) return;
-    const byShard = new Map<number, string[]>();
-    for (const id of outboxIds) {
-      const shard = shardOf(this.config, id);
-      byShard.set(shard, [...(byShard.get(shard) ?? []), id]);
+  /**
+   * Enqueues mail deliveries, each on the shard of its outbox id, after `delayMs` (ms) when given
+   * (a retry handed over by the mail pump, src/outbox/mail-pump.ts); the job data is the row and
+   * its run (`{ outboxId, runId }`), the job id the outbox id (a message already queued is not
+   * queued twice). Throws (before anything is added) when an id is not a uuid.
+   */
+  async enqueueMail(items: MailJob[], delayMs?: number): Promise<void> {
+    if (items.length === 0) return;
+    for (const item of items) mailJobOf(item, true);
+    const byShard = new Map<number, MailJob[]>();
+    for (const item of items) {
+      const shard = shardOf(this.config, item.outboxId);
+      byShard.set(shard, [...(byShard.get(shard) ?? []), item]);
     }
     await Promise.all(
-      [...byShard].map(([shard, ids]) =>
+      [...byShard].map(([shard, list]) =>
         this.mailShards[shard]!.addBulk(
-          ids.map((outboxId) => ({
+          list.map(({ outboxId, runId }) => ({
             name: "deliver",
-            data: { outboxId },
-            opts: { jobId: outboxId, ...durableJobRetry, removeOnComplete: true, removeOnFail: { age: 24 * 3600 } },
+            data: { outboxId, runId },
+            opts: { jobId: outboxId, ...durableJobRetry, removeOnComplete: true, removeOnFail: { age: 24 * 3600 }, ...(delayMs ? { delay: delayMs } : {}) },
           })),
         ),
       ),
@@ -316,14 +326,16 @@ export class Queues {
   /**
    * Enqueues attempt `attempt` (0-based: the attempts already made) of each delivery after
    * `delayMs` (issue 18). The job id names the attempt, so a repeat (the sweeper, a redeliver
-   * racing a retry) adds nothing. Job data carries only the delivery id.
+   * racing a retry) adds nothing. Job data: the delivery id and its run id. Throws (before
+   * anything is added) when an id is not a uuid.
    */
-  async enqueueDeliveries(items: { deliveryId: string; attempt: number | string; delayMs?: number }[]): Promise<void> {
+  async enqueueDeliveries(items: (DeliveryJob & { attempt: number | string; delayMs?: number })[]): Promise<void> {
     if (items.length === 0) return;
+    for (const item of items) deliveryJobOf(item, true);
     await this.deliveries.addBulk(
-      items.map(({ deliveryId, attempt, delayMs }) => ({
+      items.map(({ deliveryId, runId, attempt, delayMs }) => ({
         name: "attempt",
-        data: { deliveryId },
+        data: { deliveryId, runId },
         opts: { jobId: `${deliveryId}-a${attempt}`, delay: Math.max(0, delayMs ?? 0), ...durableJobRetry, removeOnComplete: true, removeOnFail: { age: 24 * 3600 } },
       })),
     );

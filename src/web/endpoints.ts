@@ -75,7 +75,7 @@ export function endpointsRouter(rt: Runtime): Router {
       const code = result.code === "not-found" ? RefusalCode.NotFound : RefusalCode.LinkNotLive;
       throw new RefusalError(refuse(code, result.code === "not-found" ? result.reason : `Not redelivered: the link it carries is no longer live (${result.reason}).`, result.code === "link-not-live" ? { reason: result.reason } : undefined));
     }
-    await dependency(rt.log, "redis", () => rt.queues.enqueueDeliveries([{ deliveryId: messageId.toLowerCase(), attempt: `r${Date.now()}` }]));
+    await dependency(rt.log, "redis", () => rt.queues.enqueueDeliveries([{ deliveryId: messageId.toLowerCase(), runId: id.toLowerCase(), attempt: `r${Date.now()}` }]));
     rt.log.info({ runId: id, deliveryId: messageId }, "redelivery queued");
     ctx.status = 202;
     ctx.body = { id: messageId.toLowerCase(), status: "pending" };

@@ -232,7 +232,7 @@ export function openApiDocument(baseUrl: string) {
           security: admin,
           requestBody: {
             required: true,
-            content: { "application/json": { schema: { type: "object", required: ["reason"], properties: { reason: { type: "string", minLength: 1, maxLength: 500 } } } } },
+            content: { "application/json": { schema: { type: "object", required: ["reason"], additionalProperties: false, properties: { reason: { type: "string", minLength: 1, maxLength: 500 } } } } },
           },
           responses: responses(
             {

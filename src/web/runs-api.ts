@@ -8,7 +8,8 @@
  *        400 invalid-query naming the parameter.
  *   POST /api/runs/{id}/cancel  body `{"reason": "…"}` (1–500 characters)
  *        200 `{id, status: "cancelled"}`, applied before answering by a worker under the run lock
- *        (engine/commands/cancel.ts); 422 invalid-body without a reason; 404 not-found; 409
+ *        (engine/commands/cancel.ts); 422 invalid-body without a reason, or with a member other
+ *        than `reason` (named in `errors`, as every admin body refuses undeclared members); 404 not-found; 409
  *        run-finished when the run already ended; 202 `{id, status: "accepted"}` when the worker
  *        did not answer in time (it will be applied; `GET /api/runs/{id}` shows it).
  *
@@ -28,16 +29,56 @@ import { readBody } from "./request-body.js";
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
+/** A problem with one member of a body, as `errors` lists it (docs/http-api.md). */
+interface BodyProblem {
+  name: string;
+  problem: string;
+}
+
+const REASON_RULE = `a string of 1 to ${CANCEL_REASON_MAX} characters`;
+const showMember = (k: string) => `"${k.length > 64 ? `${k.slice(0, 61)}…` : k}"`;
+
+/** The reason if `value` is one (a string of 1–500 characters after trimming, no U+0000), else null. */
+function reasonOf(value: unknown): string | null {
+  const reason = typeof value === "string" ? value.trim() : "";
+  return !reason || reason.length > CANCEL_REASON_MAX || reason.includes("\u0000") ? null : reason;
+}
+
 /**
- * Checks an operator's reason (cancel, and the console's revoke): a string of 1–500 characters
- * after trimming; throws 422 invalid-body otherwise.
+ * Checks an operator's reason: a string of 1–500 characters after trimming; throws 422
+ * invalid-body otherwise (interfaces.md "Runs for operators").
  */
 export function checkReason(value: unknown): string {
-  const reason = typeof value === "string" ? value.trim() : "";
-  if (!reason || reason.length > CANCEL_REASON_MAX || reason.includes("\u0000")) {
-    throw new RefusalError(refuse(RefusalCode.InvalidBody, `Give a reason: a string of 1 to ${CANCEL_REASON_MAX} characters.`, { expects: { reason: "string" } }));
-  }
+  const reason = reasonOf(value);
+  if (reason === null) throw invalidCancel(`Give a reason: ${REASON_RULE}.`, [reasonProblem(value)]);
   return reason;
+}
+
+/**
+ * Checks a `POST /api/runs/{id}/cancel` body `{"reason": "…"}` and returns the reason. Refuses
+ * 422 invalid-body, with `expects` and `errors` (`{name, problem}` for each member at fault), when
+ * the body is not an object, the reason is missing or not a string of 1–500 characters
+ * (interfaces.md "Runs for operators"), or the body has a member other than `reason` — as every
+ * admin body refuses undeclared members (a run's input, an endpoint's `{kind, url}`;
+ * docs/http-api.md "Request bodies"), `__proto__` included.
+ */
+export function checkCancelBody(body: unknown): string {
+  if (typeof body !== "object" || body === null || Array.isArray(body)) return checkReason(undefined);
+  const unknown = Object.keys(body).filter((k) => k !== "reason");
+  if (unknown.length === 0) return checkReason((body as { reason?: unknown }).reason);
+  const value = (body as { reason?: unknown }).reason;
+  const problems = unknown.map((name) => ({ name, problem: 'is not a member of a cancel body (it takes "reason" only)' }));
+  if (reasonOf(value) === null) problems.push(reasonProblem(value));
+  const members = `${unknown.length === 1 ? "member" : "members"} ${unknown.map(showMember).join(", ")}`;
+  throw invalidCancel(`Unknown ${members}: a cancel takes only "reason" (${REASON_RULE}).`, problems);
+}
+
+function reasonProblem(value: unknown): BodyProblem {
+  return { name: "reason", problem: value === undefined ? `is required: ${REASON_RULE}` : `must be ${REASON_RULE} (after trimming)` };
+}
+
+function invalidCancel(detail: string, errors: BodyProblem[]): RefusalError {
+  return new RefusalError(refuse(RefusalCode.InvalidBody, detail, { expects: { reason: "string" }, errors }));
 }
 
 /** Submits the cancel command and waits for its outcome ("accepted" when the worker is late). */
@@ -64,7 +105,7 @@ export function runsApiRouter(rt: Runtime): Router {
 
   router.post("/runs/:id/cancel", admin, async (ctx) => {
     const body = await readBody(ctx, "json", 16 * 1024, rt.config.limits.maxInputDepth);
-    const reason = checkReason(body && typeof body === "object" ? (body as { reason?: unknown }).reason : undefined);
+    const reason = checkCancelBody(body);
     const outcome = await submitCancel(rt, ctx.params.id, reason, "admin-token (api)");
     if (outcome === "accepted") {
       ctx.status = 202;

@@ -137,6 +137,35 @@ test("a 64 KiB source is coloured whole; a 512 KiB one within the time budget, e
   t.is(shown(out), big);
 });
 
+test("subject, body, replyTo and cc are keywords only as a send email's field names; elsewhere they are names (language.md §2)", async (t) => {
+  const source = `workflow Notice(subject: string, vendor: Vendor)
+entity Vendor { body: string; replyTo: string; cc: string? }
+initial state S {
+  enter {
+    vendor.body = subject + vendor.replyTo
+    send webhook to "portal" { type: "notice", subject: vendor.cc, body: subject }
+    send email to vendor.replyTo {
+      subject: "Re: " + subject, body: vendor.body
+      replyTo: vendor.replyTo
+      cc: vendor.cc ?? "ops@example.test"
+    }
+  }
+}
+`;
+  const toks = await tokenizeFlow(source, { lineTimeLimitMs: 0, totalTimeLimitMs: Infinity });
+  const words = toks.filter((x) => /^(subject|body|replyTo|cc)$/.test(x.text.trim()));
+  const keywords = words.filter((x) => x.scopes.includes("keyword.other.flow")).map((x) => `${x.line}:${x.start} ${x.text.trim()}`);
+  // only lines 7–9 (from 0): the four field names of the send email
+  t.deepEqual(keywords, ["7:6 subject", "7:33 body", "8:6 replyTo", "9:6 cc"]);
+  // after '.' a property, everywhere (inside the send email's braces too)
+  const properties = words.filter((x) => x.scopes.includes("variable.other.property.flow")).map((x) => `${x.line} ${x.text}`);
+  t.deepEqual(properties, ["4 body", "4 replyTo", "5 cc", "6 replyTo", "7 body", "8 replyTo", "9 cc"]);
+  const out = (await highlightFlow(source)).text;
+  t.regex(out, /<span class="kw">subject<\/span>: <span class="str">&quot;Re: &quot;<\/span>/);
+  t.false(/<span class="kw">(subject|body|replyTo|cc)<\/span>/.test(out.split("\n").slice(0, 7).join("\n")), "no keyword class before the send email");
+  t.is(shown(out), source);
+});
+
 test("tokenizeFlow: the grammar's scopes per line, columns from 0", async (t) => {
   const toks = await tokenizeFlow("/* a */ every 1d {\n}");
   const every = toks.find((x) => x.text === "every");

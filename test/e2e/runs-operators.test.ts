@@ -231,6 +231,31 @@ test.serial("cancel: 422 without a reason or with one over 500 characters (nothi
   t.is((await cancel(b.runId, { reason: "r" }, "wrong")).status, 401);
 });
 
+test.serial("cancel: an unknown member is 422 invalid-body naming it and what a cancel takes, like every admin body (nothing changes)", async (t) => {
+  const b = await basicRun("cancel-extra");
+  const res = await cancel(b.runId, { reason: "the vendor left", force: true });
+  t.is(res.status, 422, res.text);
+  t.is(res.headers.get("content-type"), "application/problem+json");
+  t.is(res.body.code, "invalid-body");
+  t.is(res.body.detail, 'Unknown member "force": a cancel takes only "reason" (a string of 1 to 500 characters).');
+  t.deepEqual(res.body.expects, { reason: "string" });
+  t.deepEqual(res.body.errors, [{ name: "force", problem: 'is not a member of a cancel body (it takes "reason" only)' }]);
+  // __proto__ is an ordinary undeclared member (docs/http-api.md "Request bodies"); every unknown one is named
+  const proto = await request(base, "POST", `/api/runs/${b.runId}/cancel`, { token: ADMIN_TOKEN, body: '{"reason":"r","__proto__":{"x":1},"note":"n"}', headers: { "content-type": "application/json" } });
+  t.is(proto.status, 422, proto.text);
+  t.is(proto.body.detail, 'Unknown members "__proto__", "note": a cancel takes only "reason" (a string of 1 to 500 characters).');
+  t.deepEqual(proto.body.errors.map((e: { name: string }) => e.name), ["__proto__", "note"]);
+  // no reason and an unknown member: both said
+  const both = await cancel(b.runId, { why: "typo for reason" });
+  t.is(both.status, 422, both.text);
+  t.deepEqual(both.body.errors, [
+    { name: "why", problem: 'is not a member of a cancel body (it takes "reason" only)' },
+    { name: "reason", problem: "is required: a string of 1 to 500 characters" },
+  ]);
+  t.is((await showRun(base, b.runId)).status, "running");
+  t.is((await cancel(b.runId, { reason: "the vendor left" })).status, 200);
+});
+
 test.serial("cancel racing a deposit that ends the run: exactly one wins, the loser gets 409 run-finished or 410 link-dead (run-cancelled)", async (t) => {
   for (let i = 0; i < 4; i++) {
     const v = await vendorRun(`race-${i}`);

@@ -26,6 +26,9 @@ import { startReceiver, type Receiver } from "../helpers/receiver.js";
 
 useKitDatabase(test, "deliveries");
 
+/** A delivery row as a job names it (its id and its run id). */
+type Ref = { deliveryId: string; runId: string };
+
 const SOURCE = `workflow Notify(job: Job)
 entity Job { title: string @maxLength(10); url: string? @maxLength(400) }
 event Answer(ok: bool)
@@ -83,12 +86,12 @@ test.serial("the SSRF guard refuses a loopback endpoint on every attempt unless 
   await setup();
   await setEndpoint(db, sealer, "local", "webhook", new URL(`${rx.url}/ssrf`));
   const run = await (await Workflow.deploy(SOURCE)).start({ job: { title: "ssrf" } });
-  const [row] = await sql(process.env.DATABASE_URL!, "SELECT id FROM deliveries WHERE run_id = $1", [run.id]);
+  const [row] = await sql<Ref>(process.env.DATABASE_URL!, "SELECT id AS \"deliveryId\", run_id AS \"runId\" FROM deliveries WHERE run_id = $1", [run.id]);
   const deps = { db, sealer, allowPrivate: false, retryMs: [0, 0, 0] };
-  t.like(await attemptDelivery(deps, row.id), { kind: "retry", attempt: 1 });
-  t.like(await attemptDelivery(deps, row.id), { kind: "retry", attempt: 2 });
+  t.like(await attemptDelivery(deps, row), { kind: "retry", attempt: 1 });
+  t.like(await attemptDelivery(deps, row), { kind: "retry", attempt: 2 });
   t.is(rx.at("/ssrf").length, 0, "nothing reached the receiver");
-  const attempts = await sql(process.env.DATABASE_URL!, "SELECT error, status_code FROM delivery_attempts WHERE delivery_id = $1 ORDER BY id", [row.id]);
+  const attempts = await sql(process.env.DATABASE_URL!, "SELECT error, status_code FROM delivery_attempts WHERE delivery_id = $1 ORDER BY id", [row.deliveryId]);
   t.is(attempts.length, 2);
   for (const a of attempts) {
     t.regex(String(a.error), /refused/);
@@ -96,22 +99,22 @@ test.serial("the SSRF guard refuses a loopback endpoint on every attempt unless 
   }
   // an http:// name is refused for its scheme too, before any lookup (the https cases below reach the address checks)
   await setEndpoint(db, sealer, "local", "webhook", new URL(`${rx.url.replace("127.0.0.1", "localhost")}/ssrf`));
-  t.like(await attemptDelivery(deps, row.id), { kind: "failed", reason: "gave up after 3 attempts" });
+  t.like(await attemptDelivery(deps, row), { kind: "failed", reason: "gave up after 3 attempts" });
   t.is(rx.at("/ssrf").length, 0);
-  const [third] = await sql(process.env.DATABASE_URL!, "SELECT error FROM delivery_attempts WHERE delivery_id = $1 AND attempt = 3", [row.id]);
+  const [third] = await sql(process.env.DATABASE_URL!, "SELECT error FROM delivery_attempts WHERE delivery_id = $1 AND attempt = 3", [row.deliveryId]);
   t.regex(String(third.error), /^refused: http:\/\//);
   // an http:// endpoint (set while private addresses were allowed) is refused too
   await setEndpoint(db, sealer, "local", "webhook", new URL("http://93.184.216.34/hook"));
   const run1 = await (await Workflow.deploy(SOURCE)).start({ job: { title: "http" } });
-  const [row1] = await sql(process.env.DATABASE_URL!, "SELECT id FROM deliveries WHERE run_id = $1", [run1.id]);
-  t.like(await attemptDelivery({ ...deps, retryMs: [0] }, row1.id), { kind: "failed", reason: "gave up after 1 attempts" });
-  const [last] = await sql(process.env.DATABASE_URL!, "SELECT error FROM delivery_attempts WHERE delivery_id = $1", [row1.id]);
+  const [row1] = await sql<Ref>(process.env.DATABASE_URL!, "SELECT id AS \"deliveryId\", run_id AS \"runId\" FROM deliveries WHERE run_id = $1", [run1.id]);
+  t.like(await attemptDelivery({ ...deps, retryMs: [0] }, row1), { kind: "failed", reason: "gave up after 1 attempts" });
+  const [last] = await sql(process.env.DATABASE_URL!, "SELECT error FROM delivery_attempts WHERE delivery_id = $1", [row1.deliveryId]);
   t.regex(String(last.error), /refused: http:/);
   // allowed (development, tests): delivered
   const run2 = await (await Workflow.deploy(SOURCE)).start({ job: { title: "ok2" } });
   await setEndpoint(db, sealer, "local", "webhook", new URL(`${rx.url}/ssrf`));
-  const [row2] = await sql(process.env.DATABASE_URL!, "SELECT id FROM deliveries WHERE run_id = $1", [run2.id]);
-  t.like(await attemptDelivery({ ...deps, allowPrivate: true }, row2.id), { kind: "sent" });
+  const [row2] = await sql<Ref>(process.env.DATABASE_URL!, "SELECT id AS \"deliveryId\", run_id AS \"runId\" FROM deliveries WHERE run_id = $1", [run2.id]);
+  t.like(await attemptDelivery({ ...deps, allowPrivate: true }, row2), { kind: "sent" });
   t.is(rx.at("/ssrf").length, 1);
 });
 
@@ -122,20 +125,20 @@ test.serial("a pending delivery ends the moment its link does: the deposit fails
   rx.reply("/down", { status: 503 });
   const deps = { db, sealer, allowPrivate: true, retryMs: [0, 3_600_000] };
   const run = await (await Workflow.deploy(SOURCE)).start({ job: { title: "later" } });
-  const [row] = await sql(url, "SELECT id FROM deliveries WHERE run_id = $1", [run.id]);
+  const [row] = await sql<Ref>(url, "SELECT id AS \"deliveryId\", run_id AS \"runId\" FROM deliveries WHERE run_id = $1", [run.id]);
   // the endpoint is down: the next attempt is an hour away
-  t.like(await attemptDelivery(deps, row.id), { kind: "retry", attempt: 1 });
-  t.like((await sql(url, "SELECT status, next_attempt_at > now() + interval '50 minutes' AS later FROM deliveries WHERE id = $1", [row.id]))[0], { status: "pending", later: true });
+  t.like(await attemptDelivery(deps, row), { kind: "retry", attempt: 1 });
+  t.like((await sql(url, "SELECT status, next_attempt_at > now() + interval '50 minutes' AS later FROM deliveries WHERE id = $1", [row.deliveryId]))[0], { status: "pending", later: true });
   // another run's delivery, whose link stays live, is not touched
   const other = await (await Workflow.deploy(SOURCE)).start({ job: { title: "other" } });
 
   // the responder answers: the link is burned, and in the same step the delivery stops for good
   await Workflow.Redeem(String(run.entities.job.url), { ok: true });
-  const [ended] = await sql(url, "SELECT status, end_reason, payload, next_attempt_at FROM deliveries WHERE id = $1", [row.id]);
+  const [ended] = await sql(url, "SELECT status, end_reason, payload, next_attempt_at FROM deliveries WHERE id = $1", [row.deliveryId]);
   t.deepEqual(ended, { status: "failed", end_reason: "link burned", payload: null, next_attempt_at: null });
   t.like((await sql(url, "SELECT status FROM deliveries WHERE run_id = $1", [other.id]))[0], { status: "pending" });
   // a late job for the old attempt does nothing
-  t.like(await attemptDelivery(deps, row.id), { kind: "skipped" });
+  t.like(await attemptDelivery(deps, row), { kind: "skipped" });
   t.is(rx.at("/down").length, 1, "one attempt reached the endpoint, before the link was burned");
 });
 
@@ -143,9 +146,9 @@ test.serial("a pending delivery ends the moment its link does: the deposit fails
 async function refusedAttempt(t: import("ava").ExecutionContext, url: string, resolve?: Resolver): Promise<string> {
   await setEndpoint(db, sealer, "local", "webhook", new URL(url));
   const run = await (await Workflow.deploy(SOURCE)).start({ job: { title: "https" } });
-  const [row] = await sql(process.env.DATABASE_URL!, "SELECT id FROM deliveries WHERE run_id = $1", [run.id]);
-  t.like(await attemptDelivery({ db, sealer, allowPrivate: false, retryMs: [0], resolve }, row.id), { kind: "failed", reason: "gave up after 1 attempts" }, url);
-  const attempts = await sql(process.env.DATABASE_URL!, "SELECT error, status_code FROM delivery_attempts WHERE delivery_id = $1", [row.id]);
+  const [row] = await sql<Ref>(process.env.DATABASE_URL!, "SELECT id AS \"deliveryId\", run_id AS \"runId\" FROM deliveries WHERE run_id = $1", [run.id]);
+  t.like(await attemptDelivery({ db, sealer, allowPrivate: false, retryMs: [0], resolve }, row), { kind: "failed", reason: "gave up after 1 attempts" }, url);
+  const attempts = await sql(process.env.DATABASE_URL!, "SELECT error, status_code FROM delivery_attempts WHERE delivery_id = $1", [row.deliveryId]);
   t.is(attempts.length, 1);
   t.is(attempts[0].status_code, null);
   return String(attempts[0].error);
@@ -189,10 +192,10 @@ test.serial("the SSRF guard refuses https:// endpoints at loopback, link-local a
   // handshake with this plain-HTTP receiver), so the counts above would have seen a connection
   await setEndpoint(db, sealer, "local", "webhook", new URL(`https://127.0.0.1:${rx.port}/hook`));
   const run = await (await Workflow.deploy(SOURCE)).start({ job: { title: "ctl" } });
-  const [row] = await sql(process.env.DATABASE_URL!, "SELECT id FROM deliveries WHERE run_id = $1", [run.id]);
-  t.like(await attemptDelivery({ db, sealer, allowPrivate: true, retryMs: [0] }, row.id), { kind: "failed" });
+  const [row] = await sql<Ref>(process.env.DATABASE_URL!, "SELECT id AS \"deliveryId\", run_id AS \"runId\" FROM deliveries WHERE run_id = $1", [run.id]);
+  t.like(await attemptDelivery({ db, sealer, allowPrivate: true, retryMs: [0] }, row), { kind: "failed" });
   t.is(rx.connections, before.v4 + 1);
-  const [ctl] = await sql(process.env.DATABASE_URL!, "SELECT error FROM delivery_attempts WHERE delivery_id = $1", [row.id]);
+  const [ctl] = await sql(process.env.DATABASE_URL!, "SELECT error FROM delivery_attempts WHERE delivery_id = $1", [row.deliveryId]);
   t.notRegex(String(ctl.error), /refused/);
   await setEndpoint(db, sealer, "local", "webhook", new URL(`${rx.url}/ssrf`));
 });
@@ -202,11 +205,11 @@ test.serial("the SSRF guard resolves again on every attempt", async (t) => {
   const resolve = fakeResolver([{ address: "127.0.0.1", family: 4 }]);
   await setEndpoint(db, sealer, "local", "webhook", new URL(`https://again.example.test:${rx.port}/hook`));
   const run = await (await Workflow.deploy(SOURCE)).start({ job: { title: "again" } });
-  const [row] = await sql(process.env.DATABASE_URL!, "SELECT id FROM deliveries WHERE run_id = $1", [run.id]);
+  const [row] = await sql<Ref>(process.env.DATABASE_URL!, "SELECT id AS \"deliveryId\", run_id AS \"runId\" FROM deliveries WHERE run_id = $1", [run.id]);
   const deps = { db, sealer, allowPrivate: false, retryMs: [0, 0], resolve };
   const before = rx.connections;
-  t.like(await attemptDelivery(deps, row.id), { kind: "retry", attempt: 1 });
-  t.like(await attemptDelivery(deps, row.id), { kind: "failed", reason: "gave up after 2 attempts" });
+  t.like(await attemptDelivery(deps, row), { kind: "retry", attempt: 1 });
+  t.like(await attemptDelivery(deps, row), { kind: "failed", reason: "gave up after 2 attempts" });
   t.deepEqual(resolve.asked, ["again.example.test", "again.example.test"]);
   t.is(rx.connections, before);
   await setEndpoint(db, sealer, "local", "webhook", new URL(`${rx.url}/ssrf`));
@@ -232,8 +235,8 @@ test.serial("a send webhook to a chat endpoint fails at once, saying why (no ret
   await setup();
   await setEndpoint(db, sealer, "local", "slack", new URL(`${rx.url}/slack-misfit`));
   const run = await (await Workflow.deploy(SOURCE)).start({ job: { title: "mis" } });
-  const [row] = await sql(process.env.DATABASE_URL!, "SELECT id FROM deliveries WHERE run_id = $1", [run.id]);
-  const result = await attemptDelivery({ db, sealer, allowPrivate: true, retryMs: [0, 0] }, row.id);
+  const [row] = await sql<Ref>(process.env.DATABASE_URL!, "SELECT id AS \"deliveryId\", run_id AS \"runId\" FROM deliveries WHERE run_id = $1", [run.id]);
+  const result = await attemptDelivery({ db, sealer, allowPrivate: true, retryMs: [0, 0] }, row);
   t.like(result, { kind: "failed" });
   t.regex((result as { reason: string }).reason, /send webhook cannot go to a slack endpoint/);
   t.is(rx.at("/slack-misfit").length, 0);
@@ -341,19 +344,19 @@ test.serial("two workers attempting one delivery at once send it once: claim, se
   await setEndpoint(db, sealer, "twice", "webhook", new URL(`${rx.url}/twice`));
   const twice = await Workflow.deploy(SOURCE.replace('send webhook to "local"', 'send webhook to "twice"'));
   const run = await twice.start({ job: { title: "twice" } });
-  const [row] = await sql(process.env.DATABASE_URL!, "SELECT id FROM deliveries WHERE run_id = $1", [run.id]);
+  const [row] = await sql<Ref>(process.env.DATABASE_URL!, "SELECT id AS \"deliveryId\", run_id AS \"runId\" FROM deliveries WHERE run_id = $1", [run.id]);
   const deps = { db, sealer, allowPrivate: true, retryMs: [0, 0, 0] };
-  const results = await Promise.all([attemptDelivery(deps, row.id), attemptDelivery(deps, row.id)]);
+  const results = await Promise.all([attemptDelivery(deps, row), attemptDelivery(deps, row)]);
   t.deepEqual(results.map((r) => r.kind).sort(), ["sent", "skipped"]);
   t.is(rx.at("/twice").length, 1);
-  const [after] = await sql(process.env.DATABASE_URL!, "SELECT status, attempts, next_attempt_at FROM deliveries WHERE id = $1", [row.id]);
+  const [after] = await sql(process.env.DATABASE_URL!, "SELECT status, attempts, next_attempt_at FROM deliveries WHERE id = $1", [row.deliveryId]);
   t.like(after, { status: "sent", attempts: 1, next_attempt_at: null });
-  t.is((await sql(process.env.DATABASE_URL!, "SELECT 1 FROM delivery_attempts WHERE delivery_id = $1", [row.id])).length, 1);
+  t.is((await sql(process.env.DATABASE_URL!, "SELECT 1 FROM delivery_attempts WHERE delivery_id = $1", [row.deliveryId])).length, 1);
   // a pending delivery whose attempt another worker holds (next_attempt_at moved past the attempt) is skipped
   const run2 = await twice.start({ job: { title: "held" } });
-  const [held] = await sql(process.env.DATABASE_URL!, "SELECT id FROM deliveries WHERE run_id = $1", [run2.id]);
-  await sql(process.env.DATABASE_URL!, "UPDATE deliveries SET next_attempt_at = now() + interval '1 minute' WHERE id = $1", [held.id]);
-  t.deepEqual(await attemptDelivery(deps, held.id), { kind: "skipped" });
-  await sql(process.env.DATABASE_URL!, "UPDATE deliveries SET next_attempt_at = now() WHERE id = $1", [held.id]);
-  t.like(await attemptDelivery(deps, held.id), { kind: "sent" });
+  const [held] = await sql<Ref>(process.env.DATABASE_URL!, "SELECT id AS \"deliveryId\", run_id AS \"runId\" FROM deliveries WHERE run_id = $1", [run2.id]);
+  await sql(process.env.DATABASE_URL!, "UPDATE deliveries SET next_attempt_at = now() + interval '1 minute' WHERE id = $1", [held.deliveryId]);
+  t.deepEqual(await attemptDelivery(deps, held), { kind: "skipped" });
+  await sql(process.env.DATABASE_URL!, "UPDATE deliveries SET next_attempt_at = now() WHERE id = $1", [held.deliveryId]);
+  t.like(await attemptDelivery(deps, held), { kind: "sent" });
 });

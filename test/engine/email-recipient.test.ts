@@ -79,7 +79,7 @@ test.serial("a queued message whose recipient breaks the rule fails at delivery 
     // A row as an older version could have queued it.
     await db.outboxMessage.create({ data: { id, runId: run.id, to: "a@example.test, b@example.test", subject: "s", body: JSON.stringify("b"), status: "pending" } });
     const sent: Mail[] = [];
-    const outcome = await deliverOutbox(db, new Sealer(config.sealKey), { send: async (m) => (sent.push(m), "id") }, id);
+    const outcome = await deliverOutbox(db, new Sealer(config.sealKey), { send: async (m) => (sent.push(m), "id") }, { outboxId: id, runId: run.id });
     t.is(outcome, "failed");
     t.deepEqual(sent, []);
     const row = await db.outboxMessage.findUniqueOrThrow({ where: { runId_id: { runId: run.id, id } } });

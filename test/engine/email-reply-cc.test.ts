@@ -51,7 +51,7 @@ test.serial("the outbox keeps replyTo and cc; delivery sends them, cc on the env
   const sent: Mail[] = [];
   const row = await db.outboxMessage.findFirstOrThrow({ where: { runId: run.id } });
   const sealer = new Sealer(config.sealKeys);
-  const outcome = await deliverOutbox(db, sealer, { kind: "smtp", send: async (m) => (sent.push(m), "<id@test>") }, row.id);
+  const outcome = await deliverOutbox(db, sealer, { kind: "smtp", send: async (m) => (sent.push(m), "<id@test>") }, { outboxId: row.id, runId: row.runId });
   t.is(outcome, "sent");
   t.like(sent[0], { to: "ann@example.test", replyTo: "reply@example.test", cc: "boss@example.test" });
 });

@@ -2,8 +2,9 @@
  * Issue 20 item 2, "A schema that can be distributed": on the schema with every run table
  * `PARTITION BY HASH (run_id)` (runs by id, link_tokens by token_sha256, applied_commands by id;
  * 8 partitions each, test/helpers/partitioned.ts), every statement of the start, deposit (token
- * lookup, step read, step write, applied command), expire (the per-run apply) and purge paths
- * touches one partition of each run table it reads or writes. Partition pruning is the analogue
+ * lookup, step read, step write, applied command), mail and delivery jobs (claim and mark, by the
+ * run id the job carries), expire (the per-run apply) and purge paths touches one partition of
+ * each run table it reads or writes. Partition pruning is the analogue
  * of Citus' router rule: a statement that names one value of the distribution column goes to one
  * shard (docs/scaling.md).
  *
@@ -17,7 +18,8 @@
  * PL/pgSQL caches: pruning at execution).
  *
  * Multi-shard by nature, and asserted as such: the sweeper's scan for due deadlines across all runs
- * (`dueExpiries`) and the purge's scan for ended runs (`DOOMED_SQL`). The purge's deletes name the
+ * (`dueExpiries`) and the purge's scan for ended runs (`DOOMED_SQL`); and the claim of a mail or
+ * delivery job of the previous release, which names its row by id alone. The purge's deletes name the
  * doomed runs' ids: a batch whose runs share a partition touches that partition only.
  */
 import test, { type ExecutionContext } from "ava";
@@ -31,6 +33,8 @@ import { prepareDeposit } from "../../src/engine/redeem.js";
 import { DOOMED_SQL, purgeBatch, PURGE_SQL } from "../../src/engine/retention.js";
 import { Sealer } from "../../src/engine/seal.js";
 import { lookupLink } from "../../src/engine/sql/link-lookup.js";
+import { attemptDelivery } from "../../src/outbox/deliveries.js";
+import { deliverOutbox, type MailTransport } from "../../src/outbox/mailer.js";
 import { hashToken } from "../../src/engine/token.js";
 import { loadConfig } from "../../src/config.js";
 import { PrismaClient } from "../../src/db.js";
@@ -69,6 +73,7 @@ interface Logged {
 let url = "";
 const config = loadConfig(process.env, { secrets: ["SLOTFLOW_SEAL_KEY"] });
 const sealer = new Sealer(config.sealKeys);
+const transport: MailTransport = { kind: "smtp", send: async () => "<partitioned@test>" };
 
 test.before(async () => {
   url = await freshDatabase("partitioned");
@@ -160,7 +165,7 @@ async function start(deps: EngineDeps): Promise<string> {
 }
 
 for (const mode of ["force_custom_plan", "force_generic_plan"] as const) {
-  test.serial(`start, deposit, expire and purge touch one partition of each run table (${mode})`, async (t) => {
+  test.serial(`start, deposit, mail and delivery jobs, expire and purge touch one partition of each run table (${mode})`, async (t) => {
     const { deps, logged, close } = explainingEngine(mode);
     try {
       if (mode === "force_custom_plan") await deploy(deps.db, SOURCE);
@@ -183,6 +188,29 @@ for (const mode of ["force_custom_plan", "force_generic_plan"] as const) {
       const where = await rowsOfRun(t, started);
       t.true(where.size >= 6, "the start wrote runs, slots, links, entity_rows, history, outbox, deliveries");
       t.is(new Set(where.values()).size, 1, "and every one in the run's partition (co-located by run_id)");
+
+      // mail and delivery jobs (`{ outboxId, runId }`, `{ deliveryId, runId }`): claim and mark by (run_id, id)
+      const [mail] = await sql<{ id: string }>(url, "SELECT id FROM outbox WHERE run_id = $1", [started]);
+      const [delivery] = await sql<{ id: string }>(url, "SELECT id FROM deliveries WHERE run_id = $1", [started]);
+      logged.length = 0;
+      t.is(await deliverOutbox(deps.db, sealer, transport, { outboxId: mail.id, runId: started }), "sent");
+      t.true(assertRouter(t, "mail job", logged) >= 2, "the mail job's claim and mark");
+      t.deepEqual([...new Set(logged.flatMap((l) => [...touched(l.plan).keys()]))], ["outbox"]);
+      logged.length = 0;
+      // no endpoint is named "portal": the claim, then the delivery is failed saying so
+      t.like(await attemptDelivery({ db: deps.db, sealer, allowPrivate: false, retryMs: [0] }, { deliveryId: delivery.id, runId: started }), { kind: "failed" });
+      t.true(assertRouter(t, "delivery job", logged) >= 2, "the delivery job's claim and its end");
+      const deliveryTables = new Set(logged.flatMap((l) => [...touched(l.plan).keys()]));
+      for (const table of ["deliveries", "links"]) t.true(deliveryTables.has(table), `the delivery job read ${table}`);
+      // a job of the previous release names the row only: its claim reads every partition (multi-shard)
+      const [oldMail] = await sql<{ id: string }>(url, "SELECT id FROM outbox WHERE run_id = $1", [runs[0]]);
+      const [oldDelivery] = await sql<{ id: string }>(url, "SELECT id FROM deliveries WHERE run_id = $1", [runs[0]]);
+      logged.length = 0;
+      t.is(await deliverOutbox(deps.db, sealer, transport, { outboxId: oldMail.id }), "sent");
+      t.true(Math.max(...logged.map((l) => touched(l.plan).get("outbox")?.size ?? 0)) > 1, "the claim by id alone reads every partition of outbox");
+      logged.length = 0;
+      t.like(await attemptDelivery({ db: deps.db, sealer, allowPrivate: false, retryMs: [0] }, { deliveryId: oldDelivery.id }), { kind: "failed" });
+      t.true(Math.max(...logged.map((l) => touched(l.plan).get("deliveries")?.size ?? 0)) > 1, "the claim by id alone reads every partition of deliveries");
 
       // deposit: the token lookup (web), then the worker's read and write
       const token = await tokenOf(deps, started, "url");

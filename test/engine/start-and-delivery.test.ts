@@ -176,7 +176,7 @@ test.serial("two workers delivering one message send it once (claim, send, mark)
   const results = await Promise.all([deliverOutbox(db, sealer, transport, queuedMail[0]), deliverOutbox(db, sealer, transport, queuedMail[0])]);
   t.deepEqual(results.sort(), ["sent", "skipped"]);
   t.is(sent.length, 1);
-  const [row] = await sql(url, `SELECT status, attempts, claimed_until, body FROM outbox WHERE id = $1`, [queuedMail[0]]);
+  const [row] = await sql(url, `SELECT status, attempts, claimed_until, body FROM outbox WHERE id = $1`, [queuedMail[0].outboxId]);
   t.like(row, { status: "sent", attempts: 1, claimed_until: null, body: null });
   t.is(await deliverOutbox(db, sealer, transport, queuedMail[0]), "skipped");
 });
@@ -186,9 +186,9 @@ test.serial("a claimed message is skipped until its claim lapses, then delivered
   const { queuedMail } = await applyCommand(deps, cmd);
   const sent: Mail[] = [];
   const transport = slowTransport(sent, { ms: 0 });
-  await sql(url, `UPDATE outbox SET claimed_until = now() + interval '1 minute' WHERE id = $1`, [queuedMail[1]]);
+  await sql(url, `UPDATE outbox SET claimed_until = now() + interval '1 minute' WHERE id = $1`, [queuedMail[1].outboxId]);
   t.is(await deliverOutbox(db, sealer, transport, queuedMail[1]), "skipped");
-  await sql(url, `UPDATE outbox SET claimed_until = now() - interval '1 second' WHERE id = $1`, [queuedMail[1]]);
+  await sql(url, `UPDATE outbox SET claimed_until = now() - interval '1 second' WHERE id = $1`, [queuedMail[1].outboxId]);
   t.is(await deliverOutbox(db, sealer, transport, queuedMail[1]), "sent");
   t.like(sent[0], { to: "bob@example.test", replyTo: "reply@example.test", cc: "boss@example.test" });
 });
@@ -198,14 +198,14 @@ test.serial("a failed send releases the claim and counts the attempt; withdrawn 
   const { queuedMail } = await applyCommand(deps, cmd);
   const sent: Mail[] = [];
   await t.throwsAsync(deliverOutbox(db, sealer, slowTransport(sent, { ms: 0, fail: true }), queuedMail[0]), { message: /421/ });
-  const [row] = await sql(url, `SELECT status, attempts, claimed_until, last_error FROM outbox WHERE id = $1`, [queuedMail[0]]);
+  const [row] = await sql(url, `SELECT status, attempts, claimed_until, last_error FROM outbox WHERE id = $1`, [queuedMail[0].outboxId]);
   t.like(row, { status: "pending", attempts: 1, claimed_until: null, last_error: "421 try again later" });
   // withdrawn while a failing attempt is under way: no retry sends it
   const attempt = deliverOutbox(db, sealer, slowTransport(sent, { ms: 150, fail: true }), queuedMail[0]);
   await new Promise((r) => setTimeout(r, 50));
   await db.$transaction((tx) => withdrawPendingMessages(tx, cmd.runId));
   await t.throwsAsync(attempt);
-  const [after] = await sql(url, `SELECT status, attempts FROM outbox WHERE id = $1`, [queuedMail[0]]);
+  const [after] = await sql(url, `SELECT status, attempts FROM outbox WHERE id = $1`, [queuedMail[0].outboxId]);
   t.like(after, { status: "withdrawn", attempts: 2 });
   t.is(await deliverOutbox(db, sealer, slowTransport(sent, { ms: 0 }), queuedMail[0]), "skipped");
   t.is(sent.length, 0);

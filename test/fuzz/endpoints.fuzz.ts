@@ -166,8 +166,8 @@ const hugeJson = fc.tuple(fc.constantFrom(...HOLES), hugeValue).map(([hole, v]) 
  * duplicated `url` whose last value is a good URL is accepted (JSON.parse keeps the last), so
  * some PUTs create or update an endpoint and answer its secret, which must then never be in a log
  * line, in Redis or in a pg_dump. A cancel's `reason` hole is never a string (422); a good
- * reason beside an undeclared member is accepted (the cancel API reads `reason` and ignores other
- * members) and cancels that run, whose later cancels answer 409 `run-finished`.
+ * reason beside an undeclared member is refused too (422 naming the member, as every admin body
+ * refuses undeclared members), so no cancel here changes a run.
  */
 const ENDPOINT_URL = "https://hooks.example.test/services/T0FUZZ/B0FUZZ/fuzz-url-credential-7f3a9c";
 const ENTRY_HOLES: Partial<Record<string, string[]>> = {
