@@ -1,21 +1,33 @@
 /**
- * Benchmark `delivery` (issue 22 item 2): delivering N pending outbox mails, two ways, in one run on
- * the same machine, at C = 1, 10 and 50:
+ * Benchmark `delivery` (issue 22 item 2): delivering N pending outbox mails, three ways, in one run
+ * on the same machine, at C = 1, 10 and 50:
  *
- *   per-message  one BullMQ `mail` job per message (enqueued as the command worker does after a
- *                start's commit), a worker of concurrency C whose processor is the engine's
+ *   per-message  one BullMQ `mail` job `{ outboxId, runId }` per message (Queues.enqueueMail, one
+ *                each: what the command worker queues when its pump does not take a step's mail,
+ *                and every retry), a worker of concurrency C whose processor is the engine's
  *                `deliverOutbox` (src/outbox/mailer.ts): claim, send, mark — 2 statements a message;
+ *   pump         the engine's first-attempt path: its MailPump (src/outbox/mail-pump.ts), fed as
+ *                the command worker feeds it — C concurrent feeders, each `await pump.deliver([item])`
+ *                one message at a time (C steps committing at once), then `pump.close()` — which
+ *                claims up to BATCH (50) of the rows it was handed by key (`UPDATE … FROM
+ *                unnest(run ids, ids)`), sends ≤ 4 at once and marks the sent in one statement —
+ *                2 statements a batch, no Redis. `deliver` returns at once, so a feeder waits
+ *                while --pump-window messages (default the pump's MAX_BACKLOG, 1000) are handed
+ *                over and not yet sent: the pump's capacity without overflowing to the `mail`
+ *                queue (a phase that overflows fails). The pump is one claim-send-mark loop per
+ *                process whatever C is;
  *   batch        C concurrent loops, each claiming up to K pending rows in one statement
- *                (`FOR UPDATE SKIP LOCKED`), sending each with the same per-message work, marking
- *                them sent in one statement (bench/lib/outbox-batch.ts; a measurement, not an
- *                engine feature) — 2 statements a batch, no Redis.
+ *                (`FOR UPDATE SKIP LOCKED`, the way issue 22 names), sending each with the same
+ *                per-message work, marking them sent in one statement (bench/lib/outbox-batch.ts;
+ *                a measurement, not an engine feature) — 2 statements a batch, no Redis.
  *
- * Both run in one delivering process (bench/lib/delivery-worker.ts: slotflow's runtime with an
+ * All run in one delivering process (bench/lib/delivery-worker.ts: slotflow's runtime with an
  * in-memory transport that sends nothing), so per message: messages/s, CPU ms over that process,
  * the PostgreSQL backends of the database (autovacuum apart) and redis-server (bench/lib/proc.ts,
  * from /proc), SQL round trips and Redis commands (bench/lib/count-preload.mjs; Redis's own INFO
  * commandstats beside them). The per-message path's enqueue — done in production by the command
- * worker after each start — is measured in its own window and shown apart and added.
+ * worker when its pump does not take the mail, or by the sweeper — is measured in its own window
+ * and shown apart and added.
  *
  * The mails are the engine's: one VendorApproval run (examples/vendor-approval.flow) is started by
  * the engine in this process (applyCommand: its outbox row has the recipient and subject stored as
@@ -27,7 +39,7 @@
  * first migration; `--pending-index` also creates a partial index on (created_at) WHERE status =
  * 'pending' in the bench's own database, to see whether one would pay. The claim's plan is printed.
  *
- *   npm run bench -- delivery [n=10000] [--k=50] [--c=1,10,50] [--warm=3000] [--pending-index]
+ *   npm run bench -- delivery [n=10000] [--k=50] [--c=1,10,50] [--warm=3000] [--pump-window=1000] [--pending-index]
  *
  * n is the messages of each measured phase. At C=50 the batch loops hold up to C·K = 2,500 claimed
  * messages at once, and each loop ends with one claim that finds nothing (C statements per phase):
@@ -47,6 +59,8 @@ import { createDb } from "../src/db.js";
 import { applyCommand } from "../src/engine/apply.js";
 import { deploy } from "../src/engine/deploy.js";
 import { Sealer } from "../src/engine/seal.js";
+import { BATCH, MAX_BACKLOG } from "../src/outbox/mail-pump.js";
+import type { MailJob } from "../src/queue/outbox-jobs.js";
 
 const flags = process.argv.slice(2).filter((a) => a.startsWith("--"));
 const flag = (name: string) => flags.find((f) => f.startsWith(`--${name}=`))?.slice(name.length + 3);
@@ -54,9 +68,13 @@ const [N = 10_000] = process.argv.slice(2).filter((a) => !a.startsWith("--")).ma
 const K = Number(flag("k") ?? 50);
 const CS = (flag("c") ?? "1,10,50").split(",").map(Number);
 const PENDING_INDEX = flags.includes("--pending-index");
+const PUMP_WINDOW = Number(flag("pump-window") ?? MAX_BACKLOG);
+if (!(PUMP_WINDOW >= 1 && PUMP_WINDOW <= MAX_BACKLOG)) throw new Error(`--pump-window: 1 to ${MAX_BACKLOG} (the pump's MAX_BACKLOG)`);
 const INPUT = { vendor: { name: "Bench", contactEmail: "bench@example.com" }, amount: 10 };
 
-type Mode = "per-message" | "batch";
+type Mode = "per-message" | "pump" | "batch";
+const MODES: Mode[] = ["per-message", "pump", "batch"];
+const LABEL: Record<Mode, string> = { "per-message": "per-message", pump: `pump (BATCH=${BATCH})`, batch: `batch K=${K}` };
 
 export interface DeliveryFigures {
   mode: Mode;
@@ -82,7 +100,7 @@ function perMessage(mode: Mode, clients: number, n: number, ms: number, batches:
   return {
     mode,
     clients,
-    k: mode === "batch" ? K : null,
+    k: mode === "batch" ? K : mode === "pump" ? BATCH : null,
     messages: n,
     seconds: ms / 1000,
     perSecond: n / (ms / 1000),
@@ -166,19 +184,19 @@ async function templateRun(bench: BenchCluster): Promise<string> {
   }
 }
 
-/** `n` clones of the template run and its outbox row, pending, in one statement; returns their outbox ids. */
-async function seedPending(bench: BenchCluster, template: string, n: number): Promise<string[]> {
-  const { rows } = await bench.pool.query<{ id: string }>(
+/** `n` clones of the template run and its outbox row, pending, in one statement; returns their keys (outbox id, run id). */
+async function seedPending(bench: BenchCluster, template: string, n: number): Promise<MailJob[]> {
+  const { rows } = await bench.pool.query<{ id: string; run_id: string }>(
     `WITH n AS (SELECT gen_random_uuid() AS run_id, gen_random_uuid() AS id FROM generate_series(1, $2::int)),
           r AS (INSERT INTO runs (id, workflow_name, version, state, status, visit, input, milestones)
                 SELECT n.run_id, t.workflow_name, t.version, t.state, t.status, t.visit, t.input, t.milestones FROM n, runs t WHERE t.id = $1::uuid)
      INSERT INTO outbox (id, run_id, "to", subject, body, reply_to, cc, status, attempts)
      SELECT n.id, n.run_id, o."to", o.subject, o.body, o.reply_to, o.cc, 'pending', 0 FROM n, outbox o WHERE o.run_id = $1::uuid
-     RETURNING id`,
+     RETURNING id, run_id`,
     [template, n],
   );
   for (const table of ["runs", "outbox"]) await bench.pool.query(`VACUUM (ANALYZE) ${table}`);
-  return rows.map((r) => r.id);
+  return rows.map((r) => ({ outboxId: r.id, runId: r.run_id }));
 }
 
 /** Throws unless every one of `ids` is sent once: status sent, body dropped, a message id, one attempt, no claim. */
@@ -205,12 +223,14 @@ async function main() {
 
     /** Seeds n pending mails and delivers them `mode`-wise with C = c; measured unless a warm-up. */
     const phase = async (mode: Mode, c: number, n: number, measured: boolean): Promise<DeliveryFigures | null> => {
-      const ids = await seedPending(bench, template, n);
+      const items = await seedPending(bench, template, n);
       if (mode === "per-message") {
         const m = measured ? await bench.measure() : null;
-        const q = await deliverer.ask({ cmd: "enqueue", ids });
+        const q = await deliverer.ask({ cmd: "enqueue", items });
         if (m) enqueue[`C${c}`] = perMessage(mode, 10, n, q.ms as number, 0, await m.stop());
         await deliverer.ask({ cmd: "jobs", c, n });
+      } else if (mode === "pump") {
+        await deliverer.ask({ cmd: "pump", c, items, window: PUMP_WINDOW });
       } else {
         if (measured && c === CS[Math.floor(CS.length / 2)]) {
           const explain = await bench.pool.query(
@@ -224,23 +244,23 @@ async function main() {
       const r = await deliverer.ask({ cmd: "go" });
       const w = m ? await m.stop() : null;
       if (mode === "per-message") await deliverer.ask({ cmd: "close" });
-      await checkSent(bench, ids, r.sends as number);
+      if ((r.handedOver as number) > 0) throw new Error(`pump C=${c}: ${String(r.handedOver)} messages handed to the mail queue (its backlog overflowed)`);
+      await checkSent(bench, items.map((i) => i.outboxId), r.sends as number);
       return w ? perMessage(mode, c, n, r.ms as number, r.batches as number, w) : null;
     };
 
     process.stdout.write(`template run ${template}; warming up (${WARM_UP} messages each way, C=10)…\n`);
-    await phase("per-message", 10, WARM_UP, false);
-    await phase("batch", 10, WARM_UP, false);
+    for (const mode of MODES) await phase(mode, 10, WARM_UP, false);
     bench.resetPeakMemory();
     for (const c of CS) {
-      for (const mode of ["per-message", "batch"] as const) {
+      for (const mode of MODES) {
         const f = (await phase(mode, c, N, true))!;
         phases[`${mode}-C${c}`] = f;
         const e = mode === "per-message" ? enqueue[`C${c}`] : undefined;
         process.stdout.write(
-          `${mode === "batch" ? `batch K=${K}` : "per-message"} C=${c}: ${fmt(f.perSecond)} messages/s, CPU ${fmt(f.cpuMsPerMessage, 3)} ms/message ${JSON.stringify(f.cpuMsByProcess)}, ` +
+          `${LABEL[mode]} C=${c}: ${fmt(f.perSecond)} messages/s, CPU ${fmt(f.cpuMsPerMessage, 3)} ms/message ${JSON.stringify(f.cpuMsByProcess)}, ` +
             `SQL ${fmt(f.sqlPerMessage, 3)}/message ${JSON.stringify(f.sqlByVerb)}, Redis ${fmt(f.redisCommandsPerMessage, 2)} commands/message ${JSON.stringify(f.redisByName)} ` +
-            `(server-side ${fmt(f.redisServerCallsPerMessage, 2)})${f.batches ? `, ${f.batches} batches (${fmt(f.messages / f.batches, 1)} per batch)` : ""}` +
+            `(server-side ${fmt(f.redisServerCallsPerMessage, 2)})${f.batches ? `, ${f.batches} ${mode === "pump" ? "claims" : "batches"} (${fmt(f.messages / f.batches, 1)} messages each)` : ""}` +
             (e ? `; its enqueue: CPU ${fmt(e.cpuMsPerMessage, 3)} ms/message ${JSON.stringify(e.cpuMsByProcess)}, Redis ${fmt(e.redisCommandsPerMessage, 2)} commands/message ${JSON.stringify(e.redisByName)}` : "") +
             "\n",
         );
@@ -249,9 +269,10 @@ async function main() {
 
     // The table, and which pays at each C.
     const rows: string[][] = [["C", "way", "messages/s", "CPU ms/msg", "deliverer", "PostgreSQL", "redis-server", "autovacuum", "SQL/msg", "Redis cmds/msg"]];
-    const verdicts: { clients: number; perSecondRatio: number; cpuRatio: number; cpuRatioWithEnqueue: number }[] = [];
+    const verdicts: { clients: number; way: "pump" | "batch"; perSecondRatio: number; cpuRatio: number; cpuRatioWithEnqueue: number }[] = [];
     for (const c of CS) {
       const a = phases[`per-message-C${c}`]!;
+      const p = phases[`pump-C${c}`]!;
       const b = phases[`batch-C${c}`]!;
       const e = enqueue[`C${c}`]!;
       const row = (label: string, f: Pick<DeliveryFigures, "cpuMsPerMessage" | "cpuMsByProcess" | "sqlPerMessage" | "redisCommandsPerMessage">, rate: string) => [
@@ -272,21 +293,24 @@ async function main() {
           "",
         ),
       );
-      rows.push(row(`batch K=${K}`, b, fmt(b.perSecond)));
-      verdicts.push({ clients: c, perSecondRatio: b.perSecond / a.perSecond, cpuRatio: b.cpuMsPerMessage / a.cpuMsPerMessage, cpuRatioWithEnqueue: b.cpuMsPerMessage / (a.cpuMsPerMessage + e.cpuMsPerMessage) });
+      rows.push(row(LABEL.pump, p, fmt(p.perSecond)));
+      rows.push(row(LABEL.batch, b, fmt(b.perSecond)));
+      for (const [way, f] of [["pump", p], ["batch", b]] as const) {
+        verdicts.push({ clients: c, way, perSecondRatio: f.perSecond / a.perSecond, cpuRatio: f.cpuMsPerMessage / a.cpuMsPerMessage, cpuRatioWithEnqueue: f.cpuMsPerMessage / (a.cpuMsPerMessage + e.cpuMsPerMessage) });
+      }
     }
     const widths = rows[0]!.map((_, i) => Math.max(...rows.map((r) => r[i]!.length)));
     process.stdout.write(`\n${rows.map((r) => r.map((cell, i) => (i === 1 ? cell.padEnd(widths[i]!) : cell.padStart(widths[i]!))).join("  ")).join("\n")}\n`);
     process.stdout.write(`\nbatch claim's plan (${N} pending among the sent of earlier phases${PENDING_INDEX ? ", with the partial pending index" : ""}):\n${plan}\n`);
-    process.stdout.write(`\nbatch against per-message (one process, same machine):\n`);
+    process.stdout.write(`\npump and batch against per-message (one process, same machine; the pump's window ${PUMP_WINDOW}):\n`);
     for (const v of verdicts) {
       process.stdout.write(
-        `  C=${v.clients}: ${fmt(v.perSecondRatio, 2)}× the messages/s, ${fmt(v.cpuRatio, 2)}× the CPU per message (${fmt(v.cpuRatioWithEnqueue, 2)}× counting the per-message path's enqueue)\n`,
+        `  C=${String(v.clients).padEnd(2)} ${v.way.padEnd(5)}: ${fmt(v.perSecondRatio, 2)}× the messages/s, ${fmt(v.cpuRatio, 2)}× the CPU per message (${fmt(v.cpuRatioWithEnqueue, 2)}× counting the per-message path's enqueue)\n`,
       );
     }
     const note = loadNote(load0);
     process.stdout.write(`${note}\n`);
-    const path = writeResult("delivery", { note, n: N, k: K, clients: CS, warm: WARM_UP, pendingIndex: PENDING_INDEX, phases, enqueue, verdicts, claimPlan: plan });
+    const path = writeResult("delivery", { note, n: N, k: K, pumpBatch: BATCH, pumpWindow: PUMP_WINDOW, clients: CS, warm: WARM_UP, pendingIndex: PENDING_INDEX, phases, enqueue, verdicts, claimPlan: plan });
     process.stdout.write(`wrote ${path}\n`);
   } finally {
     await bench.stop();

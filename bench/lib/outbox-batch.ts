@@ -1,8 +1,10 @@
 /**
- * Batch mail delivery, for measurement only (bench `delivery`, issue 22 item 2): what the outbox
- * delivery would cost if a worker loop claimed many pending messages in one statement and marked
- * them in one more, instead of one BullMQ job per message through `deliverOutbox`
- * (src/outbox/mailer.ts). Not an engine feature: the engine's delivery path is unchanged.
+ * Batch mail delivery by `FOR UPDATE SKIP LOCKED`, for measurement only (bench `delivery`, issue 22
+ * item 2, which names this way): what the outbox delivery would cost if worker loops claimed the
+ * oldest pending messages in one statement and marked them in one more, instead of one BullMQ job
+ * per message through `deliverOutbox` (src/outbox/mailer.ts). Not an engine feature: the engine
+ * batches differently — its mail pump (src/outbox/mail-pump.ts) claims the rows it was handed by
+ * key, `(run_id, id)`, with no scan of pending rows; the bench measures both.
  *
  * Per batch of up to K messages, 2 SQL round trips and no Redis:
  *
@@ -11,7 +13,7 @@
  *                                   WHERE status = 'pending' AND (claimed_until IS NULL OR claimed_until < now())
  *                                   ORDER BY created_at LIMIT K FOR UPDATE SKIP LOCKED)
  *          RETURNING …                       (index outbox_status_created_at_idx, migration 20261121000000_init)
- *   send:  each message, as deliverOutbox does (sealer.openText, the isEmailAddress checks, transport.send), concurrently
+ *   send:  each message, as deliverOutbox and the pump do (openClaimed: sealer.openText, the isEmailAddress checks; transport.send), concurrently
  *   mark:  UPDATE outbox … FROM unnest(run ids, ids, message ids, attempts) WHERE (run_id, id) match   (one for the sent;
  *          one more only when some failed)
  *
@@ -24,33 +26,21 @@
  */
 import type { Db } from "../../src/db.js";
 import type { Logger } from "../../src/log.js";
-import { isEmailAddress } from "../../src/engine/email-address.js";
+import { Prisma } from "../../src/generated/prisma/client.js";
 import { redactTokens, type Sealer } from "../../src/engine/seal.js";
-import { MAIL_CLAIM_MS, MAX_DELIVERY_ATTEMPTS, type Mail, type MailTransport } from "../../src/outbox/mailer.js";
-
-/** A claimed outbox row: its stored (possibly sealed) fields, as deliverOutbox's claim returns them. */
-export interface ClaimedMail {
-  run_id: string;
-  id: string;
-  to: string;
-  subject: string;
-  body: string | null;
-  reply_to: string | null;
-  cc: string | null;
-  attempts: number;
-}
+import { CLAIMED_COLUMNS, MAIL_CLAIM_MS, MAX_DELIVERY_ATTEMPTS, logSent, openClaimed, type ClaimedRow, type MailTransport } from "../../src/outbox/mailer.js";
 
 /**
  * Claims up to `limit` pending, unclaimed messages (oldest first) for `claimMs` (default
  * MAIL_CLAIM_MS) in one statement; returns them (empty when none is left). One SQL round trip.
  */
-export async function claimOutboxBatch(db: Db, limit: number, claimMs = MAIL_CLAIM_MS): Promise<ClaimedMail[]> {
-  return db.$queryRaw<ClaimedMail[]>`
+export async function claimOutboxBatch(db: Db, limit: number, claimMs = MAIL_CLAIM_MS): Promise<ClaimedRow[]> {
+  return db.$queryRaw<ClaimedRow[]>`
     UPDATE outbox SET claimed_until = now() + make_interval(secs => ${claimMs / 1000})
      WHERE (run_id, id) IN (SELECT run_id, id FROM outbox
                              WHERE status = 'pending' AND (claimed_until IS NULL OR claimed_until < now())
                              ORDER BY created_at LIMIT ${limit} FOR UPDATE SKIP LOCKED)
-    RETURNING run_id, id, "to", subject, body, reply_to, cc, attempts`;
+    RETURNING ${Prisma.raw(CLAIMED_COLUMNS)}`;
 }
 
 /** One sent message: its row and the transport's message id; `attempts` counts this one. */
@@ -110,10 +100,10 @@ export interface BatchResult {
 
 /**
  * One batch: claims up to `limit` messages, sends each (concurrently) with deliverOutbox's per-message
- * work — open the sealed fields, refuse a recipient, cc or reply-to that is not exactly one address
- * (failed at once, issue 8 item 18), send — then marks the sent in one statement and the failures
- * in one more. `claimed: 0` means nothing was pending. Logs one line per message as deliverOutbox
- * does (never the body).
+ * work — open the sealed fields and refuse a recipient, cc or reply-to that is not exactly one
+ * address (openClaimed: failed at once, issue 8 item 18), send — then marks the sent in one
+ * statement and the failures in one more. `claimed: 0` means nothing was pending. Logs one line per
+ * message as deliverOutbox does (logSent; never the body).
  */
 export async function deliverOutboxBatch(db: Db, sealer: Sealer, transport: MailTransport, limit: number, log?: Logger): Promise<BatchResult> {
   const rows = await claimOutboxBatch(db, limit);
@@ -123,10 +113,8 @@ export async function deliverOutboxBatch(db: Db, sealer: Sealer, transport: Mail
   await Promise.all(
     rows.map(async (row) => {
       const attempts = row.attempts + 1;
-      const mail: Mail = { to: sealer.openText(row.to), subject: sealer.openText(row.subject), body: row.body === null ? "" : sealer.openText(row.body) };
-      if (row.reply_to !== null) mail.replyTo = sealer.openText(row.reply_to);
-      if (row.cc !== null) mail.cc = sealer.openText(row.cc);
-      if (!isEmailAddress(mail.to) || (mail.cc !== undefined && !isEmailAddress(mail.cc)) || (mail.replyTo !== undefined && !isEmailAddress(mail.replyTo))) {
+      const mail = openClaimed(sealer, row);
+      if (!mail) {
         failed.push({ runId: row.run_id, id: row.id, attempts, error: "the recipient is not exactly one email address", final: true });
         return;
       }
@@ -140,10 +128,7 @@ export async function deliverOutboxBatch(db: Db, sealer: Sealer, transport: Mail
     }),
   );
   await Promise.all([markOutboxSent(db, sent), markOutboxFailed(db, failed)]);
-  for (const s of sent) {
-    if (transport.kind === "terminal") log?.info({ outboxId: s.id }, "email printed (SMTP_URL is not set)");
-    else log?.info({ outboxId: s.id }, "email delivered");
-  }
+  for (const s of sent) logSent(transport, s.id, log);
   const given = failed.filter((f) => f.final).length;
   return { claimed: rows.length, sent: sent.length, failed: given, retry: failed.length - given };
 }
