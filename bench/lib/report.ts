@@ -60,15 +60,23 @@ export async function drive<T>(items: T[], clients: number, op: (item: T) => Pro
  */
 const agent = new http.Agent({ keepAlive: true, maxSockets: 256 });
 
-/** POSTs `body` (JSON text) to `url` with optional extra headers; resolves with the status once the answer is read. */
-export function post(url: string, body: string, headers: Record<string, string> = {}): Promise<number> {
+/**
+ * POSTs `body` (JSON text) to `url` with optional extra headers; resolves with the status once the
+ * answer is read. A kept-alive socket that the server closed when idle (its keep-alive timeout,
+ * between phases) resets the request written on it before the server read it: that one is sent
+ * again on a new socket, once (Node's documented pattern: `req.reusedSocket` and ECONNRESET).
+ */
+export function post(url: string, body: string, headers: Record<string, string> = {}, retried = false): Promise<number> {
   return new Promise((resolve, reject) => {
     const req = http.request(url, { method: "POST", agent, headers: { "content-type": "application/json", "content-length": String(Buffer.byteLength(body)), ...headers } }, (res) => {
       res.resume();
       res.on("end", () => resolve(res.statusCode ?? 0));
       res.on("error", reject);
     });
-    req.on("error", reject);
+    req.on("error", (err: NodeJS.ErrnoException) => {
+      if (!retried && req.reusedSocket && err.code === "ECONNRESET") resolve(post(url, body, headers, true));
+      else reject(err);
+    });
     req.end(body);
   });
 }

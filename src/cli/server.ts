@@ -10,19 +10,14 @@ import { readdirSync, readFileSync } from "node:fs";
 import { createServer } from "node:http";
 import type { Worker } from "bullmq";
 import { join } from "node:path";
-import { deploy } from "../engine/deploy.js";
 import { RefusalError } from "../engine/refusals.js";
 import type { Config } from "../config.js";
 import { installFaultHandlers } from "../process-faults.js";
 import { checkRedisPersistence } from "../queue/persistence.js";
 import { allShards } from "../queue/shards.js";
 import { announceDeploy, createRuntime, warnDevDefaults, type Runtime } from "../runtime.js";
-import { createWebApp, type WebApp } from "../web/app.js";
+import type { WebApp } from "../web/app.js";
 import { bindClusterMetrics, registry } from "../web/metrics.js";
-import { mailPump, startCommandWorker } from "../../workers/commands.js";
-import { startMailWorker } from "../../workers/mail.js";
-import { startDeliveryWorker } from "../../workers/deliveries.js";
-import { startSweeper } from "../../workers/sweeper.js";
 import { StartupError } from "./failure.js";
 import type { Roles } from "./startup.js";
 
@@ -127,6 +122,7 @@ export async function deployDirectory(rt: Runtime, dir: string): Promise<void> {
   for (const file of readdirSync(dir).filter((f) => f.endsWith(".flow")).sort()) {
     const path = join(dir, file);
     try {
+      const { deploy } = await import("../engine/deploy.js"); // the compiler: loaded only to deploy
       const r = await deploy(rt.db, readFileSync(path, "utf8"), path, {
         maxSourceBytes: rt.config.limits.maxSourceBytes,
         upgrade: { sealer: rt.sealer, baseUrl: rt.config.baseUrl, limits: rt.config.limits },
@@ -155,7 +151,15 @@ export async function serve(opts: ServeOptions, config: Config): Promise<Runtime
   const closers: Closer[] = [];
   let web: WebApp | null = null;
   if (opts.deployDir) await deployDirectory(rt, opts.deployDir);
+  // Each role's modules are loaded only when the process runs that role (issue 22 item 3): a worker
+  // does not hold the web app, the console's graph layout and highlighter or the compiler in
+  // memory, nor a web the workers' (docs/performance.md "Memory").
   if (opts.worker) {
+    const [{ mailPump, startCommandWorker }, { startMailWorker }, { startDeliveryWorker }] = await Promise.all([
+      import("../../workers/commands.js"),
+      import("../../workers/mail.js"),
+      import("../../workers/deliveries.js"),
+    ]);
     // One command and one mail worker per shard consumed; the process's SLOTFLOW_WORKER_CONCURRENCY
     // is shared among its command shards (at least 1 each).
     const shards = opts.shards ?? allShards(rt.config);
@@ -177,10 +181,12 @@ export async function serve(opts: ServeOptions, config: Config): Promise<Runtime
     closers.push(workerCloser(rt, "deliveries", startDeliveryWorker(rt)));
   }
   if (opts.sweeper) {
+    const { startSweeper } = await import("../../workers/sweeper.js");
     closers.push(workerCloser(rt, "sweep", await startSweeper(rt)));
   }
   if (rt.config.metricsPort !== null) closers.push(await serveMetrics(rt, rt.config.metricsPort));
   if (opts.web) {
+    const { createWebApp } = await import("../web/app.js");
     web = createWebApp(rt);
     const server = await web.listen(rt.config.port).catch((err: NodeJS.ErrnoException) =>
       Promise.reject(err.code === "EADDRINUSE" ? new StartupError(`port ${rt.config.port} is already in use (PORT)`) : err),

@@ -19,7 +19,7 @@
 import { createHash } from "node:crypto";
 import type { Db } from "../db.js";
 import { DEFAULT_LIMITS } from "../config.js";
-import { compile, type CompileResult } from "../lang/compile.js";
+import type { CompileResult } from "../lang/compile.js";
 import type { CompiledParam, CompiledWorkflow } from "../lang/compiled.js";
 import type { Diagnostic } from "../lang/diagnostics.js";
 import { Codes } from "../lang/codes.js";
@@ -126,7 +126,10 @@ export async function deploy(db: Db, source: string, file = "<source>", options:
       }),
     );
   }
-  const { diagnostics, workflow } = await (options.compile ?? compile)(source, file);
+  // The compiler (its parser library) is loaded only where a deploy compiles in this thread: the
+  // web compiles off-thread (options.compile) and keeps it out of its memory (issue 22 item 3).
+  const compileHere = options.compile ?? (await import("../lang/compile.js")).compile;
+  const { diagnostics, workflow } = await compileHere(source, file);
   const errors = diagnostics.filter((d) => d.severity === "error");
   const warnings = diagnostics.filter((d) => d.severity === "warning");
   if (!workflow || errors.length > 0) {

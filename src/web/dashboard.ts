@@ -15,9 +15,6 @@
  * and every dashboard response carries a CSP that allows this origin only (`DASHBOARD_CSP`), so
  * anything remote a later Bull Board adds is blocked, not fetched.
  */
-import { createBullBoard } from "@bull-board/api";
-import { BullMQAdapter } from "@bull-board/api/bullMQAdapter";
-import { KoaAdapter } from "@bull-board/koa";
 import basicAuth from "basic-auth";
 import { createHash, timingSafeEqual } from "node:crypto";
 import type { Middleware } from "koa";
@@ -64,8 +61,13 @@ export function dashboardSignedIn(authorization: string | undefined, adminToken:
   return basic !== undefined && same(basic.pass, adminToken);
 }
 
-/** Koa middleware serving the dashboard under DASHBOARD_PATH, behind the admin sign-in. */
-export function dashboardMiddleware(queues: Queues, adminToken: string): Middleware {
+/** Bull Board's Koa plugin over `queues`, at DASHBOARD_PATH. */
+async function boardPlugin(queues: Queues): Promise<Middleware> {
+  const [{ createBullBoard }, { BullMQAdapter }, { KoaAdapter }] = await Promise.all([
+    import("@bull-board/api"),
+    import("@bull-board/api/bullMQAdapter"),
+    import("@bull-board/koa"),
+  ]);
   const adapter = new KoaAdapter();
   adapter.setBasePath(DASHBOARD_PATH);
   createBullBoard({
@@ -80,7 +82,16 @@ export function dashboardMiddleware(queues: Queues, adminToken: string): Middlew
     serverAdapter: adapter,
     options: { uiConfig: { boardTitle: "slotflow queues" } },
   });
-  const board = adapter.registerPlugin();
+  return adapter.registerPlugin() as unknown as Middleware;
+}
+
+/**
+ * Koa middleware serving the dashboard under DASHBOARD_PATH, behind the admin sign-in. Bull Board
+ * (and its dependencies) is loaded on the first signed-in request, not at start-up: a web process
+ * whose dashboard is never opened does not hold it in memory (issue 22 item 3).
+ */
+export function dashboardMiddleware(queues: Queues, adminToken: string): Middleware {
+  let board: Promise<Middleware> | null = null;
   return async (ctx, next) => {
     if (ctx.path !== DASHBOARD_PATH && !ctx.path.startsWith(`${DASHBOARD_PATH}/`)) return next();
     if (!dashboardSignedIn(ctx.get("authorization") || undefined, adminToken)) {
@@ -90,7 +101,11 @@ export function dashboardMiddleware(queues: Queues, adminToken: string): Middlew
     }
     ctx.set("Content-Security-Policy", DASHBOARD_CSP);
     ctx.set("X-Robots-Tag", "noindex, nofollow");
-    await board(ctx, next);
+    if (!board) {
+      board = boardPlugin(queues);
+      board.catch(() => (board = null)); // a failed load is tried again on the next request
+    }
+    await (await board)(ctx, next);
     if (typeof ctx.body === "string" && ctx.response.is("html")) ctx.body = withoutRemoteFonts(ctx.body);
   };
 }

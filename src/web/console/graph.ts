@@ -10,7 +10,6 @@
  *
  * Layouts are cached per workflow version (a version never changes) up to LAYOUT_CACHE entries.
  */
-import ElkBundled from "elkjs/lib/elk.bundled.js";
 import type { ELK, ElkExtendedEdge, ElkNode } from "elkjs/lib/elk-api.js";
 import type { CompiledWorkflow } from "../../lang/compiled.js";
 import { html, type Html } from "../page/html.js";
@@ -34,9 +33,20 @@ interface Layout {
   edges: { from: string; to: string; label: string; points: { x: number; y: number }[]; labelAt: { x: number; y: number } | null }[];
 }
 
-// elk.bundled.js is CommonJS: imported from ESM its module.exports is the constructor itself
-const ElkCtor = ((ElkBundled as unknown as { default?: unknown }).default ?? ElkBundled) as unknown as new () => ELK;
-const elk = new ElkCtor();
+let elkInstance: Promise<ELK> | null = null;
+/**
+ * ELK, loaded and started on the first layout (issue 22 item 3: a web process that never draws a
+ * graph does not hold ELK's compiled bundle in memory).
+ */
+function elk(): Promise<ELK> {
+  elkInstance ??= import("elkjs/lib/elk.bundled.js").then((m) => {
+    // elk.bundled.js is CommonJS: imported from ESM its module.exports is the constructor itself
+    const bundled = m.default as unknown as { default?: unknown };
+    const ElkCtor = (bundled.default ?? bundled) as unknown as new () => ELK;
+    return new ElkCtor();
+  });
+  return elkInstance;
+}
 const cache = new Map<string, Promise<Layout>>();
 
 /** The transitions of a compiled workflow: one edge per (state, handler label, target). */
@@ -81,7 +91,7 @@ async function computeLayout(wf: CompiledWorkflow): Promise<Layout> {
       }),
     ),
   };
-  const laid = await elk.layout(graph);
+  const laid = await (await elk()).layout(graph);
   const byId = new Map(states.map((s) => [`n:${s.name}`, s]));
   return {
     width: laid.width ?? 0,

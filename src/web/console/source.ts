@@ -6,7 +6,6 @@
  * package (jsdiff), each line marked added, removed or hunk header.
  */
 import { createTwoFilesPatch } from "diff";
-import { highlightFlow } from "../../authoring/highlight.js";
 import { html, type Html } from "../page/html.js";
 
 /**
@@ -18,6 +17,8 @@ export async function highlight(source: string): Promise<Html> {
   let code: Html;
   let note: Html | null = null;
   try {
+    // the highlighter (vscode-textmate, oniguruma) is loaded on the first source shown (issue 22 item 3)
+    const { highlightFlow } = await import("../../authoring/highlight.js");
     code = await highlightFlow(source);
   } catch {
     code = html`${source}`;
