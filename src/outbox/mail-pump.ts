@@ -28,7 +28,7 @@
  */
 import type { Db } from "../db.js";
 import type { Logger } from "../log.js";
-import type { Sealer } from "../engine/seal.js";
+import { redactTokens, type Sealer } from "../engine/seal.js";
 import type { MailJob } from "../queue/outbox-jobs.js";
 import { cappedBackoff } from "../queue/retry.js";
 import { CLAIMED_COLUMNS, MAIL_CLAIM_MS, logSent, markSendFailed, markUndeliverable, openClaimed, type ClaimedRow, type MailTransport } from "./mailer.js";
@@ -109,7 +109,9 @@ export class MailPump {
     for (const { outboxId, runId } of items) this.waiting.set(outboxId, runId);
     // The drain starts on the next turn of the event loop, so the mail of every step that
     // committed in this turn shares its first claim.
-    this.draining ??= new Promise<void>((resolve) => setImmediate(resolve)).then(() => this.drain());
+    this.draining ??= new Promise<void>((resolve) => setImmediate(resolve))
+      .then(() => this.drain())
+      .catch((err: unknown) => this.deps.log?.error({ err: redactTokens(String(err)) }, "mail pump failed; the sweeper re-enqueues what it held"));
     return Promise.resolve();
   }
 
@@ -142,7 +144,7 @@ export class MailPump {
     try {
       rows = await claimByKey(db, keys);
     } catch (err) {
-      log?.warn({ err: String(err), messages: keys.length }, "could not claim mail for delivery; queued as jobs");
+      log?.warn({ err: redactTokens(String(err)), messages: keys.length }, "could not claim mail for delivery; queued as jobs");
       await this.handOver(keys);
       return;
     }
@@ -158,8 +160,9 @@ export class MailPump {
           if (!(await markSendFailed(db, row, err, log))) retry.push({ outboxId: row.id, runId: row.run_id });
         }
       } catch (err) {
-        // the database failed while recording a failure: the claim lapses and a job sends it again
-        log?.warn({ err: String(err), outboxId: row.id }, "could not record a failed email delivery");
+        // Opening the row (no key of SLOTFLOW_SEAL_KEY opens it) or recording a failure failed: the
+        // row stays claimed, and once the claim lapses the sweeper's job tries again.
+        log?.warn({ err: redactTokens(String(err)), outboxId: row.id }, "email delivery could not be attempted or recorded; retried when its claim lapses");
       }
     });
     if (sent.length > 0) {
@@ -169,7 +172,7 @@ export class MailPump {
       } catch (err) {
         // Sent but not marked: the claims lapse after MAIL_CLAIM_MS and the sweeper's jobs send
         // them again (delivery is at least once, as for a job that dies before its mark).
-        log?.warn({ err: String(err), messages: sent.length }, "could not mark sent email");
+        log?.warn({ err: redactTokens(String(err)), messages: sent.length }, "could not mark sent email");
       }
     }
     if (retry.length > 0) await this.handOver(retry, cappedBackoff(1));
