@@ -47,9 +47,10 @@ export function mailPump(rt: Runtime): MailPump {
 
 /**
  * Starts the worker of the command queue of shard `shard` (src/queue/shards.ts; default 0, the
- * only one with SLOTFLOW_QUEUE_SHARDS=1) taking up to `concurrency` jobs at once.
+ * only one with SLOTFLOW_QUEUE_SHARDS=1) taking up to `concurrency` jobs at once; the mail of each
+ * committed step goes to `mail`, the process's pump, which the caller closes after the worker.
  */
-export function startCommandWorker(rt: Runtime, shard = 0, concurrency = rt.config.workerConcurrency, mail: MailPump = mailPump(rt)): Worker {
+export function startCommandWorker(rt: Runtime, mail: MailPump, shard = 0, concurrency = rt.config.workerConcurrency): Worker {
   const worker = new Worker(
     QUEUE.commands,
     async (job: Job): Promise<Outcome> => {

@@ -170,7 +170,7 @@ export async function serve(opts: ServeOptions, config: Config): Promise<Runtime
     const commandClosers: Closer[] = [];
     for (const shard of shards) {
       const suffix = shards.length > 1 || shard > 0 ? `[${shard}]` : "";
-      commandClosers.push(workerCloser(rt, `commands${suffix}`, startCommandWorker(rt, shard, concurrency, pump)));
+      commandClosers.push(workerCloser(rt, `commands${suffix}`, startCommandWorker(rt, pump, shard, concurrency)));
       closers.push(workerCloser(rt, `mail${suffix}`, startMailWorker(rt, shard)));
     }
     closers.push(async (timeoutMs) => {
