@@ -32,6 +32,10 @@ export async function startRedis(): Promise<RedisServer> {
   const child = spawn("redis-server", ["--port", String(port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no", "--dir", dir, "--maxmemory-policy", "noeviction"], {
     stdio: "ignore",
   });
+  // A bench that dies on an uncaught error never reaches its stop(): the server must not outlive it.
+  const orphanGuard = () => child.kill("SIGKILL");
+  process.once("exit", orphanGuard);
+  child.once("exit", () => process.off("exit", orphanGuard));
   const url = `redis://127.0.0.1:${port}`;
   for (let i = 0; i < 100; i++) {
     const r = new Redis(url, { lazyConnect: true, maxRetriesPerRequest: 0, retryStrategy: () => null });
