@@ -52,7 +52,7 @@ export interface EngineDeps {
 
 export interface Applied {
   outcome: Outcome;
-  /** Outbox rows queued by the step (`{ outboxId, runId }`: a `mail` job), to enqueue once committed. */
+  /** Outbox rows queued by the step (`{ outboxId, runId }`), handed to the worker's mail pump once committed (src/outbox/mail-pump.ts). */
   queuedMail: MailJob[];
   /** Delivery rows queued by the step (`send webhook` / `send message`, issue 18; `{ deliveryId, runId }`), to enqueue once committed. */
   queuedDeliveries?: DeliveryJob[];
