@@ -3,7 +3,7 @@
 export default {
   files: ["test/fuzz/**/*.fuzz.ts"],
   extensions: { ts: "module" },
-  nodeArguments: ["--import=tsx", "--import=./test/preload/fail-on-warning.mjs"],
+  nodeArguments: ["--import=tsx", "--import=./test/preload/fail-on-warning.mjs", "--import=./test/preload/durations.mjs"],
   workerThreads: false,
   timeout: "4m",
   concurrency: 1,

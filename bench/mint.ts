@@ -32,6 +32,7 @@ import { startRun } from "../src/engine/commands/start.js";
 import { Sealer } from "../src/engine/seal.js";
 import type { StartWrite } from "../src/engine/sql/start-write.js";
 import { loadVersion } from "../src/engine/workflows.js";
+import { LIFECYCLES } from "../src/engine/lifecycles.js";
 
 const [n1 = 200, n10 = 1000, n50 = 1000] = process.argv.slice(2).filter((a) => !a.startsWith("--")).map(Number);
 const withCeilings = !process.argv.includes("--no-ceilings");
@@ -66,7 +67,7 @@ async function startScript(bench: BenchCluster): Promise<string> {
     let json = "";
     const capture = { $queryRawUnsafe: async (_sql: string, j: string) => ((json = j), [{ prior: null }]) };
     const cmd = { kind: "start" as const, commandId: randomUUID(), runId: randomUUID(), workflow: "VendorApproval", version, input: INPUT_OBJ };
-    const result = await startRun({ tx: capture as never, sealer: new Sealer(bench.cluster.env.SLOTFLOW_SEAL_KEY!), baseUrl: bench.cluster.baseUrl }, cmd);
+    const result = await startRun({ tx: capture as never, sealer: new Sealer(bench.cluster.env.SLOTFLOW_SEAL_KEY!), baseUrl: bench.cluster.baseUrl, lifecycles: LIFECYCLES }, cmd);
     await result.step!.flushStart({ id: cmd.commandId, kind: cmd.kind, outcome: result.outcome });
     const doc = JSON.parse(json) as StartWrite;
     let text = JSON.stringify(doc);

@@ -49,7 +49,7 @@
  * (`LoadOptions.secrets`; default: all three). A secret a command does not need is "" in
  * production when unset, and never falls back to its development value there.
  */
-import { MAX_JSON_DEPTH } from "./engine/depth.js";
+import { MAX_JSON_DEPTH } from "./json/depth.js";
 import { IDEMPOTENCY_WINDOW_MS, parseRetention } from "./engine/retention.js";
 
 /** SLOTFLOW_RETENTION's default: 30 days, ms. */

@@ -40,6 +40,7 @@ import { priorOutcome } from "./sql/applied.js";
 import { readStep } from "./sql/step-read.js";
 import { Step } from "./step.js";
 import { loadVersion } from "./workflows.js";
+import { LIFECYCLES } from "./lifecycles.js";
 
 export interface EngineDeps {
   db: Db;
@@ -79,7 +80,7 @@ async function recordIncident(tx: Tx, runId: string, command: string, message: s
  * Round trips: 1 (a refusal: 1, the probe).
  */
 async function applyStart(deps: EngineDeps, cmd: Extract<Command, { kind: "start" }>): Promise<Applied> {
-  const services = { tx: deps.db, sealer: deps.sealer, baseUrl: deps.baseUrl, limits: deps.limits };
+  const services = { tx: deps.db, sealer: deps.sealer, baseUrl: deps.baseUrl, limits: deps.limits, lifecycles: LIFECYCLES };
   let result: CommandResult;
   try {
     result = await startRun(services, cmd);
@@ -108,7 +109,7 @@ export async function applyCommand(deps: EngineDeps, cmd: Command): Promise<Appl
   if (cmd.kind === "start") return applyStart(deps, cmd);
   let fault: RuntimeFault | null = null;
   const applied = await deps.db.$transaction(async (tx) => {
-    const services = { tx, sealer: deps.sealer, baseUrl: deps.baseUrl, limits: deps.limits };
+    const services = { tx, sealer: deps.sealer, baseUrl: deps.baseUrl, limits: deps.limits, lifecycles: LIFECYCLES };
     const read = await readStep(tx, cmd.runId, cmd.commandId, cmd.kind === "deposit" ? cmd.linkId : null);
     const prior = read.prior;
     if (prior) return { outcome: prior as Outcome, queuedMail: [] };

@@ -21,7 +21,7 @@
  */
 import { createHash } from "node:crypto";
 import { RefusalCode, refuse, type Refusal } from "./refusals.js";
-import { nextDepth } from "./depth.js";
+import { nextDepth } from "../json/depth.js";
 
 /** The two hashes a deposit carries when its request had an `Idempotency-Key`. */
 export interface IdempotencyFingerprint {

@@ -29,7 +29,7 @@ import type { CompiledEntity, CompiledWorkflow, TypeSpec } from "../lang/compile
 import { expectsOf } from "./body.js";
 import { RefusalCode, refuse, type Refusal } from "./refusals.js";
 import type { EntityRecord } from "./step.js";
-import { unstorable } from "./storable.js";
+import { unstorable } from "../json/storable.js";
 import { formatIsoDuration, fromJson, jsonTypeName, parseIsoDuration, parseRfc3339, type Value } from "./values.js";
 
 export interface InputProblem {

@@ -17,7 +17,7 @@ import type { Expr, Range, Statement } from "../lang/ast.js";
 import type { CompiledWorkflow } from "../lang/compiled.js";
 import { isEmailAddress } from "./email-address.js";
 import { Duration, formatIsoDuration, type Value } from "./values.js";
-import { nextDepth } from "./depth.js";
+import { nextDepth } from "../json/depth.js";
 
 /**
  * The world the interpreter runs in, handed to it by the step (style.md 12: an evaluator receives

@@ -24,12 +24,14 @@ import { randomUUID } from "node:crypto";
 import type { IdempotencyFingerprint } from "./idempotency.js";
 import { RefusalCode, refuse, type LinkEndReason, type Refusal } from "./refusals.js";
 import { CALLBACK_PATH_SEGMENT } from "./seal.js";
-import type { SlotRecord, Step } from "./step.js";
+import type { LinkRow, LinkSettlement, SlotRecord, Step } from "./step.js";
+
+/** The link records live beside the step's other records (step.ts); re-exported for the modules that read links. */
+export type { LinkRow, LinkSettlement, LinkStatus } from "./step.js";
 import { checkTokenFormat, hashToken, newToken } from "./token.js";
 
 export { hashToken, newToken };
 
-export type LinkStatus = "live" | "burned" | "retired" | "dead";
 
 /**
  * Mints a link for `slot` inside the step and returns its URL. The link row (hash only) is written
@@ -47,16 +49,6 @@ export function mintLink(step: Step, slot: SlotRecord): string {
   return `${step.services.baseUrl}${CALLBACK_PATH_SEGMENT}${token}`;
 }
 
-export interface LinkRow {
-  id: string;
-  runId: string;
-  slotId: string;
-  mintedVersion: number;
-  status: LinkStatus;
-  endReason: LinkEndReason | null;
-  idempotencyKeySha256: string | null;
-  idempotencyBodySha256: string | null;
-}
 
 /**
  * True when `token` may name a link: a current token whose checksum holds, or a legacy one (token.ts).
@@ -132,18 +124,6 @@ export function revokeLink(step: Step, slot: SlotRecord, linkId: string, why: { 
   step.addHistory("link-revoked", { linkId, alias: slot.alias, ...(why.reason ? { reason: why.reason } : {}), ...(why.actor ? { actor: why.actor } : {}) });
 }
 
-export interface LinkSettlement {
-  /** Links that existed before the step and end now, by id (the burned one with its idempotency hashes). */
-  ended: {
-    id: string;
-    status: "burned" | "retired" | "dead";
-    end_reason: LinkEndReason | null;
-    idempotency_key_sha256: string | null;
-    idempotency_body_sha256: string | null;
-  }[];
-  /** Links minted during the step, with the status they have when it commits. */
-  minted: { id: string; token_sha256: string; slot_id: string; status: LinkStatus; end_reason: LinkEndReason | null }[];
-}
 
 /**
  * Decides, in memory, every link write of a step (the transitions in this module's header), so

@@ -20,7 +20,7 @@
  */
 import type { Db, Tx } from "../db.js";
 import { isSealed, type Sealer } from "./seal.js";
-import { nextDepth } from "./depth.js";
+import { nextDepth } from "../json/depth.js";
 
 export interface ResealReport {
   runs: number;

@@ -28,6 +28,7 @@ import { redactTokens, type Sealer } from "./seal.js";
 import { Step, type RunRecord, type RunStatus } from "./step.js";
 import { hashToken } from "./token.js";
 import { loadVersion } from "./workflows.js";
+import { LIFECYCLES } from "./lifecycles.js";
 
 export interface ResponderDeps {
   db: Db;
@@ -105,7 +106,7 @@ async function pageText(
 ): Promise<{ title: string | null; intro: string | null }> {
   const decl = wf.states[state]?.slots.find((s) => s.alias === alias);
   if (!decl?.title && !decl?.intro) return { title: null, intro: null };
-  const step = await Step.load({ tx: deps.db, sealer: deps.sealer, baseUrl: deps.baseUrl }, wf, run);
+  const step = await Step.load({ tx: deps.db, sealer: deps.sealer, baseUrl: deps.baseUrl, lifecycles: LIFECYCLES }, wf, run);
   const text = (expr: typeof decl.title): string | null => {
     if (!expr) return null;
     try {

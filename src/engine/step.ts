@@ -15,8 +15,6 @@ import { randomUUID } from "node:crypto";
 import type { Limits } from "../config.js";
 import type { Tx } from "../db.js";
 import type { QueuedDelivery, World } from "./interpreter.js";
-import { mintLink, settleLinks, type LinkRow } from "./link.js";
-import { dropSlot, isAliasDone, liveSlotForAlias } from "./slot.js";
 import { jsonDate, readStepUnlocked, type StepRead } from "./sql/step-read.js";
 import { writeStep, type SlotWriteRow, type StepWrite } from "./sql/step-write.js";
 import type { CompiledWorkflow } from "../lang/compiled.js";
@@ -60,11 +58,56 @@ export interface SlotRecord {
   args: Record<string, unknown> | null;
 }
 
+export type LinkStatus = "live" | "burned" | "retired" | "dead";
+
+/** A link as read under the run lock (a deposit's own link; link.ts decides its transitions). */
+export interface LinkRow {
+  id: string;
+  runId: string;
+  slotId: string;
+  mintedVersion: number;
+  status: LinkStatus;
+  endReason: LinkEndReason | null;
+  idempotencyKeySha256: string | null;
+  idempotencyBodySha256: string | null;
+}
+
+/** Every link write of a step, as link.ts `settleLinks` decides it and sql/step-write.ts writes it. */
+export interface LinkSettlement {
+  /** Links that existed before the step and end now, by id (the burned one with its idempotency hashes). */
+  ended: {
+    id: string;
+    status: "burned" | "retired" | "dead";
+    end_reason: LinkEndReason | null;
+    idempotency_key_sha256: string | null;
+    idempotency_body_sha256: string | null;
+  }[];
+  /** Links minted during the step, with the status they have when it commits. */
+  minted: { id: string; token_sha256: string; slot_id: string; status: LinkStatus; end_reason: LinkEndReason | null }[];
+}
+
 export interface EntityRecord {
   /** The workflow parameter naming the row. */
   name: string;
   entity: string;
   data: Record<string, Value>;
+}
+
+/**
+ * What the step asks of the lifecycles above it (style.md 12–13, issue 34 item 2): the step is the
+ * unit of work *below* the slot and link lifecycles, so it never imports them; it is handed these
+ * operations instead (lifecycles.ts builds them from slot.ts and link.ts). Each takes the step it
+ * acts on.
+ */
+export interface StepLifecycles {
+  /** `x.done`: every slot of the alias is completed (slot.ts). */
+  isAliasDone(step: Step, alias: string): boolean;
+  /** `x.CallbackUrl()`: mints a link for the alias's live slot; null when it has none (slot.ts, link.ts). */
+  mintCallbackUrl(step: Step, alias: string): string | null;
+  /** `drop slot x` (slot.ts). */
+  dropSlot(step: Step, alias: string): void;
+  /** Which links the step ends and mints, and how (link.ts `settleLinks`). */
+  settleLinks(step: Step): LinkSettlement;
 }
 
 export interface StepServices {
@@ -74,6 +117,8 @@ export interface StepServices {
   baseUrl: string;
   /** Input and fan-out limits (config.ts); the defaults when absent. */
   limits?: Limits;
+  /** The slot and link operations the step delegates to (lifecycles.ts `LIFECYCLES`). */
+  lifecycles: StepLifecycles;
 }
 
 export interface PendingMint {
@@ -212,19 +257,18 @@ export class Step implements World {
     return value;
   }
 
-  // --- the interpreter's world (interpreter.ts `World`): slot and link effects via their modules ---
+  // --- the interpreter's world (interpreter.ts `World`): slot and link effects via the lifecycles it was handed ---
 
   isAliasDone(alias: string): boolean {
-    return isAliasDone(this, alias);
+    return this.services.lifecycles.isAliasDone(this, alias);
   }
 
   mintCallbackUrl(alias: string): string | null {
-    const slot = liveSlotForAlias(this, alias);
-    return slot ? mintLink(this, slot) : null;
+    return this.services.lifecycles.mintCallbackUrl(this, alias);
   }
 
   dropSlot(alias: string): void {
-    dropSlot(this, alias);
+    this.services.lifecycles.dropSlot(this, alias);
   }
 
   // --- recording (used by the lifecycle modules only) -------------------------------------------
@@ -365,7 +409,7 @@ export class Step implements World {
   private buildWrite(applied: { id: string; kind: string; outcome: unknown }): { write: StepWrite; endedLinks: number } {
     const { sealer } = this.services;
     const run = this.run;
-    const links = settleLinks(this);
+    const links = this.services.lifecycles.settleLinks(this);
     const write: StepWrite = {
       now: this.now.toISOString(),
       newRun: this.isNewRun,

@@ -19,6 +19,7 @@ import { createSlot, openSatisfiedSlots } from "./slot.js";
 import { readStep } from "./sql/step-read.js";
 import { Step } from "./step.js";
 import { startTimer, TIMER_ALIAS_PREFIX } from "./timer.js";
+import { LIFECYCLES } from "./lifecycles.js";
 
 /** What an upgrade needs to change runs as steps (the same services a worker's step has). */
 export interface UpgradeServices {
@@ -56,7 +57,7 @@ export async function addWhatTheUpgradeAdds(
   const commandId = `upgrade-${runId}-${to}`;
   const read = await readStep(tx, runId, commandId, null);
   if (!read.run) return null;
-  const step = Step.fromRead({ tx, ...services }, workflow, read);
+  const step = Step.fromRead({ tx, ...services, lifecycles: LIFECYCLES }, workflow, read);
   if (step.run.status !== "running") return null;
   const state = workflow.states[step.run.state];
   if (!state || state.terminal) return null;

@@ -12,7 +12,7 @@
  * | T? | T or null | T or null |
  */
 import type { TypeSpec } from "../lang/compiled.js";
-import { nextDepth } from "./depth.js";
+import { nextDepth } from "../json/depth.js";
 
 /** A length of time in milliseconds. */
 export class Duration {

@@ -7,7 +7,7 @@ import type { FlowFile } from "./ast.js";
 import { check } from "./checker.js";
 import { Codes } from "./codes.js";
 import type { CompiledWorkflow } from "./compiled.js";
-import { unstorableCharacters } from "../engine/storable.js";
+import { unstorableCharacters } from "../json/storable.js";
 import { MAX_DIAGNOSTICS, type Diagnostic } from "./diagnostics.js";
 import { emit } from "./emit.js";
 import { lex, type LexResult } from "./lexer.js";

@@ -9,7 +9,7 @@ import { deploy, diagnosticJson } from "../engine/deploy.js";
 import { compileOffThread } from "../lang/compile-async.js";
 import { prepareRaise, prepareStart } from "../engine/prepare.js";
 import { RefusalCode, RefusalError, refuse } from "../engine/refusals.js";
-import { isStorableString } from "../engine/storable.js";
+import { isStorableString } from "../json/storable.js";
 import { showOutbox, showRun } from "../engine/views.js";
 import { showDeliveries } from "../outbox/deliveries-view.js";
 import { announceDeploy, type Runtime } from "../runtime.js";

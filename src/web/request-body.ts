@@ -18,7 +18,7 @@
  *     `malformed-json`. Keys such as `__proto__` become ordinary own properties, at any depth; the
  *     body check then refuses them as undeclared (422).
  *   - Nesting (issue 16 item 1): before `JSON.parse`, the raw text's nesting is measured with an
- *     iterative, string-aware scan (engine/depth.ts); deeper than `maxDepth` (SLOTFLOW_MAX_INPUT_DEPTH,
+ *     iterative, string-aware scan (json/depth.ts); deeper than `maxDepth` (SLOTFLOW_MAX_INPUT_DEPTH,
  *     32 by default) is 422 `invalid-body` naming the limit, with `limit` and `errors`. This is the
  *     one bound for every JSON the server parses: callback and page POSTs, raise bodies, run input,
  *     revoke and every admin body, identity, chunked or compressed alike.
@@ -29,7 +29,7 @@ import { createBrotliDecompress, createUnzip } from "node:zlib";
 import { pipeline, type Readable } from "node:stream";
 import type { Context } from "koa";
 import getRawBody from "raw-body";
-import { jsonTextDepth } from "../engine/depth.js";
+import { jsonTextDepth } from "../json/depth.js";
 import { RefusalCode, RefusalError, refuse } from "../engine/refusals.js";
 
 export type BodyKind = "json" | "text";

@@ -9,13 +9,14 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { promisify } from "node:util";
 import test from "ava";
+import { cliEntry } from "../helpers/cli-entry.js";
 
 const ROOT = new URL("../..", import.meta.url).pathname;
 const run = promisify(execFile);
 
 async function fmt(args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
   try {
-    const r = await run(process.execPath, ["--conditions=slotflow-src", "--import=tsx", "src/cli/main.ts", "fmt", ...args], { cwd: ROOT });
+    const r = await run(process.execPath, [...cliEntry(), "fmt", ...args], { cwd: ROOT });
     return { code: 0, stdout: r.stdout, stderr: r.stderr };
   } catch (err) {
     const e = err as { code: number; stdout: string; stderr: string };

@@ -7,6 +7,7 @@
 import { spawn } from "node:child_process";
 import test from "ava";
 import { createMessageConnection, StreamMessageReader, StreamMessageWriter } from "vscode-jsonrpc/node.js";
+import { cliEntry } from "../helpers/cli-entry.js";
 
 const ROOT = new URL("../..", import.meta.url).pathname;
 
@@ -30,7 +31,7 @@ function frames(bytes: Buffer): unknown[] {
 test("the spawned server: diagnostics, completion, definition, rename, formatting, shutdown and exit 0, only protocol on stdout", async (t) => {
   const env = { ...process.env };
   delete env.DATABASE_URL;
-  const child = spawn(process.execPath, ["--conditions=slotflow-src", "--import=tsx", "src/cli/main.ts", "lsp", "--stdio"], { cwd: ROOT, env, stdio: ["pipe", "pipe", "pipe"] });
+  const child = spawn(process.execPath, [...cliEntry(), "lsp", "--stdio"], { cwd: ROOT, env, stdio: ["pipe", "pipe", "pipe"] });
   const stdout: Buffer[] = [];
   let stderr = "";
   child.stdout.on("data", (b: Buffer) => stdout.push(b));

@@ -12,6 +12,7 @@ import { signPrincipal } from "../../src/web/auth.js";
 import { dropDatabase } from "../helpers/db.js";
 import { linkIn, waitForEmail } from "../helpers/mail.js";
 import { ADMIN_TOKEN, JWT_SECRET, ROOT, request, startCluster, type Cluster } from "../helpers/server.js";
+import { cliEntry } from "../helpers/cli-entry.js";
 
 const run = promisify(execFile);
 let cluster: Cluster;
@@ -156,7 +157,7 @@ test.serial("health, readiness, metrics and the OpenAPI document", async (t) => 
 });
 
 test.serial("the CLI: check exits 1 pointing at the line; token and raise drive the ordinary path", async (t) => {
-  const cli = (...args: string[]) => run(process.execPath, ["--import=tsx", "src/cli/main.ts", ...args], { cwd: ROOT, env: cluster.env });
+  const cli = (...args: string[]) => run(process.execPath, [...cliEntry(), ...args], { cwd: ROOT, env: cluster.env });
   const bad = await cli("check", "test/fixtures/fanned-callback.flow").catch((e: { code: number; stdout: string }) => e);
   t.is((bad as { code: number }).code, 1);
   t.regex((bad as { stdout: string }).stdout, /fanned-callback\.flow:\d+:\d+: error FLOW\d{3}: /);

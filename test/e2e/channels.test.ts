@@ -22,6 +22,7 @@ import { postLink, startRun, uniqueTitle } from "../helpers/callback.js";
 import { startReceiver, type Receiver } from "../helpers/receiver.js";
 import { redisText } from "../helpers/redis-text.js";
 import { ADMIN_TOKEN, eventually, request, ROOT, startCluster, type Cluster } from "../helpers/server.js";
+import { cliEntry } from "../helpers/cli-entry.js";
 
 const run = promisify(execFile);
 
@@ -162,7 +163,7 @@ test.serial("concurrent PUTs creating the same endpoint: one 201 (with its secre
 
 test.serial("the CLI: endpoint set | list | rotate | rm", async (t) => {
   const env = { ...cluster.env, BASE_URL: base };
-  const cli = (...args: string[]) => run(process.execPath, ["--import=tsx", "src/cli/main.ts", "endpoint", ...args], { cwd: ROOT, env });
+  const cli = (...args: string[]) => run(process.execPath, [...cliEntry(), "endpoint", ...args], { cwd: ROOT, env });
   const set = JSON.parse((await cli("set", "cli-hook", "--kind", "webhook", "--url", `${rx.url}/cli`)).stdout);
   t.is(set.name, "cli-hook");
   t.regex(set.secret, /^whsec_/);

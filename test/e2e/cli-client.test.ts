@@ -13,6 +13,7 @@ import { join } from "node:path";
 import { promisify } from "node:util";
 import { dropDatabase } from "../helpers/db.js";
 import { ROOT, startCluster, type Cluster } from "../helpers/server.js";
+import { cliEntry } from "../helpers/cli-entry.js";
 
 const run = promisify(execFile);
 
@@ -36,7 +37,7 @@ interface Result {
 
 async function cli(...args: string[]): Promise<Result> {
   try {
-    const r = await run(process.execPath, ["--import=tsx", "src/cli/main.ts", ...args], { cwd: ROOT, env: cluster.env });
+    const r = await run(process.execPath, [...cliEntry(), ...args], { cwd: ROOT, env: cluster.env });
     return { code: 0, stdout: r.stdout, stderr: r.stderr };
   } catch (err) {
     const e = err as { code: number; stdout: string; stderr: string };

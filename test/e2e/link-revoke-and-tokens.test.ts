@@ -22,6 +22,7 @@ import { deployFixture, eventsOn, postLink, principalJwt, showRun, slotStatus, s
 import { kill, spawnWithEnv, TcpProxy } from "../helpers/faults.js";
 import { linkIn, parseEmails, tokenOf, waitForEmail } from "../helpers/mail.js";
 import { ADMIN_TOKEN, eventually, freePort, request, ROOT, startCluster, type Cluster } from "../helpers/server.js";
+import { cliEntry } from "../helpers/cli-entry.js";
 
 const run = promisify(execFile);
 
@@ -126,7 +127,7 @@ test.serial("`slotflow revoke RUN ALIAS` revokes through the server and exits no
   const r = await basic("cli");
   const url = await r.link("answer");
   const env = { ...process.env, SLOTFLOW_ADMIN_TOKEN: ADMIN_TOKEN, BASE_URL: base };
-  const cli = ["--import=tsx", "src/cli/main.ts", "revoke", r.runId, "answer"];
+  const cli = [...cliEntry(), "revoke", r.runId, "answer"];
   const out = await run(process.execPath, cli, { cwd: ROOT, env });
   t.deepEqual(JSON.parse(out.stdout), { revoked: true });
   t.is((await postLink(url, { ok: true, note: "x" })).body.reason, "revoked");

@@ -18,6 +18,7 @@ import { dropDatabase, sql } from "../helpers/db.js";
 import { linkIn, parseEmails, waitForEmail } from "../helpers/mail.js";
 import { startRedisCluster, nodeClient, type RedisClusterServers } from "../helpers/redis-topologies.js";
 import { ADMIN_TOKEN, freePort, ROOT, request, startCluster, type Cluster } from "../helpers/server.js";
+import { cliEntry } from "../helpers/cli-entry.js";
 
 let redis: RedisClusterServers;
 let cluster: Cluster;
@@ -138,7 +139,7 @@ test.serial("a burst of deposits is applied exactly once; the shards' keys sit o
 test.serial("a process given one node of the Cluster as REDIS_URL says so in one line and exits 1", async (t) => {
   const node = redis.procs[0]!.port;
   const env: NodeJS.ProcessEnv = { PATH: process.env.PATH, HOME: process.env.HOME, DATABASE_URL: cluster.databaseUrl, REDIS_URL: `redis://127.0.0.1:${node}`, SLOTFLOW_QUEUE_PREFIX: prefix };
-  const child = spawn(process.execPath, ["--import=tsx", "src/cli/main.ts", "worker"], { cwd: ROOT, env, stdio: ["ignore", "pipe", "pipe"] });
+  const child = spawn(process.execPath, [...cliEntry(), "worker"], { cwd: ROOT, env, stdio: ["ignore", "pipe", "pipe"] });
   let err = "";
   child.stderr.on("data", (c: Buffer) => (err += c.toString("utf8")));
   child.stdout.resume();

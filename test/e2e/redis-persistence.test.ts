@@ -8,6 +8,7 @@ import { spawn } from "node:child_process";
 import { dropDatabase, freshDatabase } from "../helpers/db.js";
 import { ROOT } from "../helpers/server.js";
 import { startRedis, type RedisServer } from "../helpers/services.js";
+import { cliEntry } from "../helpers/cli-entry.js";
 
 let volatile: RedisServer;
 let evicting: RedisServer;
@@ -27,7 +28,7 @@ const WARNING = "Redis does not persist queued commands";
 
 /** Starts `slotflow <role>`; resolves with its output once it is ready (then stops it) or once it exits. */
 function run(role: string, env: NodeJS.ProcessEnv): Promise<{ ready: boolean; code: number | null; output: string }> {
-  const child = spawn(process.execPath, ["--import=tsx", "src/cli/main.ts", role], {
+  const child = spawn(process.execPath, [...cliEntry(), role], {
     cwd: ROOT,
     env: {
       ...process.env,

@@ -11,6 +11,7 @@ import { deployFixture, postLink, startRun, uniqueTitle } from "../helpers/callb
 import { dropDatabase, sql } from "../helpers/db.js";
 import { linkIn, waitForEmail } from "../helpers/mail.js";
 import { ADMIN_TOKEN, eventually, freePort, request, ROOT, startCluster, type Cluster } from "../helpers/server.js";
+import { cliEntry } from "../helpers/cli-entry.js";
 
 let cluster: Cluster;
 
@@ -26,7 +27,7 @@ test.after.always(async () => {
 
 /** Runs the CLI from the sources with `env` over the cluster's; resolves its exit code and output. */
 function cli(args: string[], env: NodeJS.ProcessEnv = {}): Promise<{ code: number | null; out: string; err: string }> {
-  const child = spawn(process.execPath, ["--import=tsx", "src/cli/main.ts", ...args], { cwd: ROOT, env: { ...cluster.env, ...env }, stdio: ["ignore", "pipe", "pipe"] });
+  const child = spawn(process.execPath, [...cliEntry(), ...args], { cwd: ROOT, env: { ...cluster.env, ...env }, stdio: ["ignore", "pipe", "pipe"] });
   let out = "";
   let err = "";
   child.stdout.on("data", (c: Buffer) => (out += c.toString("utf8")));

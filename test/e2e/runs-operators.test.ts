@@ -27,6 +27,7 @@ import { dropDatabase, sql } from "../helpers/db.js";
 import { deployFixture, postLink, showRun, startRun, uniqueTitle } from "../helpers/callback.js";
 import { linkIn, waitForEmail } from "../helpers/mail.js";
 import { ADMIN_TOKEN, ROOT, request, startCluster, type Cluster } from "../helpers/server.js";
+import { cliEntry } from "../helpers/cli-entry.js";
 
 const execFileP = promisify(execFile);
 
@@ -282,7 +283,7 @@ test.serial("CLI: `slotflow runs` prints a table (with --waiting/--status filter
   await v.link();
   const env = { ...cluster.env, BASE_URL: base };
   const cli = (...args: string[]): Promise<{ stdout: string; stderr: string; code?: number }> =>
-    execFileP(process.execPath, ["--import=tsx", "src/cli/main.ts", ...args], { cwd: ROOT, env }).catch((e) => e as { stdout: string; stderr: string; code: number });
+    execFileP(process.execPath, [...cliEntry(), ...args], { cwd: ROOT, env }).catch((e) => e as { stdout: string; stderr: string; code: number });
   const table = await cli("runs", "--waiting", "decision", "--status", "running");
   const lines = table.stdout.trim().split("\n");
   t.regex(lines[0], /^ID\s+WORKFLOW\s+V\s+STATE\s+STATUS\s+CREATED\s+SINCE\s+WAITING ON$/);

@@ -10,6 +10,7 @@ import { spawn } from "node:child_process";
 import { createServer, type Server } from "node:net";
 import { dropDatabase, freshDatabase, sql } from "../helpers/db.js";
 import { freePort, ROOT } from "../helpers/server.js";
+import { cliEntry } from "../helpers/cli-entry.js";
 
 interface Exit {
   code: number | null;
@@ -38,7 +39,7 @@ function cli(args: string[], env: NodeJS.ProcessEnv): Promise<Exit> {
 
 function spawnCli(args: string[], env: NodeJS.ProcessEnv): Promise<Exit> {
   const base: NodeJS.ProcessEnv = { PATH: process.env.PATH, HOME: process.env.HOME, SLOTFLOW_QUEUE_PREFIX: process.env.SLOTFLOW_QUEUE_PREFIX || "slotflow-startup" };
-  const child = spawn(process.execPath, ["--import=tsx", "src/cli/main.ts", ...args], { cwd: ROOT, env: { ...base, ...env }, stdio: ["ignore", "pipe", "pipe"] });
+  const child = spawn(process.execPath, [...cliEntry(), ...args], { cwd: ROOT, env: { ...base, ...env }, stdio: ["ignore", "pipe", "pipe"] });
   let out = "";
   let err = "";
   child.stdout.on("data", (c: Buffer) => (out += c.toString("utf8")));

@@ -17,6 +17,7 @@ import { carriesLink, isSealed, Sealer, type Sealed } from "../../src/engine/sea
 import { sql } from "../helpers/db.js";
 import { useKitDatabase } from "../helpers/kit.js";
 import { ROOT } from "../helpers/server.js";
+import { cliEntry } from "../helpers/cli-entry.js";
 
 process.env.SLOTFLOW_SEAL_KEY = "old-key";
 useKitDatabase(test, "reseal");
@@ -54,7 +55,7 @@ function reseal(sealKey: string): Promise<{ code: number; stdout: string; stderr
   return new Promise((resolve) => {
     execFile(
       process.execPath,
-      ["--import=tsx", "src/cli/main.ts", "reseal"],
+      [...cliEntry(), "reseal"],
       { cwd: ROOT, env: { ...process.env, SLOTFLOW_SEAL_KEY: sealKey } },
       (err, stdout, stderr) => resolve({ code: err ? Number((err as { code?: number }).code ?? 1) : 0, stdout, stderr }),
     );

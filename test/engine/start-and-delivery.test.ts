@@ -23,6 +23,7 @@ import { loadVersion } from "../../src/engine/workflows.js";
 import { deliverOutbox, type Mail, type MailTransport } from "../../src/outbox/mailer.js";
 import { withdrawPendingMessages } from "../../src/outbox/withdraw.js";
 import { dropDatabase, freshDatabase, sql } from "../helpers/db.js";
+import { LIFECYCLES } from "../../src/engine/lifecycles.js";
 
 const FLOW = `workflow Multi(owner: Owner)
 entity Owner { name: string }
@@ -79,7 +80,7 @@ async function startDocument(cmd: ReturnType<typeof startCmd>): Promise<StartWri
   await loadVersion(db, cmd.workflow, cmd.version); // cached: the capturing stand-in below has no other method
   let captured: StartWrite | null = null;
   const capture = { $queryRawUnsafe: async (_sql: string, json: string) => ((captured = JSON.parse(json)), [{ prior: null }]) };
-  const result = await startRun({ tx: capture as never, sealer, baseUrl: deps.baseUrl }, cmd);
+  const result = await startRun({ tx: capture as never, sealer, baseUrl: deps.baseUrl, lifecycles: LIFECYCLES }, cmd);
   await result.step!.flushStart({ id: cmd.commandId, kind: cmd.kind, outcome: result.outcome });
   return captured!;
 }

@@ -12,11 +12,11 @@ import fc from "fast-check";
 import { readFileSync } from "node:fs";
 import { DEFAULT_LIMITS } from "../../src/config.js";
 import { checkBody } from "../../src/engine/body.js";
-import { jsonTextDepth, MAX_JSON_DEPTH, TooDeepError, valueDepthExceeds } from "../../src/engine/depth.js";
+import { jsonTextDepth, MAX_JSON_DEPTH, TooDeepError, valueDepthExceeds } from "../../src/json/depth.js";
 import { canonicalJson } from "../../src/engine/idempotency.js";
 import { checkInput } from "../../src/engine/input.js";
 import { Sealer } from "../../src/engine/seal.js";
-import { unstorablePaths } from "../../src/engine/storable.js";
+import { unstorablePaths } from "../../src/json/storable.js";
 import { compile } from "../../src/lang/compile.js";
 
 const basic = compile(readFileSync("test/fixtures/callback-basic.flow", "utf8")).workflow!;

@@ -14,6 +14,7 @@ import { dropDatabase } from "../helpers/db.js";
 import { linkIn, waitForEmail } from "../helpers/mail.js";
 import { nodeClient, startRedisSentinel, type RedisSentinelServers } from "../helpers/redis-topologies.js";
 import { ADMIN_TOKEN, ROOT, request, startCluster, type Cluster } from "../helpers/server.js";
+import { cliEntry } from "../helpers/cli-entry.js";
 
 let redis: RedisSentinelServers;
 let cluster: Cluster;
@@ -85,7 +86,7 @@ test.serial("a stalled master: /readyz is 503, the Sentinels fail over, and the 
 
 test.serial("a Sentinel that names no such master: one line, exit 1", async (t) => {
   const env: NodeJS.ProcessEnv = { PATH: process.env.PATH, HOME: process.env.HOME, DATABASE_URL: cluster.databaseUrl, REDIS_SENTINELS: redis.sentinels, REDIS_SENTINEL_MASTER: "nosuchmaster" };
-  const child = spawn(process.execPath, ["--import=tsx", "src/cli/main.ts", "worker"], { cwd: ROOT, env, stdio: ["ignore", "pipe", "pipe"] });
+  const child = spawn(process.execPath, [...cliEntry(), "worker"], { cwd: ROOT, env, stdio: ["ignore", "pipe", "pipe"] });
   let err = "";
   child.stderr.on("data", (c: Buffer) => (err += c.toString("utf8")));
   child.stdout.resume();

@@ -15,6 +15,7 @@ import { randomBytes } from "node:crypto";
 import { createServer } from "node:net";
 import { fileURLToPath } from "node:url";
 import { freshDatabase } from "./db.js";
+import { cliEntry } from "./cli-entry.js";
 
 export const ROOT = fileURLToPath(new URL("../..", import.meta.url));
 export const ADMIN_TOKEN = "test-admin-token";
@@ -75,7 +76,7 @@ function startProcess(role: string, args: string[], env: NodeJS.ProcessEnv, read
   // SLOTFLOW_RUN_BUILT=1 (benches): run the built package (bin/slotflow.js → dist/, `npm run build`
   // first) as production does, instead of the TypeScript sources through tsx (issue 22: tsx's own
   // memory is not slotflow's).
-  const entry = env.SLOTFLOW_RUN_BUILT === "1" ? ["bin/slotflow.js"] : ["--import=tsx", "src/cli/main.ts"];
+  const entry = env.SLOTFLOW_RUN_BUILT === "1" ? ["bin/slotflow.js"] : cliEntry();
   const child = spawn(process.execPath, [...entry, role, ...args], { cwd: ROOT, env, stdio: ["ignore", "pipe", "pipe"] });
   const output: string[] = [];
   const warnings: string[] = [];

@@ -10,6 +10,7 @@ import { join, resolve } from "node:path";
 import { promisify } from "node:util";
 import { Codes } from "../../src/lang/codes.js";
 import { expectDiagnostics, inEnter, inState } from "./helpers.js";
+import { cliEntry } from "../helpers/cli-entry.js";
 
 const run = promisify(execFile);
 const ROOT = resolve(import.meta.dirname, "../..");
@@ -51,7 +52,7 @@ test("slotflow check --json prints code, severity, message, file, line, column a
   const file = join(dir, "bad.flow");
   writeFileSync(file, "workflow W\ninitial state S {\n  subscribe X() as x { Deadline: 1.5h }\n  enter { let y = nope }\n  on x() -> T\n}\nterminal state T\n");
   const missing = join(dir, "missing.flow");
-  const r = await run(process.execPath, ["--import=tsx", "src/cli/main.ts", "check", "--json", file, missing], { cwd: ROOT }).then(
+  const r = await run(process.execPath, [...cliEntry(), "check", "--json", file, missing], { cwd: ROOT }).then(
     (ok) => ({ code: 0, stdout: ok.stdout }),
     (err: { code: number; stdout: string }) => ({ code: err.code, stdout: err.stdout }),
   );

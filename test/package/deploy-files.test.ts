@@ -13,6 +13,7 @@ import { join } from "node:path";
 import { promisify } from "node:util";
 import { parse } from "yaml";
 import { ROOT } from "../helpers/server.js";
+import { cliEntry } from "../helpers/cli-entry.js";
 
 const run = promisify(execFile);
 
@@ -30,7 +31,7 @@ const compose = parse(readFileSync(join(ROOT, "docker-compose.yml"), "utf8"), { 
 
 /** The CLI's commands, as `slotflow --help` lists them. */
 async function cliCommands(): Promise<Set<string>> {
-  const { stdout } = await run(process.execPath, ["--import=tsx", "src/cli/main.ts", "--help"], { cwd: ROOT });
+  const { stdout } = await run(process.execPath, [...cliEntry(), "--help"], { cwd: ROOT });
   return new Set([...stdout.matchAll(/^ {2}([a-z]+)\b/gm)].map((m) => m[1]));
 }
 

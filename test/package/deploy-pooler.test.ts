@@ -11,6 +11,7 @@ import { join } from "node:path";
 import { promisify } from "node:util";
 import { parse } from "yaml";
 import { ROOT } from "../helpers/server.js";
+import { cliEntry } from "../helpers/cli-entry.js";
 
 const run = promisify(execFile);
 
@@ -28,7 +29,7 @@ const compose = parse(readFileSync(join(ROOT, "docker-compose.yml"), "utf8"), { 
 
 test("the pooler profile runs web, worker, sweeper and migrate from the built package through PgBouncer in transaction mode", async (t) => {
   const { services } = compose;
-  const { stdout } = await run(process.execPath, ["--import=tsx", "src/cli/main.ts", "--help"], { cwd: ROOT });
+  const { stdout } = await run(process.execPath, [...cliEntry(), "--help"], { cwd: ROOT });
   const commands = new Set([...stdout.matchAll(/^ {2}([a-z]+)\b/gm)].map((m) => m[1]));
 
   const bouncer = services.pgbouncer!;
