@@ -3,7 +3,8 @@
  * Prints the slowest test files of a CI run (issue 34 item 1): reads the JSON lines that
  * test/preload/durations.mjs appended (`{"file", "ms"}`, one per test file's process) from each
  * file named on the command line, and prints the `--top N` (default 10) longest, with the suite
- * each ran in (the file's name without `.jsonl`), their wall time in seconds, and the sum per suite.
+ * each ran in (the file's name without `.jsonl`), their wall time in seconds, and per suite the sum,
+ * how many databases were made and processes started, and the time they took (test/helpers/costs.ts).
  *
  * Usage: node .ci/test-durations.mjs [--top N] suite-a.jsonl suite-b.jsonl …
  * A missing or empty file is skipped (a suite that failed before running a test).
@@ -24,12 +25,22 @@ if (!Number.isInteger(top) || top < 1) {
 }
 const rows = [];
 const perSuite = new Map();
+/** suite → {database: {n, ms}, process: {n, ms}} (test/helpers/costs.ts) */
+const costs = new Map();
 for (const f of files) {
   if (!existsSync(f)) continue;
   const suite = basename(f).replace(/\.jsonl$/, "");
   for (const line of readFileSync(f, "utf8").split("\n")) {
     if (!line.trim()) continue;
-    const { file, ms } = JSON.parse(line);
+    const entry = JSON.parse(line);
+    if (entry.cost) {
+      const c = costs.get(suite) ?? { database: { n: 0, ms: 0 }, process: { n: 0, ms: 0 } };
+      c[entry.cost].n++;
+      c[entry.cost].ms += entry.ms;
+      costs.set(suite, c);
+      continue;
+    }
+    const { file, ms } = entry;
     rows.push({ suite, file, ms });
     perSuite.set(suite, (perSuite.get(suite) ?? 0) + ms);
   }
@@ -38,4 +49,10 @@ rows.sort((a, b) => b.ms - a.ms);
 const width = Math.max(0, ...rows.slice(0, top).map((r) => r.file.length));
 process.stdout.write(`The ${Math.min(top, rows.length)} slowest test files (wall time of each file's process):\n`);
 for (const r of rows.slice(0, top)) process.stdout.write(`  ${(r.ms / 1000).toFixed(1).padStart(7)} s  ${r.file.padEnd(width)}  (${r.suite})\n`);
-for (const [suite, ms] of perSuite) process.stdout.write(`  ${suite}: ${rows.filter((r) => r.suite === suite).length} files, ${(ms / 1000).toFixed(0)} s of file time in all\n`);
+for (const [suite, ms] of perSuite) {
+  const c = costs.get(suite);
+  const made = c
+    ? `; ${c.database.n} databases made and migrated (${(c.database.ms / 1000).toFixed(0)} s), ${c.process.n} slotflow processes started (${(c.process.ms / 1000).toFixed(0)} s until ready)`
+    : "";
+  process.stdout.write(`  ${suite}: ${rows.filter((r) => r.suite === suite).length} files, ${(ms / 1000).toFixed(0)} s of file time in all${made}\n`);
+}

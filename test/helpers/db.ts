@@ -7,6 +7,7 @@
 import { randomBytes } from "node:crypto";
 import pg from "pg";
 import { migrate } from "../../src/migrate.js";
+import { recordCost } from "./costs.js";
 import { partitionedTests, partitionRunTables } from "./partitioned.js";
 
 const SERVER = new URL(process.env.DATABASE_URL || "postgresql://postgres@127.0.0.1:5432/slotflow");
@@ -17,8 +18,10 @@ export async function freshDatabase(label: string): Promise<string> {
   const name = `${prefix}_${label.replace(/\W/g, "_").slice(0, 20)}_${randomBytes(4).toString("hex")}`.toLowerCase();
   const url = new URL(SERVER.toString());
   url.pathname = `/${name}`;
+  const started = performance.now();
   await migrate(url.toString());
   if (partitionedTests()) await partitionRunTables(url.toString());
+  recordCost("database", performance.now() - started);
   return url.toString();
 }
 

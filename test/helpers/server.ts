@@ -14,6 +14,7 @@ import { spawn, type ChildProcess } from "node:child_process";
 import { randomBytes } from "node:crypto";
 import { createServer } from "node:net";
 import { fileURLToPath } from "node:url";
+import { recordCost } from "./costs.js";
 import { freshDatabase } from "./db.js";
 import { cliEntry } from "./cli-entry.js";
 
@@ -77,6 +78,7 @@ function startProcess(role: string, args: string[], env: NodeJS.ProcessEnv, read
   // first) as production does, instead of the TypeScript sources through tsx (issue 22: tsx's own
   // memory is not slotflow's).
   const entry = env.SLOTFLOW_RUN_BUILT === "1" ? ["bin/slotflow.js"] : cliEntry();
+  const spawnedAt = performance.now();
   const child = spawn(process.execPath, [...entry, role, ...args], { cwd: ROOT, env, stdio: ["ignore", "pipe", "pipe"] });
   const output: string[] = [];
   const warnings: string[] = [];
@@ -114,6 +116,7 @@ function startProcess(role: string, args: string[], env: NodeJS.ProcessEnv, read
           output.push(line);
           if (isWarningLine(line)) warnings.push(line);
           if (readyWhen.test(line)) {
+            if (!ready) recordCost("process", performance.now() - spawnedAt);
             ready = true;
             resolve(proc);
           }
