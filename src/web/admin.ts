@@ -135,7 +135,7 @@ export function adminRouter(rt: Runtime): Router {
       }
     }
     const body = await readBody(ctx, "json", JSON_LIMIT_BYTES, limits.maxInputDepth);
-    const prepared = await dependency(rt.log, "database", () => prepareRaise(rt.db, ctx.params.id, ctx.params.alias, element, body, principal));
+    const prepared = await dependency(rt.log, "database", () => prepareRaise(rt.engine, ctx.params.id, ctx.params.alias, element, body, principal));
     if (!prepared.ok) throw new RefusalError(prepared.refusal);
     const outcome = await dependency(rt.log, "redis", () => rt.queues.submit(prepared.cmd));
     if (outcome === "accepted") {
