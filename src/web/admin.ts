@@ -13,7 +13,7 @@ import { isStorableString } from "../engine/storable.js";
 import { showOutbox, showRun } from "../engine/views.js";
 import { showDeliveries } from "../outbox/deliveries-view.js";
 import { announceDeploy, type Runtime } from "../runtime.js";
-import { requireAdmin, verifyPrincipal } from "./auth.js";
+import { jwtSettings, requireAdmin, verifyPrincipal } from "./auth.js";
 import { dependency } from "./dependency.js";
 import { readBody } from "./request-body.js";
 
@@ -124,7 +124,7 @@ export function adminRouter(rt: Runtime): Router {
   });
 
   router.post("/runs/:id/slots/:alias/events", async (ctx) => {
-    const principal = await verifyPrincipal(ctx, rt.config.jwtSecret);
+    const principal = await verifyPrincipal(ctx, jwtSettings(rt.config));
     aliasOr404(ctx.params.alias);
     const rawElement = ctx.query.element;
     let element: number | null = null;
