@@ -18,7 +18,14 @@
  * | SLOTFLOW_RATE_LIMIT_PER_MINUTE | rateLimitPerMinute (callback posts and responder-page GETs per client IP) | 600 |
  * | SLOTFLOW_SWEEP_INTERVAL_MS | sweepIntervalMs | 1000 |
  * | SLOTFLOW_WORKER_CONCURRENCY | workerConcurrency (jobs per worker process) | 8 |
- * | SLOTFLOW_TRUST_PROXY | trustProxy (`1`: client address from X-Forwarded-For) | off |
+ * | SLOTFLOW_TRUST_PROXY | trustProxyHops: how many proxies in front of the web process append to X-Forwarded-For; the client is the address the outermost trusted one saw (`1`: one proxy; issue 28 item 4) | 0 (off: the socket's address) |
+ * | SLOTFLOW_JWT_MAX_TTL_SECONDS | jwtMaxTtlSeconds: the longest lifetime (`exp` − `iat`, or `exp` − now without `iat`) of a principal JWT accepted (issue 28 item 8) | 86400 (24 h) |
+ * | SLOTFLOW_JWT_AUDIENCE | jwtAudience: when set, a principal JWT must carry it in `aud` (and `slotflow token` adds it) | unset: `aud` not checked |
+ * | SLOTFLOW_JWT_ISSUER | jwtIssuer: when set, a principal JWT's `iss` must equal it (and `slotflow token` sets it) | unset: `iss` not checked |
+ * | SLOTFLOW_HEADERS_TIMEOUT_MS | http.headersTimeoutMs: how long a client may take to send a request's headers (then 408 and the connection closes; issue 28, slow clients) | 10000 |
+ * | SLOTFLOW_REQUEST_TIMEOUT_MS | http.requestTimeoutMs: how long a client may take to send a whole request, body included | 30000 |
+ * | SLOTFLOW_KEEP_ALIVE_TIMEOUT_MS | http.keepAliveTimeoutMs: how long an idle keep-alive connection stays open (above a load balancer's idle timeout) | 5000 |
+ * | SLOTFLOW_MAX_CONNECTIONS | http.maxConnections: open connections a web process accepts at once; more are closed on arrival | 4096 |
  * | SLOTFLOW_SHUTDOWN_TIMEOUT_MS | shutdownTimeoutMs: on SIGTERM/SIGINT, how long in-flight requests and current jobs may take before the process exits anyway | 25000 |
  * | SLOTFLOW_SHUTDOWN_DRAIN_MS | shutdownDrainMs: on SIGTERM/SIGINT, how long a web process keeps serving (readiness already 503) before it stops accepting | 0 |
  * | SLOTFLOW_METRICS_PORT | metricsPort: where every process (web, worker, sweeper, serve) also serves `GET /metrics`; in production the web port's /metrics needs the admin token | unset: not served |
@@ -48,6 +55,10 @@
  * values, and with NODE_ENV=production every missing secret among those the command needs
  * (`LoadOptions.secrets`; default: all three). A secret a command does not need is "" in
  * production when unset, and never falls back to its development value there.
+ * With NODE_ENV=production a secret set to a known placeholder — a development value, or any value
+ * containing `change-me`/`changeme`/`replace-me`/`placeholder` (the seal key: its first, sealing,
+ * key; an older key of the ring may be one during a recovery) — is refused too, naming the variable
+ * and never quoting the value (issue 28 item 9).
  */
 import { MAX_JSON_DEPTH } from "./json/depth.js";
 import { IDEMPOTENCY_WINDOW_MS, parseRetention } from "./engine/retention.js";
@@ -79,7 +90,20 @@ export interface Config {
   shutdownDrainMs: number;
   metricsPort: number | null;
   logLevel: string;
-  trustProxy: boolean;
+  /**
+   * Proxies in front of the web process (SLOTFLOW_TRUST_PROXY; 0: none, the client is the socket's
+   * address). With N, the client is the N-th address from the right of X-Forwarded-For: the one the
+   * outermost trusted proxy saw (Koa's `proxy` and `maxIpsCount`; issue 28 item 4).
+   */
+  trustProxyHops: number;
+  /** The longest accepted lifetime of a principal JWT, seconds (SLOTFLOW_JWT_MAX_TTL_SECONDS; issue 28 item 8). */
+  jwtMaxTtlSeconds: number;
+  /** Required `aud` of principal JWTs (SLOTFLOW_JWT_AUDIENCE), or null: not checked. */
+  jwtAudience: string | null;
+  /** Required `iss` of principal JWTs (SLOTFLOW_JWT_ISSUER), or null: not checked. */
+  jwtIssuer: string | null;
+  /** The web process's HTTP server bounds against slow and many clients (issue 28, "also check"). */
+  http: HttpServerSettings;
   /** A job's worker lock, ms: a killed worker's jobs are taken back within about this plus `stalledCheckMs` (issue 8 item 11). */
   workerLockMs: number;
   /** Interval of the stalled-job check, ms. */
@@ -111,6 +135,23 @@ export interface Config {
   /** Names of secrets that fell back to their development values (the caller warns). */
   devDefaults: string[];
 }
+
+/** Bounds of the web process's HTTP server (src/web/app.ts `listen`), ms and connections. */
+export interface HttpServerSettings {
+  /** SLOTFLOW_HEADERS_TIMEOUT_MS: a request's headers must arrive within this (Node's `headersTimeout`). */
+  headersTimeoutMs: number;
+  /** SLOTFLOW_REQUEST_TIMEOUT_MS: a whole request must arrive within this (Node's `requestTimeout`). */
+  requestTimeoutMs: number;
+  /** SLOTFLOW_KEEP_ALIVE_TIMEOUT_MS: an idle keep-alive connection closes after this (Node's `keepAliveTimeout`). */
+  keepAliveTimeoutMs: number;
+  /** SLOTFLOW_MAX_CONNECTIONS: connections beyond this are closed on arrival (Node's `maxConnections`). */
+  maxConnections: number;
+}
+
+export const DEFAULT_HTTP_SERVER: HttpServerSettings = { headersTimeoutMs: 10_000, requestTimeoutMs: 30_000, keepAliveTimeoutMs: 5_000, maxConnections: 4096 };
+
+/** SLOTFLOW_JWT_MAX_TTL_SECONDS's default: 24 h. */
+export const DEFAULT_JWT_MAX_TTL_SECONDS = 86_400;
 
 /** Mail identity and signing (SLOTFLOW_MAIL_FROM, SLOTFLOW_DKIM_*). */
 export interface MailSettings {
@@ -188,6 +229,16 @@ const DEV_JWT_SECRET = "dev-jwt-secret-change-me";
 /** The seal key outside production when SLOTFLOW_SEAL_KEY is unset; `slotflow reseal` names it (docs/operations.md). */
 export const DEV_SEAL_KEY = "dev-seal-key-change-me";
 
+/**
+ * True for a secret value that is a published placeholder (issue 28 item 9): one of the development
+ * values, or one containing `change-me`, `changeme`, `change_me`, `replace-me` or `placeholder`
+ * (case-insensitive) — such as the `change-me-…` values docker-compose.yml once defaulted to.
+ */
+export function isPlaceholderSecret(value: string): boolean {
+  const v = value.trim();
+  return [DEV_ADMIN_TOKEN, DEV_JWT_SECRET, DEV_SEAL_KEY].includes(v) || /change[-_ ]?me|replace[-_ ]?me|placeholder/i.test(v);
+}
+
 /** A key ring as written in SLOTFLOW_SEAL_KEY: keys separated by commas, newest first, blanks around them ignored. */
 export function parseKeyRing(raw: string): string[] {
   return raw
@@ -240,6 +291,20 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, options: LoadOp
   const sealKey = secret("SLOTFLOW_SEAL_KEY", DEV_SEAL_KEY);
   const sealKeys = parseKeyRing(sealKey);
   if (env.SLOTFLOW_SEAL_KEY && sealKeys.length === 0) problems.push(`SLOTFLOW_SEAL_KEY must name at least one key (comma-separated, newest first)`);
+  if (production) {
+    // issue 28 item 9: a public placeholder is no secret; the value itself is never quoted
+    const placeholders: [SecretName, string | undefined][] = [
+      ["SLOTFLOW_ADMIN_TOKEN", env.SLOTFLOW_ADMIN_TOKEN],
+      ["SLOTFLOW_JWT_SECRET", env.SLOTFLOW_JWT_SECRET],
+      ["SLOTFLOW_SEAL_KEY", sealKeys[0]],
+    ];
+    for (const [name, value] of placeholders) {
+      if (value && needed.includes(name) && isPlaceholderSecret(value)) {
+        problems.push(`${name} is a known placeholder value (a development default or a "change-me" value); set a real secret when NODE_ENV=production`);
+      }
+    }
+  }
+  const trustProxyHops = trustProxyOf(env.SLOTFLOW_TRUST_PROXY, problems);
   const metricsPort = env.SLOTFLOW_METRICS_PORT ? int("SLOTFLOW_METRICS_PORT", 0, 0) : null;
   const nodesOf = (name: string): RedisNode[] | null => {
     const raw = env[name];
@@ -279,7 +344,16 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, options: LoadOp
     shutdownDrainMs: int("SLOTFLOW_SHUTDOWN_DRAIN_MS", 0, 0),
     metricsPort,
     logLevel: env.LOG_LEVEL || "info",
-    trustProxy: env.SLOTFLOW_TRUST_PROXY === "1",
+    trustProxyHops,
+    jwtMaxTtlSeconds: int("SLOTFLOW_JWT_MAX_TTL_SECONDS", DEFAULT_JWT_MAX_TTL_SECONDS, 1),
+    jwtAudience: env.SLOTFLOW_JWT_AUDIENCE || null,
+    jwtIssuer: env.SLOTFLOW_JWT_ISSUER || null,
+    http: {
+      headersTimeoutMs: int("SLOTFLOW_HEADERS_TIMEOUT_MS", DEFAULT_HTTP_SERVER.headersTimeoutMs, 1),
+      requestTimeoutMs: int("SLOTFLOW_REQUEST_TIMEOUT_MS", DEFAULT_HTTP_SERVER.requestTimeoutMs, 1),
+      keepAliveTimeoutMs: int("SLOTFLOW_KEEP_ALIVE_TIMEOUT_MS", DEFAULT_HTTP_SERVER.keepAliveTimeoutMs, 1),
+      maxConnections: int("SLOTFLOW_MAX_CONNECTIONS", DEFAULT_HTTP_SERVER.maxConnections, 1),
+    },
     workerLockMs: int("SLOTFLOW_WORKER_LOCK_MS", 5000, 1000),
     stalledCheckMs: int("SLOTFLOW_STALLED_CHECK_MS", 2500, 100),
     maxStalledCount: int("SLOTFLOW_MAX_STALLED_COUNT", 10, 1),
@@ -307,6 +381,9 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, options: LoadOp
       problems.push("SLOTFLOW_DELIVERY_RETRY_MS must be 1 to 50 comma-separated whole numbers of milliseconds (>= 0)");
     } else config.deliveryRetryMs = parts;
   }
+  if (config.http.requestTimeoutMs < config.http.headersTimeoutMs) {
+    problems.push(`SLOTFLOW_REQUEST_TIMEOUT_MS (${config.http.requestTimeoutMs}) must be at least SLOTFLOW_HEADERS_TIMEOUT_MS (${config.http.headersTimeoutMs}): the headers are part of the request`);
+  }
   if (missing.length > 0) problems.push(missingSecretsMessage(missing));
   if (problems.length > 0) throw new ConfigError(problems.join("; "));
   return config;
@@ -325,6 +402,19 @@ export function kitDatabaseUrl(env: NodeJS.ProcessEnv = process.env): string {
     );
   }
   return url;
+}
+
+/**
+ * SLOTFLOW_TRUST_PROXY (issue 28 item 4): the number of trusted proxies, a whole number 0–32;
+ * unset or empty is 0 (off), so `1` keeps meaning "behind one proxy". Anything else is pushed to
+ * `problems`.
+ */
+function trustProxyOf(raw: string | undefined, problems: string[]): number {
+  if (raw === undefined || raw === "") return 0;
+  const n = Number(raw);
+  if (/^\d+$/.test(raw.trim()) && n <= 32) return n;
+  problems.push(`SLOTFLOW_TRUST_PROXY must be the number of proxies in front of the web process, 0 to 32 (1: one proxy), got "${raw}"`);
+  return 0;
 }
 
 /**

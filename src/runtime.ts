@@ -37,7 +37,7 @@ export function createRuntime(options: RuntimeOptions = {}): Runtime {
   const sealer = new Sealer(config.sealKeys);
   const queues = new Queues(config);
   const versions = new CurrentVersions(config, queues.connection);
-  const transport = options.transport ?? (config.smtpUrl ? smtpTransport(config.smtpUrl, config.mail) : terminalTransport());
+  const transport = options.transport ?? (config.smtpUrl ? smtpTransport(config.smtpUrl, config.mail, {}, config.baseUrl) : terminalTransport());
   const engine: EngineDeps = { db, sealer, baseUrl: config.baseUrl, log, limits: config.limits };
   return {
     config,

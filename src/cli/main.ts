@@ -235,7 +235,7 @@ remote(
   const c = config(["SLOTFLOW_JWT_SECRET"]);
   const url = opts.url ?? c.baseUrl;
   const { signPrincipal } = await import("../web/auth.js");
-  const jwt = await signPrincipal(c.jwtSecret, { sub: opts.as, roles: opts.role, email: opts.email });
+  const jwt = await signPrincipal(c.jwtSecret, { sub: opts.as, roles: opts.role, email: opts.email }, Math.min(12 * 3600, c.jwtMaxTtlSeconds), { audience: c.jwtAudience, issuer: c.jwtIssuer });
   const query = opts.element === undefined ? "" : `?element=${encodeURIComponent(opts.element)}`;
   const json = opts.args === undefined ? undefined : parseJson(opts.args, "--args");
   const answer = await api(url, "POST", `/api/runs/${encodeURIComponent(run)}/slots/${encodeURIComponent(alias)}/events${query}`, { token: jwt, json });
@@ -335,12 +335,17 @@ program
   .requiredOption("--sub <sub>", "the principal's id")
   .option("--role <role>", "a role (repeatable)", collect, [])
   .option("--email <email>", "the principal's email")
-  .option("--ttl <seconds>", "lifetime in seconds", "43200")
-  .description("print a principal JWT signed with SLOTFLOW_JWT_SECRET (for development)")
+  .option("--ttl <seconds>", "lifetime in seconds (at most SLOTFLOW_JWT_MAX_TTL_SECONDS)", "43200")
+  .description("print a principal JWT signed with SLOTFLOW_JWT_SECRET (for development), with SLOTFLOW_JWT_AUDIENCE / SLOTFLOW_JWT_ISSUER as aud / iss when set")
   .action(async (opts: { sub: string; role: string[]; email?: string; ttl: string }) => {
-    const { jwtSecret } = config(["SLOTFLOW_JWT_SECRET"]);
+    const c = config(["SLOTFLOW_JWT_SECRET"]);
+    const ttl = Number(opts.ttl);
+    // issue 28 item 8: the server refuses a token living longer than SLOTFLOW_JWT_MAX_TTL_SECONDS
+    if (!/^\d+$/.test(opts.ttl) || ttl < 1 || ttl > c.jwtMaxTtlSeconds) {
+      program.error(`error: --ttl must be a whole number of seconds from 1 to ${c.jwtMaxTtlSeconds} (SLOTFLOW_JWT_MAX_TTL_SECONDS), got: ${opts.ttl}`);
+    }
     const { signPrincipal } = await import("../web/auth.js");
-    process.stdout.write(`${await signPrincipal(jwtSecret, { sub: opts.sub, roles: opts.role, email: opts.email }, Number(opts.ttl))}\n`);
+    process.stdout.write(`${await signPrincipal(c.jwtSecret, { sub: opts.sub, roles: opts.role, email: opts.email }, ttl, { audience: c.jwtAudience, issuer: c.jwtIssuer })}\n`);
   });
 
 try {

@@ -9,8 +9,11 @@ import { checkBody } from "./body.js";
 import { DEFAULT_LIMITS, type Limits } from "../config.js";
 import { checkInput } from "./input.js";
 import type { Command, PrincipalClaims } from "./commands/types.js";
-import { RefusalCode, refuse, type Refusal } from "./refusals.js";
-import { entityJson } from "./step.js";
+import type { EngineDeps } from "./apply.js";
+import { checkBeforeBody } from "./commands/raise.js";
+import { RuntimeFault } from "./interpreter.js";
+import { NO_SUCH_RUN_OR_SLOT, RefusalCode, refuse, type Refusal } from "./refusals.js";
+import { entityJson, Step } from "./step.js";
 import { toJson } from "./values.js";
 import type { CurrentVersions } from "./version-cache.js";
 import { currentVersion, loadVersion } from "./workflows.js";
@@ -35,22 +38,50 @@ export async function prepareStart(db: Db, workflow: string, input: unknown, lim
   return { ok: true, cmd: { kind: "start", commandId: randomUUID(), runId: randomUUID(), workflow, version, input: normalised } };
 }
 
-/** 404 not-found for an unknown run or alias; 422 invalid-body for arguments that do not match the slot's event. */
+/** A run id as the API takes it: a UUID, strictly (issue 28 item 6: a looser shape reached PostgreSQL and answered 500). */
+export const RUN_ID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+
+/** What the early raise check reads: the database, and to evaluate `Candidates` read-only, the sealer and base URL. */
+export type RaiseDeps = Pick<EngineDeps, "db" | "sealer" | "baseUrl">;
+
+/**
+ * Early checks of an ordinary raise, in this order (issue 28 items 6–7):
+ *   404 not-found — `runId` is not a UUID, no run has it, or its current state has no slot `alias`:
+ *       one detail for all (NO_SUCH_RUN_OR_SLOT), naming no state;
+ *   for a slot with `Candidates`: the worker's checks before the body, read-only on the run as it is
+ *       now (commands/raise.ts `checkBeforeBody`: 404 element, 409 slot-closed / slot-not-open,
+ *       403 not-a-candidate) — so a non-candidate never learns the event's signature;
+ *   422 invalid-body — the arguments do not match the slot's event.
+ * The worker checks everything again under the run lock. A `Candidates` expression that fails at
+ * run time is left to the worker (which refuses handler-failed).
+ */
 export async function prepareRaise(
-  db: Db,
+  deps: RaiseDeps,
   runId: string,
   alias: string,
   element: number | null,
   body: unknown,
   principal: PrincipalClaims,
 ): Promise<Prepared<"raise">> {
-  const run = /^[0-9a-f-]{36}$/i.test(runId) ? await db.run.findUnique({ where: { id: runId }, select: { workflowName: true, version: true, state: true } }) : null;
-  if (!run) return { ok: false, refusal: refuse(RefusalCode.NotFound, "No run has this id.") };
+  const { db } = deps;
+  const notFound = { ok: false as const, refusal: refuse(RefusalCode.NotFound, NO_SUCH_RUN_OR_SLOT) };
+  const run = RUN_ID.test(runId) ? await db.run.findUnique({ where: { id: runId.toLowerCase() }, select: { id: true, workflowName: true, version: true, state: true } }) : null;
+  if (!run) return notFound;
   const wf = await loadVersion(db, run.workflowName, run.version);
   const decl = wf.states[run.state]?.slots.find((s) => s.alias === alias);
-  if (!decl) return { ok: false, refusal: refuse(RefusalCode.NotFound, `The run's current state "${run.state}" has no slot "${alias}".`) };
+  if (!decl) return notFound;
+  if (decl.candidates) {
+    const step = await Step.load({ tx: db, sealer: deps.sealer, baseUrl: deps.baseUrl }, wf, run).catch(() => null);
+    if (!step) return notFound; // deleted since the read above
+    try {
+      const before = checkBeforeBody(step, alias, element, { kind: "principal", ...principal });
+      if (!before.ok) return { ok: false, refusal: before.refusal };
+    } catch (err) {
+      if (!(err instanceof RuntimeFault)) throw err;
+    }
+  }
   const checked = checkBody(body, wf.events[decl.event].params);
   if (!checked.ok) return { ok: false, refusal: refuse(RefusalCode.InvalidBody, checked.detail, { expects: checked.expects, errors: checked.problems }) };
   const args = Object.fromEntries(Object.entries(checked.args).map(([k, v]) => [k, toJson(v)]));
-  return { ok: true, cmd: { kind: "raise", commandId: randomUUID(), runId, alias, element, args, principal } };
+  return { ok: true, cmd: { kind: "raise", commandId: randomUUID(), runId: runId.toLowerCase(), alias, element, args, principal } };
 }

@@ -75,3 +75,10 @@ export class RefusalError extends Error {
 export function refuse(code: RefusalCode, detail: string, extra?: Record<string, unknown>): Refusal {
   return { code, detail, extra };
 }
+
+/**
+ * The one 404 detail of the ordinary raise path for an unknown run or an alias its current state
+ * lacks (issue 28 item 7): the same words for both, naming no state, so a caller learns neither
+ * whether the run exists nor where it stands.
+ */
+export const NO_SUCH_RUN_OR_SLOT = "No run with this id has a slot of this name.";

@@ -80,10 +80,21 @@ export function encodeCursor(run: { createdAt: Date; id: string }): string {
   return Buffer.from(`${run.createdAt.toISOString()}|${run.id}`, "utf8").toString("base64url");
 }
 
+/** A cursor's instant as encodeCursor writes it: `Date.toISOString()` of a four-digit year (issue 28 item 6). */
+const CURSOR_INSTANT = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/;
+
+/**
+ * A cursor back into its (createdAt, id); 400 invalid-query for anything encodeCursor could not have
+ * written — in particular an instant outside years 0001–9999, which PostgreSQL's timestamptz cannot
+ * hold (it answered 500: issue 28 item 6).
+ */
 function decodeCursor(text: string): { createdAt: Date; id: string } {
   const [iso, id, ...rest] = Buffer.from(text, "base64url").toString("utf8").split("|");
   const createdAt = new Date(iso ?? "");
-  if (rest.length || !id || !UUID.test(id) || Number.isNaN(createdAt.getTime())) throw bad("cursor", "not a cursor this server gave (use nextCursor as it is).");
+  const year = createdAt.getUTCFullYear();
+  if (rest.length || !id || !UUID.test(id) || !CURSOR_INSTANT.test(iso ?? "") || Number.isNaN(createdAt.getTime()) || year < 1 || year > 9999) {
+    throw bad("cursor", "not a cursor this server gave (use nextCursor as it is).");
+  }
   return { createdAt, id: id.toLowerCase() };
 }
 

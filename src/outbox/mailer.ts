@@ -43,17 +43,38 @@ export function mailIdentity(from: string = DEFAULT_MAIL_FROM): { from: string; 
   return { from, address, domain: address.slice(address.lastIndexOf("@") + 1) };
 }
 
-const CALLBACK_URL = /https?:\/\/[^\s<>"']+\/api\/workflow\/callback\/[^\s<>"']+/g;
 const ANY_URL = /https?:\/\/[^\s<>"']+/g;
 /** The button's text for a callback link in the HTML part. */
 export const LINK_BUTTON_LABEL = "Open to answer";
 
 /**
- * The HTML alternative of a plain-text body (issue 18 item 6): the text escaped, line breaks kept,
- * each callback link a button (an `<a>` styled as one) and any other URL a plain link. Nothing
- * loaded from elsewhere; the text part is sent unchanged beside it.
+ * True when `url` is a callback link of this server: it starts with `${baseUrl}/api/workflow/callback/`
+ * (scheme, host, port and path prefix exactly those of BASE_URL) — issue 28 item 5: a URL of that
+ * shape on any other host (a responder's note quoting `https://attacker.example/api/workflow/callback/…`)
+ * is no button.
  */
-export function htmlAlternative(text: string): string {
+export function isOwnCallbackLink(url: string, baseUrl: string | null): boolean {
+  if (!baseUrl) return false;
+  let u: URL;
+  let base: URL;
+  try {
+    u = new URL(url);
+    base = new URL(baseUrl);
+  } catch {
+    return false;
+  }
+  const prefix = `${base.pathname.replace(/\/+$/, "")}/api/workflow/callback/`;
+  return u.protocol === base.protocol && u.host === base.host && u.username === "" && u.password === "" && u.pathname.startsWith(prefix) && u.pathname.length > prefix.length;
+}
+
+/**
+ * The HTML alternative of a plain-text body (issue 18 item 6): the text escaped, line breaks kept,
+ * each callback link of this server (`isOwnCallbackLink` against `baseUrl`, BASE_URL) a button (an
+ * `<a>` styled as one) and any other URL a plain link showing its own text — never a button
+ * (issue 28 item 5). `baseUrl` null: no buttons at all. Nothing loaded from elsewhere; the text part
+ * is sent unchanged beside it.
+ */
+export function htmlAlternative(text: string, baseUrl: string | null): string {
   const inline = (line: string): string => {
     let out = "";
     let last = 0;
@@ -61,10 +82,9 @@ export function htmlAlternative(text: string): string {
       out += escapeHtml(line.slice(last, m.index));
       const url = m[0];
       const href = escapeHtml(url);
-      out += CALLBACK_URL.test(url)
+      out += isOwnCallbackLink(url, baseUrl)
         ? `</p><p><a href="${href}" style="display:inline-block;padding:10px 18px;background:#1d4ed8;color:#ffffff;border-radius:6px;text-decoration:none;font-weight:600">${LINK_BUTTON_LABEL}</a></p><p>`
         : `<a href="${href}">${href}</a>`;
-      CALLBACK_URL.lastIndex = 0;
       last = (m.index ?? 0) + url.length;
     }
     return out + escapeHtml(line.slice(last));
@@ -92,9 +112,15 @@ export interface MailTransport {
 /**
  * SMTP through nodemailer: `smtpUrl` (SMTP_URL, with TLS and auth as nodemailer reads them),
  * `settings` (SLOTFLOW_MAIL_FROM, SLOTFLOW_DKIM_*; the defaults when absent), `extra` transport
- * options (tests: a private CA). Throws when the DKIM key file cannot be read.
+ * options (tests: a private CA), `baseUrl` (BASE_URL: only its callback links become buttons in the
+ * HTML part; null: none do). Throws when the DKIM key file cannot be read.
  */
-export function smtpTransport(smtpUrl: string, settings: MailSettings = { from: DEFAULT_MAIL_FROM, dkim: null }, extra: SMTPTransport.Options = {}): MailTransport {
+export function smtpTransport(
+  smtpUrl: string,
+  settings: MailSettings = { from: DEFAULT_MAIL_FROM, dkim: null },
+  extra: SMTPTransport.Options = {},
+  baseUrl: string | null = null,
+): MailTransport {
   const identity = mailIdentity(settings.from);
   const dkim = settings.dkim
     ? { domainName: settings.dkim.domainName, keySelector: settings.dkim.keySelector, privateKey: settings.dkim.privateKey ?? readFileSync(settings.dkim.privateKeyFile!, "utf8") }
@@ -114,7 +140,7 @@ export function smtpTransport(smtpUrl: string, settings: MailSettings = { from: 
         messageId: `<${randomUUID()}@${identity.domain}>`,
         subject: mail.subject,
         text: mail.body,
-        html: htmlAlternative(mail.body),
+        html: htmlAlternative(mail.body, baseUrl),
       });
       return String(info.messageId);
     },

@@ -5,8 +5,8 @@
  * | endpoint | `send webhook` | `send message` |
  * |---|---|---|
  * | webhook | Standard Webhooks 1.0: `{"type", "timestamp", "data"}` | the same, type `slotflow.message`, data `{text, link?, label?}` |
- * | slack | refused (a chat channel takes messages) | Block Kit: a section with the text, the link as a button, `unfurl_links`/`unfurl_media` false |
- * | teams | refused | a message with an Adaptive Card (1.4): a TextBlock, the link as `Action.OpenUrl` |
+ * | slack | refused (a chat channel takes messages) | Block Kit: a section with the text, the link as a button, `unfurl_links`/`unfurl_media` false; the text escaped for mrkdwn (`slackEscape`) there and in the top-level `text` |
+ * | teams | refused | a message with an Adaptive Card (1.4): a TextBlock with the text's Markdown escaped (`teamsEscape`), the link as `Action.OpenUrl` |
  *
  * Webhook headers: `webhook-id` (fixed at enqueue: the same on every retry and redelivery),
  * `webhook-timestamp` (this attempt, Unix seconds), `webhook-signature` (`v1,<base64 HMAC-SHA256
@@ -29,9 +29,28 @@ export interface WireRequest {
 export const MESSAGE_EVENT_TYPE = "slotflow.message";
 const DEFAULT_LABEL = "Open";
 
-/** Slack mrkdwn: `&`, `<`, `>` are control characters and must be escaped in text. */
-function slackEscape(text: string): string {
+/**
+ * Slack mrkdwn: `&`, `<`, `>` are control characters and must be escaped in text — both in the
+ * section and in the top-level `text` (the notification fallback, also mrkdwn), so run data cannot
+ * form a `<https://…|disguised link>` or a `<!channel>` mention (issue 28, "also check").
+ */
+export function slackEscape(text: string): string {
   return text.replace(/&/g, "&amp;").replace(/</g, "&lt;").replace(/>/g, "&gt;");
+}
+
+/**
+ * Text for a Teams Adaptive Card TextBlock, whose Markdown (a CommonMark subset: bold, italic,
+ * lists, `[title](url)` links) would otherwise apply to run data (issue 28, "also check"): the
+ * characters that open inline Markdown (backslash, asterisk, underscore, brackets, parentheses, angle
+ * brackets, backtick, tilde, braces) are backslash-escaped
+ * everywhere, and `-`, `+`, `#` and a number's `.` or `)` at the start of a line (lists, headings).
+ * What the reader sees is the text as the workflow produced it.
+ */
+export function teamsEscape(text: string): string {
+  return text
+    .replace(/[\\*_[\]()<>`~{}]/g, (c) => `\\${c}`)
+    .replace(/^([ \t]*)([-+#])/gm, "$1\\$2")
+    .replace(/^([ \t]*\d+)([.)])/gm, "$1\\$2");
 }
 
 /** Slack allows at most this many characters in a section's text and a button's label. */
@@ -60,13 +79,13 @@ export function wireRequest(endpoint: OpenEndpoint, payload: Payload, webhookId:
     if (payload.link) {
       blocks.push({ type: "actions", elements: [{ type: "button", text: { type: "plain_text", text: label.slice(0, SLACK_LABEL_MAX), emoji: false }, url: payload.link, style: "primary" }] });
     }
-    return { headers: json, body: JSON.stringify({ text: payload.text, blocks, unfurl_links: false, unfurl_media: false }) };
+    return { headers: json, body: JSON.stringify({ text: slackEscape(payload.text), blocks, unfurl_links: false, unfurl_media: false }) };
   }
   const card = {
     type: "AdaptiveCard",
     $schema: "http://adaptivecards.io/schemas/adaptive-card.json",
     version: "1.4",
-    body: [{ type: "TextBlock", text: payload.text, wrap: true }],
+    body: [{ type: "TextBlock", text: teamsEscape(payload.text), wrap: true }],
     actions: payload.link ? [{ type: "Action.OpenUrl", title: label, url: payload.link }] : [],
   };
   return {

@@ -207,7 +207,7 @@ export class TestRun {
   /** Raises `alias`'s event as a signed-in principal (the ordinary path, every gate enforced). */
   async raise(alias: string, args: Record<string, unknown> | undefined, opts: { as: TestPrincipal; element?: number }): Promise<TestRun> {
     const principal: PrincipalClaims = { id: opts.as.id, email: opts.as.email ?? null, roles: opts.as.roles ?? [] };
-    const prepared = await prepareRaise((await engine()).db, this.id, alias, opts.element ?? null, args, principal);
+    const prepared = await prepareRaise(await engine(), this.id, alias, opts.element ?? null, args, principal);
     if (!prepared.ok) throw new RefusalError(prepared.refusal);
     await apply(prepared.cmd);
     return this.refresh();

@@ -8,13 +8,18 @@
  *   - an unmatched path is logged percent-decoded with every run of 32 or more token characters
  *     (`A–Z a–z 0–9 _ -`) replaced by `[redacted]` — a token is 43 such characters, so a mistyped,
  *     re-cased or oddly nested callback path (`/API/WORKFLOW/CALLBACK/…`, `/api/workflow//callback/…`,
- *     `/api/workflow/callback/..;/…`) is blanked too.
+ *     `/api/workflow/callback/..;/…`) is blanked too;
+ *   - and, whatever the shape of the rest (issue 28, "also check": a token split by `/` into short
+ *     pieces was logged verbatim), everything after the first `callback` (any case) and after a
+ *     `sfl_` token prefix (any case) is written `[redacted]`.
  */
 import type { Middleware } from "koa";
 import type { Logger } from "../log.js";
 import { metrics } from "./metrics.js";
 
 const TOKEN_RUN = /[A-Za-z0-9_-]{32,}/g;
+/** A callback path's tail (after `callback` and its separators) or a token from its prefix on, any case. */
+const CALLBACK_TAIL = /(callback)[/\\;.]*(.+)$|sfl_.*$/is;
 
 /** An unmatched path as the access log writes it. */
 export function redactUnmatchedPath(path: string): string {
@@ -24,7 +29,7 @@ export function redactUnmatchedPath(path: string): string {
   } catch {
     // not valid percent-encoding: redact the raw form
   }
-  return decoded.replace(TOKEN_RUN, "[redacted]");
+  return decoded.replace(CALLBACK_TAIL, (_all, word: string | undefined) => (word === undefined ? "[redacted]" : `${word}/[redacted]`)).replace(TOKEN_RUN, "[redacted]");
 }
 
 /** What the access log writes for a request: its route template, or its redacted path. */

@@ -13,7 +13,7 @@ import { isStorableString } from "../json/storable.js";
 import { showOutbox, showRun } from "../engine/views.js";
 import { showDeliveries } from "../outbox/deliveries-view.js";
 import { announceDeploy, type Runtime } from "../runtime.js";
-import { requireAdmin, verifyPrincipal } from "./auth.js";
+import { jwtSettings, requireAdmin, verifyPrincipal } from "./auth.js";
 import { dependency } from "./dependency.js";
 import { readBody } from "./request-body.js";
 
@@ -124,7 +124,7 @@ export function adminRouter(rt: Runtime): Router {
   });
 
   router.post("/runs/:id/slots/:alias/events", async (ctx) => {
-    const principal = await verifyPrincipal(ctx, rt.config.jwtSecret);
+    const principal = await verifyPrincipal(ctx, jwtSettings(rt.config));
     aliasOr404(ctx.params.alias);
     const rawElement = ctx.query.element;
     let element: number | null = null;
@@ -135,7 +135,7 @@ export function adminRouter(rt: Runtime): Router {
       }
     }
     const body = await readBody(ctx, "json", JSON_LIMIT_BYTES, limits.maxInputDepth);
-    const prepared = await dependency(rt.log, "database", () => prepareRaise(rt.db, ctx.params.id, ctx.params.alias, element, body, principal));
+    const prepared = await dependency(rt.log, "database", () => prepareRaise(rt.engine, ctx.params.id, ctx.params.alias, element, body, principal));
     if (!prepared.ok) throw new RefusalError(prepared.refusal);
     const outcome = await dependency(rt.log, "redis", () => rt.queues.submit(prepared.cmd));
     if (outcome === "accepted") {

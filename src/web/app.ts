@@ -43,7 +43,10 @@ export interface WebApp {
 }
 
 export function createWebApp(rt: Runtime): WebApp {
-  const app = new Koa({ proxy: rt.config.trustProxy });
+  // issue 28 item 4: behind N trusted proxies the client is the N-th X-Forwarded-For address from
+  // the right (the one the outermost trusted proxy saw), never the client-supplied left-most one.
+  const hops = rt.config.trustProxyHops;
+  const app = new Koa({ proxy: hops > 0, maxIpsCount: hops });
   bindClusterMetrics(rt.db, rt.queues, rt.config.retentionMs);
   const limiterRedis = redisClient(rt.config); // the configured topology (issue 17); fails fast
   limiterRedis.on("error", () => undefined);
@@ -102,7 +105,14 @@ export function createWebApp(rt: Runtime): WebApp {
       if (!(await rt.queues.ready())) rt.log.warn("Redis is not answering; requests that need it answer 503 until it does");
       server = await new Promise<Server>((resolve, reject) => {
         // Node's own Host check answers a bare 400; requireHost() answers it with a problem body
-        const s = createServer({ requireHostHeader: false }, app.callback());
+        // Slow and many clients (issue 28, "also check"): bounded header and request times, checked
+        // every second (Node's default check runs every 30 s), and a cap on open connections.
+        const http = rt.config.http;
+        const s = createServer(
+          { requireHostHeader: false, headersTimeout: http.headersTimeoutMs, requestTimeout: http.requestTimeoutMs, keepAliveTimeout: http.keepAliveTimeoutMs, connectionsCheckingInterval: Math.min(1000, http.headersTimeoutMs) },
+          app.callback(),
+        );
+        s.maxConnections = http.maxConnections;
         answerClientErrors(s);
         s.once("error", reject);
         s.listen(port, () => resolve(s));

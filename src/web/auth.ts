@@ -2,7 +2,10 @@
  * Bearer authentication: the admin token (`SLOTFLOW_ADMIN_TOKEN`) for the admin API, and
  * principals' HS256 JWTs (`SLOTFLOW_JWT_SECRET`, verified with jose) for the ordinary raise path.
  * JWT claims: `sub` (the principal id, required), `email` (string, optional), `roles` (array of
- * strings, optional), `exp` (honoured when present).
+ * strings, optional), `exp` (required: issue 28 item 8 — a token without it was accepted forever),
+ * `iat` (optional); the lifetime — `exp` − `iat`, or `exp` − now without `iat` — at most
+ * SLOTFLOW_JWT_MAX_TTL_SECONDS; `aud` and `iss` required to match when SLOTFLOW_JWT_AUDIENCE /
+ * SLOTFLOW_JWT_ISSUER are set.
  */
 import { timingSafeEqual, createHash } from "node:crypto";
 import { jwtVerify, SignJWT } from "jose";
@@ -26,27 +29,69 @@ export function requireAdmin(ctx: Context, adminToken: string): void {
   }
 }
 
-/** Verifies a principal's JWT; throws 401 when it is missing, invalid or expired. */
-export async function verifyPrincipal(ctx: Context, secret: string): Promise<PrincipalClaims> {
+/** How principal JWTs are checked and minted (config.ts: SLOTFLOW_JWT_*). */
+export interface JwtSettings {
+  /** SLOTFLOW_JWT_SECRET: the HS256 key, as UTF-8 bytes. */
+  secret: string;
+  /** SLOTFLOW_JWT_MAX_TTL_SECONDS: the longest lifetime accepted (and minted), seconds. */
+  maxTtlSeconds: number;
+  /** SLOTFLOW_JWT_AUDIENCE: required in `aud` when set. */
+  audience: string | null;
+  /** SLOTFLOW_JWT_ISSUER: required as `iss` when set. */
+  issuer: string | null;
+}
+
+/** The JwtSettings of a loaded configuration. */
+export function jwtSettings(config: { jwtSecret: string; jwtMaxTtlSeconds: number; jwtAudience: string | null; jwtIssuer: string | null }): JwtSettings {
+  return { secret: config.jwtSecret, maxTtlSeconds: config.jwtMaxTtlSeconds, audience: config.jwtAudience, issuer: config.jwtIssuer };
+}
+
+/**
+ * Verifies a principal's JWT; throws 401 `unauthorized` when it is missing, not HS256 with the
+ * secret, without `sub` or `exp`, expired, not yet valid, living longer than `maxTtlSeconds`, or
+ * (when configured) of another audience or issuer. The detail never says which, nor quotes the token.
+ */
+export async function verifyPrincipal(ctx: Context, settings: JwtSettings): Promise<PrincipalClaims> {
   const token = bearer(ctx);
   if (!token) throw unauthorized("Sign in: send a principal's JWT as Authorization: Bearer <jwt>.");
   try {
-    const { payload } = await jwtVerify(token, new TextEncoder().encode(secret), { algorithms: ["HS256"] });
+    const { payload } = await jwtVerify(token, new TextEncoder().encode(settings.secret), {
+      algorithms: ["HS256"],
+      requiredClaims: ["exp"],
+      ...(settings.audience ? { audience: settings.audience } : {}),
+      ...(settings.issuer ? { issuer: settings.issuer } : {}),
+    });
     if (typeof payload.sub !== "string" || payload.sub === "") throw new Error("no sub");
+    // issue 28 item 8: a bounded lifetime, counted from iat when the token has one, else from now
+    const from = typeof payload.iat === "number" ? payload.iat : Math.floor(Date.now() / 1000);
+    if (typeof payload.exp !== "number" || payload.exp - from > settings.maxTtlSeconds) throw new Error("lives too long");
     const roles = Array.isArray(payload.roles) ? payload.roles.filter((r): r is string => typeof r === "string") : [];
     const email = typeof payload.email === "string" ? payload.email : null;
     return { id: payload.sub, email, roles };
   } catch {
-    throw unauthorized("The bearer JWT is not valid (HS256, signed with SLOTFLOW_JWT_SECRET, with a sub claim, not expired).");
+    throw unauthorized(
+      "The bearer JWT is not valid (HS256, signed with SLOTFLOW_JWT_SECRET, with sub and exp claims, not expired, living at most SLOTFLOW_JWT_MAX_TTL_SECONDS, and with the configured aud and iss).",
+    );
   }
 }
 
-/** Signs a principal JWT (for `slotflow token` and tests). `ttlSeconds` defaults to 12 hours. */
-export async function signPrincipal(secret: string, claims: { sub: string; email?: string; roles?: string[] }, ttlSeconds = 12 * 3600): Promise<string> {
-  return new SignJWT({ email: claims.email, roles: claims.roles ?? [] })
+/**
+ * Signs a principal JWT (for `slotflow token`, `slotflow raise --as` and tests): `sub`, `email`,
+ * `roles`, `iat`, `exp` = now + `ttlSeconds` (default 12 hours), and `aud` / `iss` when given (pass
+ * SLOTFLOW_JWT_AUDIENCE / SLOTFLOW_JWT_ISSUER so the server accepts it).
+ */
+export async function signPrincipal(
+  secret: string,
+  claims: { sub: string; email?: string; roles?: string[] },
+  ttlSeconds = 12 * 3600,
+  scope: { audience?: string | null; issuer?: string | null } = {},
+): Promise<string> {
+  let jwt = new SignJWT({ email: claims.email, roles: claims.roles ?? [] })
     .setProtectedHeader({ alg: "HS256" })
     .setSubject(claims.sub)
     .setIssuedAt()
-    .setExpirationTime(Math.floor(Date.now() / 1000) + ttlSeconds)
-    .sign(new TextEncoder().encode(secret));
+    .setExpirationTime(Math.floor(Date.now() / 1000) + ttlSeconds);
+  if (scope.audience) jwt = jwt.setAudience(scope.audience);
+  if (scope.issuer) jwt = jwt.setIssuer(scope.issuer);
+  return jwt.sign(new TextEncoder().encode(secret));
 }

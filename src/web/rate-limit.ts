@@ -1,7 +1,9 @@
 /**
  * Per-client rate limit of the callback endpoint (429 `rate-limited` with `Retry-After`), counted
  * in Redis with rate-limiter-flexible so every web process shares one budget per client.
- * The client is the socket's address (or the first `X-Forwarded-For` hop when Koa's `proxy` is on).
+ * The client is `ctx.ip`: the socket's address, or behind SLOTFLOW_TRUST_PROXY=N proxies the N-th
+ * `X-Forwarded-For` address from the right — the one the outermost trusted proxy saw, never a
+ * client-supplied one (issue 28 item 4; src/web/app.ts sets Koa's `proxy` and `maxIpsCount`).
  * Budget: SLOTFLOW_RATE_LIMIT_PER_MINUTE requests per client per 60 s.
  *
  * Local pre-check (issue 7 §2: no Redis round trip per request where the process can answer):

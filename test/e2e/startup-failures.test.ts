@@ -152,6 +152,17 @@ test("in production, migrate needs only DATABASE_URL and token only the JWT secr
   t.deepEqual(noSecret.stderr, ["error: SLOTFLOW_JWT_SECRET is required when NODE_ENV=production"]);
 });
 
+test("issue 28 item 8: slotflow token refuses a lifetime above SLOTFLOW_JWT_MAX_TTL_SECONDS and carries the configured aud and iss", async (t) => {
+  const long = await cli(["token", "--sub", "ann", "--ttl", "90000"], { SLOTFLOW_JWT_SECRET: "j" });
+  t.is(long.code, 1);
+  t.regex(long.stderr.join("\n"), /--ttl must be a whole number of seconds from 1 to 86400 \(SLOTFLOW_JWT_MAX_TTL_SECONDS\), got: 90000/);
+  const scoped = await cli(["token", "--sub", "ann", "--ttl", "600"], { SLOTFLOW_JWT_SECRET: "j", SLOTFLOW_JWT_AUDIENCE: "raise", SLOTFLOW_JWT_ISSUER: "https://idp.example" });
+  t.is(scoped.code, 0, scoped.stderr.join("\n"));
+  const claims = JSON.parse(Buffer.from(scoped.stdout[0]!.split(".")[1]!, "base64url").toString("utf8"));
+  t.like(claims, { sub: "ann", aud: "raise", iss: "https://idp.example" });
+  t.is(claims.exp - claims.iat, 600);
+});
+
 for (const args of [["show", "0"], ["start", "VendorApproval"], ["deploy", "examples/vendor-approval.flow"], ["raise", "0", "decision", "--as", "ann"]]) {
   test(`${args[0]}: an unreachable server is one line naming it and the options, exit 1`, async (t) => {
     const r = await cli(args, { BASE_URL: `http://127.0.0.1:${closedPort}` });

@@ -16,7 +16,7 @@ import { simpleParser } from "mailparser";
 import { dkimVerify } from "mailauth/lib/dkim/verify.js";
 import { SMTPServer } from "smtp-server";
 import { loadConfig } from "../../src/config.js";
-import { htmlAlternative, smtpTransport } from "../../src/outbox/mailer.js";
+import { htmlAlternative, isOwnCallbackLink, LINK_BUTTON_LABEL, smtpTransport } from "../../src/outbox/mailer.js";
 
 interface Received {
   raw: string;
@@ -66,7 +66,8 @@ test.after.always(async () => {
   rmSync(dir, { recursive: true, force: true });
 });
 
-const LINK = "https://slotflow.example.com/api/workflow/callback/sfl_" + "A".repeat(49);
+const BASE = "https://slotflow.example.com";
+const LINK = `${BASE}/api/workflow/callback/sfl_` + "A".repeat(49);
 const BODY = `Dear <Vendor> & co,\nplease answer: ${LINK}\nSee https://example.com/terms?a=1&b=2 too.`;
 
 test.serial("STARTTLS + AUTH, From SLOTFLOW_MAIL_FROM with its Message-ID domain, DKIM-signed (verified by mailauth), text unchanged beside an HTML alternative with the link as a button", async (t) => {
@@ -76,7 +77,7 @@ test.serial("STARTTLS + AUTH, From SLOTFLOW_MAIL_FROM with its Message-ID domain
     SLOTFLOW_DKIM_SELECTOR: "sf2026",
     SLOTFLOW_DKIM_PRIVATE_KEY: dkimPem.replace(/\n/g, "\\n"),
   });
-  const transport = smtpTransport(`smtp://sfuser:sf-pass@127.0.0.1:${port}?requireTLS=true`, config.mail, { tls: { ca: [cert] } });
+  const transport = smtpTransport(`smtp://sfuser:sf-pass@127.0.0.1:${port}?requireTLS=true`, config.mail, { tls: { ca: [cert] } }, BASE);
   const messageId = await transport.send({ to: "ap@vendor.example", subject: "Approve Acme?", body: BODY });
   t.regex(messageId, /^<[0-9a-f-]{36}@acme\.example>$/);
   const got = received.at(-1)!;
@@ -117,8 +118,30 @@ test("the defaults are unchanged: slotflow <no-reply@slotflow.local>, no DKIM; S
 });
 
 test("htmlAlternative escapes everything and makes only callback links buttons", (t) => {
-  const html = htmlAlternative(`<script>alert(1)</script>\n${LINK}`);
+  const html = htmlAlternative(`<script>alert(1)</script>\n${LINK}`, BASE);
   t.false(html.includes("<script>"));
   t.is(html.match(/Open to answer/g)?.length, 1);
-  t.is(htmlAlternative("no links here").includes("Open to answer"), false);
+  t.is(htmlAlternative("no links here", BASE).includes("Open to answer"), false);
+});
+
+test("issue 28 item 5: only callback links under BASE_URL become buttons; the same shape elsewhere stays a visible plain link", (t) => {
+  const foreign = [
+    "https://attacker.example/api/workflow/callback/login",
+    "http://slotflow.example.com/api/workflow/callback/sfl_x", // another scheme
+    "https://slotflow.example.com:8443/api/workflow/callback/sfl_x", // another port
+    "https://slotflow.example.com.attacker.example/api/workflow/callback/sfl_x",
+    "https://user@slotflow.example.com/api/workflow/callback/sfl_x",
+    "https://attacker.example/x?u=https://slotflow.example.com/api/workflow/callback/sfl_x",
+  ];
+  for (const url of foreign) {
+    const html = htmlAlternative(`A responder's note: see ${url}`, BASE);
+    t.false(html.includes(LINK_BUTTON_LABEL), url);
+    t.true(html.includes(`<a href="${url.replace(/&/g, "&amp;")}">${url.replace(/&/g, "&amp;")}</a>`), `${url} stays visible as its own text`);
+  }
+  t.is(htmlAlternative(`answer: ${LINK}\nsee https://attacker.example/api/workflow/callback/login`, BASE).match(/Open to answer/g)?.length, 1, "the genuine link stays a button");
+  // a BASE_URL with a path prefix: links must be under it
+  const prefixed = "https://acme.example/flows";
+  t.true(isOwnCallbackLink(`${prefixed}/api/workflow/callback/sfl_x`, prefixed));
+  t.false(isOwnCallbackLink("https://acme.example/api/workflow/callback/sfl_x", prefixed));
+  t.false(isOwnCallbackLink(`${LINK}`, null), "no BASE_URL, no buttons");
 });

@@ -102,3 +102,19 @@ test("the Procfile and npm start run the compiled CLI through bin/slotflow.js", 
   t.is(pkg.exports["./testing"].types, "./dist/src/testing/index.d.ts");
   t.is(pkg.exports["./testing"].default, "./dist/src/testing/index.js");
 });
+
+test("issue 28 item 9: docker-compose gives its secrets no default: each is ${VAR:?…}, so compose refuses to start without it", (t) => {
+  const text = readFileSync(join(ROOT, "docker-compose.yml"), "utf8");
+  t.false(/change-?me/i.test(text.replace(/^#.*$/gm, "")), "no placeholder value outside comments");
+  const secrets = ["SLOTFLOW_ADMIN_TOKEN", "SLOTFLOW_JWT_SECRET", "SLOTFLOW_SEAL_KEY"];
+  let checked = 0;
+  for (const [name, service] of Object.entries(compose.services)) {
+    for (const secret of secrets) {
+      const value = service.environment?.[secret];
+      if (value === undefined) continue;
+      checked++;
+      t.regex(value, new RegExp(`^\\$\\{${secret}:\\?[^}]+\\}$`), `${name}: ${secret}`);
+    }
+  }
+  t.true(checked >= 9, `every role that runs slotflow names the three secrets (${checked} checked)`);
+});

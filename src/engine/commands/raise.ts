@@ -4,7 +4,8 @@
  *
  * Locks: the run row (held by the caller).
  * Refuses, changing nothing, in this order:
- *   404 not-found — no slot of that alias (and element) in the run's current state;
+ *   404 not-found — no slot of that alias (and element) in the run's current state (an unknown
+ *       alias: NO_SUCH_RUN_OR_SLOT, the words of an unknown run, naming no state; issue 28 item 7);
  *   409 slot-closed — the run finished, or the slot was completed, cancelled, expired or dropped
  *       (a passed deadline counts even before the sweeper runs);
  *   409 slot-not-open — the slot waits on `After`;
@@ -13,37 +14,58 @@
  *   422 invalid-body — the arguments do not match the event;
  *   409 requires-failed — `Requires` does not hold.
  * Throws RuntimeFault from a predicate or the handler (the caller refuses with handler-failed).
+ * Everything before the body (`checkBeforeBody`) is also run read-only by the web process's early
+ * check (prepare.ts), so a non-candidate is refused 403 before the body says anything (issue 28 item 7).
  */
 import { checkBody } from "../body.js";
 import { admits, evaluate, Scope, type Principal } from "../interpreter.js";
-import { RefusalCode, refuse } from "../refusals.js";
+import { NO_SUCH_RUN_OR_SLOT, RefusalCode, refuse, type Refusal } from "../refusals.js";
 import { acceptEvent } from "../run.js";
 import { slotScope, slotsOf } from "../slot.js";
-import type { Step } from "../step.js";
+import type { SlotRecord, Step } from "../step.js";
+import type { CompiledSlot } from "../../lang/compiled.js";
 import { applied, refused, type CommandResult } from "./result.js";
 import type { Command } from "./types.js";
 
-export async function raise(step: Step, cmd: Extract<Command, { kind: "raise" }>): Promise<CommandResult> {
-  if (step.run.status === "finished") return refused(refuse(RefusalCode.SlotClosed, "The run has finished."));
-  const candidates = slotsOf(step, cmd.alias);
-  const decl = step.workflow.states[step.run.state]?.slots.find((s) => s.alias === cmd.alias);
-  if (!decl) return refused(refuse(RefusalCode.NotFound, `The run's current state "${step.run.state}" has no slot "${cmd.alias}".`));
-  if (decl.forEach && cmd.element === null) {
-    return refused(refuse(RefusalCode.NotFound, `Slot "${cmd.alias}" is fanned out: name the element with ?element=N.`));
+/**
+ * The checks of a raise that come before its body, in raise's order (404, 409 slot-closed /
+ * slot-not-open, 403 not-a-candidate): the refusal, or the slot and its declaration. Reads the step
+ * only. Throws RuntimeFault from a `Candidates` expression.
+ */
+export function checkBeforeBody(
+  step: Step,
+  alias: string,
+  element: number | null,
+  principal: Principal,
+): { ok: false; refusal: Refusal } | { ok: true; slot: SlotRecord; decl: CompiledSlot } {
+  const no = (refusal: Refusal) => ({ ok: false as const, refusal });
+  if (step.run.status === "finished") return no(refuse(RefusalCode.SlotClosed, "The run has finished."));
+  const candidates = slotsOf(step, alias);
+  const decl = step.workflow.states[step.run.state]?.slots.find((s) => s.alias === alias);
+  if (!decl) return no(refuse(RefusalCode.NotFound, NO_SUCH_RUN_OR_SLOT));
+  if (decl.forEach && element === null) {
+    return no(refuse(RefusalCode.NotFound, `Slot "${alias}" is fanned out: name the element with ?element=N.`));
   }
-  const slot = candidates.find((s) => s.element === (decl.forEach ? cmd.element : null));
-  if (!slot) return refused(refuse(RefusalCode.NotFound, `Slot "${cmd.alias}" has no element ${cmd.element}.`));
-  if (slot.status === "waiting") return refused(refuse(RefusalCode.SlotNotOpen, `Slot "${cmd.alias}" waits on ${decl.after.join(", ")}.`));
+  const slot = candidates.find((s) => s.element === (decl.forEach ? element : null));
+  if (!slot) return no(refuse(RefusalCode.NotFound, `Slot "${alias}" has no element ${element}.`));
+  if (slot.status === "waiting") return no(refuse(RefusalCode.SlotNotOpen, `Slot "${alias}" waits on ${decl.after.join(", ")}.`));
   if (slot.status !== "open" || (slot.deadline && slot.deadline.getTime() <= step.now.getTime())) {
     const status = slot.status === "open" ? "expired" : slot.status;
-    return refused(refuse(RefusalCode.SlotClosed, `Slot "${cmd.alias}" is ${status}.`, { slotStatus: status }));
+    return no(refuse(RefusalCode.SlotClosed, `Slot "${alias}" is ${status}.`, { slotStatus: status }));
   }
-  const principal: Principal = { kind: "principal", ...cmd.principal };
-  const base = slotScope(step, slot);
   if (decl.candidates) {
+    const base = slotScope(step, slot);
     const matchers = decl.candidates.map((m) => evaluate(step, base, m));
-    if (!admits(matchers, principal)) return refused(refuse(RefusalCode.NotACandidate, `The principal is not a candidate for slot "${cmd.alias}".`));
+    if (!admits(matchers, principal)) return no(refuse(RefusalCode.NotACandidate, `The principal is not a candidate for slot "${alias}".`));
   }
+  return { ok: true, slot, decl };
+}
+
+export async function raise(step: Step, cmd: Extract<Command, { kind: "raise" }>): Promise<CommandResult> {
+  const principal: Principal = { kind: "principal", ...cmd.principal };
+  const before = checkBeforeBody(step, cmd.alias, cmd.element, principal);
+  if (!before.ok) return refused(before.refusal);
+  const { slot, decl } = before;
   const event = step.workflow.events[slot.event];
   const checked = checkBody(cmd.args, event.params);
   if (!checked.ok) return refused(refuse(RefusalCode.InvalidBody, checked.detail, { expects: checked.expects, errors: checked.problems }));
