@@ -40,6 +40,9 @@ tr.run:focus-within { background: var(--soft); }
 .badge.running, .badge.open, .badge.live { border-color: var(--good); color: var(--good); }
 .badge.cancelled, .badge.dead, .badge.expired { border-color: var(--bad); color: var(--bad); }
 .badge.waiting, .badge.retired, .badge.burned { border-color: var(--warn); color: var(--warn); }
+.badge.sent { border-color: var(--good); color: var(--good); }
+.badge.failed, .badge.withdrawn { border-color: var(--bad); color: var(--bad); }
+.badge.pending { border-color: var(--warn); color: var(--warn); }
 ul.plain { list-style: none; padding: 0; margin: 0; }
 .waits li { margin: 0 0 0.2rem; }
 form.filters { display: flex; flex-wrap: wrap; gap: 0.5rem 0.75rem; align-items: end; margin: 0 0 0.75rem; }
