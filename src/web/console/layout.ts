@@ -95,6 +95,17 @@ ol.timeline .at { font-variant-numeric: tabular-nums; color: var(--muted); }
 .keys { font-size: 0.85rem; }
 kbd { border: 1px solid var(--line); border-radius: 0.25rem; padding: 0 0.3rem; font-size: 0.8rem; }
 @media (max-width: 40rem) { th.opt, td.opt { display: none; } ol.timeline li { grid-template-columns: 1fr; gap: 0; } }
+/* Narrow screens (issue 30 item 5): a table.stack shows each row as a card, one cell per line with
+   its column's name (data-label) before it; the header row stays for screen readers only. */
+@media (max-width: 40rem) {
+  table.stack, table.stack tbody, table.stack tr, table.stack td { display: block; width: 100%; }
+  table.stack caption { display: block; text-align: left; }
+  table.stack thead { position: absolute; width: 1px; height: 1px; overflow: hidden; clip-path: inset(50%); white-space: nowrap; }
+  table.stack tr { border-bottom: 1px solid #d0d0da; padding: 0.4rem 0; }
+  table.stack td { border: 0; padding: 0.1rem 0; overflow-wrap: anywhere; }
+  table.stack td[data-label]::before { content: attr(data-label) ": "; font-weight: 600; }
+  .badge { white-space: normal; }
+}
 `;
 
 const SCRIPT = `

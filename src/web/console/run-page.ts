@@ -246,7 +246,7 @@ ${Object.keys(view.entities).length
 <h2>Outbox</h2>
 ${d.outbox.length
   ? html`<div class="table-wrap" tabindex="0" role="region" aria-label="Outbox messages"><table class="stack"><thead><tr><th scope="col">Queued</th><th scope="col">Channel</th><th scope="col">To</th><th scope="col">Subject / webhook-id</th><th scope="col">Status</th><th scope="col">Attempts</th><th scope="col">Last result</th><th scope="col">Next / why it ended</th></tr></thead><tbody>${d.outbox.map(
-      (m) => html`<tr data-message="${m.id}"><td>${offset(m.createdAt.getTime() - start)}</td><td>${m.channel}</td><td>${m.to}</td><td>${m.channel === "email" ? m.what : html`<code>${m.what}</code>`}</td><td><span class="badge ${m.status}">${m.status}</span></td><td>${m.attempts}</td><td>${m.last ?? html`<span class="muted">—</span>`}</td><td>${
+      (m) => html`<tr data-message="${m.id}"><td data-label="Queued">${offset(m.createdAt.getTime() - start)}</td><td data-label="Channel">${m.channel}</td><td data-label="To">${m.to}</td><td data-label="Subject / webhook-id">${m.channel === "email" ? m.what : html`<code>${m.what}</code>`}</td><td data-label="Status"><span class="badge ${m.status}">${m.status}</span></td><td data-label="Attempts">${m.attempts}</td><td data-label="Last result">${m.last ?? html`<span class="muted">—</span>`}</td><td data-label="Next / why it ended">${
         m.ended
           ? m.ended
           : m.nextAttemptAt
