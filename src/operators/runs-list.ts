@@ -229,10 +229,14 @@ export async function waitingOf(db: Db, runIds: string[]): Promise<Map<string, W
   return out;
 }
 
-/** How many runs match the filter (without status, cursor and limit) per status: the console's counts. */
+/**
+ * How many runs match the filter per status: the console's counts. The filter's `status` (and
+ * cursor and limit) is ignored even when the caller passes a whole RunsFilter — the counts are
+ * those of the other filters (issue 30 item 4: under `?status=cancelled` the running count was 0).
+ */
 export async function countByStatus(db: Db, filter: Omit<RunsFilter, "limit" | "cursor" | "status">): Promise<Record<string, number>> {
   const rows = await db.$queryRaw<{ status: string; n: bigint }[]>`
-    SELECT r.status, count(*) AS n FROM runs r ${whereOf(conditions(filter))} GROUP BY r.status`;
+    SELECT r.status, count(*) AS n FROM runs r ${whereOf(conditions({ ...filter, status: undefined }))} GROUP BY r.status`;
   const counts: Record<string, number> = Object.fromEntries(RUN_STATUSES.map((s) => [s, 0]));
   for (const r of rows) counts[r.status] = Number(r.n);
   return counts;

@@ -42,6 +42,19 @@ export const DASHBOARD_CSP = [
 
 const REMOTE_FONTS = /<link\b[^>]*href="https:\/\/fonts\.(?:googleapis|gstatic)\.com[^"]*"[^>]*>\s*/g;
 
+/**
+ * Narrow screens (issue 30 item 5): Bull Board's status tab bar (`ul.statusTabs-<hash>`) is one
+ * row that scrolls sideways under a fade, so at 360 px most tabs are cut off. Below 40rem it wraps
+ * instead. The class is matched by its prefix (the hash changes between Bull Board releases); the
+ * CSP allows inline styles ('unsafe-inline', for Bull Board's own style attributes).
+ */
+const PHONE_STYLE = `<style>@media (max-width: 40rem) { ul[class*="statusTabs-"] { flex-wrap: wrap; overflow: visible; -webkit-mask-image: none; mask-image: none; } }</style>`;
+
+/** Bull Board's page with PHONE_STYLE added to its head. */
+export function withPhoneStyle(page: string): string {
+  return page.includes("</head>") ? page.replace("</head>", `${PHONE_STYLE}</head>`) : page;
+}
+
 /** Bull Board's page without its links to Google Fonts. */
 export function withoutRemoteFonts(page: string): string {
   return page.replace(REMOTE_FONTS, "");
@@ -106,6 +119,6 @@ export function dashboardMiddleware(queues: Queues, adminToken: string): Middlew
       board.catch(() => (board = null)); // a failed load is tried again on the next request
     }
     await (await board)(ctx, next);
-    if (typeof ctx.body === "string" && ctx.response.is("html")) ctx.body = withoutRemoteFonts(ctx.body);
+    if (typeof ctx.body === "string" && ctx.response.is("html")) ctx.body = withPhoneStyle(withoutRemoteFonts(ctx.body));
   };
 }

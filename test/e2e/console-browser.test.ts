@@ -195,6 +195,45 @@ test.serial("Bull Board, linked from the console, loads nothing remote (no Googl
   await context.close();
 });
 
+test.serial("at 360 px nothing is cut off on the right: the runs table, a run's outbox, a workflow's versions, Bull Board's tab bar (issue 30 item 5)", async (t) => {
+  const r = await vendorRun("phone");
+  const context = await signIn("operator", { viewport: PHONE });
+  /** Visible elements matching `selector` that end right of the viewport or start left of it (their text). */
+  const cutOff = (page: Page, selector: string) =>
+    page.evaluate<string[]>(`[...document.querySelectorAll(${JSON.stringify(selector)})].filter((e) => {
+      const r = e.getBoundingClientRect();
+      return r.width > 0 && r.height > 0 && (r.right > innerWidth + 0.5 || r.left < -0.5);
+    }).map((e) => e.tagName + ": " + (e.textContent || "").trim().slice(0, 40))`);
+  /** Containers matching `selector` whose content is wider than they are (scrolled or clipped). */
+  const clipped = (page: Page, selector: string) =>
+    page.evaluate<string[]>(`[...document.querySelectorAll(${JSON.stringify(selector)})].filter((e) => e.scrollWidth > e.clientWidth + 1).map((e) => e.tagName + " " + e.scrollWidth + " > " + e.clientWidth)`);
+  for (const path of ["/console/runs", `/console/runs/${r.runId}`, "/console/workflows/VendorApproval"]) {
+    const page = await open(context, path);
+    t.true((await page.locator("main td").count()) > 0, `${path}: a table`);
+    t.deepEqual(await cutOff(page, "main td, main caption, main td *"), [], `${path}: every cell within 360 px`);
+    t.deepEqual(await clipped(page, "main .table-wrap"), [], `${path}: no table scrolls sideways`);
+    // each cell still says which column it is in: its column's name is drawn before it
+    const unnamed = await page.evaluate<string[]>(`[...document.querySelectorAll("main td")].filter((td) => td.getBoundingClientRect().height > 0 && (!td.dataset.label || getComputedStyle(td, "::before").content === "none")).map((td) => td.textContent.trim().slice(0, 40))`);
+    t.deepEqual(unnamed, [], `${path}: every cell shows its column's name`);
+    if (path === "/console/runs") {
+      t.regex(await page.locator("tr.run", { has: page.locator(`a[href="/console/runs/${r.runId}"]`) }).innerText(), /decision\s+open\s+link live/);
+      await page.screenshot({ path: join(ARTIFACTS, "console-runs-phone.png"), fullPage: true });
+    }
+    await page.close();
+  }
+  for (const path of ["/admin/queues", "/admin/queues/queue/commands"]) {
+    const page = await open(context, path);
+    const tabs = page.locator('ul[class*="statusTabs"] > li');
+    await tabs.first().waitFor({ timeout: 20_000 });
+    t.true((await tabs.count()) >= 6, `${path}: Bull Board's status tabs`);
+    t.deepEqual(await cutOff(page, 'ul[class*="statusTabs"] > li'), [], `${path}: every tab within 360 px`);
+    t.deepEqual(await clipped(page, 'ul[class*="statusTabs"]'), [], `${path}: the tab bar is not clipped`);
+    await page.screenshot({ path: join(ARTIFACTS, `console-queues-phone${path.endsWith("commands") ? "-commands" : ""}.png`) });
+    await page.close();
+  }
+  await context.close();
+});
+
 test.serial("no request left 127.0.0.1, and no console page held any live token of this test", async (t) => {
   t.true(seen.length >= 10, `pages looked at: ${seen.length}`);
   t.deepEqual(outside, []);

@@ -17,11 +17,14 @@ import { readFileSync } from "node:fs";
 import { dropDatabase, sql } from "../helpers/db.js";
 import { postLink, showRun, startRun, uniqueTitle } from "../helpers/callback.js";
 import { linkIn, tokenOf, waitForEmail } from "../helpers/mail.js";
-import { ADMIN_TOKEN, request, ROOT, startCluster, type Cluster } from "../helpers/server.js";
+import { startReceiver, type Receiver } from "../helpers/receiver.js";
+import { ADMIN_TOKEN, eventually, request, ROOT, startCluster, type Cluster } from "../helpers/server.js";
 
 const VIEWER_TOKEN = "test-viewer-token";
 let cluster: Cluster;
 let base: string;
+/** A webhook receiver (issue 30 item 3: the console's outbox shows every channel). */
+let rx: Receiver;
 
 const basic = (user: string, pass: string) => ({ authorization: `Basic ${Buffer.from(`${user}:${pass}`).toString("base64")}` });
 const OPERATOR = basic("olga", ADMIN_TOKEN);
@@ -29,7 +32,11 @@ const VIEWER = basic("vic", VIEWER_TOKEN);
 const SOURCE = readFileSync(`${ROOT}/examples/vendor-approval.flow`, "utf8");
 
 test.before(async () => {
-  cluster = await startCluster("console", { env: { SLOTFLOW_VIEWER_TOKEN: VIEWER_TOKEN } });
+  rx = await startReceiver();
+  // deliveries to the receiver on 127.0.0.1: two attempts 200 ms apart, the third ten minutes later
+  cluster = await startCluster("console", {
+    env: { SLOTFLOW_VIEWER_TOKEN: VIEWER_TOKEN, SLOTFLOW_ENDPOINTS_ALLOW_PRIVATE: "1", SLOTFLOW_DELIVERY_RETRY_MS: "0,200,600000" },
+  });
   base = cluster.baseUrl;
   for (const text of [SOURCE, SOURCE.replace("Deadline: 7d", "Deadline: 6d")]) {
     const res = await request(base, "POST", "/api/workflows", { token: ADMIN_TOKEN, text });
@@ -39,6 +46,7 @@ test.before(async () => {
 
 test.after.always(async () => {
   await cluster?.stop();
+  await rx?.close();
   if (cluster) await dropDatabase(cluster.databaseUrl);
 });
 
@@ -283,4 +291,97 @@ test.serial("no log line holds the viewer token, the admin token, a CSRF token o
   t.false(log.includes(csrf));
   t.regex(log, /"msg":"run cancelled"/, "the cancel was logged (without secrets)");
   t.notRegex(log.split("\n").filter((l) => l.startsWith("{")).join("\n"), /sfl_[A-Za-z0-9_-]{20,}/);
+});
+
+/** The text of a run page's "Waiting on" panel (its HTML). */
+const panelOf = (page: string) => page.slice(page.indexOf('<h2 id="waiting-h">'), page.indexOf('id="graph-h"'));
+const utcText = (iso: string) => `${iso.slice(0, 19).replace("T", " ")} UTC`;
+
+test.serial("a run's Waiting-on panel lists each pending timer with its next firing as a date and a countdown, and where it may move (issue 30 item 2)", async (t) => {
+  const source = readFileSync(`${ROOT}/examples/purchase-approval.flow`, "utf8");
+  const deployed = await request(base, "POST", "/api/workflows", { token: ADMIN_TOKEN, text: source });
+  t.true(deployed.status === 201 || deployed.status === 200, deployed.text);
+  const request_ = { item: "Desk", amount: 5000, approverEmail: "buyer@example.test", approvalUrl: null, reminders: 0, escalated: false, note: null };
+  const runId = await startRun(base, "PurchaseApproval", { request: request_, autoApproveUpTo: 100 });
+  const api = (await request(base, "GET", `/api/runs/${runId}`, { token: ADMIN_TOKEN })).body;
+  t.is(api.state, "Review");
+  const timers = api.timers as { index: number; schedule: string; next: string }[];
+  t.deepEqual(timers.map((x) => x.schedule), ["every 2d after 1d", "after 5d"]);
+  const panel = panelOf((await get(`/console/runs/${runId}`)).text);
+  t.regex(panel, /<h3 id="timers-h">Timers<\/h3>/);
+  for (const [timer, due, moves] of [
+    [timers[0], "in 23 h 59 min", "stays in Review"],
+    [timers[1], "in 4 d 23 h", "may move to Escalated"],
+  ] as const) {
+    t.true(
+      panel.includes(`<code>${timer.schedule}</code> — next <time datetime="${timer.next}">${utcText(timer.next)}</time> — <time class="countdown" datetime="${timer.next}">${due}</time>`),
+      `${timer.schedule} with its next firing in the panel`,
+    );
+    t.true(panel.includes(moves), moves);
+  }
+  t.regex(panel, /<dt>Deadline<\/dt><dd><time datetime="[^"]+">[^<]+ UTC<\/time> — <time class="countdown"[^>]*>in 6 d 23 h<\/time>/, "the slot's own deadline stays");
+  // the states graph draws the timer and the routing on entry as labelled edges (issue 30 item 1)
+  const wfPage = (await get("/console/workflows/PurchaseApproval")).text;
+  const svg = wfPage.slice(wfPage.indexOf("<svg"), wfPage.indexOf("</svg>"));
+  const labels = [...svg.matchAll(/<g class="edge"><path [^>]*\/><text [^>]*>([^<]+)<\/text><\/g>/g)].map((m) => m[1]).sort();
+  t.deepEqual(labels, ["after 5d", "decision", "decision", "decision.expired", "enter", "enter", "financeDecision", "financeDecision", "financeDecision.expired"]);
+  // the run's path Triage → Review is drawn as a taken edge
+  t.regex((await get(`/console/runs/${runId}`)).text, /<g class="edge taken"><path [^>]*\/><text [^>]*>enter<\/text><\/g>/);
+});
+
+test.serial("the outbox shows every channel: webhook deliveries with attempts, last status and next attempt, and why a delivery ended or was withdrawn (issue 30 item 3)", async (t) => {
+  const source = readFileSync(`${ROOT}/test/fixtures/channels.flow`, "utf8");
+  const deployed = await request(base, "POST", "/api/workflows", { token: ADMIN_TOKEN, text: source });
+  t.true(deployed.status === 201 || deployed.status === 200, deployed.text);
+  const portal = await request(base, "PUT", "/api/endpoints/portal", { token: ADMIN_TOKEN, json: { kind: "webhook", url: `${rx.url}/portal` } });
+  t.true(portal.status === 201 || portal.status === 200, portal.text);
+  rx.reply("/portal", { status: 503 });
+  const runId = await startRun(base, "Channels", { job: { title: uniqueTitle("hook"), mode: "webhook", answerUrl: null } });
+  const delivery = await eventually(async () => {
+    const outbox = (await request(base, "GET", `/api/runs/${runId}/outbox`, { token: ADMIN_TOKEN })).body as any[];
+    return outbox.find((m) => m.channel === "webhook" && m.attempts === 2 && m.lastStatusCode === 503);
+  }, 20_000);
+  const outboxOf = (page: string) => page.slice(page.indexOf("<h2>Outbox"));
+  const rowOf = (page: string, id: string) => {
+    const at = outboxOf(page).indexOf(`data-message="${id}"`);
+    return at < 0 ? "" : outboxOf(page).slice(at, outboxOf(page).indexOf("</tr>", at));
+  };
+  let row = rowOf((await get(`/console/runs/${runId}`)).text, delivery.id);
+  t.regex(row, /<td>webhook<\/td><td>portal<\/td>/, row);
+  t.regex(row, /<td><span class="badge pending">pending<\/span><\/td><td>2<\/td><td>HTTP 503<\/td>/, row);
+  t.regex(row, /next attempt <time class="countdown" datetime="[^"]+">in (9|10|11) min \d+ s<\/time>/, row);
+  // cancelled: the pending delivery is withdrawn, and the page says why
+  const cancelled = await request(base, "POST", `/api/runs/${runId}/cancel`, { token: ADMIN_TOKEN, json: { reason: "no longer needed" } });
+  t.is(cancelled.status, 200, cancelled.text);
+  row = rowOf((await get(`/console/runs/${runId}`)).text, delivery.id);
+  t.regex(row, /<span class="badge failed">failed<\/span>/, row);
+  t.true(row.includes("withdrawn: the run was cancelled"), row);
+  // a delivery to an endpoint that does not exist: failed, with its reason
+  const missing = await startRun(base, "Channels", { job: { title: uniqueTitle("missing"), mode: "missing", answerUrl: null } });
+  const failed = await eventually(async () => {
+    const outbox = (await request(base, "GET", `/api/runs/${missing}/outbox`, { token: ADMIN_TOKEN })).body as any[];
+    return outbox.find((m) => m.channel === "message" && m.status === "failed");
+  }, 20_000);
+  row = rowOf((await get(`/console/runs/${missing}`)).text, failed.id);
+  t.regex(row, /<td>message<\/td><td>nowhere<\/td>/, row);
+  t.true(failed.endReason.includes("nowhere") && row.includes(`<td>${failed.endReason.replaceAll('"', "&quot;")}</td>`), row);
+  // mail is listed as before, now with its channel
+  const mail = await vendorRun("outbox");
+  const mailPage = outboxOf((await get(`/console/runs/${mail.runId}`)).text);
+  t.regex(mailPage, /<td>email<\/td><td>x@example\.test<\/td><td>Approve outbox-[0-9a-f]+\?<\/td>/);
+  t.false(mailPage.includes(tokenOf(mail.url)));
+});
+
+test.serial("counts per status ignore the status filter (issue 30 item 4)", async (t) => {
+  await vendorRun("counts");
+  const ended = await vendorRun("counts-cancelled");
+  t.is((await request(base, "POST", `/api/runs/${ended.runId}/cancel`, { token: ADMIN_TOKEN, json: { reason: "counts" } })).status, 200);
+  const counted = (page: string) => Object.fromEntries([...page.matchAll(/>(all|running|finished|cancelled): (\d+)</g)].map((m) => [m[1], Number(m[2])]));
+  const all = counted((await get("/console/runs")).text);
+  t.true(all.running > 0 && all.cancelled > 0, JSON.stringify(all));
+  for (const status of ["running", "finished", "cancelled"]) {
+    t.deepEqual(counted((await get(`/console/runs?status=${status}`)).text), all, status);
+  }
+  const api = (await request(base, "GET", "/api/runs?status=running&limit=200", { token: ADMIN_TOKEN })).body;
+  t.is(api.runs.length, all.running, "the running count is the API's");
 });

@@ -1,6 +1,9 @@
 /**
- * The package as an author installs it (issue 9 §1): `npm pack` this project, install the tarball
- * and ava into a fresh temporary project, migrate a fresh database with the installed
+ * The package as an author installs it (issue 9 §1): `npm pack` this project, put the tarball
+ * where docs/testing.md's Set-up says (`../slotflow/` beside the author's project), run the install
+ * line that Set-up shows — exactly that line, read from the page (issue 30 item 12: the page said
+ * `npm install --save-dev slotflow`, a 404: slotflow is not on the npm registry) — in a fresh
+ * temporary project, migrate a fresh database with the installed
  * `slotflow migrate` (the compiled CLI), type-check the author's test that docs/testing.md shows
  * with plain `tsc` (the package's `exports` carry `types`; no loader) and run the compiled test
  * with ava. It deploys, starts, redeems with `Workflow.Redeem` and asserts refusal codes. Then
@@ -11,7 +14,7 @@
  */
 import test from "ava";
 import { execFile } from "node:child_process";
-import { cpSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { cpSync, mkdirSync, mkdtempSync, readFileSync, renameSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { promisify } from "node:util";
@@ -28,6 +31,19 @@ function documentedTest(): string {
   const block = /```ts\n([\s\S]*?)```/.exec(section);
   if (!block) throw new Error("docs/testing.md shows no author's test");
   return block[1];
+}
+
+/**
+ * The install line of docs/testing.md's "Set-up": the `npm install` line of its ```sh block — run
+ * as written, by the shell, in the author's project.
+ */
+function documentedInstall(): string {
+  const doc = readFileSync(join(ROOT, "docs/testing.md"), "utf8");
+  const section = doc.slice(doc.indexOf("## Set-up"), doc.indexOf("### TypeScript tests"));
+  const block = /```sh\n([\s\S]*?)```/.exec(section);
+  const line = block?.[1]!.split("\n").map((l) => l.trim()).find((l) => l.startsWith("npm install"));
+  if (!line) throw new Error("docs/testing.md's Set-up shows no npm install line");
+  return line;
 }
 
 /** The two ```json blocks of docs/testing.md's "TypeScript tests": package.json fields and tsconfig.json. */
@@ -74,7 +90,17 @@ test("the packed package installs into a fresh project, whose documented ava tes
       overrides: { "msgpackr-extract": "3.0.4" },
     }),
   );
-  await run("npm", ["install", "--prefer-offline", "--no-audit", "--no-fund", join(dir, filename), "ava@7.0.0"], opts(project));
+  // the checkout beside the project, holding the tarball `npm pack` wrote into it
+  const line = documentedInstall();
+  t.is(line, `npm install --save-dev ../slotflow/${filename} ava`, "the documented line names the tarball npm pack writes");
+  mkdirSync(join(dir, "slotflow"));
+  renameSync(join(dir, filename), join(dir, "slotflow", filename));
+  // the line as written; npm's settings for this machine come from the environment, not the line
+  const npmEnv = { ...env, npm_config_prefer_offline: "true", npm_config_audit: "false", npm_config_fund: "false" };
+  await run("sh", ["-c", line], { ...opts(project), env: npmEnv });
+  const installed = JSON.parse(readFileSync(join(project, "package.json"), "utf8")) as { devDependencies: Record<string, string> };
+  t.is(installed.devDependencies.slotflow, `file:../slotflow/${filename}`);
+  t.truthy(installed.devDependencies.ava);
   t.pass("installed");
 
   t.timeout(STEP_MS, "tsc");

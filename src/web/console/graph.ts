@@ -1,7 +1,7 @@
 /**
  * A workflow's states drawn as SVG on the server (issue 23 "the workflow's state graph"): the
- * nodes are the compiled states, the edges the transitions of their handlers (`on x(…)` and
- * `on x.expired` arms, labelled with the alias, `.expired` for an expiry), laid out by ELK's layered
+ * nodes are the compiled states, the edges every transition out of them (`transitions`: routing on
+ * entry, timers, `on x(…)` and `on x.expired` arms, each labelled by what moves it), laid out by ELK's layered
  * algorithm (elkjs, run in-process — no hand-placed boxes), top to bottom.
  *
  * Marked: the current state (filled), the states visited and the transitions taken, in the order
@@ -49,7 +49,17 @@ function elk(): Promise<ELK> {
 }
 const cache = new Map<string, Promise<Layout>>();
 
-/** The transitions of a compiled workflow: one edge per (state, handler label, target). */
+/**
+ * The transitions of a compiled workflow: one edge per (state, label, target), in the order
+ * routing on entry, timers, handlers, expiries. Pure (no layout): every way a run can move out of
+ * a state is an edge, labelled by what moves it (issue 30 item 1) —
+ *   `enter`             an arm of the state's `enter` block (routing on entry, `enterArms`);
+ *   `after 5d`, `every 1d`, `every 2d after 1d`   an arm of a timer, labelled with its header
+ *                       as written (`CompiledTimer.schedule`);
+ *   `x`                 an arm of `on x(…)`;
+ *   `x.expired`         an arm of `on x.expired`.
+ * Arms naming a state the workflow does not have are left out (the checker refuses them).
+ */
 export function transitions(wf: CompiledWorkflow): Edge[] {
   const out: Edge[] = [];
   const seen = new Set<string>();
@@ -60,6 +70,8 @@ export function transitions(wf: CompiledWorkflow): Edge[] {
     out.push({ id: `e${out.length}`, from, to, label });
   };
   for (const state of Object.values(wf.states)) {
+    for (const arm of state.enterArms ?? []) add(state.name, "enter", arm.target.name);
+    for (const timer of state.timers ?? []) for (const arm of timer.handler.arms) add(state.name, timer.schedule, arm.target.name);
     for (const [alias, on] of Object.entries(state.on)) for (const arm of on.handler.arms) add(state.name, alias, arm.target.name);
     for (const [alias, handler] of Object.entries(state.expired)) for (const arm of handler.arms) add(state.name, `${alias}.expired`, arm.target.name);
   }

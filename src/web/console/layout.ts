@@ -40,6 +40,9 @@ tr.run:focus-within { background: var(--soft); }
 .badge.running, .badge.open, .badge.live { border-color: var(--good); color: var(--good); }
 .badge.cancelled, .badge.dead, .badge.expired { border-color: var(--bad); color: var(--bad); }
 .badge.waiting, .badge.retired, .badge.burned { border-color: var(--warn); color: var(--warn); }
+.badge.sent { border-color: var(--good); color: var(--good); }
+.badge.failed, .badge.withdrawn { border-color: var(--bad); color: var(--bad); }
+.badge.pending { border-color: var(--warn); color: var(--warn); }
 ul.plain { list-style: none; padding: 0; margin: 0; }
 .waits li { margin: 0 0 0.2rem; }
 form.filters { display: flex; flex-wrap: wrap; gap: 0.5rem 0.75rem; align-items: end; margin: 0 0 0.75rem; }
@@ -92,6 +95,17 @@ ol.timeline .at { font-variant-numeric: tabular-nums; color: var(--muted); }
 .keys { font-size: 0.85rem; }
 kbd { border: 1px solid var(--line); border-radius: 0.25rem; padding: 0 0.3rem; font-size: 0.8rem; }
 @media (max-width: 40rem) { th.opt, td.opt { display: none; } ol.timeline li { grid-template-columns: 1fr; gap: 0; } }
+/* Narrow screens (issue 30 item 5): a table.stack shows each row as a card, one cell per line with
+   its column's name (data-label) before it; the header row stays for screen readers only. */
+@media (max-width: 40rem) {
+  table.stack, table.stack tbody, table.stack tr, table.stack td { display: block; width: 100%; }
+  table.stack caption { display: block; text-align: left; }
+  table.stack thead { position: absolute; width: 1px; height: 1px; overflow: hidden; clip-path: inset(50%); white-space: nowrap; }
+  table.stack tr { border-bottom: 1px solid #d0d0da; padding: 0.4rem 0; }
+  table.stack td { border: 0; padding: 0.1rem 0; overflow-wrap: anywhere; }
+  table.stack td[data-label]::before { content: attr(data-label) ": "; font-weight: 600; }
+  .badge { white-space: normal; }
+}
 `;
 
 const SCRIPT = `

@@ -5,19 +5,25 @@
  *    the deadline as a date and a countdown, the `After` predecessors and whether each is done,
  *    `Requires` and `Candidates` as written in the source, the link's status (live/burned/retired/
  *    dead/none, never the token) — and what unblocks it: the operator's "Revoke link" (with a
- *    reason) and the answer paths; then "Cancel run" (with a reason). A viewer sees the same
- *    without the forms.
+ *    reason) and the answer paths; then the state's pending timers (`after 5d`, `every 1d`), each
+ *    with its next firing as a date and a countdown and where it may move the run (issue 30 item
+ *    2); then "Cancel run" (with a reason). A viewer sees the same without the forms.
  * 2. The workflow's states as SVG (graph.ts): the current state and the path taken marked.
  * 3. History as a timeline relative to the run's start; incidents; tracked entities (values that
- *    carry a link show its token as `[redacted]`: engine/views.ts); the outbox (no bodies).
+ *    carry a link show its token as `[redacted]`: engine/views.ts); the outbox of every channel —
+ *    email, `send webhook`, `send message` — with attempts, the last result (`HTTP 503`, an error
+ *    class), the next attempt, and why a message ended or was withdrawn (issue 30 item 3); never a
+ *    body or payload.
  * Everything read comes from the API's read models (engine/views.ts, operators/runs-list.ts).
  */
 import type { Db } from "../../db.js";
 import type { CompiledWorkflow, TypeSpec } from "../../lang/compiled.js";
 import type { Expr } from "../../lang/ast.js";
 import type { Sealer } from "../../engine/seal.js";
+import { redactTokens } from "../../engine/seal.js";
 import { showOutbox, showRun, type RunView } from "../../engine/views.js";
 import { loadVersion } from "../../engine/workflows.js";
+import { showDeliveries } from "../../outbox/deliveries-view.js";
 import { waitingOf } from "../../operators/runs-list.js";
 import { html, type Html } from "../page/html.js";
 import type { ConsoleUser } from "./access.js";
@@ -47,12 +53,64 @@ const exprText = (source: string, e: Expr) => source.slice(e.range.start.offset,
 
 const json = (v: unknown) => JSON.stringify(v);
 
+/**
+ * One message of a run's outbox as the console lists it (issue 30 item 3): mail
+ * (engine/views.ts showOutbox) and `send webhook` / `send message` deliveries
+ * (outbox/deliveries-view.ts) in one shape. `to`: the recipient (mail) or the endpoint's name;
+ * `what`: the subject (mail) or the delivery's `webhook-id`; `last`: the last attempt's result
+ * (`HTTP 503`, an error class such as `Error ECONNREFUSED`, a mail error), null before any;
+ * `ended`: why it stopped — a delivery's `endReason`, or a failed/withdrawn mail's last error
+ * (`withdrawn: the run was cancelled`) — null while it may still go. Never a body or payload.
+ */
+export interface OutboxRow {
+  id: string;
+  channel: "email" | "webhook" | "message";
+  to: string;
+  what: string;
+  status: string;
+  attempts: number;
+  last: string | null;
+  nextAttemptAt: Date | null;
+  ended: string | null;
+  createdAt: Date;
+}
+
 interface RunData {
   view: RunView;
   wf: CompiledWorkflow;
   source: string;
   links: Map<string, string>;
-  outbox: Awaited<ReturnType<typeof showOutbox>>;
+  outbox: OutboxRow[];
+}
+
+/** Every message of the run, oldest first, whatever its channel. */
+async function readOutbox(db: Db, sealer: Sealer, runId: string): Promise<OutboxRow[]> {
+  const [mail, errors, deliveries] = await Promise.all([
+    showOutbox(db, sealer, runId),
+    db.outboxMessage.findMany({ where: { runId, lastError: { not: null } }, select: { id: true, lastError: true } }),
+    showDeliveries(db, runId),
+  ]);
+  const mailError = new Map(errors.map((e) => [e.id, e.lastError === null ? null : redactTokens(e.lastError).slice(0, 300)]));
+  const rows: OutboxRow[] = [
+    ...mail.map((m): OutboxRow => {
+      const error = mailError.get(m.id) ?? null;
+      const ended = m.status === "failed" || m.status === "withdrawn";
+      return { id: m.id, channel: "email", to: m.to, what: m.subject, status: m.status, attempts: m.attempts, last: ended ? null : error, nextAttemptAt: null, ended: ended ? error : null, createdAt: m.createdAt };
+    }),
+    ...deliveries.map((d): OutboxRow => ({
+      id: d.id,
+      channel: d.channel,
+      to: d.endpoint,
+      what: d.webhookId,
+      status: d.status,
+      attempts: d.attempts,
+      last: d.lastStatusCode !== null ? `HTTP ${d.lastStatusCode}` : d.lastError,
+      nextAttemptAt: d.status === "pending" ? d.nextAttemptAt : null,
+      ended: d.endReason,
+      createdAt: d.createdAt,
+    })),
+  ];
+  return rows.sort((a, b) => a.createdAt.getTime() - b.createdAt.getTime());
 }
 
 /** Reads what the page shows; null when no run has this id. */
@@ -63,7 +121,7 @@ export async function readRun(db: Db, sealer: Sealer, id: string): Promise<RunDa
     loadVersion(db, view.workflow, view.version),
     db.workflowVersion.findUnique({ where: { workflowName_version: { workflowName: view.workflow, version: view.version } }, select: { source: true } }),
     waitingOf(db, [view.id]),
-    showOutbox(db, sealer, view.id),
+    readOutbox(db, sealer, view.id),
   ]);
   const links = new Map((waiting.get(view.id) ?? []).map((w) => [`${w.alias}\u0000${w.element}`, w.link]));
   return { view, wf, source: version?.source ?? "", links, outbox };
@@ -110,6 +168,24 @@ ${user.role === "operator" && link === "live" && s.element === null
   : null}
 </section>`;
   });
+  const timers = view.status === "running" ? view.timers : [];
+  const timerList = timers.length
+    ? html`<section class="timers" aria-labelledby="timers-h">
+<h3 id="timers-h">Timers</h3>
+<ul class="plain">${timers.map((tm) => {
+        const decl = state?.timers?.find((x) => x.index === tm.index);
+        const targets = [...new Set((decl?.handler.arms ?? []).map((a) => a.target.name))];
+        const arms = decl?.handler.arms ?? [];
+        const moves = !targets.length
+          ? `stays in ${view.state}`
+          : arms.length === 1 && arms[0]!.kind === "default"
+            ? `moves to ${targets[0]}`
+            : `may move to ${targets.join(", ")}`;
+        const next = tm.next ? new Date(tm.next) : null;
+        return html`<li><code>${tm.schedule ?? `timer ${tm.index}`}</code> — ${next ? html`next <time datetime="${next.toISOString()}">${utc(next)}</time> — <time class="countdown" datetime="${next.toISOString()}">${countdown(next, now)}</time>` : html`<span class="muted">not scheduled</span>`} <span class="muted">(${moves})</span></li>`;
+      })}</ul>
+</section>`
+    : null;
   const cancel =
     view.status !== "running"
       ? html`<p>The run has ${view.status === "cancelled" ? "been cancelled" : "finished"}; it waits on nothing.</p>`
@@ -123,6 +199,7 @@ ${user.role === "operator" && link === "live" && s.element === null
   return html`<section class="panel" aria-labelledby="waiting-h">
 <h2 id="waiting-h">Waiting on</h2>
 ${open.length ? slots : view.status === "running" ? html`<p>No open or waiting slot.</p>` : null}
+${timerList}
 ${cancel}
 </section>`;
 }
@@ -168,8 +245,14 @@ ${Object.keys(view.entities).length
 <p class="muted">A value that carries a callback link shows its token as [redacted].</p>
 <h2>Outbox</h2>
 ${d.outbox.length
-  ? html`<div class="table-wrap" tabindex="0" role="region" aria-label="Outbox messages"><table><thead><tr><th scope="col">Queued</th><th scope="col">To</th><th scope="col">Subject</th><th scope="col">Status</th><th scope="col">Attempts</th></tr></thead><tbody>${d.outbox.map(
-      (m) => html`<tr><td>${offset(new Date(m.createdAt).getTime() - start)}</td><td>${m.to}</td><td>${m.subject}</td><td>${m.status}</td><td>${m.attempts}</td></tr>`,
+  ? html`<div class="table-wrap" tabindex="0" role="region" aria-label="Outbox messages"><table class="stack"><thead><tr><th scope="col">Queued</th><th scope="col">Channel</th><th scope="col">To</th><th scope="col">Subject / webhook-id</th><th scope="col">Status</th><th scope="col">Attempts</th><th scope="col">Last result</th><th scope="col">Next / why it ended</th></tr></thead><tbody>${d.outbox.map(
+      (m) => html`<tr data-message="${m.id}"><td data-label="Queued">${offset(m.createdAt.getTime() - start)}</td><td data-label="Channel">${m.channel}</td><td data-label="To">${m.to}</td><td data-label="Subject / webhook-id">${m.channel === "email" ? m.what : html`<code>${m.what}</code>`}</td><td data-label="Status"><span class="badge ${m.status}">${m.status}</span></td><td data-label="Attempts">${m.attempts}</td><td data-label="Last result">${m.last ?? html`<span class="muted">—</span>`}</td><td data-label="Next / why it ended">${
+        m.ended
+          ? m.ended
+          : m.nextAttemptAt
+            ? html`next attempt <time class="countdown" datetime="${m.nextAttemptAt.toISOString()}">${countdown(m.nextAttemptAt, now)}</time>`
+            : html`<span class="muted">—</span>`
+      }</td></tr>`,
     )}</tbody></table></div>`
   : html`<p class="muted">No messages.</p>`}`;
 }

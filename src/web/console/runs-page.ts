@@ -66,16 +66,16 @@ ${RUN_STATUSES.map((s) => html`<li><a href="/console/runs${qs({ ...base, status:
 </ul>`;
   const rows = page.runs.map(
     (run) => html`<tr class="run">
-<td><a class="run-link mono" href="/console/runs/${run.id}">${run.id.slice(0, 8)}</a></td>
-<td><a href="/console/workflows/${run.workflow}">${run.workflow}</a> <span class="muted">v${run.version}</span></td>
-<td>${run.state}</td>
-<td><span class="badge ${run.status}">${run.status}</span></td>
-<td class="opt"><time datetime="${run.createdAt.toISOString()}" title="${utc(run.createdAt)}">${span(now.getTime() - run.createdAt.getTime())}</time></td>
-<td>${waitingCell(run, now)}</td>
+<td data-label="Run"><a class="run-link mono" href="/console/runs/${run.id}">${run.id.slice(0, 8)}</a></td>
+<td data-label="Workflow"><a href="/console/workflows/${run.workflow}">${run.workflow}</a> <span class="muted">v${run.version}</span></td>
+<td data-label="State">${run.state}</td>
+<td data-label="Status"><span class="badge ${run.status}">${run.status}</span></td>
+<td class="opt" data-label="Age"><time datetime="${run.createdAt.toISOString()}" title="${utc(run.createdAt)}">${span(now.getTime() - run.createdAt.getTime())}</time></td>
+<td data-label="Waiting on">${waitingCell(run, now)}</td>
 </tr>`,
   );
   const table = page.runs.length
-    ? html`<div class="table-wrap" tabindex="0" role="region" aria-label="Runs"><table>
+    ? html`<div class="table-wrap" tabindex="0" role="region" aria-label="Runs"><table class="stack">
 <caption class="muted">Newest first${f.cursor ? " (a later page)" : ""}</caption>
 <thead><tr><th scope="col">Run</th><th scope="col">Workflow</th><th scope="col">State</th><th scope="col">Status</th><th scope="col" class="opt">Age</th><th scope="col">Waiting on</th></tr></thead>
 <tbody>${rows}</tbody></table></div>`

@@ -32,9 +32,9 @@ export async function workflowBody(db: Db, name: string, query: Record<string, s
   return html`<p><a href="/console/runs?workflow=${name}">← Runs of ${name}</a></p>
 <h1>Workflow ${name}</h1>
 <h2>Versions</h2>
-<div class="table-wrap" tabindex="0" role="region" aria-label="Versions"><table><thead><tr><th scope="col">Version</th><th scope="col">Deployed</th><th scope="col" class="opt">Source SHA-256</th><th scope="col">Runs</th></tr></thead><tbody>
+<div class="table-wrap" tabindex="0" role="region" aria-label="Versions"><table class="stack"><thead><tr><th scope="col">Version</th><th scope="col">Deployed</th><th scope="col" class="opt">Source SHA-256</th><th scope="col">Runs</th></tr></thead><tbody>
 ${[...wf.versions].reverse().map(
-  (v) => html`<tr><td><a href="/console/workflows/${name}?version=${v.version}"${v.version === shown.version ? html` aria-current="page"` : null}>version ${v.version}</a>${v.version === wf.currentVersion ? " (current)" : null}</td><td>${utc(v.createdAt)}</td><td class="opt mono">${v.sourceSha256.slice(0, 16)}…</td><td><a href="/console/runs?workflow=${name}&amp;version=${v.version}">runs of version ${v.version}</a></td></tr>`,
+  (v) => html`<tr><td data-label="Version"><a href="/console/workflows/${name}?version=${v.version}"${v.version === shown.version ? html` aria-current="page"` : null}>version ${v.version}</a>${v.version === wf.currentVersion ? " (current)" : null}</td><td data-label="Deployed">${utc(v.createdAt)}</td><td class="opt mono" data-label="Source SHA-256">${v.sourceSha256.slice(0, 16)}…</td><td data-label="Runs"><a href="/console/runs?workflow=${name}&amp;version=${v.version}">runs of version ${v.version}</a></td></tr>`,
 )}
 </tbody></table></div>
 <h2 id="graph-h">States of version ${shown.version}</h2>
