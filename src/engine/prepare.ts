@@ -13,6 +13,7 @@ import type { EngineDeps } from "./apply.js";
 import { checkBeforeBody } from "./commands/raise.js";
 import { RuntimeFault } from "./interpreter.js";
 import { NO_SUCH_RUN_OR_SLOT, RefusalCode, refuse, type Refusal } from "./refusals.js";
+import { LIFECYCLES } from "./lifecycles.js";
 import { entityJson, Step } from "./step.js";
 import { toJson } from "./values.js";
 import type { CurrentVersions } from "./version-cache.js";
@@ -71,7 +72,7 @@ export async function prepareRaise(
   const decl = wf.states[run.state]?.slots.find((s) => s.alias === alias);
   if (!decl) return notFound;
   if (decl.candidates) {
-    const step = await Step.load({ tx: db, sealer: deps.sealer, baseUrl: deps.baseUrl }, wf, run).catch(() => null);
+    const step = await Step.load({ tx: db, sealer: deps.sealer, baseUrl: deps.baseUrl, lifecycles: LIFECYCLES }, wf, run).catch(() => null);
     if (!step) return notFound; // deleted since the read above
     try {
       const before = checkBeforeBody(step, alias, element, { kind: "principal", ...principal });
