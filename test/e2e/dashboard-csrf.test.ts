@@ -59,7 +59,7 @@ async function runningRun(prefix: string): Promise<string> {
 
 /** Serves `html` at `/` on 127.0.0.1 (any port); resolves the port. */
 async function serve(html: string): Promise<number> {
-  const server = createServer((req, res) => {
+  const server = createServer((_req, res) => {
     res.writeHead(200, { "content-type": "text/html; charset=utf-8" });
     res.end(html);
   });
@@ -111,7 +111,7 @@ test.serial("in Chromium signed in to the dashboard, a page on another origin th
       t.is(run.status, "running", host);
       t.false(run.history.some((h) => h.kind === "run-cancelled"), host);
     }
-    const all = await commands.getJobs(["waiting", "active", "delayed", "completed", "failed", "paused", "prioritized"]);
+    const all = await commands.getJobs(["waiting", "active", "delayed", "completed", "failed", "prioritized"]);
     t.true(all.length > 0, "the starts went through the queue");
     t.deepEqual(all.filter((j) => j.data?.kind !== "start").map((j) => j.data), [], "no job but the runs' starts");
   } finally {
