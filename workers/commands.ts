@@ -9,14 +9,22 @@
  * applied, however long the outage; a deterministic failure ends the job at once
  * (`UnrecoverableError`) after recording a `command-failed` incident on the run
  * (src/engine/failures.ts). Lock, stall and backoff settings: workers/options.ts.
+ *
+ * Before anything else, a job must carry slotflow's signature (src/queue/signature.ts, added by
+ * Queues.enqueue/enqueueMany): one that does not — added through the queue dashboard, straight
+ * into Redis, or by a release before signed commands — is refused at once, never retried
+ * (`UnrecoverableError`), logged (`command job refused: not signed by slotflow`, without its data)
+ * and recorded as a `command-unsigned` incident on the run it names when that run exists
+ * (issue 28 item 1).
  */
 import { UnrecoverableError, Worker, type Job } from "bullmq";
 import { applyCommand } from "../src/engine/apply.js";
 import { validateCommand, type Command, type Outcome } from "../src/engine/commands/types.js";
-import { failureMessage, recordCommandFailure } from "../src/engine/failures.js";
+import { failureMessage, recordCommandFailure, recordUnsignedCommand } from "../src/engine/failures.js";
 import { redactTokens } from "../src/engine/seal.js";
 import { MailPump } from "../src/outbox/mail-pump.js";
 import { QUEUE } from "../src/queue/queues.js";
+import { UnsignedJobError } from "../src/queue/signature.js";
 import { UNKNOWN_FAILURE_LIMIT, classifyFailure, decideRetry } from "../src/queue/retry.js";
 import type { Runtime } from "../src/runtime.js";
 import { metrics } from "../src/web/metrics.js";
@@ -54,9 +62,30 @@ export function startCommandWorker(rt: Runtime, mail: MailPump, shard = 0, concu
   const worker = new Worker(
     QUEUE.commands,
     async (job: Job): Promise<Outcome> => {
+      let data: Record<string, unknown>;
+      try {
+        data = rt.queues.signer.verify(job.data, job.id);
+      } catch (err) {
+        if (!(err instanceof UnsignedJobError)) throw err;
+        // Recording may fail on a PostgreSQL outage: then the job is retried, and refused again.
+        const recorded = await recordUnsignedCommand(rt.db, job.data, job.id, err.message);
+        const claimed = job.data as { kind?: unknown; runId?: unknown } | null;
+        rt.log.error(
+          {
+            jobId: redactTokens(String(job.id)).slice(0, 100),
+            name: redactTokens(job.name).slice(0, 100),
+            command: typeof claimed?.kind === "string" ? redactTokens(claimed.kind).slice(0, 32) : undefined,
+            runId: typeof claimed?.runId === "string" ? redactTokens(claimed.runId).slice(0, 36) : undefined,
+            reason: err.message,
+            incident: recorded,
+          },
+          "command job refused: not signed by slotflow",
+        );
+        throw new UnrecoverableError(`command job refused: ${err.message}`);
+      }
       let cmd: Command;
       try {
-        cmd = validateCommand(job.data);
+        cmd = validateCommand(data);
       } catch (err) {
         // Job data this worker cannot read: of unknown kind, not deterministic — during a rolling
         // deploy it may be a newer version's command. Retried a few times (bounded by the job's

@@ -39,3 +39,31 @@ export async function recordCommandFailure(db: Db, cmd: Pick<Command, "kind" | "
   await db.incident.create({ data: { runId: run.id, command: cmd.kind, code: COMMAND_FAILED, message: text } });
   return true;
 }
+
+/** Incident code of a command job the worker refused because slotflow did not add it (issue 28 item 1). */
+export const COMMAND_UNSIGNED = "command-unsigned";
+
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+
+/**
+ * Records on the run a `command-unsigned` incident for a `commands` job whose signature did not
+ * verify (src/queue/signature.ts): someone other than slotflow added it (the queue dashboard, a
+ * forged request, a client of Redis), or a release before signed commands queued it. `claimed` is
+ * what the job's data says — untrusted: the run id is used only when it is a uuid naming an
+ * existing run, and the kind only when it is a plain word; nothing else of the data (which may
+ * hold anything) is written. `reason` says which check failed (signature.ts; no key in it).
+ * Returns false when there is no such run. Identical incidents are not recorded twice.
+ */
+export async function recordUnsignedCommand(db: Db, claimed: unknown, jobId: string | undefined, reason: string): Promise<boolean> {
+  const data = (claimed !== null && typeof claimed === "object" ? claimed : {}) as { kind?: unknown; runId?: unknown };
+  if (typeof data.runId !== "string" || !UUID.test(data.runId)) return false;
+  const kind = typeof data.kind === "string" && /^[a-z][a-z-]{0,31}$/.test(data.kind) ? data.kind : "unknown";
+  const run = await db.run.findUnique({ where: { id: data.runId }, select: { id: true } });
+  if (!run) return false;
+  const id = typeof jobId === "string" ? jobId.replace(/[^A-Za-z0-9_.:-]/g, "?").slice(0, 80) : "?";
+  const text = redactTokens(`A ${kind} job (id ${id}) for this run was refused and nothing of it was applied: ${reason}. slotflow did not add it — it was added through the queue dashboard or straight into Redis, or queued by a release before command jobs were signed (docs/deployment.md).`);
+  const same = await db.incident.findFirst({ where: { runId: run.id, command: kind, code: COMMAND_UNSIGNED, message: text }, select: { id: true } });
+  if (same) return true;
+  await db.incident.create({ data: { runId: run.id, command: kind, code: COMMAND_UNSIGNED, message: text } });
+  return true;
+}

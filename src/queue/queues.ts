@@ -9,6 +9,10 @@
  * | `sweep` | sweep | `{}` (a job scheduler, every SLOTFLOW_SWEEP_INTERVAL_MS) | sweeper | sweeper |
  *
  * Job data is validated when enqueued and again when processed. No job ever carries a token.
+ * Every `commands` job carries a signature over its data (`signature`, signature.ts), added here —
+ * `enqueue` and `enqueueMany` are the only places command jobs are added (web, sweeper, and any
+ * re-queue through them) — and checked by the worker before anything is applied: a command job
+ * not added by slotflow is refused (issue 28 item 1).
  * Mail and delivery jobs carry their row's run id so that the worker's claim names `(run_id, id)`,
  * a router statement under a distributed PostgreSQL (docs/scaling.md); a job queued by a release
  * before that carries the row id alone and is still delivered (outbox-jobs.ts).
@@ -24,6 +28,7 @@ import { RefusalCode, RefusalError, refuse, type Refusal } from "../engine/refus
 import { isCluster, probeLayout, redisClient, topologyOf, type RedisClient, type RedisConfig } from "./redis.js";
 import { deliveryJobOf, mailJobOf, type DeliveryJob, type MailJob } from "./outbox-jobs.js";
 import { durableJobRetry } from "./retry.js";
+import { CommandSigner } from "./signature.js";
 import { allShards, shardOf, shardPrefix, type ShardConfig } from "./shards.js";
 
 /**
@@ -58,8 +63,11 @@ export function redisConnection(config: RedisConfig, blocking: boolean): RedisCl
   return redisClient(config, { blocking });
 }
 
-/** What a `Queues` needs; tests and benches may give only the first three (one plain shard, one Redis). */
-export type QueuesConfig = Pick<Config, "redisUrl" | "queuePrefix" | "depositWaitMs"> & RedisConfig & ShardConfig & Partial<Pick<Config, "redisWaitMs">>;
+/**
+ * What a `Queues` needs; tests and benches may give only the first four (one plain shard, one
+ * Redis). `sealKeys` (SLOTFLOW_SEAL_KEY's ring) signs the command jobs (signature.ts).
+ */
+export type QueuesConfig = Pick<Config, "redisUrl" | "queuePrefix" | "depositWaitMs" | "sealKeys"> & RedisConfig & ShardConfig & Partial<Pick<Config, "redisWaitMs">>;
 
 /**
  * Thrown when a command was added but its durability across a Redis failover could not be
@@ -97,10 +105,13 @@ export class Queues {
   private readonly events = new Map<number, QueueEvents>();
   private readonly eventsConnections: RedisClient[] = [];
   readonly connection: RedisClient;
+  /** Signs the command jobs this process adds, and verifies those a worker takes (signature.ts). */
+  readonly signer: CommandSigner;
   /** Waits in progress, by command id (= job id). */
   private readonly waiting = new Map<string, (r: WaitResult) => void>();
 
   constructor(readonly config: QueuesConfig) {
+    this.signer = new CommandSigner(config.sealKeys);
     this.connection = redisConnection(config, false);
     this.connection.on("error", () => undefined); // surfaced as failed commands; logged by callers
     const opts = (shard: number) => ({ connection: this.connection as ConnectionOptions, prefix: shardPrefix(config, shard) });
@@ -173,15 +184,18 @@ export class Queues {
     return { ...COMMAND_JOB_OPTIONS, jobId: cmd.commandId, ...(opts.removeOnComplete ? { removeOnComplete: true } : {}) };
   }
 
-  /** Enqueues a command on its run's shard without waiting. */
+  /**
+   * Enqueues a command on its run's shard without waiting; the job's data is the command and its
+   * signature (`this.signer`, signature.ts: the worker refuses a command job without it).
+   */
   async enqueue(cmd: Command, opts: { removeOnComplete?: boolean } = {}): Promise<Job> {
     validateCommand(cmd);
-    return this.commandQueueOf(cmd.runId).add(cmd.kind, cmd, Queues.jobOptions(cmd, opts));
+    return this.commandQueueOf(cmd.runId).add(cmd.kind, this.signer.signed(cmd), Queues.jobOptions(cmd, opts));
   }
 
   /**
    * Enqueues many commands, one Redis call per shard (`addBulk`: one MULTI of the add script per
-   * job), for the sweeper's batches of expiries.
+   * job), for the sweeper's batches of expiries; each job signed as by `enqueue`.
    */
   async enqueueMany(cmds: Command[], opts: { removeOnComplete?: boolean } = {}): Promise<void> {
     if (cmds.length === 0) return;
@@ -193,7 +207,7 @@ export class Queues {
     }
     await Promise.all(
       [...byShard].map(([shard, list]) =>
-        this.commandShards[shard]!.addBulk(list.map((cmd) => ({ name: cmd.kind, data: cmd, opts: Queues.jobOptions(cmd, opts) }))),
+        this.commandShards[shard]!.addBulk(list.map((cmd) => ({ name: cmd.kind, data: this.signer.signed(cmd), opts: Queues.jobOptions(cmd, opts) }))),
       ),
     );
   }

@@ -100,7 +100,7 @@ test.serial("a deposit command applied once and delivered again with the same co
   const run = await basic("idem");
   const token = tokenOf(await run.link("answer"));
   const db: Db = createDb(cluster.databaseUrl, 2);
-  const queues = new Queues({ redisUrl: cluster.env.REDIS_URL!, queuePrefix: cluster.env.SLOTFLOW_QUEUE_PREFIX!, depositWaitMs: 15_000 });
+  const queues = new Queues({ redisUrl: cluster.env.REDIS_URL!, queuePrefix: cluster.env.SLOTFLOW_QUEUE_PREFIX!, depositWaitMs: 15_000, sealKeys: [cluster.env.SLOTFLOW_SEAL_KEY!] });
   try {
     const prepared = await prepareDeposit(db, token, { ok: true, note: "once" });
     if (!prepared.ok) return t.fail(`prepareDeposit refused: ${JSON.stringify(prepared.refusal)}`);

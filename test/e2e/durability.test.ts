@@ -93,7 +93,7 @@ test.serial("a command that fails deterministically ends its job early and recor
   // A run whose stored input cannot be opened: every command on it fails the same way.
   await sql(c.databaseUrl, `UPDATE runs SET input = '{"job": {"$sealed": "v9.a.b.c"}}'::jsonb WHERE id = $1`, [run.runId]);
   const [link] = await sql<{ id: string }>(c.databaseUrl, "SELECT id FROM links WHERE run_id = $1 AND status = 'live' ORDER BY created_at LIMIT 1", [run.runId]);
-  const queues = new Queues({ redisUrl: c.env.REDIS_URL!, queuePrefix: c.env.SLOTFLOW_QUEUE_PREFIX!, depositWaitMs: 1000 });
+  const queues = new Queues({ redisUrl: c.env.REDIS_URL!, queuePrefix: c.env.SLOTFLOW_QUEUE_PREFIX!, depositWaitMs: 1000, sealKeys: [c.env.SLOTFLOW_SEAL_KEY!] });
   const commandId = crypto.randomUUID();
   try {
     await queues.enqueue({ kind: "deposit", commandId, runId: run.runId, linkId: link!.id, args: { ok: true, note: "poison" } });

@@ -12,6 +12,8 @@
 import test from "ava";
 import { Queue, type ConnectionOptions } from "bullmq";
 import { Redis } from "ioredis";
+import { randomUUID } from "node:crypto";
+import { CommandSigner } from "../../src/queue/signature.js";
 import { dropDatabase } from "../helpers/db.js";
 import { deployFixture, postLink, startRun, uniqueTitle } from "../helpers/callback.js";
 import { linkIn, waitForEmail } from "../helpers/mail.js";
@@ -84,8 +86,11 @@ test.serial("a command attempt that fails is counted as retried, and its last at
   const connection = new Redis(cluster.env.REDIS_URL!, { maxRetriesPerRequest: null });
   const queue = new Queue("commands", { connection: connection as ConnectionOptions, prefix: cluster.env.SLOTFLOW_QUEUE_PREFIX });
   try {
-    // Job data a worker refuses to process (it validates every job): each attempt fails.
-    await queue.add("deposit", { kind: "deposit", garbage: true }, { attempts: 2, backoff: { type: "fixed", delay: 10 }, removeOnFail: true });
+    // Job data a worker refuses to process (it validates every job): each attempt fails. Signed
+    // like slotflow's own jobs, so it reaches validation (an unsigned job fails at once: issue 28).
+    const commandId = randomUUID();
+    const garbage = new CommandSigner([cluster.env.SLOTFLOW_SEAL_KEY!]).signed({ kind: "deposit", commandId, garbage: true });
+    await queue.add("deposit", garbage, { jobId: commandId, attempts: 2, backoff: { type: "fixed", delay: 10 }, removeOnFail: true });
     const text = await eventually(async () => {
       const s = await scrape();
       return sample(s, "slotflow_commands_failed_total", { command: "deposit" }) === 1 ? s : null;

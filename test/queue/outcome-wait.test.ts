@@ -25,7 +25,7 @@ const OUTCOME: Outcome = { ok: true, status: "completed", run: { id: "r", workfl
 
 test.serial("fifty concurrent waits for outcomes add no listener per wait and all receive their outcome", async (t) => {
   const redis = await startRedisServer();
-  const config = { redisUrl: redis.url, queuePrefix: `sft-wait-${randomUUID().slice(0, 8)}`, depositWaitMs: 10_000 };
+  const config = { redisUrl: redis.url, queuePrefix: `sft-wait-${randomUUID().slice(0, 8)}`, depositWaitMs: 10_000, sealKeys: ["test-seal-key"] };
   const queues = new Queues(config);
   // BullMQ never closes a connection it was handed: the test does, or the process cannot exit.
   const workerConnection = redisConnection(config, true);
@@ -57,7 +57,7 @@ test.serial("fifty concurrent waits for outcomes add no listener per wait and al
 
 test.serial("Redis killed while commands are submitted and waited for: no rejection leaks and every submit settles", async (t) => {
   const redis = await startRedisServer();
-  const config = { redisUrl: redis.url, queuePrefix: `sft-wait-${randomUUID().slice(0, 8)}`, depositWaitMs: 1500 };
+  const config = { redisUrl: redis.url, queuePrefix: `sft-wait-${randomUUID().slice(0, 8)}`, depositWaitMs: 1500, sealKeys: ["test-seal-key"] };
   const queues = new Queues(config);
   const leaked: unknown[] = [];
   const onRejection = (reason: unknown) => leaked.push(reason);
