@@ -97,8 +97,7 @@ async function whileRendering(t: ExecutionContext, path: string, links: string[]
   );
   const probes: number[] = [];
   const probing = (async () => {
-    await new Promise((r) => setTimeout(r, 50));
-    while (!done) {
+    do {
       const { ms, value } = await timed(() =>
         fetch(new URL("/healthz", base), { signal: AbortSignal.timeout(5_000) }).then(
           (r) => r.status,
@@ -109,7 +108,7 @@ async function whileRendering(t: ExecutionContext, path: string, links: string[]
       t.is(value, 200, "/healthz did not answer within 5 s");
       if (!value) break;
       await new Promise((r) => setTimeout(r, 100));
-    }
+    } while (!done);
   })();
   const deposits = links.map(async (url, i) => {
     await new Promise((r) => setTimeout(r, 150 + i * 700));
