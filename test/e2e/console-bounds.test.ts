@@ -13,6 +13,7 @@
  *   differ too much to diff, linking both sources; `/healthz` and a deposit answer within a second.
  */
 import test, { type ExecutionContext } from "ava";
+import { bigFlow } from "../helpers/big-flow.js";
 import { startRun, uniqueTitle } from "../helpers/callback.js";
 import { dropDatabase } from "../helpers/db.js";
 import { linkIn, waitForEmail } from "../helpers/mail.js";
@@ -22,22 +23,6 @@ const VIEWER_TOKEN = "test-viewer-token";
 const VIEWER = { authorization: `Basic ${Buffer.from(`vic:${VIEWER_TOKEN}`).toString("base64")}` };
 let cluster: Cluster;
 let base: string;
-
-/**
- * A valid workflow of `states` states, each with one handler of `arms` `when` arms (each a
- * transition to another state) and a default to `Done`. The handler's parameter is named `param`,
- * so two versions with different names differ on every arm line.
- */
-function bigFlow(name: string, states: number, arms: number, param = "n", target = (i: number, k: number) => (i + k * 7) % states): string {
-  const out = [`workflow ${name}(who: string)`, "", "event Go(n: int)", ""];
-  for (let i = 0; i < states; i++) {
-    out.push(`${i === 0 ? "initial " : ""}state S${i} {`, "  subscribe Go(n) as go", `  on go(${param}) {`);
-    for (let k = 1; k <= arms; k++) out.push(`    when (${param} == ${k}) -> S${target(i, k)}`);
-    out.push("    default -> Done", "  }", "}", "");
-  }
-  out.push("terminal state Done", "");
-  return out.join("\n");
-}
 
 const PING = `workflow Ping(job: Job)
 

@@ -83,14 +83,26 @@ let idleTimer: NodeJS.Timeout | null = null;
 let nextId = 1;
 let heapMb = THREAD_HEAP_MB;
 const queue: Queued[] = [];
+const stats = { threadsStarted: 0, jobsStarted: 0 };
 
 /**
- * Sets the thread's old-generation heap limit for threads started from now on (tests: to reach
- * the limit with a small job). `mb` is a whole number ≥ 16; anything else is refused (TypeError).
+ * Sets the thread's old-generation heap limit (tests: to reach the limit with a small job); an
+ * idle thread is ended so that the next job starts one with the new limit, a busy one keeps its
+ * limit until it ends. `mb` is a whole number ≥ 16; anything else is refused (TypeError).
  */
 export function setConsoleThreadHeapMb(mb: number): void {
   if (!Number.isInteger(mb) || mb < 16) throw new TypeError(`the console thread's heap limit is a whole number of MiB, at least 16 (got ${mb})`);
   heapMb = mb;
+  const w = worker;
+  if (w && !running) {
+    worker = null;
+    void w.terminate();
+  }
+}
+
+/** How many console threads were started and how many jobs they were given, since the process started. */
+export function consoleThreadStats(): { threadsStarted: number; jobsStarted: number } {
+  return { ...stats };
 }
 
 /** Whether the console thread is running (it ends IDLE_MS after its last job). */
@@ -102,6 +114,7 @@ function start(): Worker {
   const ext = import.meta.url.endsWith(".ts") ? ".ts" : ".js";
   const entry = new URL(`./console-thread${ext}`, import.meta.url);
   const resourceLimits = { maxOldGenerationSizeMb: heapMb, maxYoungGenerationSizeMb: THREAD_YOUNG_MB };
+  stats.threadsStarted++;
   // As compile-async.ts: tsx's `tsImport` loads a TypeScript entry with tsx's hooks scoped to it.
   const w =
     ext === ".ts"
@@ -173,6 +186,7 @@ function pump(): void {
   }, next.timeLimitMs);
   timer.unref();
   running = { ...next, id, timer };
+  stats.jobsStarted++;
   w.postMessage({ id, job: next.job });
 }
 
