@@ -2,19 +2,35 @@
  * A workflow's states drawn as SVG on the server (issue 23 "the workflow's state graph"): the
  * nodes are the compiled states, the edges every transition out of them (`transitions`: routing on
  * entry, timers, `on x(…)` and `on x.expired` arms, each labelled by what moves it), laid out by ELK's layered
- * algorithm (elkjs, run in-process — no hand-placed boxes), top to bottom.
+ * algorithm (elkjs, on the console thread — no hand-placed boxes), top to bottom.
  *
  * Marked: the current state (filled), the states visited and the transitions taken, in the order
  * the run's history entered them (`state-entered` entries). The SVG has a <title> and a <desc>
  * naming the current state and the path, for screen readers; text is escaped.
  *
- * Layouts are cached per workflow version (a version never changes) up to LAYOUT_CACHE entries.
+ * Bounds (issue 28 item 2: a 300-state, 7,800-transition workflow laid out on the event loop
+ * stalled `/healthz` 75 s, then killed the process out of heap):
+ * - a version of more than MAX_DRAWN_STATES states or MAX_DRAWN_TRANSITIONS transitions is not
+ *   laid out: its states and their transitions are listed in a table instead, saying why;
+ * - ELK runs on the console thread (off-thread.ts), never on the web process's event loop, one
+ *   layout at a time, within LAYOUT_TIME_LIMIT_MS and the thread's heap limit; a layout that fails
+ *   (too slow, too big, queue full) falls back to the same table, saying why;
+ * - the outcome (the layout, or why there is none) is cached per workflow version (a version
+ *   never changes) in an LRU of LAYOUT_CACHE entries; simultaneous views of one version share one
+ *   layout. Only a full queue (`busy`) is not cached: the next view tries again.
  */
-import type { ELK, ElkExtendedEdge, ElkNode } from "elkjs/lib/elk-api.js";
+import type { ElkExtendedEdge, ElkNode } from "elkjs/lib/elk-api.js";
 import type { CompiledWorkflow } from "../../lang/compiled.js";
 import { html, type Html } from "../page/html.js";
+import { ConsoleJobError, LruCache, runOffThread } from "./off-thread.js";
 
 const LAYOUT_CACHE = 200;
+/** Versions with more states than this are listed, not drawn (issue 28 item 2). */
+export const MAX_DRAWN_STATES = 60;
+/** Versions with more transitions (edges) than this are listed, not drawn (issue 28 item 2). */
+export const MAX_DRAWN_TRANSITIONS = 240;
+/** The time limit of one layout on the console thread, ms (issue 28 item 2). */
+export const LAYOUT_TIME_LIMIT_MS = 10_000;
 const NODE_H = 36;
 const CHAR_W = 8;
 const LABEL_CHAR_W = 6.5;
@@ -33,21 +49,11 @@ interface Layout {
   edges: { from: string; to: string; label: string; points: { x: number; y: number }[]; labelAt: { x: number; y: number } | null }[];
 }
 
-let elkInstance: Promise<ELK> | null = null;
-/**
- * ELK, loaded and started on the first layout (issue 22 item 3: a web process that never draws a
- * graph does not hold ELK's compiled bundle in memory).
- */
-function elk(): Promise<ELK> {
-  elkInstance ??= import("elkjs/lib/elk.bundled.js").then((m) => {
-    // elk.bundled.js is CommonJS: imported from ESM its module.exports is the constructor itself
-    const bundled = m.default as unknown as { default?: unknown };
-    const ElkCtor = (bundled.default ?? bundled) as unknown as new () => ELK;
-    return new ElkCtor();
-  });
-  return elkInstance;
+/** Why a version is listed rather than drawn. */
+interface NotDrawn {
+  notDrawn: string;
 }
-const cache = new Map<string, Promise<Layout>>();
+const cache = new LruCache<Promise<Layout | NotDrawn>>(LAYOUT_CACHE);
 
 /**
  * The transitions of a compiled workflow: one edge per (state, label, target), in the order
@@ -103,8 +109,9 @@ async function computeLayout(wf: CompiledWorkflow): Promise<Layout> {
       }),
     ),
   };
-  const laid = await (await elk()).layout(graph);
+  const laid = await runOffThread<ElkNode>({ kind: "layout", graph }, { timeLimitMs: LAYOUT_TIME_LIMIT_MS });
   const byId = new Map(states.map((s) => [`n:${s.name}`, s]));
+  const edgeById = new Map(edges.map((e) => [e.id, e]));
   return {
     width: laid.width ?? 0,
     height: laid.height ?? 0,
@@ -113,7 +120,7 @@ async function computeLayout(wf: CompiledWorkflow): Promise<Layout> {
       return { name: s.name, x: n.x ?? 0, y: n.y ?? 0, w: n.width ?? 0, h: n.height ?? 0, initial: s.initial, terminal: s.terminal };
     }),
     edges: (laid.edges ?? []).map((le: ElkExtendedEdge) => {
-      const e = edges.find((x) => x.id === le.id)!;
+      const e = edgeById.get(le.id)!;
       const section = (le as ElkExtendedEdge).sections?.[0];
       const points = section ? [section.startPoint, ...(section.bendPoints ?? []), section.endPoint] : [];
       const label = (le as ElkExtendedEdge).labels?.[0];
@@ -123,16 +130,68 @@ async function computeLayout(wf: CompiledWorkflow): Promise<Layout> {
   };
 }
 
-/** The layout of a workflow version (cached). */
-export function layoutOf(key: string, wf: CompiledWorkflow): Promise<Layout> {
-  let hit = cache.get(key);
-  if (!hit) {
-    if (cache.size >= LAYOUT_CACHE) cache.delete(cache.keys().next().value!);
-    hit = computeLayout(wf);
-    hit.catch(() => cache.delete(key));
-    cache.set(key, hit);
+const count = (n: number, one: string, many: string) => `${n.toLocaleString("en-US")} ${n === 1 ? one : many}`;
+
+/**
+ * The layout of a workflow version, or why it is not drawn (cached per `key`, the version's
+ * `name@version`; issue 28 item 2): too many states or transitions (no layout attempted), or the
+ * layout on the console thread took too long, needed too much memory, failed, or the queue was full.
+ */
+export function layoutOf(key: string, wf: CompiledWorkflow): Promise<Layout | NotDrawn> {
+  const hit = cache.get(key);
+  if (hit) return hit;
+  const states = Object.keys(wf.states).length;
+  const edges = transitions(wf).length;
+  const size = `This version has ${count(states, "state", "states")} and ${count(edges, "transition", "transitions")}`;
+  let outcome: Promise<Layout | NotDrawn>;
+  if (states > MAX_DRAWN_STATES || edges > MAX_DRAWN_TRANSITIONS) {
+    outcome = Promise.resolve({
+      notDrawn: `${size}: too large to draw (the console draws at most ${MAX_DRAWN_STATES} states and ${MAX_DRAWN_TRANSITIONS} transitions).`,
+    });
+  } else {
+    outcome = computeLayout(wf).catch((err: unknown): NotDrawn => {
+      const reason = err instanceof ConsoleJobError ? err.reason : "failed";
+      if (reason === "busy") cache.delete(key); // transient: the next view tries again
+      const why = {
+        busy: "the server is drawing other graphs; reload the page later",
+        timeout: `laying it out took more than ${LAYOUT_TIME_LIMIT_MS / 1000} s`,
+        memory: "laying it out needed more memory than the console allows",
+        failed: "laying it out failed",
+      }[reason];
+      return { notDrawn: `${size}; it is not drawn: ${why}.` };
+    });
   }
-  return hit;
+  cache.set(key, outcome);
+  return outcome;
+}
+
+/**
+ * The states and their transitions as a table, for a version that is not drawn: one row per state
+ * (▶ initial, ■ terminal; the run's current and visited states marked), its transitions grouped
+ * by handler label.
+ */
+function stateTable(wf: CompiledWorkflow, why: string, path: string[], current: string | null): Html {
+  const visited = new Set(path);
+  const onRun = current !== null;
+  const out = new Map<string, Map<string, string[]>>();
+  for (const e of transitions(wf)) {
+    const byLabel = out.get(e.from) ?? new Map<string, string[]>();
+    out.set(e.from, byLabel);
+    const targets = byLabel.get(e.label) ?? [];
+    byLabel.set(e.label, targets);
+    targets.push(e.to);
+  }
+  const rows = Object.values(wf.states).map((s) => {
+    const cls = s.name === current ? "current" : visited.has(s.name) ? "visited" : null;
+    const mark = s.initial ? "▶ " : s.terminal ? "■ " : "";
+    const note = cls === "current" ? html` <strong>(current)</strong>` : cls === "visited" ? html` (visited)` : null;
+    const edges = [...(out.get(s.name) ?? new Map<string, string[]>())].map(([label, targets], i) => html`${i ? "; " : null}${label} → ${targets.join(", ")}`);
+    return html`<tr${cls ? html` class="${cls}"` : null}><th scope="row">${mark}${s.name}</th>${onRun ? html`<td>${note}</td>` : null}<td>${edges.length ? edges : html`<span class="muted">none</span>`}</td></tr>`;
+  });
+  return html`<p class="notice">${why} Its states and transitions are listed instead.</p>
+<div class="table-wrap" tabindex="0" role="region" aria-label="States of ${wf.name}"><table><thead><tr><th scope="col">State</th>${onRun ? html`<th scope="col">This run</th>` : null}<th scope="col">Transitions (handler → states)</th></tr></thead><tbody>
+${rows}
+</tbody></table></div>`;
 }
 
 /**
@@ -141,6 +200,7 @@ export function layoutOf(key: string, wf: CompiledWorkflow): Promise<Layout> {
  */
 export async function stateGraph(key: string, wf: CompiledWorkflow, path: string[], current: string | null): Promise<Html> {
   const layout = await layoutOf(key, wf);
+  if ("notDrawn" in layout) return stateTable(wf, layout.notDrawn, path, current);
   const visited = new Set(path);
   const taken = new Set<string>();
   for (let i = 1; i < path.length; i++) taken.add(`${path[i - 1]}\u0000${path[i]}`);

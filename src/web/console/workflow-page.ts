@@ -26,8 +26,12 @@ export async function workflowBody(db: Db, name: string, query: Record<string, s
   const from = wf.versions.find((v) => v.version === fromNo);
   const to = wf.versions.find((v) => v.version === toNo);
   const compiled = await loadVersion(db, name, shown.version);
-  const graph = await stateGraph(`${name}@${shown.version}`, compiled, [], null);
-  const diff = from && to && from.version !== to.version ? versionDiff(from, to) : null;
+  // the layout, the diff and the colouring run on the console thread, bounded (issue 28 items 2-3)
+  const [graph, diff, source] = await Promise.all([
+    stateGraph(`${name}@${shown.version}`, compiled, [], null),
+    from && to && from.version !== to.version ? versionDiff(name, from, to) : null,
+    highlight(shown.source, `${name}@${shown.version}`),
+  ]);
   const options = (selected: number) => wf.versions.map((v) => html`<option value="${v.version}"${v.version === selected ? html` selected` : null}>version ${v.version}</option>`);
   return html`<p><a href="/console/runs?workflow=${name}">← Runs of ${name}</a></p>
 <h1>Workflow ${name}</h1>
@@ -40,7 +44,7 @@ ${[...wf.versions].reverse().map(
 <h2 id="graph-h">States of version ${shown.version}</h2>
 <figure class="graph" aria-labelledby="graph-h">${graph}</figure>
 <h2>Source of version ${shown.version}</h2>
-${await highlight(shown.source)}
+${source}
 <h2 id="diff-h">What changed</h2>
 ${wf.versions.length < 2
   ? html`<p class="muted">Only one version is deployed.</p>`
