@@ -37,7 +37,7 @@
  * | SLOTFLOW_WORKER_LOCK_MS | workerLockMs (BullMQ lock on a job being processed; renewed every half of it) | 5000 |
  * | SLOTFLOW_STALLED_CHECK_MS | stalledCheckMs (how often workers look for jobs whose worker died) | 2500 |
  * | SLOTFLOW_MAX_STALLED_COUNT | maxStalledCount (worker deaths a job survives before it fails) | 10 |
- * | SLOTFLOW_ALLOW_VOLATILE_REDIS | allowVolatileRedis (`1`: start in production on a Redis without AOF or with evictions) | off |
+ * | SLOTFLOW_ALLOW_VOLATILE_REDIS | allowVolatileRedis (`1`: start in production on a Redis that evicts keys; one without AOF only warns, issue 34 item 3) | off |
  * | SLOTFLOW_VIEWER_TOKEN | viewerToken: the console's read-only password (issue 23; the admin token signs in as operator) | unset: no viewer sign-in |
  * | REDIS_CLUSTER_NODES | redisClusterNodes: `host:port,…` seed nodes of a Redis Cluster (REDIS_URL then gives only credentials/TLS) | unset |
  * | REDIS_SENTINELS | redisSentinels: `host:port,…` of Redis Sentinels (needs REDIS_SENTINEL_MASTER; REDIS_URL gives credentials/TLS/db) | unset |

@@ -5,6 +5,7 @@
 import { loadConfig, type Config } from "./config.js";
 import { createDb, type Db } from "./db.js";
 import type { EngineDeps } from "./engine/apply.js";
+import { recordPending } from "./engine/pending.js";
 import { Sealer } from "./engine/seal.js";
 import { createLogger, type Logger } from "./log.js";
 import { smtpTransport, terminalTransport, type MailTransport } from "./outbox/mailer.js";
@@ -36,6 +37,8 @@ export function createRuntime(options: RuntimeOptions = {}): Runtime {
   const db = createDb(config.databaseUrl, Math.max(10, config.workerConcurrency + 4));
   const sealer = new Sealer(config.sealKeys);
   const queues = new Queues(config);
+  // A 202 is recorded in PostgreSQL before it is given (issue 34 item 3; src/engine/pending.ts).
+  queues.beforeAccept = (cmd) => recordPending(db, sealer, cmd);
   const versions = new CurrentVersions(config, queues.connection);
   const transport = options.transport ?? (config.smtpUrl ? smtpTransport(config.smtpUrl, config.mail, {}, config.baseUrl) : terminalTransport());
   const engine: EngineDeps = { db, sealer, baseUrl: config.baseUrl, log, limits: config.limits };

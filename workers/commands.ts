@@ -22,6 +22,7 @@ import { applyCommand } from "../src/engine/apply.js";
 import { validateCommand, type Command, type Outcome } from "../src/engine/commands/types.js";
 import { failureMessage, recordCommandFailure, recordUnsignedCommand } from "../src/engine/failures.js";
 import { redactTokens } from "../src/engine/seal.js";
+import { forgetPending } from "../src/engine/pending.js";
 import { MailPump } from "../src/outbox/mail-pump.js";
 import { QUEUE } from "../src/queue/queues.js";
 import { UnsignedJobError } from "../src/queue/signature.js";
@@ -46,6 +47,18 @@ export function logOutcome(rt: Pick<Runtime, "log">, kind: string, runId: string
   if (!outcome.ok) rt.log.info({ command: kind, runId, code: outcome.refusal.code, ms, queuedMs }, "command refused");
   else if (outcome.status === "skipped") rt.log.info({ command: kind, runId, status: outcome.status, ms, queuedMs }, "command skipped");
   else rt.log.info({ command: kind, runId, status: outcome.status, ms, queuedMs }, "command applied");
+}
+
+/**
+ * Drops the PostgreSQL record of a command answered 202 once the worker has judged it (refused, or
+ * failed for good), so the sweeper never queues it again (src/engine/pending.ts, issue 34 item 3).
+ * One round trip, on those paths only. A failure is logged, not thrown: the outcome stands, and a
+ * sweep drops the row when it finds the job finished.
+ */
+async function forget(rt: Runtime, cmd: Command): Promise<void> {
+  await forgetPending(rt.db, cmd).catch((err: unknown) => {
+    rt.log.warn({ command: cmd.kind, runId: cmd.runId, err: messageOf(err) }, "could not drop the record of a judged 202 command; the sweeper will");
+  });
 }
 
 /** The mail pump of a worker process (src/outbox/mail-pump.ts), handing over to `rt.queues`' mail queue. */
@@ -103,10 +116,14 @@ export function startCommandWorker(rt: Runtime, mail: MailPump, shard = 0, concu
         if (decideRetry(err, job.attemptsMade) === "retry") throw err;
         const message = failureMessage(err, messageOf(err));
         const recorded = await recordCommandFailure(rt.db, cmd, message);
+        await forget(rt, cmd);
         rt.log.error({ command: cmd.kind, runId: cmd.runId, jobId: job.id, attempts: job.attemptsMade + 1, incident: recorded, err: message }, "command failed deterministically; not retried");
         throw new UnrecoverableError(message);
       }
       const { outcome, queuedMail } = applied;
+      // A refused command answered 202 is judged: its record goes (issue 34 item 3). An applied
+      // one's record is dropped by the sweeper (applied_commands), sparing the hot path.
+      if (!outcome.ok) await forget(rt, cmd);
       // First attempts by this process's mail pump, batched; it falls back to `mail` jobs, and the
       // sweeper re-enqueues what neither took. The step itself has committed.
       await mail.deliver(queuedMail);

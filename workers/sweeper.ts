@@ -2,7 +2,8 @@
  * The sweeper: a BullMQ job scheduler fires a `sweep` job every SLOTFLOW_SWEEP_INTERVAL_MS; the
  * sweep enqueues an `expire` command for each open slot past its deadline (the command worker
  * applies it under the run lock, and skips it if the slot closed meanwhile) and re-enqueues
- * outbox messages left pending for more than 30 s. Any number of sweepers may run: the scheduler
+ * outbox messages left pending for more than 30 s, and commands answered 202 whose jobs Redis lost
+ * (src/engine/pending.ts, issue 34 item 3). Any number of sweepers may run: the scheduler
  * fires each tick once, and job ids (`expire-<slot>`; a timer's `expire-<row>-<due ms>`, one per
  * firing — issue 19; the outbox id) de-duplicate.
  *
@@ -15,6 +16,7 @@
  */
 import { Worker } from "bullmq";
 import { dueExpiries } from "../src/engine/expiry.js";
+import { reconcilePending } from "../src/engine/pending.js";
 import { purge, PURGED_TABLES, type PurgeResult } from "../src/engine/retention.js";
 import { overdueDeliveries } from "../src/outbox/deliveries.js";
 import { QUEUE, redisConnection } from "../src/queue/queues.js";
@@ -62,7 +64,7 @@ export async function sweepOnce(
   rt: Runtime,
   now = new Date(),
   drainMs = rt.config.sweepIntervalMs,
-): Promise<{ expiries: number; mail: number; deliveries?: number; purgedRuns?: number }> {
+): Promise<{ expiries: number; mail: number; deliveries?: number; requeued?: number; purgedRuns?: number }> {
   const until = Date.now() + drainMs;
   let expiries = 0;
   for (;;) {
@@ -81,11 +83,14 @@ export async function sweepOnce(
   // job still waiting makes this a no-op
   const overdue = await overdueDeliveries(rt.db, now, MAIL_GRACE_MS, SWEEP_BATCH);
   await rt.queues.enqueueDeliveries(overdue.map((d) => ({ deliveryId: d.id, runId: d.runId, attempt: d.attempts })));
+  // commands answered 202 whose jobs Redis lost (issue 34 item 3; src/engine/pending.ts)
+  const pending = await reconcilePending({ db: rt.db, sealer: rt.sealer, queues: rt.queues, log: rt.log }, now, Math.max(50, drainMs / PURGE_SHARE));
   const purged = await purgeIfDue(rt, now, drainMs);
   return {
     expiries,
     mail: stale.length,
     ...(overdue.length > 0 ? { deliveries: overdue.length } : {}),
+    ...(pending.requeued > 0 ? { requeued: pending.requeued } : {}),
     ...(purged && purged.counts.runs + purged.counts.applied_commands > 0 ? { purgedRuns: purged.counts.runs } : {}),
   };
 }
@@ -175,7 +180,7 @@ export async function startSweeper(rt: Runtime): Promise<Worker> {
     async () => {
       await reassert("sweep");
       const swept = await sweepOnce(rt);
-      if (swept.expiries || swept.mail || swept.purgedRuns) rt.log.info(swept, "sweep");
+      if (swept.expiries || swept.mail || swept.purgedRuns || swept.requeued) rt.log.info(swept, "sweep");
       return swept;
     },
     { ...workerOptions(rt.config, 1, connection), maxStalledCount: 1 },

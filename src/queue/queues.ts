@@ -24,6 +24,7 @@ import { Job, Queue, QueueEvents, type ConnectionOptions } from "bullmq";
 import type { Config } from "../config.js";
 import { validateCommand, type Command, type Outcome } from "../engine/commands/types.js";
 import { CONFIGURATION_FAULT } from "../engine/failures.js";
+import type { JobState } from "../engine/pending.js";
 import { RefusalCode, RefusalError, refuse, type Refusal } from "../engine/refusals.js";
 import { isCluster, probeLayout, redisClient, topologyOf, type RedisClient, type RedisConfig } from "./redis.js";
 import { deliveryJobOf, mailJobOf, type DeliveryJob, type MailJob } from "./outbox-jobs.js";
@@ -79,6 +80,16 @@ export class UnconfirmedError extends Error {
   override name = "UnconfirmedError";
 }
 
+/**
+ * Thrown when a command's wait ran out but it could not be recorded in PostgreSQL before the 202
+ * (`Queues.beforeAccept`, issue 34 item 3): the web answers 503 "not known to have been applied;
+ * retry with the same Idempotency-Key" instead of a 202 a Redis restart could void. The command
+ * may still be applied (its job was queued).
+ */
+export class UnrecordedError extends Error {
+  override name = "UnrecordedError";
+}
+
 /** How long the one look at a job after a wait ran out may take (ms). */
 const LATE_LOOK_MS = 500;
 /** How long `close()` waits for BullMQ to close its clients before disconnecting them (ms). */
@@ -109,6 +120,13 @@ export class Queues {
   readonly signer: CommandSigner;
   /** Waits in progress, by command id (= job id). */
   private readonly waiting = new Map<string, (r: WaitResult) => void>();
+  /**
+   * Called by `submit` when a wait ran out, before anything is answered "accepted" (issue 34 item
+   * 3): the runtime sets it to record the command in PostgreSQL (src/engine/pending.ts), so a 202
+   * survives a Redis that keeps nothing. When it throws, `submit` throws UnrecordedError (503).
+   * Unset (tests, benches that build their own Queues): nothing is recorded.
+   */
+  beforeAccept: ((cmd: Command) => Promise<void>) | undefined;
 
   constructor(readonly config: QueuesConfig) {
     this.signer = new CommandSigner(config.sealKeys);
@@ -212,6 +230,15 @@ export class Queues {
     );
   }
 
+  /**
+   * The state of each command's job on its run's shard, in order (BullMQ's `getJobState`;
+   * `unknown` when there is no such job), for the sweeper's pass over recorded 202s
+   * (src/engine/pending.ts). One Redis call per command, pipelined.
+   */
+  async commandJobStates(cmds: Pick<Command, "runId" | "commandId">[]): Promise<JobState[]> {
+    return Promise.all(cmds.map((c) => this.commandQueueOf(c.runId).getJobState(c.commandId) as Promise<JobState>));
+  }
+
   /** Commands waiting in every shard (the sweeper's refill check). */
   async waitingCount(): Promise<number> {
     const counts = await Promise.all(this.commandShards.map((q) => q.getWaitingCount()));
@@ -253,6 +280,15 @@ export class Queues {
       // a configuration fault is said as one (issue 16 item 4): 500, not "cannot reach its queue"
       if (result.reason.startsWith(CONFIGURATION_FAULT)) throw new RefusalError(configurationFault());
       throw new Error(result.reason);
+    }
+    // Recorded before the late look (issue 34 item 3): a worker that refuses the command after
+    // this deletes the row; one that finished before it leaves a row the sweeper drops.
+    if (this.beforeAccept) {
+      try {
+        await this.beforeAccept(cmd);
+      } catch (err) {
+        throw new UnrecordedError(`the accepted command could not be recorded: ${err instanceof Error ? err.message : String(err)}`);
+      }
     }
     return this.lateOutcome(cmd);
   }
