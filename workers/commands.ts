@@ -1,5 +1,5 @@
 /**
- * The command worker: applies `commands` jobs to runs (src/engine/apply.ts) and hands the mail each
+ * The command worker: applies `commands` jobs to runs (src/engine/commands/apply.ts) and hands the mail each
  * step queued to the process's mail pump once the step has committed (src/outbox/mail-pump.ts:
  * first attempts, batched; retries go to the `mail` queue). Run as many copies as you like;
  * per-run order comes from the run row lock, not from the queue.
@@ -11,10 +11,10 @@
  * (src/engine/failures.ts). Lock, stall and backoff settings: workers/options.ts.
  */
 import { UnrecoverableError, Worker, type Job } from "bullmq";
-import { applyCommand } from "../src/engine/apply.js";
+import { applyCommand } from "../src/engine/commands/apply.js";
 import { validateCommand, type Command, type Outcome } from "../src/engine/commands/types.js";
 import { failureMessage, recordCommandFailure } from "../src/engine/failures.js";
-import { redactTokens } from "../src/engine/seal.js";
+import { redactTokens } from "../src/engine/sealing/seal.js";
 import { MailPump } from "../src/outbox/mail-pump.js";
 import { QUEUE } from "../src/queue/queues.js";
 import { UNKNOWN_FAILURE_LIMIT, classifyFailure, decideRetry } from "../src/queue/retry.js";

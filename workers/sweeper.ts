@@ -10,12 +10,12 @@
  * raises check the deadline themselves.
  *
  * Retention (issue 20, SLOTFLOW_RETENTION): at most every PURGE_EVERY_MS a sweep also deletes runs
- * that ended longer ago than the retention, with all their rows (src/engine/retention.ts), batch
+ * that ended longer ago than the retention, with all their rows (src/engine/sweeps/retention.ts), batch
  * by batch for at most a tenth of a sweep interval (PURGE_SHARE), so a run is gone within a minute of passing it.
  */
 import { Worker } from "bullmq";
-import { dueExpiries } from "../src/engine/expiry.js";
-import { purge, PURGED_TABLES, type PurgeResult } from "../src/engine/retention.js";
+import { dueExpiries } from "../src/engine/sweeps/expiry.js";
+import { purge, PURGED_TABLES, type PurgeResult } from "../src/engine/sweeps/retention.js";
 import { overdueDeliveries } from "../src/outbox/deliveries.js";
 import { QUEUE, redisConnection } from "../src/queue/queues.js";
 import type { Runtime } from "../src/runtime.js";

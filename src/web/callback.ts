@@ -22,8 +22,8 @@
  *   SLOTFLOW_DEPOSIT_WAIT_MS; 503 `unavailable` when PostgreSQL or Redis cannot be reached.
  */
 import Router from "@koa/router";
-import { fingerprint } from "../engine/idempotency.js";
-import { prepareDeposit } from "../engine/redeem.js";
+import { fingerprint } from "../engine/values/idempotency.js";
+import { prepareDeposit } from "../engine/commands/redeem.js";
 import { RefusalCode, RefusalError } from "../engine/refusals.js";
 import type { Runtime } from "../runtime.js";
 import { dependency } from "./dependency.js";
