@@ -33,7 +33,35 @@ module.exports = {
       comment:
         "The web, the CLI and the workers reach the engine only through its public modules: the commands they send, apply.ts, the read views, and the values and refusals they show — never its hot SQL, the step, or a lifecycle's internals.",
       from: { path: "^(src/web|src/cli|workers)/" },
-      to: { path: "^src/engine/(sql/|step\\.ts|slot\\.ts|link\\.ts|timer\\.ts|run\\.ts|lifecycles\\.ts|interpreter\\.ts)" },
+      to: { path: "^src/engine/((sql|lifecycles)/|step\\.ts|interpreter\\.ts)" },
+    },
+    {
+      name: "step-below-lifecycles",
+      severity: "error",
+      comment: "The unit of work (step.ts) and the interpreter are handed the lifecycles (lifecycles/lifecycles.ts); they import no lifecycle, command or view.",
+      from: { path: "^src/engine/(step|interpreter)\\.ts$" },
+      to: { path: "^src/engine/(lifecycles|commands|views|versions)/" },
+    },
+    {
+      name: "lifecycles-below-commands",
+      severity: "error",
+      comment: "A lifecycle changes a step; the commands drive the lifecycles, never the reverse.",
+      from: { path: "^src/engine/lifecycles/" },
+      to: { path: "^src/engine/(commands|views|sweeps)/" },
+    },
+    {
+      name: "sql-below-everything",
+      severity: "error",
+      comment: "Hot SQL (one statement per file) knows rows, not lifecycles, commands or views.",
+      from: { path: "^src/engine/sql/" },
+      to: { path: "^src/engine/((lifecycles|commands|views|versions)/|step\\.ts)" },
+    },
+    {
+      name: "values-and-sealing-at-the-bottom",
+      severity: "error",
+      comment: "Value checks, sealing and tokens are leaves: they use no step, lifecycle, command, view or SQL at run time (a record's type, such as step.ts's EntityRecord, may be named).",
+      from: { path: "^src/engine/(values|sealing)/" },
+      to: { path: "^src/engine/((lifecycles|commands|views|versions|sql|sweeps)/|step\\.ts|interpreter\\.ts)", dependencyTypesNot: ["type-only"] },
     },
   ],
   options: {

@@ -56,9 +56,9 @@ import { loadNote, machineCpu } from "./lib/proc.js";
 import { fmt, WARM_UP, writeResult } from "./lib/report.js";
 import { ROOT, type ServerProcess } from "../test/helpers/server.js";
 import { createDb } from "../src/db.js";
-import { applyCommand } from "../src/engine/apply.js";
-import { deploy } from "../src/engine/deploy.js";
-import { Sealer } from "../src/engine/seal.js";
+import { applyCommand } from "../src/engine/commands/apply.js";
+import { deploy } from "../src/engine/versions/deploy.js";
+import { Sealer } from "../src/engine/sealing/seal.js";
 import { BATCH, MAX_BACKLOG } from "../src/outbox/mail-pump.js";
 import type { MailJob } from "../src/queue/outbox-jobs.js";
 

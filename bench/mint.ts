@@ -29,10 +29,10 @@ import { perDeposit } from "./deposits.js";
 import { ADMIN_TOKEN, ROOT } from "../test/helpers/server.js";
 import { createDb } from "../src/db.js";
 import { startRun } from "../src/engine/commands/start.js";
-import { Sealer } from "../src/engine/seal.js";
+import { Sealer } from "../src/engine/sealing/seal.js";
 import type { StartWrite } from "../src/engine/sql/start-write.js";
-import { loadVersion } from "../src/engine/workflows.js";
-import { LIFECYCLES } from "../src/engine/lifecycles.js";
+import { loadVersion } from "../src/engine/versions/workflows.js";
+import { LIFECYCLES } from "../src/engine/lifecycles/lifecycles.js";
 
 const [n1 = 200, n10 = 1000, n50 = 1000] = process.argv.slice(2).filter((a) => !a.startsWith("--")).map(Number);
 const withCeilings = !process.argv.includes("--no-ceilings");

@@ -17,8 +17,8 @@
 import { randomUUID } from "node:crypto";
 import pg from "pg";
 import { createDb } from "../src/db.js";
-import { applyCommand } from "../src/engine/apply.js";
-import { Sealer } from "../src/engine/seal.js";
+import { applyCommand } from "../src/engine/commands/apply.js";
+import { Sealer } from "../src/engine/sealing/seal.js";
 import { startBenchCluster } from "./lib/cluster.js";
 import { cpuMs, loadNote, machineCpu } from "./lib/proc.js";
 import { fmt, percentile, writeResult } from "./lib/report.js";

@@ -48,7 +48,7 @@
  * | SLOTFLOW_DELIVERY_RETRY_MS | deliveryRetryMs: delays before each attempt of a webhook/chat delivery, ms, comma-separated (the first is the first attempt's) | the Standard Webhooks schedule: 0, 5 s, 5 min, 30 min, 2 h, 5 h, 10 h, 14 h, 20 h, 24 h |
  * | SLOTFLOW_MAIL_FROM | mail.from: the From of every email (`Name <addr@domain>` or `addr@domain`); Message-IDs take its domain (issue 18 item 6) | `slotflow <no-reply@slotflow.local>` |
  * | SLOTFLOW_DKIM_DOMAIN, SLOTFLOW_DKIM_SELECTOR, SLOTFLOW_DKIM_PRIVATE_KEY (PEM; `\n` escapes allowed) or SLOTFLOW_DKIM_PRIVATE_KEY_FILE | mail.dkim: DKIM-sign every email (nodemailer's `dkim`); all or none | unset: not signed |
- * | SLOTFLOW_RETENTION | retentionMs: how long after a run ended (finished or cancelled) the sweeper deletes it with all its rows (`30d`, `36h`; `off`: null, keep forever); at least 24 h, the Idempotency-Key promise (issue 20, engine/retention.ts) | 30d |
+ * | SLOTFLOW_RETENTION | retentionMs: how long after a run ended (finished or cancelled) the sweeper deletes it with all its rows (`30d`, `36h`; `off`: null, keep forever); at least 24 h, the Idempotency-Key promise (issue 20, engine/sweeps/retention.ts) | 30d |
  * | SLOTFLOW_TEST_DATABASE_URL | the testing kit's database (`kitDatabaseUrl()`), before DATABASE_URL | unset: the kit uses DATABASE_URL, and refuses to run when neither is set |
  *
  * Throws one `ConfigError` listing every problem at once (each naming its variable): malformed
@@ -61,7 +61,7 @@
  * and never quoting the value (issue 28 item 9).
  */
 import { MAX_JSON_DEPTH } from "./json/depth.js";
-import { IDEMPOTENCY_WINDOW_MS, parseRetention } from "./engine/retention.js";
+import { IDEMPOTENCY_WINDOW_MS, parseRetention } from "./engine/sweeps/retention.js";
 
 /** SLOTFLOW_RETENTION's default: 30 days, ms. */
 export const DEFAULT_RETENTION_MS = 30 * 86_400_000;

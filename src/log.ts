@@ -6,7 +6,7 @@
  * length), wherever it appears.
  */
 import { pino, type Logger } from "pino";
-import { redactTokens } from "./engine/seal.js";
+import { redactTokens } from "./engine/sealing/seal.js";
 
 export type { Logger };
 

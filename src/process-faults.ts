@@ -16,7 +16,7 @@
  * point them at its graceful stop once that exists (`setDrain`).
  */
 import type { Logger } from "./log.js";
-import { redactTokens } from "./engine/seal.js";
+import { redactTokens } from "./engine/sealing/seal.js";
 
 export type Drain = (exitCode: number) => Promise<void> | void;
 

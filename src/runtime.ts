@@ -4,13 +4,13 @@
  */
 import { loadConfig, type Config } from "./config.js";
 import { createDb, type Db } from "./db.js";
-import type { EngineDeps } from "./engine/apply.js";
-import { recordPending } from "./engine/pending.js";
-import { Sealer } from "./engine/seal.js";
+import type { EngineDeps } from "./engine/commands/apply.js";
+import { recordPending } from "./engine/commands/pending.js";
+import { Sealer } from "./engine/sealing/seal.js";
 import { createLogger, type Logger } from "./log.js";
 import { smtpTransport, terminalTransport, type MailTransport } from "./outbox/mailer.js";
 import { Queues } from "./queue/queues.js";
-import { CurrentVersions } from "./engine/version-cache.js";
+import { CurrentVersions } from "./engine/versions/version-cache.js";
 
 export interface Runtime {
   config: Config;
@@ -37,7 +37,7 @@ export function createRuntime(options: RuntimeOptions = {}): Runtime {
   const db = createDb(config.databaseUrl, Math.max(10, config.workerConcurrency + 4));
   const sealer = new Sealer(config.sealKeys);
   const queues = new Queues(config);
-  // A 202 is recorded in PostgreSQL before it is given (issue 34 item 3; src/engine/pending.ts).
+  // A 202 is recorded in PostgreSQL before it is given (issue 34 item 3; src/engine/commands/pending.ts).
   queues.beforeAccept = (cmd) => recordPending(db, sealer, cmd);
   const versions = new CurrentVersions(config, queues.connection);
   const transport = options.transport ?? (config.smtpUrl ? smtpTransport(config.smtpUrl, config.mail, {}, config.baseUrl) : terminalTransport());
@@ -68,7 +68,7 @@ export function warnDevDefaults(rt: Runtime): void {
 
 /**
  * After a deploy committed: tells every process to forget `workflow`'s cached current version
- * (engine/version-cache.ts, issue 22). A Redis that does not take the message is logged, not
+ * (engine/versions/version-cache.ts, issue 22). A Redis that does not take the message is logged, not
  * thrown: the deploy stands, and other processes see it within the cache's maximum age (30 s).
  */
 export async function announceDeploy(rt: Pick<Runtime, "versions" | "log">, workflow: string): Promise<void> {

@@ -1,5 +1,5 @@
 /**
- * The command worker: applies `commands` jobs to runs (src/engine/apply.ts) and hands the mail each
+ * The command worker: applies `commands` jobs to runs (src/engine/commands/apply.ts) and hands the mail each
  * step queued to the process's mail pump once the step has committed (src/outbox/mail-pump.ts:
  * first attempts, batched; retries go to the `mail` queue). Run as many copies as you like;
  * per-run order comes from the run row lock, not from the queue.
@@ -18,11 +18,11 @@
  * (issue 28 item 1).
  */
 import { UnrecoverableError, Worker, type Job } from "bullmq";
-import { applyCommand } from "../src/engine/apply.js";
+import { applyCommand } from "../src/engine/commands/apply.js";
 import { validateCommand, type Command, type Outcome } from "../src/engine/commands/types.js";
 import { failureMessage, recordCommandFailure, recordUnsignedCommand } from "../src/engine/failures.js";
-import { redactTokens } from "../src/engine/seal.js";
-import { forgetPending } from "../src/engine/pending.js";
+import { redactTokens } from "../src/engine/sealing/seal.js";
+import { forgetPending } from "../src/engine/commands/pending.js";
 import { MailPump } from "../src/outbox/mail-pump.js";
 import { QUEUE } from "../src/queue/queues.js";
 import { UnsignedJobError } from "../src/queue/signature.js";
@@ -51,7 +51,7 @@ export function logOutcome(rt: Pick<Runtime, "log">, kind: string, runId: string
 
 /**
  * Drops the PostgreSQL record of a command answered 202 once the worker has judged it (refused, or
- * failed for good), so the sweeper never queues it again (src/engine/pending.ts, issue 34 item 3).
+ * failed for good), so the sweeper never queues it again (src/engine/commands/pending.ts, issue 34 item 3).
  * One round trip, on those paths only. A failure is logged, not thrown: the outcome stands, and a
  * sweep drops the row when it finds the job finished.
  */

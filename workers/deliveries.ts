@@ -5,7 +5,7 @@
  * the sweeper re-enqueues an attempt whose job was lost.
  */
 import { Worker, type Job } from "bullmq";
-import { redactTokens } from "../src/engine/seal.js";
+import { redactTokens } from "../src/engine/sealing/seal.js";
 import { attemptDelivery } from "../src/outbox/deliveries.js";
 import { deliveryJobOf, readJobData } from "../src/queue/outbox-jobs.js";
 import { QUEUE } from "../src/queue/queues.js";

@@ -4,7 +4,7 @@
  * refusals are counted on the outbox row, which gives up after its own attempt limit.
  */
 import { Worker, type Job } from "bullmq";
-import { redactTokens } from "../src/engine/seal.js";
+import { redactTokens } from "../src/engine/sealing/seal.js";
 import { deliverOutbox } from "../src/outbox/mailer.js";
 import { mailJobOf, readJobData } from "../src/queue/outbox-jobs.js";
 import { QUEUE } from "../src/queue/queues.js";

@@ -12,7 +12,7 @@
  *
  * - `prefix`: the key prefix of the queue's shard `shard` (src/queue/shards.ts, issue 17).
  *
- * Taking a job again is safe: commands are idempotent by command id (src/engine/apply.ts) and mail
+ * Taking a job again is safe: commands are idempotent by command id (src/engine/commands/apply.ts) and mail
  * delivery is at least once.
  */
 import type { ConnectionOptions, WorkerOptions } from "bullmq";

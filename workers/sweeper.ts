@@ -3,7 +3,7 @@
  * sweep enqueues an `expire` command for each open slot past its deadline (the command worker
  * applies it under the run lock, and skips it if the slot closed meanwhile) and re-enqueues
  * outbox messages left pending for more than 30 s, and commands answered 202 whose jobs Redis lost
- * (src/engine/pending.ts, issue 34 item 3). Any number of sweepers may run: the scheduler
+ * (src/engine/commands/pending.ts, issue 34 item 3). Any number of sweepers may run: the scheduler
  * fires each tick once, and job ids (`expire-<slot>`; a timer's `expire-<row>-<due ms>`, one per
  * firing — issue 19; the outbox id) de-duplicate.
  *
@@ -11,13 +11,13 @@
  * raises check the deadline themselves.
  *
  * Retention (issue 20, SLOTFLOW_RETENTION): at most every PURGE_EVERY_MS a sweep also deletes runs
- * that ended longer ago than the retention, with all their rows (src/engine/retention.ts), batch
+ * that ended longer ago than the retention, with all their rows (src/engine/sweeps/retention.ts), batch
  * by batch for at most a tenth of a sweep interval (PURGE_SHARE), so a run is gone within a minute of passing it.
  */
 import { Worker } from "bullmq";
-import { dueExpiries } from "../src/engine/expiry.js";
-import { reconcilePending } from "../src/engine/pending.js";
-import { purge, PURGED_TABLES, type PurgeResult } from "../src/engine/retention.js";
+import { dueExpiries } from "../src/engine/sweeps/expiry.js";
+import { reconcilePending } from "../src/engine/commands/pending.js";
+import { purge, PURGED_TABLES, type PurgeResult } from "../src/engine/sweeps/retention.js";
 import { overdueDeliveries } from "../src/outbox/deliveries.js";
 import { QUEUE, redisConnection } from "../src/queue/queues.js";
 import type { Runtime } from "../src/runtime.js";
@@ -83,7 +83,7 @@ export async function sweepOnce(
   // job still waiting makes this a no-op
   const overdue = await overdueDeliveries(rt.db, now, MAIL_GRACE_MS, SWEEP_BATCH);
   await rt.queues.enqueueDeliveries(overdue.map((d) => ({ deliveryId: d.id, runId: d.runId, attempt: d.attempts })));
-  // commands answered 202 whose jobs Redis lost (issue 34 item 3; src/engine/pending.ts)
+  // commands answered 202 whose jobs Redis lost (issue 34 item 3; src/engine/commands/pending.ts)
   const pending = await reconcilePending({ db: rt.db, sealer: rt.sealer, queues: rt.queues, log: rt.log }, now, Math.max(50, drainMs / PURGE_SHARE));
   const purged = await purgeIfDue(rt, now, drainMs);
   return {

@@ -6,8 +6,8 @@
  */
 import { randomUUID } from "node:crypto";
 import { createDb } from "../../src/db.js";
-import { applyCommand } from "../../src/engine/apply.js";
-import { Sealer } from "../../src/engine/seal.js";
+import { applyCommand } from "../../src/engine/commands/apply.js";
+import { Sealer } from "../../src/engine/sealing/seal.js";
 import type { BenchCluster } from "./cluster.js";
 
 export const SCRIPT_RUNS = 20_000;

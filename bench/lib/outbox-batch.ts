@@ -27,7 +27,7 @@
 import type { Db } from "../../src/db.js";
 import type { Logger } from "../../src/log.js";
 import { Prisma } from "../../src/generated/prisma/client.js";
-import { redactTokens, type Sealer } from "../../src/engine/seal.js";
+import { redactTokens, type Sealer } from "../../src/engine/sealing/seal.js";
 import { CLAIMED_COLUMNS, MAIL_CLAIM_MS, MAX_DELIVERY_ATTEMPTS, logSent, openClaimed, type ClaimedRow, type MailTransport } from "../../src/outbox/mailer.js";
 
 /**

@@ -112,7 +112,7 @@ program
     const config = loadConfig(process.env, { secrets: ["SLOTFLOW_SEAL_KEY"] });
     const { checkPostgres } = await import("./startup.js");
     await checkPostgres(config.databaseUrl);
-    const [{ createDb }, { resealAll }, { Sealer }] = await Promise.all([import("../db.js"), import("../engine/reseal.js"), import("../engine/seal.js")]);
+    const [{ createDb }, { resealAll }, { Sealer }] = await Promise.all([import("../db.js"), import("../engine/sealing/reseal.js"), import("../engine/sealing/seal.js")]);
     const db = createDb(config.databaseUrl, 2);
     try {
       const r = await resealAll(db, new Sealer(config.sealKeys));
@@ -143,7 +143,7 @@ program
     }
     const { checkPostgres } = await import("./startup.js");
     await checkPostgres(config.databaseUrl);
-    const [{ createDb }, retention] = await Promise.all([import("../db.js"), import("../engine/retention.js")]);
+    const [{ createDb }, retention] = await Promise.all([import("../db.js"), import("../engine/sweeps/retention.js")]);
     const db = createDb(config.databaseUrl, 2);
     try {
       const now = new Date();

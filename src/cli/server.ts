@@ -122,7 +122,7 @@ export async function deployDirectory(rt: Runtime, dir: string): Promise<void> {
   for (const file of readdirSync(dir).filter((f) => f.endsWith(".flow")).sort()) {
     const path = join(dir, file);
     try {
-      const { deploy } = await import("../engine/deploy.js"); // the compiler: loaded only to deploy
+      const { deploy } = await import("../engine/versions/deploy.js"); // the compiler: loaded only to deploy
       const r = await deploy(rt.db, readFileSync(path, "utf8"), path, {
         maxSourceBytes: rt.config.limits.maxSourceBytes,
         upgrade: { sealer: rt.sealer, baseUrl: rt.config.baseUrl, limits: rt.config.limits },

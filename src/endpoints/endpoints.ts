@@ -14,7 +14,7 @@
  *   any --DELETE--> (none)
  *
  * Secrets: the URL of every endpoint (a chat-webhook URL is a credential) and a webhook's signing
- * secret are sealed at rest (engine/seal.ts `Sealer.seal`, the JSON text of the envelope); only
+ * secret are sealed at rest (engine/sealing/seal.ts `Sealer.seal`, the JSON text of the envelope); only
  * the host is kept clear, for `GET /api/endpoints`. A secret is returned once, by the call that
  * made it. Rotation keeps the previous secret for ROTATION_OVERLAP_MS (24 h) and deliveries are
  * signed with both meanwhile (Standard Webhooks: several space-separated signatures).
@@ -22,7 +22,7 @@
 import { randomBytes } from "node:crypto";
 import type { Db } from "../db.js";
 import { RefusalCode, RefusalError, refuse } from "../engine/refusals.js";
-import type { Sealer } from "../engine/seal.js";
+import type { Sealer } from "../engine/sealing/seal.js";
 
 export const ENDPOINT_KINDS = ["webhook", "slack", "teams"] as const;
 export type EndpointKind = (typeof ENDPOINT_KINDS)[number];

@@ -9,7 +9,7 @@
  */
 import type { Db } from "../db.js";
 import type { Command } from "./commands/types.js";
-import { redactTokens } from "./seal.js";
+import { redactTokens } from "./sealing/seal.js";
 
 export const COMMAND_FAILED = "command-failed";
 

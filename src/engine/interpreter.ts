@@ -15,8 +15,8 @@
  */
 import type { Expr, Range, Statement } from "../lang/ast.js";
 import type { CompiledWorkflow } from "../lang/compiled.js";
-import { isEmailAddress } from "./email-address.js";
-import { Duration, formatIsoDuration, type Value } from "./values.js";
+import { isEmailAddress } from "./values/email-address.js";
+import { Duration, formatIsoDuration, type Value } from "./values/values.js";
 import { nextDepth } from "../json/depth.js";
 
 /**

@@ -24,7 +24,7 @@ export const RefusalCode = {
   UnsupportedMediaType: "unsupported-media-type",
   PayloadTooLarge: "payload-too-large",
   MethodNotAllowed: "method-not-allowed",
-  // Idempotency-Key (HTTP API "Idempotent retries"; src/engine/idempotency.ts)
+  // Idempotency-Key (HTTP API "Idempotent retries"; src/engine/values/idempotency.ts)
   InvalidIdempotencyKey: "invalid-idempotency-key",
   IdempotencyKeyReused: "idempotency-key-reused",
   // run time

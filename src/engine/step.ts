@@ -18,14 +18,14 @@ import type { QueuedDelivery, World } from "./interpreter.js";
 import { jsonDate, readStepUnlocked, type StepRead } from "./sql/step-read.js";
 import { writeStep, type SlotWriteRow, type StepWrite } from "./sql/step-write.js";
 import type { CompiledWorkflow } from "../lang/compiled.js";
-import type { IdempotencyFingerprint } from "./idempotency.js";
+import type { IdempotencyFingerprint } from "./values/idempotency.js";
 import type { LinkEndReason } from "./refusals.js";
-import { linkHashesIn, type Sealer } from "./seal.js";
+import { linkHashesIn, type Sealer } from "./sealing/seal.js";
 import { writeDeliveries, writeMailExtra, type DeliveryWriteRow, type MailExtraRow } from "./sql/deliveries-write.js";
 import { writeStart } from "./sql/start-write.js";
 import { endDeliveriesOfDeadLinks } from "../outbox/deliveries.js";
 import type { DeliveryJob, MailJob } from "../queue/outbox-jobs.js";
-import { fromJson, toJson, type Value } from "./values.js";
+import { fromJson, toJson, type Value } from "./values/values.js";
 
 /** "cancelled": an operator ended the run (issue 23, commands/cancel.ts). */
 export type RunStatus = "running" | "finished" | "cancelled";

@@ -25,7 +25,7 @@
  * operator can answer "which runs wait on `decision`, and since when?" (issue 23, "Done when").
  * Refuses (RefusalError, 400 invalid-query) a filter that is not well formed: it names the parameter.
  */
-import { TIMER_ALIAS_PREFIX } from "../engine/timer.js";
+import { TIMER_ALIAS_PREFIX } from "../engine/lifecycles/timer.js";
 import type { Db } from "../db.js";
 import { Prisma } from "../generated/prisma/client.js";
 import { RefusalCode, RefusalError, refuse } from "../engine/refusals.js";
@@ -200,7 +200,7 @@ export async function listRuns(db: Db, filter: RunsFilter): Promise<{ runs: RunL
 }
 
 /**
- * The open and waiting slots of `runIds` — never a timer row (alias `@timer:N`, engine/timer.ts: a
+ * The open and waiting slots of `runIds` — never a timer row (alias `@timer:N`, engine/lifecycles/timer.ts: a
  * run does not wait on its timers; issues 19 and 23) — with the summary of each slot's link and since when each
  * is open (`openedAt`, null for a slot still waiting; issue 23).
  */

@@ -32,7 +32,7 @@ import type { Db, Tx } from "../db.js";
 import { Prisma } from "../generated/prisma/client.js";
 import type { Logger } from "../log.js";
 import { FAILING_DISABLES_MS, openEndpointRow } from "../endpoints/endpoints.js";
-import { redactTokens, type Sealer } from "../engine/seal.js";
+import { redactTokens, type Sealer } from "../engine/sealing/seal.js";
 import { checkLiteralHost, deliveryAgent, type Resolver } from "./address-guard.js";
 import { wireRequest, type Payload } from "./wire.js";
 import { fetch } from "undici";

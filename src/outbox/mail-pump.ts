@@ -28,7 +28,7 @@
  */
 import type { Db } from "../db.js";
 import type { Logger } from "../log.js";
-import { redactTokens, type Sealer } from "../engine/seal.js";
+import { redactTokens, type Sealer } from "../engine/sealing/seal.js";
 import type { MailJob } from "../queue/outbox-jobs.js";
 import { cappedBackoff } from "../queue/retry.js";
 import { CLAIMED_COLUMNS, MAIL_CLAIM_MS, logSent, markSendFailed, markUndeliverable, openClaimed, type ClaimedRow, type MailTransport } from "./mailer.js";

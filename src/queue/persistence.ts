@@ -15,7 +15,7 @@
  *
  * Why a Redis without AOF is no longer refused (issue 34 item 3): a 202 is recorded in PostgreSQL
  * before it is given, and the sweeper queues again a recorded command whose job a restart lost
- * (src/engine/pending.ts); every other job is rebuilt from PostgreSQL too (expiries from the slots'
+ * (src/engine/commands/pending.ts); every other job is rebuilt from PostgreSQL too (expiries from the slots'
  * deadlines, mail and deliveries from their rows, the sweep scheduler re-asserted). A restart then
  * costs time (a lost 202 is queued again within about 5 s plus a sweep; mail within 30 s), not
  * promises. Eviction is still refused: it removes keys while Redis runs, one at a time — a job's

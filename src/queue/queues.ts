@@ -24,7 +24,7 @@ import { Job, Queue, QueueEvents, type ConnectionOptions } from "bullmq";
 import type { Config } from "../config.js";
 import { validateCommand, type Command, type Outcome } from "../engine/commands/types.js";
 import { CONFIGURATION_FAULT } from "../engine/failures.js";
-import type { JobState } from "../engine/pending.js";
+import type { JobState } from "../engine/commands/pending.js";
 import { RefusalCode, RefusalError, refuse, type Refusal } from "../engine/refusals.js";
 import { isCluster, probeLayout, redisClient, topologyOf, type RedisClient, type RedisConfig } from "./redis.js";
 import { deliveryJobOf, mailJobOf, type DeliveryJob, type MailJob } from "./outbox-jobs.js";
@@ -122,7 +122,7 @@ export class Queues {
   private readonly waiting = new Map<string, (r: WaitResult) => void>();
   /**
    * Called by `submit` when a wait ran out, before anything is answered "accepted" (issue 34 item
-   * 3): the runtime sets it to record the command in PostgreSQL (src/engine/pending.ts), so a 202
+   * 3): the runtime sets it to record the command in PostgreSQL (src/engine/commands/pending.ts), so a 202
    * survives a Redis that keeps nothing. When it throws, `submit` throws UnrecordedError (503).
    * Unset (tests, benches that build their own Queues): nothing is recorded.
    */
@@ -233,7 +233,7 @@ export class Queues {
   /**
    * The state of each command's job on its run's shard, in order (BullMQ's `getJobState`;
    * `unknown` when there is no such job), for the sweeper's pass over recorded 202s
-   * (src/engine/pending.ts). One Redis call per command, pipelined.
+   * (src/engine/commands/pending.ts). One Redis call per command, pipelined.
    */
   async commandJobStates(cmds: Pick<Command, "runId" | "commandId">[]): Promise<JobState[]> {
     return Promise.all(cmds.map((c) => this.commandQueueOf(c.runId).getJobState(c.commandId) as Promise<JobState>));

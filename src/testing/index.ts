@@ -26,17 +26,17 @@ import { existsSync, readFileSync } from "node:fs";
 import { kitDatabaseUrl, loadConfig } from "../config.js";
 import { checkPostgres } from "../cli/startup.js";
 import { createDb, type Db } from "../db.js";
-import { applyCommand, type EngineDeps } from "../engine/apply.js";
+import { applyCommand, type EngineDeps } from "../engine/commands/apply.js";
 import type { PrincipalClaims, RunSummary } from "../engine/commands/types.js";
-import { deploy } from "../engine/deploy.js";
+import { deploy } from "../engine/versions/deploy.js";
 import { compile, formatDiagnostic } from "../lang/compile.js";
-import { dueExpiries } from "../engine/expiry.js";
-import { prepareRaise, prepareStart } from "../engine/prepare.js";
-import { fingerprint } from "../engine/idempotency.js";
-import { prepareDeposit } from "../engine/redeem.js";
+import { dueExpiries } from "../engine/sweeps/expiry.js";
+import { prepareRaise, prepareStart } from "../engine/commands/prepare.js";
+import { fingerprint } from "../engine/values/idempotency.js";
+import { prepareDeposit } from "../engine/commands/redeem.js";
 import { RefusalError } from "../engine/refusals.js";
-import { Sealer } from "../engine/seal.js";
-import { showRun, type RunView } from "../engine/views.js";
+import { Sealer } from "../engine/sealing/seal.js";
+import { showRun, type RunView } from "../engine/views/views.js";
 
 export { RefusalError };
 

@@ -5,12 +5,12 @@
 import { randomUUID } from "node:crypto";
 import Router from "@koa/router";
 import type { Context } from "koa";
-import { deploy, diagnosticJson } from "../engine/deploy.js";
+import { deploy, diagnosticJson } from "../engine/versions/deploy.js";
 import { compileOffThread } from "../lang/compile-async.js";
-import { prepareRaise, prepareStart } from "../engine/prepare.js";
+import { prepareRaise, prepareStart } from "../engine/commands/prepare.js";
 import { RefusalCode, RefusalError, refuse } from "../engine/refusals.js";
 import { isStorableString } from "../json/storable.js";
-import { showOutbox, showRun } from "../engine/views.js";
+import { showOutbox, showRun } from "../engine/views/views.js";
 import { showDeliveries } from "../outbox/deliveries-view.js";
 import { announceDeploy, type Runtime } from "../runtime.js";
 import { jwtSettings, requireAdmin, verifyPrincipal } from "./auth.js";

@@ -20,12 +20,12 @@
  *   then the deposit is queued and applied by a worker under the run lock: 200 `{"status":"completed"}`,
  *   409 / 410 / 500 refusals, or 202 `{"status":"accepted"}` when the worker takes longer than
  *   SLOTFLOW_DEPOSIT_WAIT_MS — given only once the command is recorded in PostgreSQL, so the
- *   sweeper queues it again if Redis loses its job (src/engine/pending.ts, issue 34 item 3);
+ *   sweeper queues it again if Redis loses its job (src/engine/commands/pending.ts, issue 34 item 3);
  *   503 `unavailable` when PostgreSQL or Redis cannot be reached, or that record cannot be written.
  */
 import Router from "@koa/router";
-import { fingerprint } from "../engine/idempotency.js";
-import { prepareDeposit } from "../engine/redeem.js";
+import { fingerprint } from "../engine/values/idempotency.js";
+import { prepareDeposit } from "../engine/commands/redeem.js";
 import { RefusalCode, RefusalError } from "../engine/refusals.js";
 import type { Runtime } from "../runtime.js";
 import { dependency } from "./dependency.js";

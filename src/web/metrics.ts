@@ -24,7 +24,7 @@ import type { Middleware } from "koa";
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from "prom-client";
 import type { Db } from "../db.js";
 import type { Queues } from "../queue/queues.js";
-import { purgeLagSeconds } from "../engine/retention.js";
+import { purgeLagSeconds } from "../engine/sweeps/retention.js";
 
 export const registry = new Registry();
 collectDefaultMetrics({ register: registry });
@@ -229,7 +229,7 @@ new Gauge({
 
 /**
  * `slotflow_purged_rows_total{table}` (sweeper: rows deleted by retention, by table — runs, slots,
- * links, …, engine/retention.ts) and `slotflow_purge_lag_seconds` (read when scraped: how long
+ * links, …, engine/sweeps/retention.ts) and `slotflow_purge_lag_seconds` (read when scraped: how long
  * past its retention the oldest ended run still present is; 0 when none is due; absent when
  * retention is off).
  */

@@ -1,5 +1,5 @@
 /**
- * A 202 that survives a Redis that keeps nothing (issue 34 item 3; src/engine/pending.ts): a
+ * A 202 that survives a Redis that keeps nothing (issue 34 item 3; src/engine/commands/pending.ts): a
  * command whose wait ran out is recorded in PostgreSQL before it is answered "accepted"; the sweeper
  * queues it again when its job is gone from Redis, and drops the record once it was applied or
  * judged; applying stays exactly once by command id.
@@ -14,8 +14,8 @@ import type { Worker } from "bullmq";
 import { randomBytes } from "node:crypto";
 import { loadConfig } from "../../src/config.js";
 import type { Command } from "../../src/engine/commands/types.js";
-import { PENDING_GRACE_MS, recordPending } from "../../src/engine/pending.js";
-import { prepareDeposit } from "../../src/engine/redeem.js";
+import { PENDING_GRACE_MS, recordPending } from "../../src/engine/commands/pending.js";
+import { prepareDeposit } from "../../src/engine/commands/redeem.js";
 import type { MailPump } from "../../src/outbox/mail-pump.js";
 import { UnrecordedError } from "../../src/queue/queues.js";
 import { createRuntime, type Runtime } from "../../src/runtime.js";

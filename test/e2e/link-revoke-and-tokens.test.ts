@@ -16,7 +16,7 @@ import { execFile } from "node:child_process";
 import { randomBytes } from "node:crypto";
 import { readFileSync } from "node:fs";
 import { promisify } from "node:util";
-import { checkTokenFormat, hashToken, newToken } from "../../src/engine/token.js";
+import { checkTokenFormat, hashToken, newToken } from "../../src/engine/sealing/token.js";
 import { dropDatabase, sql } from "../helpers/db.js";
 import { deployFixture, eventsOn, postLink, principalJwt, showRun, slotStatus, startRun, uniqueTitle } from "../helpers/callback.js";
 import { kill, spawnWithEnv, TcpProxy } from "../helpers/faults.js";

@@ -14,7 +14,7 @@ import { createHash } from "node:crypto";
 import { loadConfig, DEFAULT_DELIVERY_RETRY_MS } from "../../src/config.js";
 import { createDb, type Db } from "../../src/db.js";
 import { setEndpoint, validateEndpointBody } from "../../src/endpoints/endpoints.js";
-import { Sealer } from "../../src/engine/seal.js";
+import { Sealer } from "../../src/engine/sealing/seal.js";
 import type { LookupAddress } from "node:dns";
 import { fetch } from "undici";
 import { checkLiteralHost, deliveryAgent, guardedLookup, guardedLookupWith, isRefusedAddress, refusalReason, type Resolver } from "../../src/outbox/address-guard.js";
@@ -322,7 +322,7 @@ test("the retry schedule: Standard Webhooks' delays with ±10 % jitter, then non
 
 test.serial("slotflow reseal moves endpoints' URL and secrets and deliveries' payloads to the newest key", async (t) => {
   await setup();
-  const { resealAll } = await import("../../src/engine/reseal.js");
+  const { resealAll } = await import("../../src/engine/sealing/reseal.js");
   const created = await setEndpoint(db, sealer, "reseal-me", "webhook", new URL("https://example.com/hook"));
   await (await Workflow.deploy(SOURCE)).start({ job: { title: "rs" } });
   const ring = new Sealer(["fresh-key", ...loadConfig(process.env, { secrets: ["SLOTFLOW_SEAL_KEY"] }).sealKeys]);

@@ -5,7 +5,7 @@
 import test from "ava";
 import { randomBytes } from "node:crypto";
 import { isStorableString, unstorablePaths } from "../../src/json/storable.js";
-import { Sealer, redactStoredText } from "../../src/engine/seal.js";
+import { Sealer, redactStoredText } from "../../src/engine/sealing/seal.js";
 import { loggedPath, redactUnmatchedPath } from "../../src/web/access-log.js";
 import { redactLogLine } from "../../src/log.js";
 

@@ -8,7 +8,7 @@ import { loadConfig } from "../../src/config.js";
 import { createDb } from "../../src/db.js";
 import { Codes } from "../../src/lang/codes.js";
 import { compile } from "../../src/lang/compile.js";
-import { Sealer } from "../../src/engine/seal.js";
+import { Sealer } from "../../src/engine/sealing/seal.js";
 import { deliverOutbox, type Mail } from "../../src/outbox/mailer.js";
 import { RefusalError, Workflow } from "../../src/testing/index.js";
 import { useKitDatabase } from "../helpers/kit.js";

@@ -1,11 +1,11 @@
 /**
- * The run-input check on its own (src/engine/input.ts; issue 8 items 14–16): no database, the
+ * The run-input check on its own (src/engine/values/input.ts; issue 8 items 14–16): no database, the
  * compiled form of test/fixtures/nested-input.flow and inputs a JSON body could carry.
  */
 import test from "ava";
 import { readFileSync } from "node:fs";
 import { DEFAULT_LIMITS } from "../../src/config.js";
-import { checkInput } from "../../src/engine/input.js";
+import { checkInput } from "../../src/engine/values/input.js";
 import { compile } from "../../src/lang/compile.js";
 
 const workflow = compile(readFileSync("test/fixtures/nested-input.flow", "utf8")).workflow!;

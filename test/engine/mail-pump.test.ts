@@ -11,9 +11,9 @@
 import { randomUUID } from "node:crypto";
 import test from "ava";
 import { createDb, type Db } from "../../src/db.js";
-import { applyCommand, type EngineDeps } from "../../src/engine/apply.js";
-import { deploy } from "../../src/engine/deploy.js";
-import { Sealer } from "../../src/engine/seal.js";
+import { applyCommand, type EngineDeps } from "../../src/engine/commands/apply.js";
+import { deploy } from "../../src/engine/versions/deploy.js";
+import { Sealer } from "../../src/engine/sealing/seal.js";
 import { deliverOutbox, type Mail, type MailTransport } from "../../src/outbox/mailer.js";
 import { BATCH, MAX_BACKLOG, MailPump, type EnqueueMail } from "../../src/outbox/mail-pump.js";
 import { withdrawPendingMessages } from "../../src/outbox/withdraw.js";

@@ -1,5 +1,5 @@
 /**
- * Retention (issue 20 items 1 and 3; src/engine/retention.ts) on real PostgreSQL: a run that ended
+ * Retention (issue 20 items 1 and 3; src/engine/sweeps/retention.ts) on real PostgreSQL: a run that ended
  * longer ago than the retention goes with every row it owns — slots and timers, links, tracked
  * rows, history, incidents, outbox, deliveries and their attempts, applied_commands — while running
  * runs and runs that ended recently are never touched; a purged link answers `link-not-found`; a
@@ -17,7 +17,7 @@ import {
   purgeDryRun,
   purgeLagSeconds,
   type PurgeCounts,
-} from "../../src/engine/retention.js";
+} from "../../src/engine/sweeps/retention.js";
 import { RefusalError, Workflow, type TestRun } from "../../src/testing/index.js";
 import { sql } from "../helpers/db.js";
 import { useKitDatabase } from "../helpers/kit.js";

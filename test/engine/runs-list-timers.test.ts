@@ -1,6 +1,6 @@
 /**
  * The runs list (issue 23) × timers (issue 19): a timer is stored as an open row of `slots` (alias
- * `@timer:N`, engine/timer.ts), but a run never "waits on" its timer — `waiting[]` lists only the
+ * `@timer:N`, engine/lifecycles/timer.ts), but a run never "waits on" its timer — `waiting[]` lists only the
  * slots a responder can answer, as `GET /api/runs/{id}` does, and `?waiting=` cannot name a timer.
  */
 import test from "ava";

@@ -4,8 +4,8 @@
  * data, and shown as data; it never reaches the unsealer.
  */
 import test from "ava";
-import { isSealed, redactForOutput, Sealer } from "../../src/engine/seal.js";
-import { newToken } from "../../src/engine/link.js";
+import { isSealed, redactForOutput, Sealer } from "../../src/engine/sealing/seal.js";
+import { newToken } from "../../src/engine/lifecycles/link.js";
 
 const FORGED = { $sealed: "v1.AAAAAAAAAAAAAAAA.BBBBBBBB.CCCCCCCCCCCCCCCCCCCCCC" };
 

@@ -1,7 +1,7 @@
-/** src/engine/seal.ts: stored strings that carry a link are sealed, and only the key opens them. */
+/** src/engine/sealing/seal.ts: stored strings that carry a link are sealed, and only the key opens them. */
 import test from "ava";
-import { carriesLink, isSealed, redactForOutput, redactTokens, Sealer } from "../../src/engine/seal.js";
-import { newToken } from "../../src/engine/link.js";
+import { carriesLink, isSealed, redactForOutput, redactTokens, Sealer } from "../../src/engine/sealing/seal.js";
+import { newToken } from "../../src/engine/lifecycles/link.js";
 
 const url = () => `https://flows.example.com/api/workflow/callback/${newToken()}`;
 

@@ -3,7 +3,7 @@
  * - a start is one statement (sql/start-write.ts): a start that mints N links and queues M
  *   messages (with reply_to/cc) and deliveries writes them all or none; a repeated command id
  *   gets the recorded outcome and writes nothing, also when both arrive at once;
- * - the current-version cache (engine/version-cache.ts): a deploy announced by one process is
+ * - the current-version cache (engine/versions/version-cache.ts): a deploy announced by one process is
  *   seen by another, which otherwise keeps its cached value;
  * - mail delivery is claim, send, mark (outbox/mailer.ts): two workers on one message send it
  *   once; a claim that lapsed is taken again; a message withdrawn during a failed send stays
@@ -13,17 +13,17 @@ import { randomUUID } from "node:crypto";
 import test from "ava";
 import { Redis } from "ioredis";
 import { createDb, type Db } from "../../src/db.js";
-import { applyCommand, type EngineDeps } from "../../src/engine/apply.js";
+import { applyCommand, type EngineDeps } from "../../src/engine/commands/apply.js";
 import { startRun } from "../../src/engine/commands/start.js";
-import { deploy } from "../../src/engine/deploy.js";
-import { Sealer } from "../../src/engine/seal.js";
+import { deploy } from "../../src/engine/versions/deploy.js";
+import { Sealer } from "../../src/engine/sealing/seal.js";
 import { writeStart, type StartWrite } from "../../src/engine/sql/start-write.js";
-import { CurrentVersions } from "../../src/engine/version-cache.js";
-import { loadVersion } from "../../src/engine/workflows.js";
+import { CurrentVersions } from "../../src/engine/versions/version-cache.js";
+import { loadVersion } from "../../src/engine/versions/workflows.js";
 import { deliverOutbox, type Mail, type MailTransport } from "../../src/outbox/mailer.js";
 import { withdrawPendingMessages } from "../../src/outbox/withdraw.js";
 import { dropDatabase, freshDatabase, sql } from "../helpers/db.js";
-import { LIFECYCLES } from "../../src/engine/lifecycles.js";
+import { LIFECYCLES } from "../../src/engine/lifecycles/lifecycles.js";
 
 const FLOW = `workflow Multi(owner: Owner)
 entity Owner { name: string }

@@ -1,12 +1,12 @@
 /**
- * The token format (issue 10 §3; src/engine/token.ts): `sfl_` + 256 random bits + a CRC-32
+ * The token format (issue 10 §3; src/engine/sealing/token.ts): `sfl_` + 256 random bits + a CRC-32
  * checksum. A CRC-32 detects every error burst of up to 32 bits, so every single-character typo
  * and every swap of two neighbouring characters of a token is refused offline.
  */
 import test from "ava";
 import fc from "fast-check";
 import { randomBytes } from "node:crypto";
-import { checkTokenFormat, newToken, TOKEN_LENGTH } from "../../src/engine/token.js";
+import { checkTokenFormat, newToken, TOKEN_LENGTH } from "../../src/engine/sealing/token.js";
 
 const ALPHABET = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_";
 

@@ -11,11 +11,11 @@ import test from "ava";
 import fc from "fast-check";
 import { readFileSync } from "node:fs";
 import { DEFAULT_LIMITS } from "../../src/config.js";
-import { checkBody } from "../../src/engine/body.js";
+import { checkBody } from "../../src/engine/values/body.js";
 import { jsonTextDepth, MAX_JSON_DEPTH, TooDeepError, valueDepthExceeds } from "../../src/json/depth.js";
-import { canonicalJson } from "../../src/engine/idempotency.js";
-import { checkInput } from "../../src/engine/input.js";
-import { Sealer } from "../../src/engine/seal.js";
+import { canonicalJson } from "../../src/engine/values/idempotency.js";
+import { checkInput } from "../../src/engine/values/input.js";
+import { Sealer } from "../../src/engine/sealing/seal.js";
 import { unstorablePaths } from "../../src/json/storable.js";
 import { compile } from "../../src/lang/compile.js";
 

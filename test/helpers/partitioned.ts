@@ -34,7 +34,7 @@ export const DISTRIBUTION: Readonly<Record<string, string>> = {
   outbox: "run_id",
   deliveries: "run_id",
   delivery_attempts: "run_id",
-  // issue 34 item 3: commands answered 202, recorded until applied (src/engine/pending.ts)
+  // issue 34 item 3: commands answered 202, recorded until applied (src/engine/commands/pending.ts)
   pending_commands: "run_id",
   link_tokens: "token_sha256",
   applied_commands: "id",

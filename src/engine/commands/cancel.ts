@@ -20,7 +20,7 @@
 import { withdrawPendingDeliveries } from "../../outbox/deliveries.js";
 import { withdrawPendingMessages } from "../../outbox/withdraw.js";
 import { RefusalCode, refuse } from "../refusals.js";
-import { cancelRun } from "../run.js";
+import { cancelRun } from "../lifecycles/run.js";
 import type { Step } from "../step.js";
 import { applied, refused, type CommandResult } from "./result.js";
 import type { Command } from "./types.js";

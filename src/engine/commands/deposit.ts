@@ -15,15 +15,15 @@
  * Bypasses `Candidates` and `[Authorize]`: a deposit has no principal (spec §1 "Bypassed gates").
  * Throws RuntimeFault from the handler; the caller refuses with handler-failed, the link stays live.
  */
-import { checkBody } from "../body.js";
+import { checkBody } from "../values/body.js";
 import { evaluate, Scope } from "../interpreter.js";
-import { burnLink, deadDetail, refusalForEndedLink } from "../link.js";
+import { burnLink, deadDetail, refusalForEndedLink } from "../lifecycles/link.js";
 import { RefusalCode, refuse } from "../refusals.js";
-import { acceptEvent } from "../run.js";
-import { slotScope } from "../slot.js";
+import { acceptEvent } from "../lifecycles/run.js";
+import { slotScope } from "../lifecycles/slot.js";
 import type { Step } from "../step.js";
-import { translateArgs } from "../versioning.js";
-import { replay } from "../idempotency.js";
+import { translateArgs } from "../versions/versioning.js";
+import { replay } from "../values/idempotency.js";
 import { applied, refused, summary, type CommandResult } from "./result.js";
 import type { Command } from "./types.js";
 

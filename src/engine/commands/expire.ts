@@ -9,9 +9,9 @@
  *
  * A timer row (timer.ts) is fired the same way: the same skips, then its handler runs (issue 19).
  */
-import { afterHandler, runHandler } from "../run.js";
-import { expireSlot, slotScope } from "../slot.js";
-import { fireTimer, isTimerAlias } from "../timer.js";
+import { afterHandler, runHandler } from "../lifecycles/run.js";
+import { expireSlot, slotScope } from "../lifecycles/slot.js";
+import { fireTimer, isTimerAlias } from "../lifecycles/timer.js";
 import { Scope } from "../interpreter.js";
 import type { Step } from "../step.js";
 import { applied, summary, type CommandResult } from "./result.js";

@@ -17,11 +17,11 @@
  * Everything before the body (`checkBeforeBody`) is also run read-only by the web process's early
  * check (prepare.ts), so a non-candidate is refused 403 before the body says anything (issue 28 item 7).
  */
-import { checkBody } from "../body.js";
+import { checkBody } from "../values/body.js";
 import { admits, evaluate, Scope, type Principal } from "../interpreter.js";
 import { NO_SUCH_RUN_OR_SLOT, RefusalCode, refuse, type Refusal } from "../refusals.js";
-import { acceptEvent } from "../run.js";
-import { slotScope, slotsOf } from "../slot.js";
+import { acceptEvent } from "../lifecycles/run.js";
+import { slotScope, slotsOf } from "../lifecycles/slot.js";
 import type { SlotRecord, Step } from "../step.js";
 import type { CompiledSlot } from "../../lang/compiled.js";
 import { applied, refused, type CommandResult } from "./result.js";

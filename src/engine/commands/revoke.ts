@@ -13,9 +13,9 @@
  * tracked rows are untouched; the workflow may mint a new link for the slot. The console (issue 23)
  * passes the operator's `reason` and `actor`, recorded with `link-revoked`.
  */
-import { revokeLink } from "../link.js";
+import { revokeLink } from "../lifecycles/link.js";
 import { RefusalCode, refuse } from "../refusals.js";
-import { slotsOf } from "../slot.js";
+import { slotsOf } from "../lifecycles/slot.js";
 import type { Step } from "../step.js";
 import { applied, refused, type CommandResult } from "./result.js";
 import type { Command } from "./types.js";

@@ -10,10 +10,10 @@
  * Throws: RuntimeFault from the initial state's `enter` (the caller refuses with handler-failed).
  */
 import { DEFAULT_LIMITS } from "../../config.js";
-import { checkInput } from "../input.js";
-import { enterState } from "../run.js";
+import { checkInput } from "../values/input.js";
+import { enterState } from "../lifecycles/run.js";
 import { Step, type StepServices } from "../step.js";
-import { loadVersion } from "../workflows.js";
+import { loadVersion } from "../versions/workflows.js";
 import { applied, refused, type CommandResult } from "./result.js";
 import type { Command } from "./types.js";
 

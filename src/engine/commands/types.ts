@@ -1,11 +1,11 @@
 /**
  * The commands applied to runs, and their outcomes. Every change to a run travels as one of these
- * through the worker path (src/engine/apply.ts), serially per run.
+ * through the worker path (src/engine/commands/apply.ts), serially per run.
  *
  * Job payloads are JSON and never hold a token: a deposit names its link by id.
  */
 import * as yup from "yup";
-import type { IdempotencyFingerprint } from "../idempotency.js";
+import type { IdempotencyFingerprint } from "../values/idempotency.js";
 import type { Refusal } from "../refusals.js";
 
 export interface PrincipalClaims {

@@ -5,7 +5,7 @@
  *   SELECT outcome FROM applied_commands WHERE id = $1
  *
  * Since issue 22 a start is one statement that checks this itself (sql/start-write.ts); the probe
- * runs only when a start was refused or its handler failed (engine/apply.ts `applyStart`).
+ * runs only when a start was refused or its handler failed (engine/commands/apply.ts `applyStart`).
  */
 import type { Tx } from "../../db.js";
 import { prepared } from "./prepared.js";

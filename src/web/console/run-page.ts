@@ -10,19 +10,19 @@
  *    2); then "Cancel run" (with a reason). A viewer sees the same without the forms.
  * 2. The workflow's states as SVG (graph.ts): the current state and the path taken marked.
  * 3. History as a timeline relative to the run's start; incidents; tracked entities (values that
- *    carry a link show its token as `[redacted]`: engine/views.ts); the outbox of every channel —
+ *    carry a link show its token as `[redacted]`: engine/views/views.ts); the outbox of every channel —
  *    email, `send webhook`, `send message` — with attempts, the last result (`HTTP 503`, an error
  *    class), the next attempt, and why a message ended or was withdrawn (issue 30 item 3); never a
  *    body or payload.
- * Everything read comes from the API's read models (engine/views.ts, operators/runs-list.ts).
+ * Everything read comes from the API's read models (engine/views/views.ts, operators/runs-list.ts).
  */
 import type { Db } from "../../db.js";
 import type { CompiledWorkflow, TypeSpec } from "../../lang/compiled.js";
 import type { Expr } from "../../lang/ast.js";
-import type { Sealer } from "../../engine/seal.js";
-import { redactTokens } from "../../engine/seal.js";
-import { showOutbox, showRun, type RunView } from "../../engine/views.js";
-import { loadVersion } from "../../engine/workflows.js";
+import type { Sealer } from "../../engine/sealing/seal.js";
+import { redactTokens } from "../../engine/sealing/seal.js";
+import { showOutbox, showRun, type RunView } from "../../engine/views/views.js";
+import { loadVersion } from "../../engine/versions/workflows.js";
 import { showDeliveries } from "../../outbox/deliveries-view.js";
 import { waitingOf } from "../../operators/runs-list.js";
 import { html, type Html } from "../page/html.js";
@@ -55,7 +55,7 @@ const json = (v: unknown) => JSON.stringify(v);
 
 /**
  * One message of a run's outbox as the console lists it (issue 30 item 3): mail
- * (engine/views.ts showOutbox) and `send webhook` / `send message` deliveries
+ * (engine/views/views.ts showOutbox) and `send webhook` / `send message` deliveries
  * (outbox/deliveries-view.ts) in one shape. `to`: the recipient (mail) or the endpoint's name;
  * `what`: the subject (mail) or the delivery's `webhook-id`; `last`: the last attempt's result
  * (`HTTP 503`, an error class such as `Error ECONNREFUSED`, a mail error), null before any;

@@ -7,7 +7,7 @@
  * Answers null (404) when no workflow has the name, or the version asked for does not exist.
  */
 import type { Db } from "../../db.js";
-import { loadVersion } from "../../engine/workflows.js";
+import { loadVersion } from "../../engine/versions/workflows.js";
 import { html, type Html } from "../page/html.js";
 import { stateGraph } from "./graph.js";
 import { highlight, versionDiff } from "./source.js";

@@ -17,7 +17,7 @@
  */
 import { randomBytes } from "node:crypto";
 import type { Context } from "koa";
-import { responderPage } from "../../engine/responder.js";
+import { responderPage } from "../../engine/views/responder.js";
 import { STATUS } from "../problems.js";
 import type { Runtime } from "../../runtime.js";
 import { dependency } from "../dependency.js";

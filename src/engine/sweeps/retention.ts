@@ -30,7 +30,7 @@
  * Today every recorded command names its run (sql/step-write.ts); the rule keeps the table bounded
  * whatever a later command kind records.
  */
-import type { Db } from "../db.js";
+import type { Db } from "../../db.js";
 
 /** How long an Idempotency-Key's outcome is kept, ms: 24 h (spec "Idempotency"); the floor of the retention. */
 export const IDEMPOTENCY_WINDOW_MS = 24 * 3600 * 1000;

@@ -21,8 +21,8 @@
  * So after `announce(name)` resolves, a start in another process uses the new version as soon as
  * the message reaches it (loopback: well under a millisecond; test `engine/version-cache`).
  */
-import type { Db, Tx } from "../db.js";
-import { redisClient, type RedisClient, type RedisConfig } from "../queue/redis.js";
+import type { Db, Tx } from "../../db.js";
+import { redisClient, type RedisClient, type RedisConfig } from "../../queue/redis.js";
 import { currentVersion } from "./workflows.js";
 
 export type VersionCacheConfig = RedisConfig & { queuePrefix: string };

@@ -11,8 +11,8 @@
  * | list<T> | array | array |
  * | T? | T or null | T or null |
  */
-import type { TypeSpec } from "../lang/compiled.js";
-import { nextDepth } from "../json/depth.js";
+import type { TypeSpec } from "../../lang/compiled.js";
+import { nextDepth } from "../../json/depth.js";
 
 /** A length of time in milliseconds. */
 export class Duration {

@@ -19,16 +19,16 @@
  * reference, "The responder page"), so evaluating them reads and never writes; any callback URL in
  * their text is shown with its token as `[redacted]`.
  */
-import type { Db } from "../db.js";
-import type { CompiledParam, CompiledWorkflow } from "../lang/compiled.js";
-import { display, evaluate, RuntimeFault, Scope } from "./interpreter.js";
-import { deadDetail, isTokenShaped, refusalForEndedLink, type LinkStatus } from "./link.js";
-import { RefusalCode, refuse, type LinkEndReason, type Refusal } from "./refusals.js";
-import { redactTokens, type Sealer } from "./seal.js";
-import { Step, type RunRecord, type RunStatus } from "./step.js";
-import { hashToken } from "./token.js";
-import { loadVersion } from "./workflows.js";
-import { LIFECYCLES } from "./lifecycles.js";
+import type { Db } from "../../db.js";
+import type { CompiledParam, CompiledWorkflow } from "../../lang/compiled.js";
+import { display, evaluate, RuntimeFault, Scope } from "../interpreter.js";
+import { deadDetail, isTokenShaped, refusalForEndedLink, type LinkStatus } from "../lifecycles/link.js";
+import { RefusalCode, refuse, type LinkEndReason, type Refusal } from "../refusals.js";
+import { redactTokens, type Sealer } from "../sealing/seal.js";
+import { Step, type RunRecord, type RunStatus } from "../step.js";
+import { hashToken } from "../sealing/token.js";
+import { loadVersion } from "../versions/workflows.js";
+import { LIFECYCLES } from "../lifecycles/lifecycles.js";
 
 export interface ResponderDeps {
   db: Db;

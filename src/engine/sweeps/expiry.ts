@@ -3,9 +3,9 @@
  * `slots` whose deadline is its next firing). The sweeper turns each into an `expire` command on the
  * queue; the testing kit applies them in process (`Workflow.sweep()`).
  */
-import type { Db } from "../db.js";
-import type { Command } from "./commands/types.js";
-import { isTimerAlias } from "./timer.js";
+import type { Db } from "../../db.js";
+import type { Command } from "../commands/types.js";
+import { isTimerAlias } from "../lifecycles/timer.js";
 
 /**
  * `expire` commands for up to `limit` open slots whose deadline is at or before `now`, oldest

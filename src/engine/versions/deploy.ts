@@ -17,17 +17,17 @@
  * Links minted under older versions keep working (versioning.ts translates their bodies).
  */
 import { createHash } from "node:crypto";
-import type { Db } from "../db.js";
-import { DEFAULT_LIMITS } from "../config.js";
-import type { CompileResult } from "../lang/compile.js";
-import type { CompiledParam, CompiledWorkflow } from "../lang/compiled.js";
-import type { Diagnostic } from "../lang/diagnostics.js";
-import { Codes } from "../lang/codes.js";
-import { endpointRefs } from "../lang/send-delivery.js";
-import { RefusalCode, refuse, RefusalError } from "./refusals.js";
-import { RuntimeFault } from "./interpreter.js";
-import { isTimerAlias } from "./timer.js";
-import { addWhatTheUpgradeAdds, stateGains, type UpgradeServices } from "./upgrade.js";
+import type { Db } from "../../db.js";
+import { DEFAULT_LIMITS } from "../../config.js";
+import type { CompileResult } from "../../lang/compile.js";
+import type { CompiledParam, CompiledWorkflow } from "../../lang/compiled.js";
+import type { Diagnostic } from "../../lang/diagnostics.js";
+import { Codes } from "../../lang/codes.js";
+import { endpointRefs } from "../../lang/send-delivery.js";
+import { RefusalCode, refuse, RefusalError } from "../refusals.js";
+import { RuntimeFault } from "../interpreter.js";
+import { isTimerAlias } from "../lifecycles/timer.js";
+import { addWhatTheUpgradeAdds, stateGains, type UpgradeServices } from "../commands/upgrade.js";
 import { loadVersion } from "./workflows.js";
 
 export interface DeployResult {
@@ -128,7 +128,7 @@ export async function deploy(db: Db, source: string, file = "<source>", options:
   }
   // The compiler (its parser library) is loaded only where a deploy compiles in this thread: the
   // web compiles off-thread (options.compile) and keeps it out of its memory (issue 22 item 3).
-  const compileHere = options.compile ?? (await import("../lang/compile.js")).compile;
+  const compileHere = options.compile ?? (await import("../../lang/compile.js")).compile;
   const { diagnostics, workflow } = await compileHere(source, file);
   const errors = diagnostics.filter((d) => d.severity === "error");
   const warnings = diagnostics.filter((d) => d.severity === "warning");

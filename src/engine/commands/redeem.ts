@@ -14,15 +14,15 @@
  * Database work: one statement (sql/link-lookup.ts); the compiled version comes from a cache.
  */
 import { randomUUID } from "node:crypto";
-import type { Db } from "../db.js";
-import { checkBody } from "./body.js";
-import type { Command } from "./commands/types.js";
-import { replay, type IdempotencyFingerprint } from "./idempotency.js";
-import { hashToken, isTokenShaped, refusalForEndedLink, type LinkStatus } from "./link.js";
-import { RefusalCode, refuse, type LinkEndReason, type Refusal } from "./refusals.js";
-import { lookupLink } from "./sql/link-lookup.js";
-import { toJson } from "./values.js";
-import { loadVersion } from "./workflows.js";
+import type { Db } from "../../db.js";
+import { checkBody } from "../values/body.js";
+import type { Command } from "./types.js";
+import { replay, type IdempotencyFingerprint } from "../values/idempotency.js";
+import { hashToken, isTokenShaped, refusalForEndedLink, type LinkStatus } from "../lifecycles/link.js";
+import { RefusalCode, refuse, type LinkEndReason, type Refusal } from "../refusals.js";
+import { lookupLink } from "../sql/link-lookup.js";
+import { toJson } from "../values/values.js";
+import { loadVersion } from "../versions/workflows.js";
 
 type DepositCommand = Extract<Command, { kind: "deposit" }>;
 export type PreparedDeposit = { ok: true; cmd: DepositCommand } | { ok: false; refusal: Refusal };

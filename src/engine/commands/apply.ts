@@ -20,27 +20,27 @@
  *
  * Database faults propagate (the queue retries the job later); nothing partial is ever committed.
  */
-import type { Limits } from "../config.js";
-import type { Db, Tx } from "../db.js";
-import type { Logger } from "../log.js";
-import type { DeliveryJob, MailJob } from "../queue/outbox-jobs.js";
-import { cancel } from "./commands/cancel.js";
-import { deposit } from "./commands/deposit.js";
-import { expire } from "./commands/expire.js";
-import { raise } from "./commands/raise.js";
-import { revoke } from "./commands/revoke.js";
-import type { CommandResult } from "./commands/result.js";
-import { startRun } from "./commands/start.js";
-import type { Command, Outcome } from "./commands/types.js";
-import { RuntimeFault } from "./interpreter.js";
-import type { LinkRow, LinkStatus } from "./link.js";
-import { RefusalCode, refuse, type LinkEndReason } from "./refusals.js";
-import { redactTokens, type Sealer } from "./seal.js";
-import { priorOutcome } from "./sql/applied.js";
-import { readStep } from "./sql/step-read.js";
-import { Step } from "./step.js";
-import { loadVersion } from "./workflows.js";
-import { LIFECYCLES } from "./lifecycles.js";
+import type { Limits } from "../../config.js";
+import type { Db, Tx } from "../../db.js";
+import type { Logger } from "../../log.js";
+import type { DeliveryJob, MailJob } from "../../queue/outbox-jobs.js";
+import { cancel } from "./cancel.js";
+import { deposit } from "./deposit.js";
+import { expire } from "./expire.js";
+import { raise } from "./raise.js";
+import { revoke } from "./revoke.js";
+import type { CommandResult } from "./result.js";
+import { startRun } from "./start.js";
+import type { Command, Outcome } from "./types.js";
+import { RuntimeFault } from "../interpreter.js";
+import type { LinkRow, LinkStatus } from "../lifecycles/link.js";
+import { RefusalCode, refuse, type LinkEndReason } from "../refusals.js";
+import { redactTokens, type Sealer } from "../sealing/seal.js";
+import { priorOutcome } from "../sql/applied.js";
+import { readStep } from "../sql/step-read.js";
+import { Step } from "../step.js";
+import { loadVersion } from "../versions/workflows.js";
+import { LIFECYCLES } from "../lifecycles/lifecycles.js";
 
 export interface EngineDeps {
   db: Db;

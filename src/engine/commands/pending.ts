@@ -30,11 +30,11 @@
  * the retry the Idempotency-Key contract already allows (idempotency.ts: "a refused deposit ... is
  * simply judged again").
  */
-import type { Db } from "../db.js";
-import type { Logger } from "../log.js";
-import { validateCommand, type Command } from "./commands/types.js";
-import { redactTokens, type Sealer } from "./seal.js";
-import { prepared } from "./sql/prepared.js";
+import type { Db } from "../../db.js";
+import type { Logger } from "../../log.js";
+import { validateCommand, type Command } from "./types.js";
+import { redactTokens, type Sealer } from "../sealing/seal.js";
+import { prepared } from "../sql/prepared.js";
 
 /**
  * How old a recorded row must be before a sweep looks at its job, ms. The row is written after the

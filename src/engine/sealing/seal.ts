@@ -20,7 +20,7 @@
  */
 import { createCipheriv, createDecipheriv, createHash, randomBytes } from "node:crypto";
 import { hashToken } from "./token.js";
-import { nextDepth } from "../json/depth.js";
+import { nextDepth } from "../../json/depth.js";
 
 export const CALLBACK_PATH_SEGMENT = "/api/workflow/callback/";
 const LINK_IN_TEXT = /\/api\/workflow\/callback\/(?:sfl_[A-Za-z0-9_-]{49}|[A-Za-z0-9_-]{43})/;

@@ -11,15 +11,15 @@
  * `upgrade-<run>-<version>`. A runtime error while adding (a `for each` over null, a `Deadline`
  * that fails) refuses the whole deploy, naming the run (deploy.ts).
  */
-import type { Limits } from "../config.js";
-import type { Tx } from "../db.js";
-import type { CompiledState, CompiledWorkflow } from "../lang/compiled.js";
-import type { Sealer } from "./seal.js";
-import { createSlot, openSatisfiedSlots } from "./slot.js";
-import { readStep } from "./sql/step-read.js";
-import { Step } from "./step.js";
-import { startTimer, TIMER_ALIAS_PREFIX } from "./timer.js";
-import { LIFECYCLES } from "./lifecycles.js";
+import type { Limits } from "../../config.js";
+import type { Tx } from "../../db.js";
+import type { CompiledState, CompiledWorkflow } from "../../lang/compiled.js";
+import type { Sealer } from "../sealing/seal.js";
+import { createSlot, openSatisfiedSlots } from "../lifecycles/slot.js";
+import { readStep } from "../sql/step-read.js";
+import { Step } from "../step.js";
+import { startTimer, TIMER_ALIAS_PREFIX } from "../lifecycles/timer.js";
+import { LIFECYCLES } from "../lifecycles/lifecycles.js";
 
 /** What an upgrade needs to change runs as steps (the same services a worker's step has). */
 export interface UpgradeServices {

@@ -21,14 +21,14 @@
  * then (spec §9).
  */
 import { randomUUID } from "node:crypto";
-import type { IdempotencyFingerprint } from "./idempotency.js";
-import { RefusalCode, refuse, type LinkEndReason, type Refusal } from "./refusals.js";
-import { CALLBACK_PATH_SEGMENT } from "./seal.js";
-import type { LinkRow, LinkSettlement, SlotRecord, Step } from "./step.js";
+import type { IdempotencyFingerprint } from "../values/idempotency.js";
+import { RefusalCode, refuse, type LinkEndReason, type Refusal } from "../refusals.js";
+import { CALLBACK_PATH_SEGMENT } from "../sealing/seal.js";
+import type { LinkRow, LinkSettlement, SlotRecord, Step } from "../step.js";
 
 /** The link records live beside the step's other records (step.ts); re-exported for the modules that read links. */
-export type { LinkRow, LinkSettlement, LinkStatus } from "./step.js";
-import { checkTokenFormat, hashToken, newToken } from "./token.js";
+export type { LinkRow, LinkSettlement, LinkStatus } from "../step.js";
+import { checkTokenFormat, hashToken, newToken } from "../sealing/token.js";
 
 export { hashToken, newToken };
 

@@ -4,20 +4,20 @@
  * nothing changed.
  */
 import { randomUUID } from "node:crypto";
-import type { Db } from "../db.js";
-import { checkBody } from "./body.js";
-import { DEFAULT_LIMITS, type Limits } from "../config.js";
-import { checkInput } from "./input.js";
-import type { Command, PrincipalClaims } from "./commands/types.js";
+import type { Db } from "../../db.js";
+import { checkBody } from "../values/body.js";
+import { DEFAULT_LIMITS, type Limits } from "../../config.js";
+import { checkInput } from "../values/input.js";
+import type { Command, PrincipalClaims } from "./types.js";
 import type { EngineDeps } from "./apply.js";
-import { checkBeforeBody } from "./commands/raise.js";
-import { RuntimeFault } from "./interpreter.js";
-import { NO_SUCH_RUN_OR_SLOT, RefusalCode, refuse, type Refusal } from "./refusals.js";
-import { LIFECYCLES } from "./lifecycles.js";
-import { entityJson, Step } from "./step.js";
-import { toJson } from "./values.js";
-import type { CurrentVersions } from "./version-cache.js";
-import { currentVersion, loadVersion } from "./workflows.js";
+import { checkBeforeBody } from "./raise.js";
+import { RuntimeFault } from "../interpreter.js";
+import { NO_SUCH_RUN_OR_SLOT, RefusalCode, refuse, type Refusal } from "../refusals.js";
+import { LIFECYCLES } from "../lifecycles/lifecycles.js";
+import { entityJson, Step } from "../step.js";
+import { toJson } from "../values/values.js";
+import type { CurrentVersions } from "../versions/version-cache.js";
+import { currentVersion, loadVersion } from "../versions/workflows.js";
 
 type Prepared<K extends Command["kind"]> = { ok: true; cmd: Extract<Command, { kind: K }> } | { ok: false; refusal: Refusal };
 

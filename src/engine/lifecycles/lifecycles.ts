@@ -12,7 +12,7 @@
  */
 import { mintLink, settleLinks } from "./link.js";
 import { dropSlot, isAliasDone, liveSlotForAlias } from "./slot.js";
-import type { StepLifecycles } from "./step.js";
+import type { StepLifecycles } from "../step.js";
 
 export const LIFECYCLES: StepLifecycles = {
   isAliasDone,

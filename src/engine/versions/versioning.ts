@@ -8,11 +8,11 @@
  * computed from the previous ones; where it did not, the event is unchanged (a deploy that
  * changes an event's parameters without a mapping is refused, so no other case exists).
  */
-import type { CompiledEvent } from "../lang/compiled.js";
-import { evaluate, RuntimeFault, Scope } from "./interpreter.js";
-import { RefusalCode, refuse, type Refusal } from "./refusals.js";
-import type { Step } from "./step.js";
-import { fromJson, toJson } from "./values.js";
+import type { CompiledEvent } from "../../lang/compiled.js";
+import { evaluate, RuntimeFault, Scope } from "../interpreter.js";
+import { RefusalCode, refuse, type Refusal } from "../refusals.js";
+import type { Step } from "../step.js";
+import { fromJson, toJson } from "../values/values.js";
 import { loadVersion } from "./workflows.js";
 
 /** The event a slot alias of `state` subscribes to in a given version, or null. */

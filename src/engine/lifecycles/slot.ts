@@ -12,14 +12,14 @@
  * writes it at flush).
  */
 import { randomUUID } from "node:crypto";
-import { DEFAULT_LIMITS } from "../config.js";
-import type { CompiledSlot } from "../lang/compiled.js";
-import { evaluate, RuntimeFault, Scope } from "./interpreter.js";
+import { DEFAULT_LIMITS } from "../../config.js";
+import type { CompiledSlot } from "../../lang/compiled.js";
+import { evaluate, RuntimeFault, Scope } from "../interpreter.js";
 import { killLiveLink } from "./link.js";
-import type { LinkEndReason } from "./refusals.js";
-import type { SlotRecord, SlotStatus, Step } from "./step.js";
+import type { LinkEndReason } from "../refusals.js";
+import type { SlotRecord, SlotStatus, Step } from "../step.js";
 import { isTimerAlias } from "./timer.js";
-import { Duration, type Value } from "./values.js";
+import { Duration, type Value } from "../values/values.js";
 
 export function isSlotLive(slot: SlotRecord): boolean {
   return slot.status === "open" || slot.status === "waiting";

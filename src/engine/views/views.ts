@@ -4,10 +4,10 @@
  * A fanned-out slot shows its element's value beside its index (`element`, `elementValue`; issue 9
  * §5); the history lists every end of a link (link.ts).
  */
-import type { Db } from "../db.js";
-import { isTimerAlias, timerIndex } from "./timer.js";
-import { loadVersion } from "./workflows.js";
-import { redactForOutput, redactStoredText, redactTokens, type Sealer } from "./seal.js";
+import type { Db } from "../../db.js";
+import { isTimerAlias, timerIndex } from "../lifecycles/timer.js";
+import { loadVersion } from "../versions/workflows.js";
+import { redactForOutput, redactStoredText, redactTokens, type Sealer } from "../sealing/seal.js";
 
 export async function showRun(db: Db, sealer: Sealer, runId: string) {
   // Each relation is read with its own statement: one REPEATABLE READ snapshot makes them agree,

@@ -18,10 +18,10 @@
  * History: `timer-started`, `timer-fired`, `timer-cancelled` (data: `{ index, schedule, … }`).
  */
 import { randomUUID } from "node:crypto";
-import { MIN_TIMER_PERIOD_MS, type CompiledTimer } from "../lang/compiled.js";
-import { evaluate, RuntimeFault, Scope } from "./interpreter.js";
-import type { SlotRecord, Step } from "./step.js";
-import { Duration } from "./values.js";
+import { MIN_TIMER_PERIOD_MS, type CompiledTimer } from "../../lang/compiled.js";
+import { evaluate, RuntimeFault, Scope } from "../interpreter.js";
+import type { SlotRecord, Step } from "../step.js";
+import { Duration } from "../values/values.js";
 
 /** The alias prefix of timer rows in `slots`. */
 export const TIMER_ALIAS_PREFIX = "@timer:";

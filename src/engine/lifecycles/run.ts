@@ -12,12 +12,12 @@
  * holds, move the run on at once (issue 19) — then its milestones. Leaving a state cancels every
  * slot of it not completed, and its timers.
  */
-import type { Handler } from "../lang/ast.js";
-import { evaluate, execute, executeIn, RuntimeFault, Scope } from "./interpreter.js";
+import type { Handler } from "../../lang/ast.js";
+import { evaluate, execute, executeIn, RuntimeFault, Scope } from "../interpreter.js";
 import { cancelStateSlots, completeSlot, createSlotsForState, openSatisfiedSlots, slotScope } from "./slot.js";
-import type { SlotRecord, Step } from "./step.js";
+import type { SlotRecord, Step } from "../step.js";
 import { cancelRunTimers, startStateTimers } from "./timer.js";
-import type { Value } from "./values.js";
+import type { Value } from "../values/values.js";
 
 /**
  * The maximum number of state entries in one step, so that a cycle of arms (routing on entry

@@ -20,10 +20,10 @@
  * problems plus the `expects` map (name → JSON type) for the 422 `invalid-body` answer.
  */
 import * as yup from "yup";
-import type { CompiledParam, TypeSpec } from "../lang/compiled.js";
-import { UNSTORABLE_PROBLEM, unstorablePaths } from "../json/storable.js";
+import type { CompiledParam, TypeSpec } from "../../lang/compiled.js";
+import { UNSTORABLE_PROBLEM, unstorablePaths } from "../../json/storable.js";
 import { fromJson, jsonTypeName, parseIsoDuration, parseRfc3339, type Value } from "./values.js";
-import { MAX_JSON_DEPTH, valueDepthExceeds } from "../json/depth.js";
+import { MAX_JSON_DEPTH, valueDepthExceeds } from "../../json/depth.js";
 
 export interface BodyProblem {
   /** The parameter (or nested path, `tags[2]`) the problem is about; "" for the body itself. */

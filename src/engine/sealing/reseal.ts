@@ -18,9 +18,9 @@
  * `unreadable` values no key of the ring opens — left untouched (put the key that sealed them back
  * in the ring and run again).
  */
-import type { Db, Tx } from "../db.js";
+import type { Db, Tx } from "../../db.js";
 import { isSealed, type Sealer } from "./seal.js";
-import { nextDepth } from "../json/depth.js";
+import { nextDepth } from "../../json/depth.js";
 
 export interface ResealReport {
   runs: number;

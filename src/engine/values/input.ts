@@ -24,12 +24,12 @@
  *
  * The result holds only declared names, rebuilt from scratch: no caller's object reaches storage.
  */
-import { DEFAULT_LIMITS, type Limits } from "../config.js";
-import type { CompiledEntity, CompiledWorkflow, TypeSpec } from "../lang/compiled.js";
+import { DEFAULT_LIMITS, type Limits } from "../../config.js";
+import type { CompiledEntity, CompiledWorkflow, TypeSpec } from "../../lang/compiled.js";
 import { expectsOf } from "./body.js";
-import { RefusalCode, refuse, type Refusal } from "./refusals.js";
-import type { EntityRecord } from "./step.js";
-import { unstorable } from "../json/storable.js";
+import { RefusalCode, refuse, type Refusal } from "../refusals.js";
+import type { EntityRecord } from "../step.js";
+import { unstorable } from "../../json/storable.js";
 import { formatIsoDuration, fromJson, jsonTypeName, parseIsoDuration, parseRfc3339, type Value } from "./values.js";
 
 export interface InputProblem {

@@ -2,8 +2,8 @@
  * Deployed workflow versions: loading compiled forms (cached; a version never changes once
  * stored) and resolving the current version of a workflow by name.
  */
-import type { Db, Tx } from "../db.js";
-import { COMPILED_FORMAT, type CompiledWorkflow } from "../lang/compiled.js";
+import type { Db, Tx } from "../../db.js";
+import { COMPILED_FORMAT, type CompiledWorkflow } from "../../lang/compiled.js";
 
 const cache = new Map<string, CompiledWorkflow>();
 

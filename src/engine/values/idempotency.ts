@@ -20,8 +20,8 @@
  * the link burned under its own key: both answer "completed", the slot completes once.
  */
 import { createHash } from "node:crypto";
-import { RefusalCode, refuse, type Refusal } from "./refusals.js";
-import { nextDepth } from "../json/depth.js";
+import { RefusalCode, refuse, type Refusal } from "../refusals.js";
+import { nextDepth } from "../../json/depth.js";
 
 /** The two hashes a deposit carries when its request had an `Idempotency-Key`. */
 export interface IdempotencyFingerprint {
