@@ -19,7 +19,7 @@ import test from "ava";
 import { randomBytes, randomUUID } from "node:crypto";
 import { deployFixture } from "../helpers/callback.js";
 import { dropDatabase, sql } from "../helpers/db.js";
-import { linkIn, parseEmails } from "../helpers/mail.js";
+import { pool, post, prepare, type Answer } from "../helpers/burst.js";
 import { ADMIN_TOKEN, request, startCluster, type Cluster, type ServerProcess } from "../helpers/server.js";
 import { startRedis, type RedisServer } from "../helpers/services.js";
 
@@ -27,7 +27,6 @@ const DEPOSITS = Number(process.env.SLOTFLOW_FAULTS_VOLATILE_DEPOSITS || 90);
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 process.env.SLOTFLOW_TEST_READY_MS ||= "120000";
 
-type Answer = { status: number; code?: string };
 
 let redis: RedisServer | undefined;
 let cluster: Cluster | undefined;
@@ -40,41 +39,6 @@ test.after.always(async () => {
   await redis?.destroy();
 });
 
-async function pool<T, R>(items: T[], limit: number, fn: (item: T, index: number) => Promise<R>): Promise<R[]> {
-  const out: R[] = new Array(items.length);
-  let next = 0;
-  await Promise.all(
-    Array.from({ length: Math.min(limit, items.length) }, async () => {
-      while (next < items.length) {
-        const i = next++;
-        out[i] = await fn(items[i]!, i);
-      }
-    }),
-  );
-  return out;
-}
-
-async function post(base: string, url: string, body: unknown, key: string): Promise<Answer> {
-  try {
-    const res = await fetch(base + new URL(url).pathname, {
-      method: "POST",
-      headers: { "content-type": "application/json", "idempotency-key": key },
-      body: JSON.stringify(body),
-      signal: AbortSignal.timeout(30_000),
-    });
-    const text = await res.text();
-    let code: string | undefined;
-    try {
-      code = res.status === 200 || res.status === 202 ? JSON.parse(text).status : JSON.parse(text).code;
-    } catch {
-      code = undefined;
-    }
-    return { status: res.status, code };
-  } catch {
-    return { status: 0 };
-  }
-}
-
 async function until<T>(what: string, ms: number, fn: () => Promise<T | null | undefined | false>): Promise<T> {
   const end = Date.now() + ms;
   for (;;) {
@@ -85,28 +49,6 @@ async function until<T>(what: string, ms: number, fn: () => Promise<T | null | u
   }
 }
 
-/** Starts runs of the Faults fixture and reads each one's link from the printed mail. */
-async function prepare(c: Cluster, n: number): Promise<{ runId: string; url: string }[]> {
-  const tag = randomBytes(3).toString("hex");
-  const started = await pool(Array.from({ length: n }, (_, i) => i), 8, async (i) => {
-    for (let attempt = 0; ; attempt++) {
-      const title = `v${tag}-${i}-a${attempt}`;
-      const res = await request(c.baseUrl, "POST", "/api/workflows/Faults/runs", { token: ADMIN_TOKEN, json: { job: { title, contact: "x@example.test", handled: 0 } } }).catch(() => null);
-      if (res && (res.status === 201 || res.status === 202)) return { runId: res.body.id as string, title };
-      await sleep(500);
-    }
-  });
-  const wanted = new Map(started.map((r, i) => [`answer ${r.title}`, i]));
-  const urls: string[] = [];
-  await until(`links of ${n} runs`, 120_000, async () => {
-    for (const mail of parseEmails(c.output())) {
-      const i = wanted.get(mail.subject);
-      if (i !== undefined) urls[i] = linkIn(mail);
-    }
-    return urls.filter(Boolean).length >= n;
-  });
-  return started.map((r, i) => ({ runId: r.runId, url: urls[i]! }));
-}
 
 type View = { entities: { job: { handled: number; note: string | null } }; history: { kind: string; data: { alias?: string } }[] };
 const view = async (c: Cluster, runId: string) => (await request(c.baseUrl, "GET", `/api/runs/${runId}`, { token: ADMIN_TOKEN })).body as View;
@@ -125,7 +67,7 @@ test.serial("Redis without persistence restarted during a burst of 202s: every 2
   await c.spawn("sweeper");
   await deployFixture(c.baseUrl, "faults.flow");
 
-  const deposits = (await prepare(c, DEPOSITS)).map((d, i) => ({ ...d, key: randomUUID(), body: { note: `v${i}-${randomBytes(2).toString("hex")}` }, first: undefined as Answer | undefined, final: undefined as Answer | undefined, retries: 0 }));
+  const deposits = (await prepare({ cluster: c, bases: [c.baseUrl], killed: new Set() }, "volatile", DEPOSITS)).map((d, i) => ({ ...d, key: randomUUID(), body: { note: `v${i}-${randomBytes(2).toString("hex")}` }, first: undefined as Answer | undefined, final: undefined as Answer | undefined, retries: 0 }));
   const server = redis;
   const w = worker;
   let sent = 0;
