@@ -85,9 +85,16 @@ export function adminRouter(rt: Runtime): Router {
 
   router.get("/workflows/:name", admin, async (ctx) => {
     workflowNameOr404(ctx.params.name);
-    const wf = await rt.db.workflow.findUnique({ where: { name: ctx.params.name }, include: { versions: { orderBy: { version: "asc" } } } });
+    // never every version's compiled form (JSON ~25× its source, parsed on this event loop): the list, then one source
+    const wf = await rt.db.workflow.findUnique({
+      where: { name: ctx.params.name },
+      include: { versions: { orderBy: { version: "asc" }, select: { version: true, sourceSha256: true, createdAt: true } } },
+    });
     if (!wf) throw new RefusalError(refuse(RefusalCode.NotFound, `No workflow named "${ctx.params.name}" is deployed.`));
-    const current = wf.versions.find((v) => v.version === wf.currentVersion)!;
+    const current = await rt.db.workflowVersion.findUniqueOrThrow({
+      where: { workflowName_version: { workflowName: wf.name, version: wf.currentVersion } },
+      select: { source: true },
+    });
     ctx.body = {
       name: wf.name,
       currentVersion: wf.currentVersion,

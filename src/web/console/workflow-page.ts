@@ -16,15 +16,30 @@ import { utc } from "./time.js";
 const intParam = (v: string | undefined) => (v !== undefined && /^\d{1,9}$/.test(v) ? Number(v) : undefined);
 
 export async function workflowBody(db: Db, name: string, query: Record<string, string>): Promise<Html | null> {
-  const wf = await db.workflow.findUnique({ where: { name }, include: { versions: { orderBy: { version: "asc" } } } });
+  // The list of versions without their sources and compiled forms: a compiled form is JSON about
+  // 25× its source, and parsing every version's on this event loop stalled deposits (issue 28 item 3).
+  const wf = await db.workflow.findUnique({
+    where: { name },
+    include: { versions: { orderBy: { version: "asc" }, select: { version: true, createdAt: true, sourceSha256: true } } },
+  });
   if (!wf) return null;
   const shownNo = intParam(query.version) ?? wf.currentVersion;
-  const shown = wf.versions.find((v) => v.version === shownNo);
-  if (!shown) return null;
-  const toNo = intParam(query.to) ?? shown.version;
+  if (!wf.versions.some((v) => v.version === shownNo)) return null;
+  const toNo = intParam(query.to) ?? shownNo;
   const fromNo = intParam(query.from) ?? Math.max(1, toNo - 1);
-  const from = wf.versions.find((v) => v.version === fromNo);
-  const to = wf.versions.find((v) => v.version === toNo);
+  // only the sources this page shows or compares
+  const sources = new Map(
+    (
+      await db.workflowVersion.findMany({
+        where: { workflowName: name, version: { in: [...new Set([shownNo, fromNo, toNo])] } },
+        select: { version: true, source: true },
+      })
+    ).map((v) => [v.version, v]),
+  );
+  const shown = sources.get(shownNo);
+  if (!shown) return null;
+  const from = sources.get(fromNo);
+  const to = sources.get(toNo);
   const compiled = await loadVersion(db, name, shown.version);
   // the layout, the diff and the colouring run on the console thread, bounded (issue 28 items 2-3)
   const [graph, diff, source] = await Promise.all([
