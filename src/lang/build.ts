@@ -11,7 +11,9 @@ import { classifyNumber, decodeString, Newline } from "./lexer.js";
 import type { LineIndex } from "./positions.js";
 
 /** The settings that take one expression, by their name in source. */
-const ONE_EXPRESSION_SETTINGS = { Requires: "requires", Deadline: "deadline", Title: "title", Intro: "intro" } as const;
+const ONE_EXPRESSION_SETTINGS = { Deadline: "deadline", Title: "title", Intro: "intro" } as const;
+/** Every setting's name in source. */
+const SETTING_WORDS = { Candidates: 1, Requires: 1, After: 1, Deadline: 1, Title: 1, Intro: 1 } as const;
 
 /** Binding strength of the binary operators (higher binds tighter); all are left-associative. */
 const PRECEDENCE: Record<string, number> = {
@@ -138,13 +140,27 @@ export class AstBuilder {
     return { kind: "literal", type: "null", value: null, raw: t.image, range: this.tr(t) };
   }
 
-  /** A slot setting from `Name: e1, e2…` (FLOW021–FLOW023 when it does not fit). */
-  buildSetting(name: IToken, exprs: Expr[]): Setting | null {
-    const range = this.span(name, exprs[exprs.length - 1].range);
+  /**
+   * A slot setting from `Name: e1, e2… [else wording]` (FLOW021–FLOW023 when it does not fit;
+   * FLOW027 for `else` after any setting but `Requires`, issue 30 item 8).
+   */
+  buildSetting(name: IToken, exprs: Expr[], wording: { kw: IToken; expr: Expr } | null = null): Setting | null {
+    const range = this.span(name, (wording?.expr ?? exprs[exprs.length - 1]).range);
+    if (wording && name.image !== "Requires" && name.image in SETTING_WORDS) {
+      this.error(
+        Codes.ElseOutsideRequires,
+        `only Requires takes 'else' (the wording of its refusal); ${name.image} ends before 'else': remove it`,
+        this.span(wording.kw, wording.expr.range),
+      );
+    }
     switch (name.image) {
       case "Candidates":
         return { kind: "candidates", matchers: exprs, range };
       case "Requires":
+        if (exprs.length > 1) {
+          this.error(Codes.SettingArity, `Requires takes one expression: join conditions with &&`, this.span(exprs[1].range, exprs[exprs.length - 1].range));
+        }
+        return { kind: "requires", expr: exprs[0], wording: wording?.expr ?? null, range };
       case "Deadline":
       case "Title":
       case "Intro": {

@@ -542,7 +542,12 @@ class FlowParser extends EmbeddedActionsParser {
         this.CONSUME(Comma);
         exprs.push(this.SUBRULE2(this.expression));
       });
-      return this.ACTION(() => this.b.buildSetting(name, exprs));
+      let wording: { kw: IToken; expr: Expr } | null = null;
+      this.OPTION(() => {
+        const kw = this.CONSUME(Kw.else);
+        wording = { kw, expr: this.SUBRULE3(this.expression) };
+      });
+      return this.ACTION(() => this.b.buildSetting(name, exprs, wording));
     },
     { recoveryValueFunc: () => null },
   );
