@@ -7,7 +7,7 @@ import { EOF, type IToken } from "chevrotain";
 import type { BinaryOp as BinaryOpName, Expr, Ident, LiteralExpr, Range, Setting } from "./ast.js";
 import { Codes } from "./codes.js";
 import type { Diagnostic } from "./diagnostics.js";
-import { classifyNumber, decodeString, Newline } from "./lexer.js";
+import { classifyNumber, decodeString, durationLiteral, Newline, unitWordMs } from "./lexer.js";
 import type { LineIndex } from "./positions.js";
 
 /** The settings that take one expression, by their name in source. */
@@ -83,6 +83,20 @@ export class AstBuilder {
     }
     const v = negative ? -value.value : value.value;
     return { kind: "literal", type: value.type, value: v, raw, range } as LiteralExpr;
+  }
+
+  /**
+   * `3 days` — a number and a unit word apart: FLOW005 ending with the fix (`3d`; issue 30
+   * item 10), and an invalid literal, so the rest of the file is still checked.
+   */
+  spacedDuration(tok: IToken, unit: IToken, negative: IToken | null): LiteralExpr {
+    const range = this.span(negative ?? tok, unit);
+    const raw = `${negative ? "-" : ""}${tok.image} ${unit.image}`;
+    const count = /^[0-9]+$/.test(tok.image) ? Number(tok.image) : null;
+    const ms = unitWordMs(unit.image) ?? 1000;
+    const fix = count !== null && Number.isSafeInteger(count * ms) ? durationLiteral(count, ms) : `3${unit.image[0]!.toLowerCase() === "w" ? "d" : unit.image[0]!.toLowerCase()}`;
+    this.error(Codes.InvalidNumber, `'${raw}' is not a duration: a duration is one number and a unit: \`${fix}\``, range);
+    return { kind: "literal", type: "int", value: 0, raw, range, invalid: true };
   }
 
   /** A string literal with its escapes decoded (FLOW004 for a bad escape). */

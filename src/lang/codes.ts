@@ -28,6 +28,8 @@ export const Codes = {
   StatementAfterArm: "FLOW025",
   SendEmailFields: "FLOW026",
   ElseOutsideRequires: "FLOW027",
+  BareArrow: "FLOW028",
+  ReservedName: "FLOW029",
   DeliveryFields: "FLOW030",
   EndpointNotLiteral: "FLOW031",
   // --- declarations and names -----------------------------------------------------------------
