@@ -252,7 +252,11 @@ class Indexer {
       for (const setting of m.settings) {
         if (setting.kind === "after") for (const a of setting.aliases) this.aliasRef(state, a);
         else if (setting.kind === "candidates") for (const e of setting.matchers) this.expr(e, base, 0);
-        else if (setting.kind === "requires") this.expr(setting.expr, this.eventParamScope(m.event.name, base), 0);
+        else if (setting.kind === "requires") {
+          const params = this.eventParamScope(m.event.name, base);
+          this.expr(setting.expr, params, 0);
+          if (setting.wording) this.expr(setting.wording, params, 0);
+        }
         else this.generic(setting, base, 0);
       }
     }

@@ -119,7 +119,11 @@ export interface Subscribe {
 
 export type Setting =
   | { kind: "candidates"; matchers: Expr[]; range: Range }
-  | { kind: "requires"; expr: Expr; range: Range }
+  /**
+   * `Requires: expr [else wording]` — `wording` (a `string`/`string?` expression, null when not
+   * given) is the refusal's text when `expr` does not hold (issue 30 item 8).
+   */
+  | { kind: "requires"; expr: Expr; wording: Expr | null; range: Range }
   | { kind: "after"; aliases: Ident[]; range: Range }
   | { kind: "deadline"; expr: Expr; range: Range }
   /** `Title: expr` / `Intro: expr` — the responder page's heading and text (a `string` or `string?`). */

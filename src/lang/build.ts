@@ -7,11 +7,13 @@ import { EOF, type IToken } from "chevrotain";
 import type { BinaryOp as BinaryOpName, Expr, Ident, LiteralExpr, Range, Setting } from "./ast.js";
 import { Codes } from "./codes.js";
 import type { Diagnostic } from "./diagnostics.js";
-import { classifyNumber, decodeString, Newline } from "./lexer.js";
+import { classifyNumber, decodeString, durationLiteral, Newline, unitWordMs } from "./lexer.js";
 import type { LineIndex } from "./positions.js";
 
 /** The settings that take one expression, by their name in source. */
-const ONE_EXPRESSION_SETTINGS = { Requires: "requires", Deadline: "deadline", Title: "title", Intro: "intro" } as const;
+const ONE_EXPRESSION_SETTINGS = { Deadline: "deadline", Title: "title", Intro: "intro" } as const;
+/** Every setting's name in source. */
+const SETTING_WORDS = { Candidates: 1, Requires: 1, After: 1, Deadline: 1, Title: 1, Intro: 1 } as const;
 
 /** Binding strength of the binary operators (higher binds tighter); all are left-associative. */
 const PRECEDENCE: Record<string, number> = {
@@ -83,6 +85,20 @@ export class AstBuilder {
     return { kind: "literal", type: value.type, value: v, raw, range } as LiteralExpr;
   }
 
+  /**
+   * `3 days` — a number and a unit word apart: FLOW005 ending with the fix (`3d`; issue 30
+   * item 10), and an invalid literal, so the rest of the file is still checked.
+   */
+  spacedDuration(tok: IToken, unit: IToken, negative: IToken | null): LiteralExpr {
+    const range = this.span(negative ?? tok, unit);
+    const raw = `${negative ? "-" : ""}${tok.image} ${unit.image}`;
+    const count = /^[0-9]+$/.test(tok.image) ? Number(tok.image) : null;
+    const ms = unitWordMs(unit.image) ?? 1000;
+    const fix = count !== null && Number.isSafeInteger(count * ms) ? durationLiteral(count, ms) : `3${unit.image[0]!.toLowerCase() === "w" ? "d" : unit.image[0]!.toLowerCase()}`;
+    this.error(Codes.InvalidNumber, `'${raw}' is not a duration: a duration is one number and a unit: \`${fix}\``, range);
+    return { kind: "literal", type: "int", value: 0, raw, range, invalid: true };
+  }
+
   /** A string literal with its escapes decoded (FLOW004 for a bad escape). */
   stringLiteral(tok: IToken): LiteralExpr {
     const { value, problems } = decodeString(tok.image);
@@ -138,13 +154,27 @@ export class AstBuilder {
     return { kind: "literal", type: "null", value: null, raw: t.image, range: this.tr(t) };
   }
 
-  /** A slot setting from `Name: e1, e2…` (FLOW021–FLOW023 when it does not fit). */
-  buildSetting(name: IToken, exprs: Expr[]): Setting | null {
-    const range = this.span(name, exprs[exprs.length - 1].range);
+  /**
+   * A slot setting from `Name: e1, e2… [else wording]` (FLOW021–FLOW023 when it does not fit;
+   * FLOW027 for `else` after any setting but `Requires`, issue 30 item 8).
+   */
+  buildSetting(name: IToken, exprs: Expr[], wording: { kw: IToken; expr: Expr } | null = null): Setting | null {
+    const range = this.span(name, (wording?.expr ?? exprs[exprs.length - 1]).range);
+    if (wording && name.image !== "Requires" && name.image in SETTING_WORDS) {
+      this.error(
+        Codes.ElseOutsideRequires,
+        `only Requires takes 'else' (the wording of its refusal); ${name.image} ends before 'else': remove it`,
+        this.span(wording.kw, wording.expr.range),
+      );
+    }
     switch (name.image) {
       case "Candidates":
         return { kind: "candidates", matchers: exprs, range };
       case "Requires":
+        if (exprs.length > 1) {
+          this.error(Codes.SettingArity, `Requires takes one expression: join conditions with &&`, this.span(exprs[1].range, exprs[exprs.length - 1].range));
+        }
+        return { kind: "requires", expr: exprs[0], wording: wording?.expr ?? null, range };
       case "Deadline":
       case "Title":
       case "Intro": {

@@ -233,6 +233,17 @@ export class StateChecker {
             this.ctx.stmts.declare(scope, { kind: "eventParam", name: p.name, type: p.type, range });
           });
           this.ctx.stmts.condition(setting.expr, { scope, closedAlias: null }, "Requires");
+          if (setting.wording) {
+            // issue 30 item 8: the refusal's wording, in the condition's scope; null falls back to the generic one
+            const t = this.ctx.exprs.check(setting.wording, { scope, closedAlias: null });
+            if (t.kind !== "string" && t.kind !== "error" && t.kind !== "null") {
+              report.error(
+                Codes.RequiresWordingType,
+                `the wording after 'else' is what the responder reads when Requires does not hold: it must be a string, found ${showType(t)} (write it as text, such as "at most " + limit)`,
+                setting.wording.range,
+              );
+            }
+          }
           break;
         }
         case "after":

@@ -27,6 +27,9 @@ export const Codes = {
   InvalidAssignmentTarget: "FLOW024",
   StatementAfterArm: "FLOW025",
   SendEmailFields: "FLOW026",
+  ElseOutsideRequires: "FLOW027",
+  BareArrow: "FLOW028",
+  ReservedName: "FLOW029",
   DeliveryFields: "FLOW030",
   EndpointNotLiteral: "FLOW031",
   // --- declarations and names -----------------------------------------------------------------
@@ -61,6 +64,7 @@ export const Codes = {
   DeadlineType: "FLOW205",
   ArgumentCount: "FLOW206",
   CannotInferType: "FLOW207",
+  RequiresWordingType: "FLOW208",
   // --- slots, handlers, links -----------------------------------------------------------------
   SubscribeParams: "FLOW300",
   HandlerParamCount: "FLOW301",

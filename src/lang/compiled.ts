@@ -66,6 +66,13 @@ export interface CompiledSlot {
   /** Matcher expressions (`role("r")`, `user("id")`); null when the setting is absent. */
   candidates: Expr[] | null;
   requires: Expr | null;
+  /**
+   * `Requires: … else wording` — a `string`/`string?` expression in the scope of `requires` (run
+   * data, the fan-out variable, the event's parameters): the refusal's `detail` when `requires`
+   * does not hold; a null or a runtime fault falls back to the generic wording. Absent when not
+   * given (issue 30 item 8).
+   */
+  requiresWording?: Expr;
   /** Aliases of slots of the same state that must be completed before this one opens. */
   after: string[];
   deadline: Expr | null;

@@ -66,6 +66,12 @@ function setting<K extends Setting["kind"]>(settings: Setting[], kind: K): Extra
 }
 
 /** `Title` / `Intro` as optional keys, present only when given (compiled.ts). */
+/** `Requires: … else wording` — the key only when given, so older compiled forms stay equal (issue 30 item 8). */
+function requiresWording(settings: Setting[]): Pick<CompiledSlot, "requiresWording"> {
+  const wording = setting(settings, "requires")?.wording;
+  return wording ? { requiresWording: wording } : {};
+}
+
 function pageText(settings: Setting[]): Pick<CompiledSlot, "title" | "intro"> {
   const title = setting(settings, "title")?.expr;
   const intro = setting(settings, "intro")?.expr;
@@ -96,6 +102,7 @@ function state(s: StateDecl, model: CheckedModel, source: string): CompiledState
             : null,
           candidates: setting(m.settings, "candidates")?.matchers ?? null,
           requires: setting(m.settings, "requires")?.expr ?? null,
+          ...requiresWording(m.settings),
           after: setting(m.settings, "after")?.aliases.map((a) => a.name) ?? [],
           deadline: setting(m.settings, "deadline")?.expr ?? null,
           ...pageText(m.settings),

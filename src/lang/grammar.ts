@@ -29,7 +29,7 @@ import { MAX_DIAGNOSTICS, type Diagnostic } from "./diagnostics.js";
 import {
   allTokens, Arrow, Assign, At, BinaryOp, Bang, Colon, Comma, Dot, FatArrow, Gt,
   Identifier, Kw, LBracket, LCurly, LParen, Lt, Minus, NumberLit, Question, RBracket, RCurly,
-  RParen, Sep, StringLit,
+  RParen, Reserved, Sep, StringLit, unitWordMs,
 } from "./lexer.js";
 import { LineIndex } from "./positions.js";
 import { buildDelivery } from "./send-delivery.js";
@@ -85,6 +85,11 @@ function alt<T>(f: () => T): { ALT: () => T } {
  * language reference §10's example): after `-> Name` nothing else can continue.
  */
 const ARM_WORDS = new Set<TokenType>([Kw.when, Kw.default]);
+/**
+ * A bare `-> State` in a handler (FLOW028) follows the previous statement on one line: the lexer
+ * joins a line starting with `->` to the one before. It is reported once, as the slip it is.
+ */
+const NO_SEP_BEFORE = new Set<TokenType>([...ARM_WORDS, Arrow]);
 
 /** The words that start a timer member (contextual: identifiers elsewhere). */
 const TIMER_WORDS = new Set(["after", "every"]);
@@ -191,7 +196,7 @@ class FlowParser extends EmbeddedActionsParser {
           const item = this.subrule(ITEMS_IDX, rule);
           this.ACTION(() => {
             const clean = this.errorCount() === errorsBefore;
-            if (needSep && clean && !ARM_WORDS.has(first.tokenType)) this.b.missingSep(first);
+            if (needSep && clean && !NO_SEP_BEFORE.has(first.tokenType)) this.b.missingSep(first);
             needSep = clean;
             take(item);
           });
@@ -271,10 +276,28 @@ class FlowParser extends EmbeddedActionsParser {
     { recoveryValueFunc: () => [] },
   );
 
+  /**
+   * A name being declared or named again (parameters, `subscribe E(…)`, `on x(…)`): an Identifier,
+   * or a reserved word, reported as FLOW029 with the fix (issue 30 item 10).
+   */
+  private declName = this.RULE(
+    "declName",
+    (): IToken =>
+      this.OR([
+        alt(() => this.CONSUME(Identifier)),
+        alt(() => {
+          const word = this.CONSUME(Reserved);
+          this.ACTION(() => this.b.error(Codes.ReservedName, `\`${word.image}\` is a reserved word; choose another name`, this.b.tr(word)));
+          return word;
+        }),
+      ]),
+    { recoveryValueFunc: () => ({ image: "<error>", startOffset: 0 }) as IToken },
+  );
+
   private param = this.RULE(
     "param",
     (): Param => {
-      const name = this.CONSUME(Identifier);
+      const name = this.SUBRULE(this.declName);
       this.CONSUME(Colon);
       const type = this.SUBRULE(this.typeRef);
       const annotations: Annotation[] = [];
@@ -489,10 +512,10 @@ class FlowParser extends EmbeddedActionsParser {
     const params: IToken[] = [];
     this.CONSUME(LParen);
     this.OPTION(() => {
-      params.push(this.CONSUME2(Identifier));
+      params.push(this.SUBRULE(this.declName));
       this.MANY(() => {
         this.CONSUME(Comma);
-        params.push(this.CONSUME3(Identifier));
+        params.push(this.SUBRULE2(this.declName));
       });
     });
     this.CONSUME(RParen);
@@ -542,7 +565,12 @@ class FlowParser extends EmbeddedActionsParser {
         this.CONSUME(Comma);
         exprs.push(this.SUBRULE2(this.expression));
       });
-      return this.ACTION(() => this.b.buildSetting(name, exprs));
+      let wording: { kw: IToken; expr: Expr } | null = null;
+      this.OPTION(() => {
+        const kw = this.CONSUME(Kw.else);
+        wording = { kw, expr: this.SUBRULE3(this.expression) };
+      });
+      return this.ACTION(() => this.b.buildSetting(name, exprs, wording));
     },
     { recoveryValueFunc: () => null },
   );
@@ -556,10 +584,10 @@ class FlowParser extends EmbeddedActionsParser {
       alt(() => {
         this.CONSUME(LParen);
         this.OPTION(() => {
-          params.push(this.CONSUME2(Identifier));
+          params.push(this.SUBRULE(this.declName));
           this.MANY(() => {
             this.CONSUME(Comma);
-            params.push(this.CONSUME3(Identifier));
+            params.push(this.SUBRULE2(this.declName));
           });
         });
         this.CONSUME(RParen);
@@ -619,6 +647,20 @@ class FlowParser extends EmbeddedActionsParser {
       this.OR([
         alt(() => ({ arm: this.SUBRULE(this.arm) })),
         alt(() => ({ stmt: this.SUBRULE(this.statement) })),
+        alt(() => {
+          // `-> State` alone: a slip for `default -> State` (issue 30 item 10)
+          const arrow = this.CONSUME(Arrow);
+          const target = this.CONSUME(Identifier);
+          return this.ACTION(() => {
+            const range = this.b.span(arrow, target);
+            this.b.error(
+              Codes.BareArrow,
+              `'-> ${target.image}' alone is not a statement: a handler moves on with \`default -> ${target.image}\``,
+              range,
+            );
+            return { arm: { kind: "default" as const, condition: null, body: null, target: this.b.ident(target), range } };
+          });
+        }),
       ]),
     { recoveryValueFunc: () => ({ stmt: ERROR_STMT }) },
   );
@@ -940,7 +982,18 @@ class FlowParser extends EmbeddedActionsParser {
     "primary",
     (): Expr =>
       this.OR([
-        alt(() => { const t = this.CONSUME(NumberLit); return this.ACTION(() => this.b.numberLiteral(t, null)); }),
+        alt(() => {
+          const t = this.CONSUME(NumberLit);
+          let unit: IToken | null = null;
+          this.OPTION3({
+            // `3 days`: a number, a space, a unit word (issue 30 item 10); never valid otherwise
+            GATE: () => this.LA(1).tokenType === Identifier && unitWordMs(this.LA(1).image) !== null,
+            DEF: () => {
+              unit = this.CONSUME3(Identifier);
+            },
+          });
+          return this.ACTION(() => (unit ? this.b.spacedDuration(t, unit, null) : this.b.numberLiteral(t, null)));
+        }),
         alt(() => { const t = this.CONSUME(StringLit); return this.ACTION(() => this.b.stringLiteral(t)); }),
         alt(() => { const t = this.CONSUME(Kw.true); return this.ACTION(() => this.b.boolLiteral(t, true)); }),
         alt(() => { const t = this.CONSUME(Kw.false); return this.ACTION(() => this.b.boolLiteral(t, false)); }),

@@ -39,11 +39,14 @@ const RESERVED = [
 ] as const;
 export type ReservedWord = (typeof RESERVED)[number];
 
+/** Category of every reserved keyword: lets the parser name the slip of a keyword used as a name (FLOW029). */
+export const Reserved = createToken({ name: "Reserved", pattern: Lexer.NA, label: "a reserved word" });
+
 /** The reserved keywords' token types, by word. */
 export const Kw = Object.fromEntries(
   RESERVED.map((word) => [
     word,
-    createToken({ name: `Kw_${word}`, pattern: word, longer_alt: Identifier, label: `'${word}'` }),
+    createToken({ name: `Kw_${word}`, pattern: word, longer_alt: Identifier, label: `'${word}'`, categories: [Reserved] }),
   ]),
 ) as Record<ReservedWord, TokenType>;
 
@@ -116,7 +119,7 @@ export const allTokens: TokenType[] = [
   Coalesce, OrOr, AndAnd, EqEq, NotEq, LtEq, GtEq, FatArrow, Arrow,
   Semi, Lt, Gt, Plus, Minus, Star, Slash, Percent, Assign, Bang, Question,
   LParen, RParen, LCurly, RCurly, LBracket, RBracket, Comma, Colon, Dot, At,
-  Sep, BinaryOp,
+  Sep, BinaryOp, Reserved,
 ];
 
 const chevLexer = new Lexer(allTokens, { positionTracking: "onlyOffset", ensureOptimizations: true });
@@ -414,6 +417,35 @@ function isEscapedQuoteAtEnd(raw: string): boolean {
 
 const DURATION_UNIT_MS: Record<string, number> = { s: 1000, m: 60_000, h: 3_600_000, d: 86_400_000 };
 
+/** Unit words a newcomer writes after a number (`3 days`), by their length in ms (lower case). */
+const UNIT_WORDS_MS: Record<string, number> = {
+  s: 1000, sec: 1000, secs: 1000, second: 1000, seconds: 1000,
+  m: 60_000, min: 60_000, mins: 60_000, minute: 60_000, minutes: 60_000,
+  h: 3_600_000, hr: 3_600_000, hrs: 3_600_000, hour: 3_600_000, hours: 3_600_000,
+  d: 86_400_000, day: 86_400_000, days: 86_400_000,
+  w: 604_800_000, wk: 604_800_000, week: 604_800_000, weeks: 604_800_000,
+};
+
+/**
+ * The length in ms of a unit word written apart from its number (`days` in `3 days`), or null
+ * when `word` is none (issue 30 item 10: the parser names that slip and its fix).
+ */
+export function unitWordMs(word: string): number | null {
+  return Object.hasOwn(UNIT_WORDS_MS, word.toLowerCase()) ? UNIT_WORDS_MS[word.toLowerCase()] : null;
+}
+
+/**
+ * How `count` of a unit of `ms` is written as one duration literal: the largest of d, h, m, s
+ * that divides it (`1 week` → `7d`, `90 minutes` → `90m`, never a fraction).
+ */
+export function durationLiteral(count: number, ms: number): string {
+  const total = count * ms;
+  for (const [unit, size] of [["d", 86_400_000], ["h", 3_600_000], ["m", 60_000]] as const) {
+    if (ms >= size && total % size === 0) return `${total / size}${unit}`;
+  }
+  return `${total / 1000}s`;
+}
+
 export type NumberValue =
   | { type: "int" | "decimal"; value: number }
   | { type: "duration"; value: number; unit: "s" | "m" | "h" | "d" };
@@ -428,6 +460,12 @@ export function classifyNumber(image: string): { value: NumberValue | null; prob
   if (!m) return { value: null, problem: bad(Codes.InvalidNumber, `invalid number '${image}'`) };
   const [, whole, fraction, suffix] = m;
   if (suffix !== undefined) {
+    const grouped = /^((?:_[0-9]+)+)([A-Za-z][A-Za-z0-9_]*)?$/.exec(suffix);
+    if (grouped && fraction === undefined) {
+      // `10_000`: digits grouped with `_` (issue 30 item 10: the message ends with the fix)
+      const digits = whole + grouped[1].replaceAll("_", "");
+      return { value: null, problem: bad(Codes.InvalidNumber, `a number has no '_' between its digits: write digits only: \`${digits}${grouped[2] ?? ""}\``) };
+    }
     const unit = DURATION_UNIT_MS[suffix];
     if (unit === undefined) {
       return {

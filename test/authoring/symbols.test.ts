@@ -39,3 +39,20 @@ test("names inside unknown members and statements resolve (generic walk)", (t) =
   t.is(index.occurrencesOf(title).length, 3, "the declaration, order.title in the let, the assignment's target in the nested body");
   t.is(index.occurrencesOf(index.find("param", "order")!).length, 3);
 });
+
+test("the names in a Requires' `else` wording resolve like the condition's: the event's parameters and run data (issue 30 item 8)", (t) => {
+  const source = [
+    "workflow W(limit: int)",
+    "event E(qty: int)",
+    "initial state A {",
+    '  subscribe E(qty) as x { Requires: qty <= limit else "at most " + limit + ", not " + qty }',
+    "  on x(qty) -> B",
+    "}",
+    "terminal state B",
+    "",
+  ].join("\n");
+  const index = buildIndex(compile(source).ast!);
+  t.is(index.occurrencesOf(index.find("param", "limit")!).length, 3, "the declaration, the condition, the wording");
+  const qtyInSlot = index.occurrences.filter((o) => o.symbol.kind === "eventParam" && o.symbol.name === "qty" && o.range.start.line === 4);
+  t.is(qtyInSlot.length, 3, "subscribe E(qty), the condition, the wording");
+});

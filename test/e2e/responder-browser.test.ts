@@ -145,11 +145,11 @@ test.serial("a refused answer shows each field's problem next to that field; the
   t.regex(await outcome(page).innerText(), /check the fields/);
   t.is(slotStatus(await run.show(), "order"), "open", "a refusal changes nothing");
 
-  // Requires (qty <= maxQty) refuses after the body check: the detail is shown, the link stays live.
+  // Requires (qty <= maxQty) refuses after the body check: the author's wording is shown, the link stays live.
   await page.getByLabel("Quantity you can deliver").fill("1000");
   await page.getByLabel("Delivery date and time", { exact: true }).fill("2026-12-01T09:30");
   await page.getByRole("button", { name: "Send answer" }).click();
-  await t.notThrowsAsync(outcome(page).filter({ hasText: "condition" }).waitFor({ timeout: 15_000 }));
+  await t.notThrowsAsync(outcome(page).filter({ hasText: "We can take at most 100 items; you offered 1000." }).waitFor({ timeout: 15_000 }));
   t.true(await page.locator("#err-qty").isHidden(), "old field errors are cleared");
 
   await page.getByLabel("Quantity you can deliver").fill("7");

@@ -164,6 +164,19 @@ test.serial("a used link's page says so with 410; a link whose run finished says
   t.regex(dead.text, /workflow run has finished/);
 });
 
+test.serial("a Requires that does not hold answers 409 with the author's wording (its `else`) over run data and the answer; the link stays live", async (t) => {
+  const run = await begin("requires", { maxQty: 12 });
+  const url = await run.link("order");
+  const res = await postLink(url, { ...VALID, qty: 40 }, { headers: { accept: "application/json" } });
+  t.is(res.status, 409, res.text);
+  t.is(res.body.code, "requires-failed");
+  // The page's script shows a 409's `detail` in its live region (src/web/page/script.ts).
+  t.is(res.body.detail, "We can take at most 12 items; you offered 40.");
+  t.is(slotStatus(await run.show(), "order"), "open");
+  t.is((await page(url)).status, 200, "the page is still served");
+  t.is((await postLink(url, { ...VALID, qty: 12 })).status, 200);
+});
+
 test.serial("a slot waiting on After answers 409 'not open yet' and its link stays live; once open, a link its Intro reads is shown redacted", async (t) => {
   const run = await begin("later");
   const later = await run.link("later");

@@ -68,3 +68,16 @@ test("more than 100 problems are listed as 99 and a count of the rest", (t) => {
   t.is(found.length, 100);
   t.deepEqual(found.at(-1), { name: "", problem: "and 201 more problems" });
 });
+
+test("a misspelled field or parameter name is told the near name: did you mean … (issue 30 item 10)", (t) => {
+  const { holder, names, ...rest } = valid();
+  const { title, ...holderRest } = holder;
+  const got = problems({ ...rest, nmes: names, holder: { ...holderRest, titel: title, inner: { s: "x", n: 1, zzzzzzzz: 1 } } });
+  const at = (name: string) => got.find((p) => p.name === name)?.problem ?? "";
+  t.is(at("holder.titel"), "is not a field of Holder: did you mean `title`?");
+  t.is(at("nmes"), "is not a parameter of Nested: did you mean `names`?");
+  t.is(at("holder.inner.zzzzzzzz"), "is not a field of Inner", "no near name: no guess");
+  const r = checkInput(workflow, { ...valid(), holder: { ...holder, inner: { s: "x", nn: 1 } } });
+  t.false(r.ok);
+  if (!r.ok) t.true(r.refusal.detail.includes('"holder.inner.nn" is not a field of Inner: did you mean `n`?'), r.refusal.detail);
+});

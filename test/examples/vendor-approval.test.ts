@@ -84,6 +84,10 @@ test.serial("Requires holds on both paths: an amount over the limit refuses the 
   t.is(viaLink!.code, "requires-failed");
   const viaRaise = await t.throwsAsync(run.raise("decision", { ok: true, note: "x" }, { as: { id: "fin", roles: ["finance"] } }), { instanceOf: RefusalError });
   t.is(viaRaise!.code, "requires-failed");
+  // The author's wording (`Requires: … else "…"`, issue 30 item 8), evaluated over the run's data, on both paths.
+  const wording = "Orders over 50000 EUR need the board's approval; this one is 60000 EUR.";
+  t.is(viaLink!.message, wording);
+  t.is(viaRaise!.message, wording);
   const [link] = await sql(process.env.DATABASE_URL!, "SELECT status FROM links WHERE run_id = $1", [run.id]);
   t.is(link.status, "live");
   t.is((await run.refresh()).state, "Review");

@@ -14,6 +14,7 @@ import { format, formatParsed } from "../format.js";
 import type { FlowSymbol, SymbolKind } from "../symbols.js";
 import type { Analysis } from "./analysis.js";
 import { diagnosticDescription, diagnosticHref } from "./docs.js";
+import { nearNames } from "../../lang/near-names.js";
 
 /** The diagnostics of `slotflow check`, one for one: code, severity, message, range, and a link to the code's entry. */
 export function diagnostics(a: Analysis): LspDiagnostic[] {
@@ -165,30 +166,8 @@ export function formatting(a: Analysis): TextEdit[] | null {
   });
 }
 
-/** Edit distance, for "did you mean" (Levenshtein, capped at `max` + 1). */
-function distance(x: string, y: string, max: number): number {
-  if (Math.abs(x.length - y.length) > max) return max + 1;
-  let prev = Array.from({ length: y.length + 1 }, (_, j) => j);
-  for (let i = 1; i <= x.length; i++) {
-    const cur = [i];
-    for (let j = 1; j <= y.length; j++) {
-      cur[j] = Math.min(prev[j] + 1, cur[j - 1] + 1, prev[j - 1] + (x[i - 1].toLowerCase() === y[j - 1].toLowerCase() ? 0 : 1));
-    }
-    prev = cur;
-  }
-  return prev[y.length];
-}
-
-/** Names among `candidates` near `name`, nearest first (at most 3). */
-export function nearNames(name: string, candidates: string[]): string[] {
-  const max = Math.max(1, Math.floor(name.length / 3));
-  return candidates
-    .map((c) => ({ c, d: distance(name, c, max) }))
-    .filter((x) => x.d <= max && x.c !== name)
-    .sort((p, q) => p.d - q.d)
-    .slice(0, 3)
-    .map((x) => x.c);
-}
+/** Names near a misspelled one (moved to src/lang/near-names.ts, shared with the run-input check). */
+export { nearNames };
 
 /**
  * Quick fixes for the diagnostics in `range`: an unknown state (FLOW103) or slot alias (FLOW104)

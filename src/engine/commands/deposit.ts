@@ -10,13 +10,13 @@
  *   410 link-burned / link-retired / link-dead (reason: completed, cancelled, expired, dropped,
  *       run-finished) — a deadline that has passed counts even if the sweeper has not run yet;
  *   409 slot-not-open — the slot waits on `After` (the link stays live);
- *   409 requires-failed — `Requires` does not hold (the link stays live);
+ *   409 requires-failed — `Requires` does not hold (the link stays live; worded by its `else`, if any);
  *   422 invalid-body — job data that does not match the event (the web process checked it first).
  * Bypasses `Candidates` and `[Authorize]`: a deposit has no principal (spec §1 "Bypassed gates").
  * Throws RuntimeFault from the handler; the caller refuses with handler-failed, the link stays live.
  */
 import { checkBody } from "../values/body.js";
-import { evaluate, Scope } from "../interpreter.js";
+import { Scope } from "../interpreter.js";
 import { burnLink, deadDetail, refusalForEndedLink } from "../lifecycles/link.js";
 import { RefusalCode, refuse } from "../refusals.js";
 import { acceptEvent } from "../lifecycles/run.js";
@@ -24,6 +24,7 @@ import { slotScope } from "../lifecycles/slot.js";
 import type { Step } from "../step.js";
 import { translateArgs } from "../versions/versioning.js";
 import { replay } from "../values/idempotency.js";
+import { requiresRefusal } from "./requires.js";
 import { applied, refused, summary, type CommandResult } from "./result.js";
 import type { Command } from "./types.js";
 
@@ -54,9 +55,8 @@ export async function deposit(step: Step, cmd: Extract<Command, { kind: "deposit
   if (!checked.ok) return refused(refuse(RefusalCode.InvalidBody, checked.detail, { expects: checked.expects, errors: checked.problems }));
   const decl = step.workflow.states[slot.state].slots.find((s) => s.alias === slot.alias)!;
   const scope = slotScope(step, slot, Scope.of(checked.args));
-  if (decl.requires && !evaluate(step, scope, decl.requires)) {
-    return refused(refuse(RefusalCode.RequiresFailed, "This response cannot be accepted now: a condition of the workflow does not hold. The link stays valid."));
-  }
+  const requires = requiresRefusal(step, scope, decl, "This response cannot be accepted now: a condition of the workflow does not hold. The link stays valid.");
+  if (requires) return refused(requires);
   burnLink(step, slot, link.id, cmd.idempotency ?? null);
   acceptEvent(step, slot, checked.args, translated.args, { via: "link" });
   return applied(step, "completed");

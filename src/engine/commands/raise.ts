@@ -12,7 +12,7 @@
  *   403 not-a-candidate — `Candidates` admits no matcher for the principal;
  *   403 authorize-denied — an `[Authorize]` predicate of the event is false;
  *   422 invalid-body — the arguments do not match the event;
- *   409 requires-failed — `Requires` does not hold.
+ *   409 requires-failed — `Requires` does not hold (worded by its `else`, if any; requires.ts).
  * Throws RuntimeFault from a predicate or the handler (the caller refuses with handler-failed).
  * Everything before the body (`checkBeforeBody`) is also run read-only by the web process's early
  * check (prepare.ts), so a non-candidate is refused 403 before the body says anything (issue 28 item 7).
@@ -24,6 +24,7 @@ import { acceptEvent } from "../lifecycles/run.js";
 import { slotScope, slotsOf } from "../lifecycles/slot.js";
 import type { SlotRecord, Step } from "../step.js";
 import type { CompiledSlot } from "../../lang/compiled.js";
+import { requiresRefusal } from "./requires.js";
 import { applied, refused, type CommandResult } from "./result.js";
 import type { Command } from "./types.js";
 
@@ -74,9 +75,8 @@ export async function raise(step: Step, cmd: Extract<Command, { kind: "raise" }>
     if (!evaluate(step, scope, attr.body)) return refused(refuse(RefusalCode.AuthorizeDenied, `The principal is not authorized to raise ${event.name}.`));
   }
   const scope = slotScope(step, slot, Scope.of(checked.args));
-  if (decl.requires && !evaluate(step, scope, decl.requires)) {
-    return refused(refuse(RefusalCode.RequiresFailed, `The Requires condition of slot "${cmd.alias}" does not hold.`));
-  }
+  const requires = requiresRefusal(step, scope, decl, `The Requires condition of slot "${cmd.alias}" does not hold.`);
+  if (requires) return refused(requires);
   acceptEvent(step, slot, checked.args, cmd.args, { via: "raise", principal: principal.id });
   return applied(step, "completed");
 }

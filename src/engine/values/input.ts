@@ -31,6 +31,7 @@ import { RefusalCode, refuse, type Refusal } from "../refusals.js";
 import type { EntityRecord } from "../step.js";
 import { unstorable } from "../../json/storable.js";
 import { formatIsoDuration, fromJson, jsonTypeName, parseIsoDuration, parseRfc3339, type Value } from "./values.js";
+import { didYouMean } from "../../lang/near-names.js";
 
 export interface InputProblem {
   /** Path of the value: a parameter name, then `.field` and `[index]` steps. */
@@ -113,7 +114,7 @@ class Walker {
     if (!isObject(json)) return this.problem(path, `must be an object of ${entity.name}'s fields`), null;
     if (!this.deeper(path, depth)) return null;
     for (const key of Object.keys(json)) {
-      if (!own(entity.fields, key)) this.problem(`${path}.${showKey(key)}`, `is not a field of ${entity.name}`);
+      if (!own(entity.fields, key)) this.problem(`${path}.${showKey(key)}`, `is not a field of ${entity.name}${didYouMean(key, Object.keys(entity.fields))}`);
     }
     const out: Record<string, unknown> = {};
     for (const [name, field] of Object.entries(entity.fields)) {
@@ -166,7 +167,7 @@ export function checkInput(workflow: CompiledWorkflow, input: unknown, limits: L
   const walker = new Walker(workflow.entities, limits);
   const declared = new Set(workflow.params.map((p) => p.name));
   for (const key of Object.keys(input)) {
-    if (!declared.has(key)) walker.problem(showKey(key), `is not a parameter of ${workflow.name}`);
+    if (!declared.has(key)) walker.problem(showKey(key), `is not a parameter of ${workflow.name}${didYouMean(key, [...declared])}`);
   }
   const json: Record<string, unknown> = {};
   const entities: EntityRecord[] = [];

@@ -1,0 +1,40 @@
+/**
+ * The `Requires` gate of raise and deposit (docs/language.md, "Slots"): evaluates the condition in
+ * the event's scope and, when it does not hold, answers the 409 `requires-failed` refusal worded by
+ * the author (`Requires: … else "wording"`, issue 30 item 8) or, without a wording, by `generic`.
+ *
+ * The wording is evaluated in the same scope as the condition (run data, the fan-out variable, the
+ * event's parameters). It is shown to whoever answered (the 409 `detail`, the responder page), so a
+ * callback path in it is shown with its token as `[redacted]`, as the page's Title and Intro are.
+ * A wording that evaluates to null, to blank text, or fails at run time (RuntimeFault) falls back to
+ * `generic`: the responder is not at fault, and the refusal is what they need to see.
+ * Throws RuntimeFault from the condition itself (the caller refuses with handler-failed, as before).
+ */
+import type { CompiledSlot } from "../../lang/compiled.js";
+import { display, evaluate, RuntimeFault, type Scope } from "../interpreter.js";
+import { RefusalCode, refuse, type Refusal } from "../refusals.js";
+import { redactTokens } from "../sealing/seal.js";
+import type { Step } from "../step.js";
+
+/** The longest wording kept in a refusal (UTF-16 code units); longer text is cut with "…". */
+export const MAX_REQUIRES_WORDING = 2000;
+
+/** null when `decl` has no `Requires` or it holds; else the refusal. */
+export function requiresRefusal(step: Step, scope: Scope, decl: CompiledSlot, generic: string): Refusal | null {
+  if (!decl.requires || evaluate(step, scope, decl.requires)) return null;
+  return refuse(RefusalCode.RequiresFailed, wording(step, scope, decl) ?? generic);
+}
+
+function wording(step: Step, scope: Scope, decl: CompiledSlot): string | null {
+  if (!decl.requiresWording) return null;
+  try {
+    const v = evaluate(step, scope, decl.requiresWording);
+    if (v === null) return null;
+    const text = redactTokens(display(v)).trim();
+    if (text === "") return null;
+    return text.length > MAX_REQUIRES_WORDING ? `${text.slice(0, MAX_REQUIRES_WORDING - 1)}…` : text;
+  } catch (err) {
+    if (err instanceof RuntimeFault) return null;
+    throw err;
+  }
+}
