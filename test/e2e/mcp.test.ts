@@ -177,3 +177,21 @@ test.serial("ask_human with choices: only a choice is accepted; the answer comes
     await client.close();
   }
 });
+
+test.serial("past timeoutSeconds the answer is expired; list_runs finds the run; cancel_run of an ended run is run-finished", async (t) => {
+  const client = await httpClient();
+  try {
+    const result = (await client.callTool({ name: "request_approval", arguments: { to: "late@example.com", title: "Too late?", timeoutSeconds: 1, waitSeconds: 20 } })) as any;
+    t.like(result.structuredContent, { status: "expired" });
+    const runId = result.structuredContent.runId as string;
+    const listed = (await client.callTool({ name: "list_runs", arguments: { workflow: "slotflow.RequestApproval", state: "Expired" } })) as any;
+    t.true(listed.structuredContent.runs.some((r: any) => r.id === runId));
+    const badFilter = (await client.callTool({ name: "list_runs", arguments: { status: "sleeping" } })) as any;
+    t.is(problemOf(badFilter).code, "invalid-query");
+    const cancel = (await client.callTool({ name: "cancel_run", arguments: { runId, reason: "not needed" } })) as any;
+    t.true(cancel.isError);
+    t.is(problemOf(cancel).code, "run-finished");
+  } finally {
+    await client.close();
+  }
+});
