@@ -8,13 +8,15 @@
  *
  * Names: a source declares an identifier (no dot); these are deployed under `slotflow.` + their
  * source name (deploy.ts `name`), a prefix no user source can take. They are deployed by every
- * `slotflow serve`/`web`/`worker` start (cli/server.ts), versioned like any workflow: a changed
- * source here becomes the next version on the next start.
+ * start of a process serving HTTP (`slotflow serve`, `slotflow web`; cli/server.ts) and by
+ * `slotflow mcp` (stdio.ts) — not by a worker or sweeper alone, which keep no compiler (issue 22
+ * item 3) — versioned like any workflow: a changed source here becomes the next version.
  *
  * Choices (ask_human): the language has no enum type, so an answer is a string and the slot's
  * `Requires` admits only one of `choices` when there are any (the page lists them in its intro).
  */
 import { createHash } from "node:crypto";
+import { compileOffThread } from "../lang/compile-async.js";
 import { announceDeploy, type Runtime } from "../runtime.js";
 
 /** The prefix reserved for built-in workflows. */
@@ -137,8 +139,9 @@ export async function deployBuiltins(rt: Pick<Runtime, "db" | "log" | "sealer" |
       const current = await rt.db.workflowVersion.findUnique({ where: { workflowName_version: { workflowName: b.name, version: wf.currentVersion } } });
       if (current?.sourceSha256 === sha) continue;
     }
-    const { deploy } = await import("../engine/versions/deploy.js"); // the compiler: loaded only to deploy
-    const r = await deploy(rt.db, b.source, b.file, { name: b.name, upgrade: { sealer: rt.sealer, baseUrl: rt.config.baseUrl, limits: rt.config.limits } });
+    const { deploy } = await import("../engine/versions/deploy.js");
+    // compiled off this thread, as the web compiles a deploy: the compiler stays out of this process's heap
+    const r = await deploy(rt.db, b.source, b.file, { name: b.name, compile: compileOffThread, upgrade: { sealer: rt.sealer, baseUrl: rt.config.baseUrl, limits: rt.config.limits } });
     await announceDeploy(rt, r.name);
     if (r.created) rt.log.info({ workflow: r.name, version: r.version }, "deployed built-in workflow");
   }
