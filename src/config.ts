@@ -21,6 +21,7 @@
  * | SLOTFLOW_TRUST_PROXY | trustProxyHops: how many proxies in front of the web process append to X-Forwarded-For; the client is the address the outermost trusted one saw (`1`: one proxy; issue 28 item 4) | 0 (off: the socket's address) |
  * | SLOTFLOW_JWT_MAX_TTL_SECONDS | jwtMaxTtlSeconds: the longest lifetime (`exp` − `iat`, or `exp` − now without `iat`) of a principal JWT accepted (issue 28 item 8) | 86400 (24 h) |
  * | SLOTFLOW_JWT_AUDIENCE | jwtAudience: when set, a principal JWT must carry it in `aud` (and `slotflow token` adds it) | unset: `aud` not checked |
+ * | SLOTFLOW_MCP_TOKEN | mcpToken: the bearer token of `POST /mcp` (issue 33) | unset: the admin token |
  * | SLOTFLOW_JWT_ISSUER | jwtIssuer: when set, a principal JWT's `iss` must equal it (and `slotflow token` sets it) | unset: `iss` not checked |
  * | SLOTFLOW_HEADERS_TIMEOUT_MS | http.headersTimeoutMs: how long a client may take to send a request's headers (then 408 and the connection closes; issue 28, slow clients) | 10000 |
  * | SLOTFLOW_REQUEST_TIMEOUT_MS | http.requestTimeoutMs: how long a client may take to send a whole request, body included | 30000 |
@@ -100,6 +101,8 @@ export interface Config {
   jwtMaxTtlSeconds: number;
   /** Required `aud` of principal JWTs (SLOTFLOW_JWT_AUDIENCE), or null: not checked. */
   jwtAudience: string | null;
+  /** The bearer token of the MCP endpoint `POST /mcp` (SLOTFLOW_MCP_TOKEN), or null: the admin token (issue 33 item 1). */
+  mcpToken: string | null;
   /** Required `iss` of principal JWTs (SLOTFLOW_JWT_ISSUER), or null: not checked. */
   jwtIssuer: string | null;
   /** The web process's HTTP server bounds against slow and many clients (issue 28, "also check"). */
@@ -347,6 +350,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, options: LoadOp
     trustProxyHops,
     jwtMaxTtlSeconds: int("SLOTFLOW_JWT_MAX_TTL_SECONDS", DEFAULT_JWT_MAX_TTL_SECONDS, 1),
     jwtAudience: env.SLOTFLOW_JWT_AUDIENCE || null,
+    mcpToken: env.SLOTFLOW_MCP_TOKEN || null,
     jwtIssuer: env.SLOTFLOW_JWT_ISSUER || null,
     http: {
       headersTimeoutMs: int("SLOTFLOW_HEADERS_TIMEOUT_MS", DEFAULT_HTTP_SERVER.headersTimeoutMs, 1),

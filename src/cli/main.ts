@@ -9,6 +9,7 @@
  *   purge [--dry-run]      delete runs ended longer ago than SLOTFLOW_RETENTION (issue 20)
  *   serve [--deploy DIR] [--migrate]   web, workers and sweeper in one process
  *   web | worker | sweeper one role per process (Procfile)
+ *   mcp                    MCP over stdio for AI agents (src/mcp, docs/agents.md)
  *   deploy FILE            deploy through a running server (diagnostics printed like `check`)
  *   start WORKFLOW [--input JSON], show RUN, raise RUN ALIAS [--args JSON] --as SUB [--role R…] [--element N]
  *   revoke RUN ALIAS       end the slot's live callback link
@@ -176,6 +177,15 @@ program
     const rt = await runRoles({ web: true, worker: true, sweeper: true }, { deployDir: opts.deploy, migrate: opts.migrate });
     const { nextSteps } = await import("./server.js");
     process.stdout.write(nextSteps(rt));
+  });
+program
+  .command("mcp")
+  .description("serve MCP (Model Context Protocol) over stdio, for AI agents (docs/agents.md)")
+  .action(async () => {
+    const { preflight } = await import("./startup.js");
+    const config = await preflight({ web: false, worker: false, sweeper: false });
+    const { serveStdio } = await import("../mcp/stdio.js");
+    await serveStdio(config);
   });
 program.command("web").description("serve HTTP only").action(async () => void (await runRoles({ web: true, worker: false, sweeper: false })));
 program

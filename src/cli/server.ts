@@ -151,6 +151,8 @@ export async function serve(opts: ServeOptions, config: Config): Promise<Runtime
   const closers: Closer[] = [];
   let web: WebApp | null = null;
   if (opts.deployDir) await deployDirectory(rt, opts.deployDir);
+  // The built-in workflows of the MCP tools (issue 33 item 2): deployed where HTTP (so POST /mcp) is served, skipped unchanged.
+  if (opts.web) await (await import("../mcp/builtins.js")).deployBuiltins(rt).catch((err: unknown) => rt.log.error({ err }, "deploying the built-in workflows failed"));
   // Each role's modules are loaded only when the process runs that role (issue 22 item 3): a worker
   // does not hold the web app, the console's graph layout and highlighter or the compiler in
   // memory, nor a web the workers' (docs/performance.md "Memory").

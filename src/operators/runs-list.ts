@@ -71,7 +71,7 @@ export interface RunListItem {
 }
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
-const NAME = /^[A-Za-z_][A-Za-z0-9_]{0,199}$/;
+const NAME = /^(?:slotflow\.)?[A-Za-z_][A-Za-z0-9_]{0,199}$/; // built-ins: `slotflow.` + an identifier (issue 33 item 2)
 
 const bad = (param: string, detail: string) => new RefusalError(refuse(RefusalCode.InvalidQuery, `?${param}: ${detail}`, { parameter: param }));
 

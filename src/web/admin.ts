@@ -10,7 +10,7 @@ import { compileOffThread } from "../lang/compile-async.js";
 import { prepareRaise, prepareStart } from "../engine/commands/prepare.js";
 import { RefusalCode, RefusalError, refuse } from "../engine/refusals.js";
 import { isStorableString } from "../json/storable.js";
-import { showOutbox, showRun } from "../engine/views/views.js";
+import { showOutbox, showRun, type RunView } from "../engine/views/views.js";
 import { showDeliveries } from "../outbox/deliveries-view.js";
 import { announceDeploy, type Runtime } from "../runtime.js";
 import { jwtSettings, requireAdmin, verifyPrincipal } from "./auth.js";
@@ -18,13 +18,46 @@ import { dependency } from "./dependency.js";
 import { readBody } from "./request-body.js";
 
 /** A workflow name is an identifier of the flow language; anything else names no workflow (404). */
-const WORKFLOW_NAME = /^[A-Za-z_][A-Za-z0-9_]{0,199}$/;
+/** …or a built-in workflow's, `slotflow.` + an identifier (src/mcp/builtins.ts, issue 33 item 2). */
+const WORKFLOW_NAME = /^(?:slotflow\.)?[A-Za-z_][A-Za-z0-9_]{0,199}$/;
 
 function workflowNameOr404(name: string): void {
   if (!WORKFLOW_NAME.test(name)) throw new RefusalError(refuse(RefusalCode.NotFound, "No workflow has this name (workflow names are identifiers)."));
 }
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+
+/**
+ * A run as `GET /api/runs/{id}` shows it (views.ts: tokens redacted); throws RefusalError 404
+ * not-found for an id that is not a UUID or names no run. Shared with the MCP tool get_run
+ * (src/mcp/tools.ts, issue 33).
+ */
+export async function showRunOr404(rt: Runtime, id: string): Promise<RunView> {
+  // A database that cannot answer (a transaction not started in time behind a busy pooler, a
+  // failover) is 503 unavailable, not 500 (issue 17).
+  const view = UUID.test(id) ? await dependency(rt.log, "database", () => showRun(rt.db, rt.sealer, id)) : null;
+  if (!view) throw new RefusalError(refuse(RefusalCode.NotFound, "No run has this id."));
+  return view;
+}
+
+/** What a start answers: the run as it stands once applied, or `accepted` when the worker was late (it will be applied). */
+export type Started = { id: string; version: number; state: string; status: string } | { id: string; status: "accepted" };
+
+/**
+ * Starts a run of workflow `name` with `input` as `POST /api/workflows/{name}/runs` does: the name
+ * check (404), prepareStart's input check (404 unknown workflow, 422 invalid-body, 413), then the
+ * start command, waited for. Throws RefusalError for every refusal; nothing is started then.
+ * Shared with the MCP tools start_run, request_approval and ask_human (src/mcp/tools.ts, issue 33).
+ */
+export async function startWorkflowRun(rt: Runtime, name: string, input: unknown): Promise<Started> {
+  workflowNameOr404(name);
+  const prepared = await dependency(rt.log, "database", () => prepareStart(rt.db, name, input, rt.config.limits, rt.versions));
+  if (!prepared.ok) throw new RefusalError(prepared.refusal);
+  const outcome = await dependency(rt.log, "redis", () => rt.queues.submit(prepared.cmd));
+  if (outcome === "accepted") return { id: prepared.cmd.runId, status: "accepted" };
+  if (!outcome.ok) throw new RefusalError(outcome.refusal);
+  return { id: outcome.run.id, version: outcome.run.version, state: outcome.run.state, status: outcome.run.status };
+}
 
 export function adminRouter(rt: Runtime): Router {
   const router = new Router({ prefix: "/api" });
@@ -57,13 +90,7 @@ export function adminRouter(rt: Runtime): Router {
   const aliasOr404 = (alias: string): void => {
     if (!isStorableString(alias)) throw new RefusalError(refuse(RefusalCode.NotFound, "No such slot."));
   };
-  const runOr404 = async (id: string) => {
-    // A database that cannot answer (a transaction not started in time behind a busy pooler, a
-    // failover) is 503 unavailable, not 500 (issue 17).
-    const view = UUID.test(id) ? await dependency(rt.log, "database", () => showRun(rt.db, rt.sealer, id)) : null;
-    if (!view) throw new RefusalError(refuse(RefusalCode.NotFound, "No run has this id."));
-    return view;
-  };
+  const runOr404 = (id: string) => showRunOr404(rt, id);
 
   router.post("/workflows", admin, async (ctx) => {
     const text = await limitedBody(ctx, "text", "A .flow source", limits.maxSourceBytes, "SLOTFLOW_MAX_SOURCE_BYTES");
@@ -107,17 +134,9 @@ export function adminRouter(rt: Runtime): Router {
     workflowNameOr404(ctx.params.name);
     // Unstorable characters (U+0000, lone surrogates) are refused by the input check, naming the path.
     const input = await limitedBody(ctx, "json", "A run's input", limits.maxInputBytes, "SLOTFLOW_MAX_INPUT_BYTES");
-    const prepared = await dependency(rt.log, "database", () => prepareStart(rt.db, ctx.params.name, input === undefined ? {} : input, limits, rt.versions));
-    if (!prepared.ok) throw new RefusalError(prepared.refusal);
-    const outcome = await dependency(rt.log, "redis", () => rt.queues.submit(prepared.cmd));
-    if (outcome === "accepted") {
-      ctx.status = 202;
-      ctx.body = { id: prepared.cmd.runId, status: "accepted" };
-      return;
-    }
-    if (!outcome.ok) throw new RefusalError(outcome.refusal);
-    ctx.status = 201;
-    ctx.body = { id: outcome.run.id, version: outcome.run.version, state: outcome.run.state, status: outcome.run.status };
+    const started = await startWorkflowRun(rt, ctx.params.name, input === undefined ? {} : input);
+    ctx.status = started.status === "accepted" ? 202 : 201;
+    ctx.body = started;
   });
 
   router.get("/runs/:id", admin, async (ctx) => {

@@ -4,7 +4,7 @@
  * Routes: the public callback endpoint (callback.ts), the admin API and the ordinary raise path
  * (admin.ts), the runs list and cancel for operators (runs-api.ts), the operators' console at
  * `/console` (console/), the queue dashboard at `/admin/queues` (dashboard.ts), `GET /healthz`, `GET /readyz`,
- * `GET /metrics`, `GET /api/openapi.json`.
+ * `GET /metrics`, `GET /api/openapi.json`, and MCP for AI agents at `POST /mcp` (src/mcp/http.ts).
  * The access log writes route templates, never raw paths (access-log.ts); requests no route takes
  * and requests Node's parser refuses are answered with problem documents (fallback.ts).
  */
@@ -26,6 +26,7 @@ import { redisRateLimit } from "./rate-limit.js";
 import { runsApiRouter } from "./runs-api.js";
 import { consoleGate, consoleRouter } from "./console/index.js";
 import { requireAdmin } from "./auth.js";
+import { mcpRouter } from "../mcp/http.js";
 
 export interface WebApp {
   app: Koa;
@@ -94,7 +95,7 @@ export function createWebApp(rt: Runtime): WebApp {
     ctx.body = openApiDocument(rt.config.baseUrl);
   });
 
-  const routers = [ops, callbackRouter(rt, rateLimit), adminRouter(rt), endpointsRouter(rt), runsApiRouter(rt), consoleRouter(rt)];
+  const routers = [ops, callbackRouter(rt, rateLimit), adminRouter(rt), endpointsRouter(rt), runsApiRouter(rt), consoleRouter(rt), mcpRouter(rt)];
   for (const router of routers) app.use(router.routes());
   app.use(unmatchedRoute(routers));
 

@@ -128,11 +128,11 @@ export function openApiDocument(baseUrl: string) {
         },
       },
       "/api/workflows/{name}": {
-        parameters: [{ name: "name", in: "path", required: true, schema: { type: "string", pattern: "^[A-Za-z_][A-Za-z0-9_]*$" }, description: "A workflow name (an identifier); any other name is 404." }],
+        parameters: [{ name: "name", in: "path", required: true, schema: { type: "string", pattern: "^(slotflow\\.)?[A-Za-z_][A-Za-z0-9_]*$" }, description: "A workflow name (an identifier, or `slotflow.` and an identifier for a built-in); any other name is 404." }],
         get: { summary: "Versions and the current source", security: admin, responses: responses({ "200": jsonOk("The workflow") }, ["unauthorized", "not-found"]) },
       },
       "/api/workflows/{name}/runs": {
-        parameters: [{ name: "name", in: "path", required: true, schema: { type: "string", pattern: "^[A-Za-z_][A-Za-z0-9_]*$" }, description: "A workflow name (an identifier); any other name is 404." }],
+        parameters: [{ name: "name", in: "path", required: true, schema: { type: "string", pattern: "^(slotflow\\.)?[A-Za-z_][A-Za-z0-9_]*$" }, description: "A workflow name (an identifier, or `slotflow.` and an identifier for a built-in); any other name is 404." }],
         post: {
           summary:
             "Start a run; the body is the run's input (the workflow's parameters by name), checked at every depth: 422 invalid-body with errors [{name: path, problem}]; limits SLOTFLOW_MAX_INPUT_BYTES (413), SLOTFLOW_MAX_INPUT_DEPTH and SLOTFLOW_MAX_FANOUT (422)",

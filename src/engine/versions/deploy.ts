@@ -90,6 +90,12 @@ export interface DeployOptions {
    * item 3, upgrade.ts). Without it, runs are upgraded without additions.
    */
   upgrade?: UpgradeServices;
+  /**
+   * Deploys under this name instead of the source's own (issue 33 item 2): the built-in workflows
+   * (src/mcp/builtins.ts) are named `slotflow.` + their source name, a name no source can declare
+   * (a workflow name in a source is an identifier, which has no dot), so the prefix is reserved.
+   */
+  name?: string;
 }
 
 /**
@@ -129,7 +135,9 @@ export async function deploy(db: Db, source: string, file = "<source>", options:
   // The compiler (its parser library) is loaded only where a deploy compiles in this thread: the
   // web compiles off-thread (options.compile) and keeps it out of its memory (issue 22 item 3).
   const compileHere = options.compile ?? (await import("../../lang/compile.js")).compile;
-  const { diagnostics, workflow } = await compileHere(source, file);
+  const compiled = await compileHere(source, file);
+  const { diagnostics } = compiled;
+  const workflow = compiled.workflow && options.name ? { ...compiled.workflow, name: options.name } : compiled.workflow;
   const errors = diagnostics.filter((d) => d.severity === "error");
   const warnings = diagnostics.filter((d) => d.severity === "warning");
   if (!workflow || errors.length > 0) {

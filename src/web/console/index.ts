@@ -37,7 +37,7 @@ import { workflowBody } from "./workflow-page.js";
 export const CONSOLE_PATH = "/console";
 const FORM_LIMIT_BYTES = 16 * 1024;
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
-const NAME = /^[A-Za-z_][A-Za-z0-9_]{0,199}$/;
+const NAME = /^(?:slotflow\.)?[A-Za-z_][A-Za-z0-9_]{0,199}$/; // built-ins: `slotflow.` + an identifier (issue 33 item 2)
 
 interface ConsoleState {
   nonce: string;

@@ -1,0 +1,400 @@
+/**
+ * The MCP tools (issue 33 item 1; docs/agents.md): what an agent may do, each with a JSON Schema
+ * for its input and its output and a description an agent can act on.
+ *
+ *   list_workflows                        the deployed workflows (built-ins included)
+ *   start_run {workflow, input}           as POST /api/workflows/{name}/runs (web/admin.ts startWorkflowRun)
+ *   get_run {runId}                       as GET /api/runs/{id} (showRunOr404: never a token)
+ *   list_runs {…GET /api/runs filters}    operators/runs-list.ts parseRunsQuery + listRuns
+ *   cancel_run {runId, reason}            as POST /api/runs/{id}/cancel (web/runs-api.ts checkReason + submitCancel)
+ *   request_approval {to, title, details?, timeoutSeconds?, waitSeconds?}   starts slotflow.RequestApproval
+ *   ask_human {to, question, choices?, timeoutSeconds?, waitSeconds?}       starts slotflow.AskHuman
+ *   get_answer {runId, waitSeconds?}      resumes the wait on such a run
+ *
+ * Every refusal is a tool error (`isError: true`) whose text is the problem as JSON,
+ * `{code, detail, …}` with the code of the HTTP API's problem types (issue 33 item 4). Bad input
+ * of request_approval / ask_human (a `to` that is neither an email address nor an endpoint, an
+ * oversized title, question or choice) is refused before anything starts.
+ *
+ * Waiting (issue 33 item 3): the answer is read from the run (PostgreSQL, views.ts showRun) once a
+ * second; while waiting, a progress notification goes out every PROGRESS_MS when the client gave
+ * a progressToken; when the client cancels or `waitSeconds` pass, the call returns
+ * `{status: "waiting", runId}` and get_answer resumes. Nothing of the agent's conversation is
+ * stored but what the tool was given (the question, its details, its choices, the address).
+ */
+import { isEmailAddress } from "../engine/values/email-address.js";
+import { RefusalCode, RefusalError, refuse, type Refusal } from "../engine/refusals.js";
+import type { RunView } from "../engine/views/views.js";
+import { ENDPOINT_NAME } from "../endpoints/endpoints.js";
+import { listRuns, parseRunsQuery } from "../operators/runs-list.js";
+import type { Runtime } from "../runtime.js";
+import { showRunOr404, startWorkflowRun } from "../web/admin.js";
+import { checkReason, submitCancel } from "../web/runs-api.js";
+import { dependency } from "../web/dependency.js";
+import { ASK_HUMAN, BUILTINS, REQUEST_APPROVAL } from "./builtins.js";
+
+/** Limits of the asking tools (docs/agents.md "Limits"). */
+export const LIMITS = {
+  titleChars: 200,
+  detailsChars: 4000,
+  questionChars: 4000,
+  choices: 20,
+  choiceChars: 200,
+  /** timeoutSeconds: default 24 h, at most 30 days. */
+  defaultTimeoutSeconds: 24 * 3600,
+  maxTimeoutSeconds: 30 * 24 * 3600,
+  /** waitSeconds: default 50, at most 600. */
+  defaultWaitSeconds: 50,
+  maxWaitSeconds: 600,
+} as const;
+
+/** A progress notification at least this often while a call waits (the contract: at least every 15 s). */
+export const PROGRESS_MS = 10_000;
+/** How often a waiting call reads the run. */
+const POLL_MS = 1000;
+
+type Json = Record<string, unknown>;
+
+/** A tool as tools/list shows it. */
+export interface ToolDef {
+  name: string;
+  description: string;
+  inputSchema: Json & { type: "object" };
+  outputSchema: Json & { type: "object" };
+}
+
+/** What a tool handler is given besides its arguments. */
+export interface CallContext {
+  /** Aborted when the client cancels the call (or the connection ends). */
+  signal: AbortSignal;
+  /** Sends a progress notification; absent when the client asked for none. */
+  progress?: (progress: number, message: string) => Promise<void>;
+}
+
+const str = (description: string, extra: Json = {}) => ({ type: "string", description, ...extra });
+const int = (description: string, extra: Json = {}) => ({ type: "integer", description, ...extra });
+const runIdSchema = str("A run id (a UUID), as start_run, list_runs, request_approval or ask_human gave it.", { format: "uuid" });
+const waitSchema = int(`How long this call blocks waiting for the answer, in seconds (default ${LIMITS.defaultWaitSeconds}, at most ${LIMITS.maxWaitSeconds}). When it passes, the call returns {status: "waiting", runId}: call get_answer to wait again.`, { minimum: 0, maximum: LIMITS.maxWaitSeconds });
+const timeoutSchema = int(`How long the person has to answer, in seconds (default ${LIMITS.defaultTimeoutSeconds}, i.e. 24 h; at most ${LIMITS.maxTimeoutSeconds}). Past it the answer is {status: "expired"}.`, { minimum: 1, maximum: LIMITS.maxTimeoutSeconds });
+const toSchema = str("Who answers: an email address (the link is mailed there).", { minLength: 3, maxLength: 320 });
+
+const answerOutput = {
+  type: "object",
+  properties: {
+    status: { type: "string", enum: ["answered", "waiting", "expired", "cancelled"], description: "answered: the person answered; waiting: not yet (call get_answer with runId); expired: the person did not answer in time; cancelled: an operator cancelled the run." },
+    runId: { type: "string" },
+    approved: { type: "boolean", description: "request_approval: the person's decision." },
+    answer: { type: "string", description: "ask_human: the person's answer (one of choices when choices were given)." },
+    comment: { type: ["string", "null"], description: "The person's optional comment." },
+    answeredAt: { type: "string", description: "When the person answered (RFC 3339)." },
+  },
+  required: ["status", "runId"],
+} as const;
+
+/** The tools, as tools/list shows them. */
+export const TOOLS: ToolDef[] = [
+  {
+    name: "list_workflows",
+    description: "Lists the workflows deployed on this slotflow server (name and current version), the built-ins slotflow.RequestApproval and slotflow.AskHuman included. Use a name with start_run or list_runs.",
+    inputSchema: { type: "object", properties: {}, additionalProperties: false },
+    outputSchema: {
+      type: "object",
+      properties: { workflows: { type: "array", items: { type: "object", properties: { name: { type: "string" }, currentVersion: { type: "integer" } }, required: ["name", "currentVersion"] } } },
+      required: ["workflows"],
+    },
+  },
+  {
+    name: "start_run",
+    description: "Starts a run of a deployed workflow with its input (an object of the workflow's parameters, checked against their types). Returns the run's id and where it stands. Refused with not-found for an unknown workflow and invalid-body for input that does not fit; nothing is started then.",
+    inputSchema: {
+      type: "object",
+      properties: { workflow: str("The workflow's name (see list_workflows)."), input: { type: "object", description: "The run's input: one member per workflow parameter." } },
+      required: ["workflow"],
+      additionalProperties: false,
+    },
+    outputSchema: {
+      type: "object",
+      properties: { id: { type: "string" }, version: { type: "integer" }, state: { type: "string" }, status: { type: "string", description: "running, finished, cancelled, or accepted (queued; get_run shows it soon)." } },
+      required: ["id", "status"],
+    },
+  },
+  {
+    name: "get_run",
+    description: "Shows one run: its workflow, version, state, status, input, tracked rows, slots, incidents and history. Links and tokens are never shown.",
+    inputSchema: { type: "object", properties: { runId: runIdSchema }, required: ["runId"], additionalProperties: false },
+    outputSchema: {
+      type: "object",
+      properties: { id: { type: "string" }, workflow: { type: "string" }, version: { type: "integer" }, state: { type: "string" }, status: { type: "string" } },
+      required: ["id", "workflow", "state", "status"],
+    },
+  },
+  {
+    name: "list_runs",
+    description: "Lists runs, newest first, with the slots each waits on; filters combine with AND. Page with nextCursor.",
+    inputSchema: {
+      type: "object",
+      properties: {
+        workflow: str("Only runs of this workflow."),
+        version: int("Only runs of this version.", { minimum: 1 }),
+        status: { type: "string", enum: ["running", "finished", "cancelled"] },
+        state: str("Only runs in this state."),
+        waiting: str("Only runs with an open or waiting slot of this alias."),
+        createdAfter: str("Only runs created after this instant (RFC 3339).", { format: "date-time" }),
+        createdBefore: str("Only runs created before this instant (RFC 3339).", { format: "date-time" }),
+        limit: int("At most this many runs (1–200, default 50).", { minimum: 1, maximum: 200 }),
+        cursor: str("nextCursor of the previous page."),
+      },
+      additionalProperties: false,
+    },
+    outputSchema: {
+      type: "object",
+      properties: { runs: { type: "array", items: { type: "object" } }, nextCursor: { type: ["string", "null"] } },
+      required: ["runs", "nextCursor"],
+    },
+  },
+  {
+    name: "cancel_run",
+    description: "Cancels a running run, with a reason (1–500 characters) recorded in its history. Refused with run-finished when it already ended.",
+    inputSchema: { type: "object", properties: { runId: runIdSchema, reason: str("Why (1–500 characters).", { minLength: 1, maxLength: 500 }) }, required: ["runId", "reason"], additionalProperties: false },
+    outputSchema: { type: "object", properties: { id: { type: "string" }, status: { type: "string", enum: ["cancelled", "accepted"] } }, required: ["id", "status"] },
+  },
+  {
+    name: "request_approval",
+    description:
+      "Asks a person to approve or decline something, and waits for the answer. A single-use link is mailed to `to`; the person answers on a web page (approve or decline, with an optional comment). Returns {status: \"answered\", approved, comment, answeredAt} when the answer comes within waitSeconds, else {status: \"waiting\", runId}: then call get_answer {runId}. The link never reaches you. Use it as a permission prompt before an irreversible action.",
+    inputSchema: {
+      type: "object",
+      properties: {
+        to: toSchema,
+        title: str(`What to approve, in one line (at most ${LIMITS.titleChars} characters): the page's heading and the mail's subject.`, { minLength: 1, maxLength: LIMITS.titleChars }),
+        details: str(`What the person needs to decide (at most ${LIMITS.detailsChars} characters).`, { maxLength: LIMITS.detailsChars }),
+        timeoutSeconds: timeoutSchema,
+        waitSeconds: waitSchema,
+      },
+      required: ["to", "title"],
+      additionalProperties: false,
+    },
+    outputSchema: answerOutput,
+  },
+  {
+    name: "ask_human",
+    description:
+      "Asks a person a question, and waits for the answer. A single-use link is mailed to `to`; the person answers on a web page (with choices, the answer must be one of them). Returns {status: \"answered\", answer, comment, answeredAt} when the answer comes within waitSeconds, else {status: \"waiting\", runId}: then call get_answer {runId}. The link never reaches you.",
+    inputSchema: {
+      type: "object",
+      properties: {
+        to: toSchema,
+        question: str(`The question (at most ${LIMITS.questionChars} characters).`, { minLength: 1, maxLength: LIMITS.questionChars }),
+        choices: {
+          type: "array",
+          description: `The allowed answers (at most ${LIMITS.choices}, each 1–${LIMITS.choiceChars} characters, distinct); omit for a free answer.`,
+          items: { type: "string", minLength: 1, maxLength: LIMITS.choiceChars },
+          maxItems: LIMITS.choices,
+        },
+        timeoutSeconds: timeoutSchema,
+        waitSeconds: waitSchema,
+      },
+      required: ["to", "question"],
+      additionalProperties: false,
+    },
+    outputSchema: answerOutput,
+  },
+  {
+    name: "get_answer",
+    description: "Waits for the answer of a request_approval or ask_human run (by its runId), as those tools do: returns the answer, {status: \"expired\"}, or {status: \"waiting\", runId} when waitSeconds pass first.",
+    inputSchema: { type: "object", properties: { runId: runIdSchema, waitSeconds: waitSchema }, required: ["runId"], additionalProperties: false },
+    outputSchema: answerOutput,
+  },
+];
+
+const invalid = (detail: string, errors: { name: string; problem: string }[]) => new RefusalError(refuse(RefusalCode.InvalidBody, detail, { errors }));
+
+/** Checks `args` is an object with only `allowed` members; returns it. */
+function argsOf(args: unknown, allowed: string[]): Json {
+  const a = args ?? {};
+  if (typeof a !== "object" || Array.isArray(a)) throw invalid("The arguments must be an object.", []);
+  const unknown = Object.keys(a).filter((k) => !allowed.includes(k));
+  if (unknown.length) throw invalid(`Unknown argument(s) ${unknown.map((k) => JSON.stringify(k.slice(0, 64))).join(", ")}: this tool takes ${allowed.join(", ")}.`, unknown.map((name) => ({ name, problem: "is not an argument of this tool" })));
+  return a as Json;
+}
+
+/** A string argument of 1..max characters after trimming (or undefined when optional and absent). */
+function text(a: Json, name: string, max: number, optional = false): string | undefined {
+  const v = a[name];
+  if (v === undefined && optional) return undefined;
+  const problem = `must be a string of 1 to ${max} characters`;
+  if (typeof v !== "string" || !v.trim()) throw invalid(`${name} ${v === undefined ? "is required" : problem}.`, [{ name, problem }]);
+  if (v.length > max) throw invalid(`${name} is ${v.length} characters long; at most ${max} are allowed.`, [{ name, problem }]);
+  if (v.includes("\u0000")) throw invalid(`${name} must not contain U+0000.`, [{ name, problem: "contains U+0000" }]);
+  return v.trim();
+}
+
+/** An integer argument within [min, max], or `dflt` when absent. */
+function integer(a: Json, name: string, min: number, max: number, dflt: number): number {
+  const v = a[name];
+  if (v === undefined) return dflt;
+  if (typeof v !== "number" || !Number.isInteger(v) || v < min || v > max) throw invalid(`${name} must be an integer from ${min} to ${max}.`, [{ name, problem: `must be an integer from ${min} to ${max}` }]);
+  return v;
+}
+
+/**
+ * Checks `to`: an email address (the language's isEmailAddress, the rule `send email` enforces).
+ * An endpoint name is recognised but refused: the built-ins deliver by email only (a `send message`
+ * names its endpoint as a literal in the source; docs/agents.md "Limits").
+ */
+function recipient(a: Json): string {
+  const to = text(a, "to", 320)!;
+  if (isEmailAddress(to)) return to;
+  if (ENDPOINT_NAME.test(to)) {
+    throw invalid(`"${to}" is not an email address. Delivering a question through an endpoint is not supported yet: give the person's email address.`, [{ name: "to", problem: "endpoint delivery is not supported yet; give an email address" }]);
+  }
+  throw invalid("to must be an email address (one plain address, like person@example.com).", [{ name: "to", problem: "is neither an email address nor an endpoint name" }]);
+}
+
+/** The answer of a built-in run as its view shows it, or null while it waits (issue 33 item 3). */
+export function answerOf(view: RunView): Json | null {
+  const builtin = BUILTINS.find((b) => b.name === view.workflow);
+  if (!builtin) return null;
+  const runId = view.id;
+  if (view.status === "cancelled") return { status: "cancelled", runId };
+  if (view.state === "Expired") return { status: "expired", runId };
+  if (view.state !== "Answered") return null;
+  const ask = (view.entities.ask ?? {}) as Json;
+  const slot = view.slots.find((s) => s.alias === builtin.alias && s.status === "completed");
+  const answeredAt = slot?.closedAt instanceof Date ? slot.closedAt.toISOString() : String(slot?.closedAt ?? "");
+  const comment = typeof ask.comment === "string" ? ask.comment : null;
+  return builtin.name === REQUEST_APPROVAL
+    ? { status: "answered", runId, approved: ask.approved === true, comment, answeredAt }
+    : { status: "answered", runId, answer: String(ask.answer ?? ""), comment, answeredAt };
+}
+
+const sleep = (ms: number, signal: AbortSignal) =>
+  new Promise<void>((resolve) => {
+    if (signal.aborted) return resolve();
+    const timer = setTimeout(done, ms);
+    function done() {
+      clearTimeout(timer);
+      signal.removeEventListener("abort", done);
+      resolve();
+    }
+    signal.addEventListener("abort", done, { once: true });
+  });
+
+/**
+ * Waits up to `waitSeconds` for the answer of built-in run `runId`, reading it from PostgreSQL
+ * once a second; sends progress every PROGRESS_MS. Refuses (not-found) a run that is not one of
+ * request_approval / ask_human.
+ */
+async function waitForAnswer(rt: Runtime, runId: string, waitSeconds: number, ctx: CallContext): Promise<Json> {
+  const until = Date.now() + waitSeconds * 1000;
+  let nextProgress = Date.now() + PROGRESS_MS;
+  let beats = 0;
+  for (;;) {
+    const view = await showRunOr404(rt, runId);
+    if (!BUILTINS.some((b) => b.name === view.workflow)) {
+      throw new RefusalError(refuse(RefusalCode.NotFound, "This run was not started by request_approval or ask_human: use get_run."));
+    }
+    const answer = answerOf(view);
+    if (answer) return answer;
+    const now = Date.now();
+    if (now >= until || ctx.signal.aborted) return { status: "waiting", runId: view.id };
+    if (ctx.progress && now >= nextProgress) {
+      beats += 1;
+      nextProgress = now + PROGRESS_MS;
+      await ctx.progress(beats, `Waiting for the person's answer (${Math.round((until - now) / 1000)} s left in this call).`).catch(() => undefined);
+    }
+    await sleep(Math.min(POLL_MS, until - now, Math.max(0, nextProgress - now)), ctx.signal);
+  }
+}
+
+/** Starts a built-in run, then waits for its answer. */
+async function ask(rt: Runtime, workflow: string, input: Json, waitSeconds: number, ctx: CallContext): Promise<Json> {
+  const started = await startWorkflowRun(rt, workflow, { ask: input });
+  rt.log.info({ runId: started.id, workflow }, "mcp: asked a person");
+  return waitForAnswer(rt, started.id, waitSeconds, ctx);
+}
+
+const answerBy = (timeoutSeconds: number) => new Date(Date.now() + timeoutSeconds * 1000).toISOString();
+
+/** Runs tool `name`; throws RefusalError for a refusal (the server turns it into a tool error). */
+export async function callTool(rt: Runtime, name: string, rawArgs: unknown, ctx: CallContext): Promise<Json> {
+  switch (name) {
+    case "list_workflows": {
+      argsOf(rawArgs, []);
+      const rows = await dependency(rt.log, "database", () => rt.db.workflow.findMany({ select: { name: true, currentVersion: true }, orderBy: { name: "asc" } }));
+      return { workflows: rows };
+    }
+    case "start_run": {
+      const a = argsOf(rawArgs, ["workflow", "input"]);
+      const workflow = text(a, "workflow", 209)!;
+      return await startWorkflowRun(rt, workflow, a.input === undefined ? {} : a.input);
+    }
+    case "get_run": {
+      const a = argsOf(rawArgs, ["runId"]);
+      return (await showRunOr404(rt, text(a, "runId", 64)!)) as unknown as Json;
+    }
+    case "list_runs": {
+      const keys = ["workflow", "version", "status", "state", "waiting", "createdAfter", "createdBefore", "limit", "cursor"];
+      const a = argsOf(rawArgs, keys);
+      const query: Record<string, string> = {};
+      for (const k of keys) if (a[k] !== undefined && a[k] !== null) query[k] = String(a[k]);
+      const page = await dependency(rt.log, "database", () => listRuns(rt.db, parseRunsQuery(query)));
+      return JSON.parse(JSON.stringify(page)) as Json;
+    }
+    case "cancel_run": {
+      const a = argsOf(rawArgs, ["runId", "reason"]);
+      const runId = text(a, "runId", 64)!;
+      const reason = checkReason(a.reason);
+      const outcome = await submitCancel(rt, runId, reason, "mcp");
+      if (outcome === "accepted") return { id: runId.toLowerCase(), status: "accepted" };
+      if (!outcome.ok) throw new RefusalError(outcome.refusal);
+      return { id: outcome.run.id, status: "cancelled" };
+    }
+    case "request_approval": {
+      const a = argsOf(rawArgs, ["to", "title", "details", "timeoutSeconds", "waitSeconds"]);
+      const to = recipient(a);
+      const title = text(a, "title", LIMITS.titleChars)!;
+      const details = text(a, "details", LIMITS.detailsChars, true) ?? null;
+      const timeout = integer(a, "timeoutSeconds", 1, LIMITS.maxTimeoutSeconds, LIMITS.defaultTimeoutSeconds);
+      const wait = integer(a, "waitSeconds", 0, LIMITS.maxWaitSeconds, LIMITS.defaultWaitSeconds);
+      return ask(rt, REQUEST_APPROVAL, { recipient: to, title, details, answerBy: answerBy(timeout), approved: null, comment: null }, wait, ctx);
+    }
+    case "ask_human": {
+      const a = argsOf(rawArgs, ["to", "question", "choices", "timeoutSeconds", "waitSeconds"]);
+      const to = recipient(a);
+      const question = text(a, "question", LIMITS.questionChars)!;
+      const choices = choicesOf(a.choices);
+      const timeout = integer(a, "timeoutSeconds", 1, LIMITS.maxTimeoutSeconds, LIMITS.defaultTimeoutSeconds);
+      const wait = integer(a, "waitSeconds", 0, LIMITS.maxWaitSeconds, LIMITS.defaultWaitSeconds);
+      const intro = choices.length ? `Answer with one of: ${choices.map((c) => `“${c}”`).join(", ")}.` : null;
+      return ask(rt, ASK_HUMAN, { recipient: to, question, choices, intro, answerBy: answerBy(timeout), answer: null, comment: null }, wait, ctx);
+    }
+    case "get_answer": {
+      const a = argsOf(rawArgs, ["runId", "waitSeconds"]);
+      const runId = text(a, "runId", 64)!;
+      const wait = integer(a, "waitSeconds", 0, LIMITS.maxWaitSeconds, LIMITS.defaultWaitSeconds);
+      return waitForAnswer(rt, runId, wait, ctx);
+    }
+    default:
+      throw new RefusalError(refuse(RefusalCode.NotFound, `No tool is named "${name.slice(0, 64)}"; tools/list lists them.`));
+  }
+}
+
+/** ask_human's choices: absent, or an array of at most 20 distinct strings of 1–200 characters. */
+function choicesOf(v: unknown): string[] {
+  if (v === undefined || v === null) return [];
+  const problem = `must be an array of at most ${LIMITS.choices} distinct strings of 1 to ${LIMITS.choiceChars} characters`;
+  const bad = () => invalid(`choices ${problem}.`, [{ name: "choices", problem }]);
+  if (!Array.isArray(v) || v.length > LIMITS.choices) throw bad();
+  const out = v.map((c) => (typeof c === "string" ? c.trim() : ""));
+  if (out.some((c) => !c || c.length > LIMITS.choiceChars || c.includes("\u0000")) || new Set(out).size !== out.length) throw bad();
+  return out;
+}
+
+/** A refusal as a tool error's content: the problem as JSON (`code`, `detail`, and its extra members). */
+export function problemText(refusal: Refusal | RefusalError): string {
+  const code = refusal.code;
+  const detail = refusal instanceof RefusalError ? refusal.message : refusal.detail;
+  const extra = refusal instanceof RefusalError ? refusal.extra : (refusal.extra ?? {});
+  return JSON.stringify({ code, detail, ...extra });
+}
