@@ -39,6 +39,9 @@ test.before(async () => {
 
 test.after.always(async () => {
   await worker?.close();
+  // startCommandWorker hands BullMQ a connection of its own (workers/options.ts), which BullMQ does
+  // not close: left open, it keeps this test process alive after its tests.
+  (worker?.opts.connection as { disconnect?: () => void } | undefined)?.disconnect?.();
   await pump?.close();
   await rt?.close();
   await cluster?.stop();
