@@ -13,7 +13,8 @@
  * item 3) — versioned like any workflow: a changed source here becomes the next version.
  *
  * Choices (ask_human): the language has no enum type, so an answer is a string and the slot's
- * `Requires` admits only one of `choices` when there are any (the page lists them in its intro).
+ * `Requires` admits only one of `choices` when there are any (the page lists them in its intro);
+ * its refusal says so in the author's wording (`Requires … else`).
  */
 import { createHash } from "node:crypto";
 import { compileOffThread } from "../lang/compile-async.js";
@@ -94,7 +95,7 @@ event Reply(
 initial state Waiting {
   subscribe Reply(answer, comment) as reply {
     Deadline: ask.answerBy
-    Requires: len(ask.choices) == 0 || contains(ask.choices, answer)
+    Requires: len(ask.choices) == 0 || contains(ask.choices, answer) else "Answer with one of the choices listed above."
     Title: ask.question
     Intro: ask.intro
   }

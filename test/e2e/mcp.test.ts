@@ -170,7 +170,9 @@ test.serial("ask_human with choices: only a choice is accepted; the answer comes
     const call = client.callTool({ name: "ask_human", arguments: { to: "person@example.com", question: "Which region?", choices: ["eu", "us"], waitSeconds: 30 } });
     const link = await nextLink(before);
     const wrong = await postLink(link, { answer: "asia", comment: null });
-    t.not(wrong.status, 200);
+    t.is(wrong.status, 409);
+    t.is(wrong.body?.code, "requires-failed");
+    t.is(wrong.body?.detail, "Answer with one of the choices listed above.");
     t.is((await postLink(link, { answer: "eu", comment: "closest" })).status, 200);
     t.like(((await call) as any).structuredContent, { status: "answered", answer: "eu", comment: "closest" });
   } finally {

@@ -25,6 +25,7 @@ import { deployFixture } from "../helpers/callback.js";
 import { dropDatabase } from "../helpers/db.js";
 import { linkIn, parseEmails } from "../helpers/mail.js";
 import { nodeClient, startRedisCluster, startRedisSentinel, type RedisClusterServers, type RedisSentinelServers } from "../helpers/redis-topologies.js";
+import { until } from "../helpers/burst.js";
 import { ADMIN_TOKEN, freePort, request, startCluster, type Cluster } from "../helpers/server.js";
 
 const DEPOSITS = Number(process.env.SLOTFLOW_FAULTS_REDIS_DEPOSITS || 120);
@@ -68,15 +69,6 @@ async function post(base: string, url: string, body: unknown, key: string): Prom
   }
 }
 
-async function until<T>(what: string, ms: number, fn: () => Promise<T | null | undefined | false>): Promise<T> {
-  const end = Date.now() + ms;
-  for (;;) {
-    const v = await fn().catch(() => null);
-    if (v) return v;
-    if (Date.now() > end) throw new Error(`${what}: not within ${ms} ms`);
-    await sleep(200);
-  }
-}
 
 /** Starts runs of the Faults fixture and reads each one's link from the printed mail. */
 async function prepare(c: Cluster, n: number): Promise<{ runId: string; url: string }[]> {

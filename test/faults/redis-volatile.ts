@@ -19,7 +19,7 @@ import test from "ava";
 import { randomBytes, randomUUID } from "node:crypto";
 import { deployFixture } from "../helpers/callback.js";
 import { dropDatabase, sql } from "../helpers/db.js";
-import { pool, post, prepare, type Answer } from "../helpers/burst.js";
+import { pool, post, prepare, until, type Answer } from "../helpers/burst.js";
 import { ADMIN_TOKEN, request, startCluster, type Cluster, type ServerProcess } from "../helpers/server.js";
 import { startRedis, type RedisServer } from "../helpers/services.js";
 
@@ -39,15 +39,6 @@ test.after.always(async () => {
   await redis?.destroy();
 });
 
-async function until<T>(what: string, ms: number, fn: () => Promise<T | null | undefined | false>): Promise<T> {
-  const end = Date.now() + ms;
-  for (;;) {
-    const v = await fn().catch(() => null);
-    if (v) return v;
-    if (Date.now() > end) throw new Error(`${what}: not within ${ms} ms`);
-    await sleep(250);
-  }
-}
 
 
 type View = { entities: { job: { handled: number; note: string | null } }; history: { kind: string; data: { alias?: string } }[] };

@@ -79,6 +79,17 @@ export async function post(base: string, url: string, body: unknown, key?: strin
   }
 }
 
+/** Polls `fn` (errors count as "not yet") every `everyMs` until it gives a value, or throws after `ms` naming `what`. */
+export async function until<T>(what: string, ms: number, fn: () => Promise<T | null | undefined | false>, everyMs = 250): Promise<T> {
+  const end = Date.now() + ms;
+  for (;;) {
+    const v = await fn().catch(() => null);
+    if (v) return v;
+    if (Date.now() > end) throw new Error(`${what}: not within ${ms} ms`);
+    await sleep(everyMs);
+  }
+}
+
 /** Waits until every web process answers /readyz 200, up to `ms`. */
 export async function allReady(bases: string[], ms = 90_000): Promise<void> {
   const until = Date.now() + ms;
