@@ -14,6 +14,7 @@
 import { randomUUID } from "node:crypto";
 import type { Limits } from "../config.js";
 import type { Tx } from "../db.js";
+import type { AnsweredBy } from "./commands/types.js";
 import type { QueuedDelivery, World } from "./interpreter.js";
 import { jsonDate, readStepUnlocked, type StepRead } from "./sql/step-read.js";
 import { writeStep, type SlotWriteRow, type StepWrite } from "./sql/step-write.js";
@@ -56,6 +57,15 @@ export interface SlotRecord {
   deadline: Date | null;
   closedAt: Date | null;
   args: Record<string, unknown> | null;
+  /** Candidates evaluated at creation (ids of user(…), names of role(…)); null without Candidates. */
+  candidateUsers: string[] | null;
+  candidateRoles: string[] | null;
+  /** How the completing answer came; null until completed. */
+  answeredBy: AnsweredBy | null;
+  /** The receipt (compact JWS) of the completing deposit; null without one. */
+  receipt: string | null;
+  /** How many times the slot's link was forwarded. */
+  forwards: number;
 }
 
 export type LinkStatus = "live" | "burned" | "retired" | "dead";
@@ -222,6 +232,11 @@ export class Step implements World {
         deadline: jsonDate(row.deadline),
         closedAt: jsonDate(row.closed_at),
         args: (row.args ?? null) as Record<string, unknown> | null,
+        candidateUsers: (row.candidate_users ?? null) as string[] | null,
+        candidateRoles: (row.candidate_roles ?? null) as string[] | null,
+        answeredBy: (row.answered_by ?? null) as AnsweredBy | null,
+        receipt: (row.receipt ?? null) as string | null,
+        forwards: (row.forwards as number | null) ?? 0,
       };
     });
     const entities: EntityRecord[] = read.entities.map((row) => {
@@ -463,6 +478,11 @@ export class Step implements World {
     };
     if (s.element !== null) row.element_value = this.services.sealer.sealJson(toJson(s.elementValue));
     if (s.args !== null) row.args = this.services.sealer.sealJson(s.args);
+    if (s.candidateUsers !== null) row.candidate_users = s.candidateUsers;
+    if (s.candidateRoles !== null) row.candidate_roles = s.candidateRoles;
+    if (s.answeredBy !== null) row.answered_by = s.answeredBy;
+    if (s.receipt !== null) row.receipt = s.receipt;
+    row.forwards = s.forwards;
     return row as SlotWriteRow;
   }
 }

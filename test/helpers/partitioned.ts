@@ -36,6 +36,8 @@ export const DISTRIBUTION: Readonly<Record<string, string>> = {
   delivery_attempts: "run_id",
   // issue 34 item 3: commands answered 202, recorded until applied (src/engine/commands/pending.ts)
   pending_commands: "run_id",
+  // v0.4: the inbox's index of open slots by candidate principal
+  inbox_entries: "run_id",
   link_tokens: "token_sha256",
   applied_commands: "id",
 };

@@ -67,7 +67,7 @@ export function createSlotsForState(step: Step, stateName: string): void {
  */
 export function createSlot(step: Step, stateName: string, decl: CompiledSlot): SlotRecord[] {
   const base = { state: stateName, visit: step.run.visit, alias: decl.alias, event: decl.event, status: "waiting" as SlotStatus };
-  const empty = { openedAt: null, deadline: null, closedAt: null, args: null };
+  const empty = { openedAt: null, deadline: null, closedAt: null, args: null, candidateUsers: null, candidateRoles: null, answeredBy: null, receipt: null, forwards: 0 };
   if (!decl.forEach) {
     const slot: SlotRecord = { id: randomUUID(), ...base, element: null, elementValue: null, ...empty };
     step.addSlot(slot);

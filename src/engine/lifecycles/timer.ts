@@ -78,6 +78,11 @@ export function startTimer(step: Step, timer: CompiledTimer, from: Date = step.n
     deadline: new Date(from.getTime() + delayMs),
     closedAt: null,
     args: periodMs === null ? null : { periodMs },
+    candidateUsers: null,
+    candidateRoles: null,
+    answeredBy: null,
+    receipt: null,
+    forwards: 0,
   };
   step.addSlot(row);
   step.addHistory("timer-started", { index: timer.index, schedule: timer.schedule, next: row.deadline!.toISOString() });

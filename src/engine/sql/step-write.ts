@@ -5,7 +5,8 @@
  *   SELECT slotflow_step_write($1::jsonb)        -- a prepared statement (sql/prepared.ts)
  *
  * The PL/pgSQL function lives in prisma/migrations/20261123000000_step_write_function (last
- * rewritten by 20261125080000_distributable_keys, issue 20 item 2). It inserts or updates the run,
+ * rewritten by 20261126000000_responders, which adds the slot's candidates, answer, receipt and
+ * forwards and keeps `inbox_entries`). It inserts or updates the run,
  * inserts new slots, links (each with its row in the token table `link_tokens`), tracked rows (new
  * run), outbox mail and history, and updates each changed slot, ended link and tracked row by its
  * primary key, which leads with `run_id`. Every row is named
@@ -43,6 +44,13 @@ export interface SlotWriteRow {
   deadline: string | null;
   closed_at: string | null;
   args: unknown;
+  /** Candidates (v0.4 inbox): set on creation; in slotsChanged, absent keeps the stored value. */
+  candidate_users?: string[] | null;
+  candidate_roles?: string[] | null;
+  /** Who answered (AnsweredBy), its receipt, its forward count: absent keeps the stored value. */
+  answered_by?: unknown;
+  receipt?: string | null;
+  forwards?: number;
 }
 
 export interface LinkEndRow {
