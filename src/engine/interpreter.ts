@@ -33,8 +33,15 @@ export interface World {
   inputValue(name: string): Value;
   /** `x.done`: every slot of the alias is completed. */
   isAliasDone(alias: string): boolean;
-  /** `x.CallbackUrl()`: mints a link for the alias's open or waiting slot; null when it has none. */
-  mintCallbackUrl(alias: string): string | null;
+  /**
+   * `x.CallbackUrl()`: mints a link for the alias's open or waiting slot — or, inside `each`, for
+   * element `element`'s slot (v0.4); null when it has none.
+   */
+  mintCallbackUrl(alias: string, element?: number | null): string | null;
+  /** `x.TaskUrl()` (v0.4): the task page's absolute URL of the alias (or of its element `element`) on this run. */
+  taskUrl(alias: string, element?: number | null): string;
+  /** `x.count` (v0.4): how many slots (elements) of the alias are completed. */
+  aliasCount(alias: string): number;
   /** `drop slot x`. */
   dropSlot(alias: string): void;
   /** Queues a message; `extra` holds `replyTo`/`cc` when the statement gives them (issue 19). */
@@ -75,6 +82,13 @@ interface EntityRef {
 interface SlotRef {
   kind: "slotRef";
   alias: string;
+  /** Inside `each { … }` (v0.4): the one element's slot the alias stands for there. */
+  element?: number;
+}
+
+/** The value the alias of a fanned-out slot has inside its `each { … }`: element `element`'s slot (v0.4). */
+export function elementRef(alias: string, element: number): Value {
+  return { kind: "slotRef", alias, element } satisfies SlotRef as unknown as Value;
 }
 
 interface Matcher {
@@ -168,6 +182,7 @@ function member(step: World, target: Value, name: string, range: Range): Value {
   }
   if (isSpecial(target, "slotRef")) {
     if (name === "done") return step.isAliasDone((target as SlotRef).alias);
+    if (name === "count") return step.aliasCount((target as SlotRef).alias);
     throw new RuntimeFault(`slot has no member "${name}"`, range);
   }
   if (isSpecial(target, "principal")) {
@@ -191,9 +206,14 @@ function call(step: World, scope: Scope, expr: Extract<Expr, { kind: "call" }>):
     const method = expr.callee.property.name;
     if (target === null) throw new RuntimeFault(`null dereference calling ".${method}()"`, expr.range);
     if (isSpecial(target, "slotRef") && method === "CallbackUrl") {
-      const url = step.mintCallbackUrl((target as SlotRef).alias);
-      if (url === null) throw new RuntimeFault(`CallbackUrl() on slot "${(target as SlotRef).alias}", which is not open or waiting`, expr.range);
+      const ref = target as SlotRef;
+      const url = step.mintCallbackUrl(ref.alias, ref.element ?? null);
+      if (url === null) throw new RuntimeFault(`CallbackUrl() on slot "${ref.alias}", which is not open or waiting`, expr.range);
       return url;
+    }
+    if (isSpecial(target, "slotRef") && method === "TaskUrl") {
+      const ref = target as SlotRef;
+      return step.taskUrl(ref.alias, ref.element ?? null);
     }
     if (isSpecial(target, "principal") && method === "hasRole") {
       const [role] = args();

@@ -17,6 +17,8 @@ export const RefusalCode = {
   // ordinary raise path
   NotACandidate: "not-a-candidate",
   AuthorizeDenied: "authorize-denied",
+  /** v0.4 Many responders: this principal already completed another element of the fanned-out slot. */
+  AlreadyAnsweredByYou: "already-answered-by-you",
   Unauthorized: "unauthorized",
   // bodies
   InvalidBody: "invalid-body",
@@ -50,7 +52,7 @@ export const RefusalCode = {
 export type RefusalCode = (typeof RefusalCode)[keyof typeof RefusalCode];
 
 /** Why a link is dead (the `reason` of a 410 `link-dead`). */
-export type LinkEndReason = "completed" | "cancelled" | "expired" | "dropped" | "run-finished" | "run-cancelled" | "revoked";
+export type LinkEndReason = "completed" | "cancelled" | "expired" | "dropped" | "run-finished" | "run-cancelled" | "revoked" | "quorum-reached";
 
 /** A refusal: a code, a human sentence, and optional machine-readable members for the problem body. */
 export interface Refusal {

@@ -112,8 +112,13 @@ export interface EntityRecord {
 export interface StepLifecycles {
   /** `x.done`: every slot of the alias is completed (slot.ts). */
   isAliasDone(step: Step, alias: string): boolean;
-  /** `x.CallbackUrl()`: mints a link for the alias's live slot; null when it has none (slot.ts, link.ts). */
-  mintCallbackUrl(step: Step, alias: string): string | null;
+  /**
+   * `x.CallbackUrl()`: mints a link for the alias's live slot, or for element `element`'s slot
+   * inside `each` (v0.4); null when it has none (slot.ts, link.ts).
+   */
+  mintCallbackUrl(step: Step, alias: string, element: number | null): string | null;
+  /** `x.count` (v0.4, slot.ts). */
+  aliasCount(step: Step, alias: string): number;
   /** `drop slot x` (slot.ts). */
   dropSlot(step: Step, alias: string): void;
   /** Which links the step ends and mints, and how (link.ts `settleLinks`). */
@@ -278,8 +283,21 @@ export class Step implements World {
     return this.services.lifecycles.isAliasDone(this, alias);
   }
 
-  mintCallbackUrl(alias: string): string | null {
-    return this.services.lifecycles.mintCallbackUrl(this, alias);
+  mintCallbackUrl(alias: string, element: number | null = null): string | null {
+    return this.services.lifecycles.mintCallbackUrl(this, alias, element);
+  }
+
+  aliasCount(alias: string): number {
+    return this.services.lifecycles.aliasCount(this, alias);
+  }
+
+  /**
+   * `x.TaskUrl()` (v0.4, "People inside the company"): `{BASE_URL}/inbox/tasks/{runId}/{alias}`,
+   * plus `?element=N` inside `each`. Not a credential; names the slot whatever its status.
+   */
+  taskUrl(alias: string, element: number | null = null): string {
+    const base = `${this.services.baseUrl}/inbox/tasks/${encodeURIComponent(this.run.id)}/${encodeURIComponent(alias)}`;
+    return element === null ? base : `${base}?element=${element}`;
   }
 
   dropSlot(alias: string): void {

@@ -128,7 +128,14 @@ export type Setting =
   | { kind: "deadline"; expr: Expr; range: Range }
   /** `Title: expr` / `Intro: expr` — the responder page's heading and text (a `string` or `string?`). */
   | { kind: "title"; expr: Expr; range: Range }
-  | { kind: "intro"; expr: Expr; range: Range };
+  | { kind: "intro"; expr: Expr; range: Range }
+  /** `Quorum: k` — an `int`; only on a fanned-out slot: done once k elements are completed (v0.4 Many responders). */
+  | { kind: "quorum"; expr: Expr; range: Range }
+  /**
+   * `each { … }` — only on a fanned-out slot: statements run once per element when its slot is
+   * created, the fan-out variable in scope and the alias standing for that element's slot.
+   */
+  | { kind: "each"; body: Statement[]; range: Range };
 
 export interface EnterBlock {
   kind: "enter";

@@ -4,16 +4,18 @@
  * targets), with the diagnostics found while doing so. One builder serves one parse.
  */
 import { EOF, type IToken } from "chevrotain";
-import type { BinaryOp as BinaryOpName, Expr, Ident, LiteralExpr, Range, Setting } from "./ast.js";
+import type { BinaryOp as BinaryOpName, Expr, Ident, LiteralExpr, Range, Setting, Statement } from "./ast.js";
 import { Codes } from "./codes.js";
 import type { Diagnostic } from "./diagnostics.js";
 import { classifyNumber, decodeString, durationLiteral, Newline, unitWordMs } from "./lexer.js";
 import type { LineIndex } from "./positions.js";
 
 /** The settings that take one expression, by their name in source. */
-const ONE_EXPRESSION_SETTINGS = { Deadline: "deadline", Title: "title", Intro: "intro" } as const;
+const ONE_EXPRESSION_SETTINGS = { Deadline: "deadline", Title: "title", Intro: "intro", Quorum: "quorum" } as const;
 /** Every setting's name in source. */
-const SETTING_WORDS = { Candidates: 1, Requires: 1, After: 1, Deadline: 1, Title: 1, Intro: 1 } as const;
+const SETTING_WORDS = { Candidates: 1, Requires: 1, After: 1, Deadline: 1, Title: 1, Intro: 1, Quorum: 1 } as const;
+/** How the unknown-setting message lists the settings. */
+const SETTINGS_LIST = "Candidates, Requires, After, Deadline, Title, Intro, Quorum and each { … }";
 
 /** Binding strength of the binary operators (higher binds tighter); all are left-associative. */
 const PRECEDENCE: Record<string, number> = {
@@ -177,7 +179,8 @@ export class AstBuilder {
         return { kind: "requires", expr: exprs[0], wording: wording?.expr ?? null, range };
       case "Deadline":
       case "Title":
-      case "Intro": {
+      case "Intro":
+      case "Quorum": {
         if (exprs.length > 1) {
           this.error(Codes.SettingArity, `${name.image} takes one expression`, this.span(exprs[1].range, exprs[exprs.length - 1].range));
         }
@@ -192,13 +195,23 @@ export class AstBuilder {
         }
         return { kind: "after", aliases, range };
       }
+      case "each":
+        this.error(Codes.UnknownSetting, "each takes a block, not a value: each { … }", this.tr(name));
+        return null;
       default:
-        this.error(
-          Codes.UnknownSetting,
-          `unknown setting '${name.image}': the settings are Candidates, Requires, After, Deadline, Title and Intro`,
-          this.tr(name),
-        );
+        this.error(Codes.UnknownSetting, `unknown setting '${name.image}': the settings are ${SETTINGS_LIST}`, this.tr(name));
         return null;
     }
+  }
+
+  /**
+   * `each { … }` (v0.4 Many responders): the one setting written with a block. Any other word
+   * before a block is FLOW021.
+   */
+  buildBlockSetting(name: IToken, block: { statements: Statement[]; range: Range }): Setting | null {
+    if (name.image === "each") return { kind: "each", body: block.statements, range: this.span(this.tr(name), block.range) };
+    const hint = name.image in SETTING_WORDS ? `${name.image} takes a value: ${name.image}: …` : `the settings are ${SETTINGS_LIST}`;
+    this.error(Codes.UnknownSetting, `unknown setting '${name.image}' with a block: ${hint}`, this.tr(name));
+    return null;
   }
 }

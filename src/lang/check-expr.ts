@@ -16,6 +16,11 @@ export interface ExprEnv {
   scope: Scope;
   /** Inside `on x(…)` / `on x.expired` (and their arms): x, whose link cannot be minted there. */
   closedAlias: string | null;
+  /**
+   * Inside the `each { … }` of fanned-out slot x (v0.4 Many responders): x, which there stands for
+   * one element's slot, so `x.CallbackUrl()` is allowed. Absent or null elsewhere.
+   */
+  elementAlias?: string | null;
 }
 
 /** Tables the expression checker reads. */
@@ -35,6 +40,9 @@ const PRINCIPAL_MEMBERS: Record<string, Ty> = {
 };
 
 type Target = { slot: SlotInfo } | { type: Ty };
+
+/** How a message lists a slot alias's members. */
+const SLOT_MEMBERS = "only 'done', 'count', 'CallbackUrl()' and 'TaskUrl()'";
 
 export class ExprChecker {
   constructor(private readonly ctx: CheckContext) {}
@@ -120,10 +128,11 @@ export class ExprChecker {
     const report = this.ctx.report;
     if ("slot" in t) {
       if (prop === "done") return T.bool;
-      if (prop === "CallbackUrl") {
-        report.error(Codes.SlotNotAValue, `CallbackUrl is a method: write ${t.slot.alias}.CallbackUrl()`, e.range);
+      if (prop === "count") return T.int;
+      if (prop === "CallbackUrl" || prop === "TaskUrl") {
+        report.error(Codes.SlotNotAValue, `${prop} is a method: write ${t.slot.alias}.${prop}()`, e.range);
       } else {
-        report.error(Codes.UnknownMember, `slot alias '${t.slot.alias}' has only 'done' and 'CallbackUrl()'`, e.property.range);
+        report.error(Codes.UnknownMember, `slot alias '${t.slot.alias}' has ${SLOT_MEMBERS}`, e.property.range);
       }
       return T.error;
     }
@@ -185,9 +194,10 @@ export class ExprChecker {
       const prop = callee.property.name;
       if ("slot" in t) {
         if (prop === "CallbackUrl") return this.callbackUrl(t.slot, e, env);
+        if (prop === "TaskUrl") return this.taskUrl(t.slot, e, env);
         this.args(e, env);
-        if (prop === "done") report.error(Codes.NotCallable, `'done' is not a method: write ${t.slot.alias}.done`, e.range);
-        else report.error(Codes.UnknownMember, `slot alias '${t.slot.alias}' has only 'done' and 'CallbackUrl()'`, callee.property.range);
+        if (prop === "done" || prop === "count") report.error(Codes.NotCallable, `'${prop}' is not a method: write ${t.slot.alias}.${prop}`, e.range);
+        else report.error(Codes.UnknownMember, `slot alias '${t.slot.alias}' has ${SLOT_MEMBERS}`, callee.property.range);
         return T.error;
       }
       const args = this.args(e, env);
@@ -230,10 +240,10 @@ export class ExprChecker {
     const report = this.ctx.report;
     this.args(e, env);
     if (e.args.length > 0) report.error(Codes.ArgumentCount, "CallbackUrl() takes no arguments", e.range);
-    if (slot.fannedOut) {
+    if (slot.fannedOut && env.elementAlias !== slot.alias) {
       report.error(
         Codes.CallbackUrlFanOut,
-        `cannot mint a link for '${slot.alias}': it is fanned out (for each), one alias for many slots, so a link could not name the slot it completes`,
+        `cannot mint a link for '${slot.alias}': it is fanned out (for each), one alias for many slots, so a link could not name the slot it completes; mint one per element inside its 'each { … }'`,
         e.range,
       );
     } else if (env.closedAlias === slot.alias) {
@@ -246,6 +256,23 @@ export class ExprChecker {
       report.warning(
         Codes.CallbackUrlAuthorize,
         `event ${slot.event.name} has [Authorize]: the predicate will not be evaluated for deposits through this link; whoever holds the link can complete '${slot.alias}'`,
+        e.range,
+      );
+    }
+    return T.string;
+  }
+
+  /**
+   * `x.TaskUrl()` (v0.4, People inside the company): the task page's URL, not a credential —
+   * allowed wherever `CallbackUrl()` is, and in x's own handler too (the page says how it ended).
+   */
+  private taskUrl(slot: SlotInfo, e: CallExpr, env: ExprEnv): Ty {
+    this.args(e, env);
+    if (e.args.length > 0) this.ctx.report.error(Codes.ArgumentCount, "TaskUrl() takes no arguments", e.range);
+    if (slot.fannedOut && env.elementAlias !== slot.alias) {
+      this.ctx.report.error(
+        Codes.CallbackUrlFanOut,
+        `cannot name the task of '${slot.alias}': it is fanned out (for each), one alias for many slots; name one element's task inside its 'each { … }'`,
         e.range,
       );
     }

@@ -33,6 +33,7 @@ function alwaysTaken(arms: Arm[]): boolean {
 
 const SETTING_NAMES = {
   candidates: "Candidates", requires: "Requires", after: "After", deadline: "Deadline", title: "Title", intro: "Intro",
+  quorum: "Quorum", each: "each",
 } as const;
 
 export class StateChecker {
@@ -259,6 +260,25 @@ export class StateChecker {
         case "intro":
           checkPageText(report, name as "Title" | "Intro", this.ctx.exprs.check(setting.expr, env), setting.expr.range);
           break;
+        case "quorum": {
+          this.fanOutOnly(sub, name);
+          const t = this.ctx.exprs.check(setting.expr, env);
+          if (t.kind !== "error" && !(t.kind === "int" && !t.optional)) {
+            report.error(Codes.TypeMismatch, `Quorum must be an int (how many elements complete the slot), found ${showType(t)}`, setting.expr.range);
+          }
+          break;
+        }
+        case "each": {
+          this.fanOutOnly(sub, name);
+          // v0.4 Many responders: the fan-out variable and the state's aliases in scope; the
+          // alias stands for this element's slot, so its link and task URL may be named here.
+          const scope = base.child();
+          for (const other of state.slots.values()) {
+            this.ctx.stmts.declare(scope, { kind: "alias", name: other.alias, type: { kind: "slot", alias: other.alias }, range: other.decl.alias.range, slot: other });
+          }
+          this.ctx.stmts.block(setting.body, { scope, closedAlias: null, elementAlias: sub.forEach ? sub.alias.name : null, state });
+          break;
+        }
         case "deadline": {
           const t = this.ctx.exprs.check(setting.expr, env);
           if (t.kind !== "error" && t.kind !== "duration" && t.kind !== "datetime") {
@@ -268,6 +288,17 @@ export class StateChecker {
         }
       }
     }
+  }
+
+  /** FLOW355 unless `sub` is fanned out: `Quorum` and `each` count and name elements (v0.4). */
+  private fanOutOnly(sub: Subscribe, name: string): void {
+    if (sub.forEach !== null) return;
+    const setting = sub.settings.find((x) => SETTING_NAMES[x.kind] === name)!;
+    this.ctx.report.error(
+      Codes.FanOutSettingOnSingleSlot,
+      `${name} applies only to a fanned-out slot (subscribe … as ${sub.alias.name} for each v in list): '${sub.alias.name}' is one slot`,
+      setting.kind === "each" ? { start: setting.range.start, end: { ...setting.range.start, column: setting.range.start.column + 4, offset: setting.range.start.offset + 4 } } : setting.range,
+    );
   }
 
   /** `After` may not make slots of one state wait for each other in a cycle. */

@@ -92,6 +92,9 @@ export const Codes = {
   TimerPeriodTooShort: "FLOW341",
   EnterArmsTwice: "FLOW342",
   LeftAtOnce: "FLOW343",
+  // --- added for v0.4: many responders -------------------------------------------------------
+  /** `Quorum` or `each { … }` on a slot that is not fanned out (`for each`). */
+  FanOutSettingOnSingleSlot: "FLOW355",
   // --- internal -------------------------------------------------------------------------------
   InternalError: "FLOW999",
 } as const;

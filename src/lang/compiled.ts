@@ -83,6 +83,17 @@ export interface CompiledSlot {
    */
   title?: Expr;
   intro?: Expr;
+  /**
+   * `Quorum: k` (v0.4 Many responders; fanned-out slots only): an `int` over the workflow's data,
+   * read when the slots are created (1 ≤ k ≤ elements, else a runtime error) and whenever an
+   * element completes. Absent when not given: every element is needed.
+   */
+  quorum?: Expr;
+  /**
+   * `each { … }` (v0.4; fanned-out slots only): run once per element in the step that creates its
+   * slot, the fan-out variable bound and the alias naming that element's slot. Absent when not given.
+   */
+  each?: Statement[];
 }
 
 export interface CompiledOnEvent {

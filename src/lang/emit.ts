@@ -78,6 +78,13 @@ function pageText(settings: Setting[]): Pick<CompiledSlot, "title" | "intro"> {
   return { ...(title ? { title } : {}), ...(intro ? { intro } : {}) };
 }
 
+/** `Quorum` / `each` (v0.4 Many responders) as optional keys, present only when given. */
+function manyResponders(settings: Setting[]): Pick<CompiledSlot, "quorum" | "each"> {
+  const quorum = setting(settings, "quorum")?.expr;
+  const each = setting(settings, "each")?.body;
+  return { ...(quorum ? { quorum } : {}), ...(each ? { each } : {}) };
+}
+
 function state(s: StateDecl, model: CheckedModel, source: string): CompiledState {
   const slots: CompiledSlot[] = [];
   const enter: CompiledState["enter"] = [];
@@ -106,6 +113,7 @@ function state(s: StateDecl, model: CheckedModel, source: string): CompiledState
           after: setting(m.settings, "after")?.aliases.map((a) => a.name) ?? [],
           deadline: setting(m.settings, "deadline")?.expr ?? null,
           ...pageText(m.settings),
+          ...manyResponders(m.settings),
         });
         break;
       case "enter":

@@ -559,18 +559,27 @@ class FlowParser extends EmbeddedActionsParser {
     "setting",
     (): Setting | null => {
       const name = this.CONSUME(Identifier);
-      this.CONSUME(Colon);
-      const exprs: Expr[] = [this.SUBRULE(this.expression)];
-      this.MANY(() => {
-        this.CONSUME(Comma);
-        exprs.push(this.SUBRULE2(this.expression));
-      });
-      let wording: { kw: IToken; expr: Expr } | null = null;
-      this.OPTION(() => {
-        const kw = this.CONSUME(Kw.else);
-        wording = { kw, expr: this.SUBRULE3(this.expression) };
-      });
-      return this.ACTION(() => this.b.buildSetting(name, exprs, wording));
+      return this.OR([
+        alt(() => {
+          // `each { … }` (v0.4): the one setting with a block
+          const block = this.SUBRULE(this.block);
+          return this.ACTION(() => this.b.buildBlockSetting(name, block));
+        }),
+        alt(() => {
+          this.CONSUME(Colon);
+          const exprs: Expr[] = [this.SUBRULE(this.expression)];
+          this.MANY(() => {
+            this.CONSUME(Comma);
+            exprs.push(this.SUBRULE2(this.expression));
+          });
+          let wording: { kw: IToken; expr: Expr } | null = null;
+          this.OPTION(() => {
+            const kw = this.CONSUME(Kw.else);
+            wording = { kw, expr: this.SUBRULE3(this.expression) };
+          });
+          return this.ACTION(() => this.b.buildSetting(name, exprs, wording));
+        }),
+      ]);
     },
     { recoveryValueFunc: () => null },
   );

@@ -10,6 +10,8 @@
  *       (a passed deadline counts even before the sweeper runs);
  *   409 slot-not-open — the slot waits on `After`;
  *   403 not-a-candidate — `Candidates` admits no matcher for the principal;
+ *   409 already-answered-by-you — the principal completed another element of this fanned-out slot
+ *       (v0.4 Many responders: distinct responders);
  *   403 authorize-denied — an `[Authorize]` predicate of the event is false;
  *   422 invalid-body — the arguments do not match the event;
  *   409 requires-failed — `Requires` does not hold (worded by its `else`, if any; requires.ts).
@@ -59,7 +61,18 @@ export function checkBeforeBody(
     const matchers = decl.candidates.map((m) => evaluate(step, base, m));
     if (!admits(matchers, principal)) return no(refuse(RefusalCode.NotACandidate, `The principal is not a candidate for slot "${alias}".`));
   }
+  // v0.4 Many responders: a principal completes at most one element of a fanned-out slot.
+  const mine = slot.element === null ? undefined : candidates.find((s) => s.status === "completed" && answeredByPrincipal(s, principal.id));
+  if (mine) {
+    return no(refuse(RefusalCode.AlreadyAnsweredByYou, `You already answered element ${mine.element} of slot "${alias}": each element needs a different responder.`, { element: mine.element }));
+  }
   return { ok: true, slot, decl };
+}
+
+/** True when `slot` was completed by the principal (or Slack user) `id` (slots.answered_by). */
+function answeredByPrincipal(slot: SlotRecord, id: string): boolean {
+  const by = slot.answeredBy;
+  return by !== null && by.via !== "link" && by.id === id;
 }
 
 export async function raise(step: Step, cmd: Extract<Command, { kind: "raise" }>): Promise<CommandResult> {
@@ -77,6 +90,7 @@ export async function raise(step: Step, cmd: Extract<Command, { kind: "raise" }>
   const scope = slotScope(step, slot, Scope.of(checked.args));
   const requires = requiresRefusal(step, scope, decl, `The Requires condition of slot "${cmd.alias}" does not hold.`);
   if (requires) return refused(requires);
+  slot.answeredBy ??= { via: "principal", id: principal.id, email: principal.email };
   acceptEvent(step, slot, checked.args, cmd.args, { via: "raise", principal: principal.id });
   return applied(step, "completed");
 }

@@ -15,7 +15,7 @@ import type { Limits } from "../../config.js";
 import type { Tx } from "../../db.js";
 import type { CompiledState, CompiledWorkflow } from "../../lang/compiled.js";
 import type { Sealer } from "../sealing/seal.js";
-import { createSlot, openSatisfiedSlots } from "../lifecycles/slot.js";
+import { createSlot, openSatisfiedSlots, runEachBlocks } from "../lifecycles/slot.js";
 import { readStep } from "../sql/step-read.js";
 import { Step } from "../step.js";
 import { startTimer, TIMER_ALIAS_PREFIX } from "../lifecycles/timer.js";
@@ -66,8 +66,9 @@ export async function addWhatTheUpgradeAdds(
   const timers = (state.timers ?? []).filter((t) => !has(`${TIMER_ALIAS_PREFIX}${t.index}`));
   if (slots.length === 0 && timers.length === 0) return null;
   step.run.version = to;
-  for (const decl of slots) createSlot(step, step.run.state, decl);
+  const created = slots.flatMap((decl) => createSlot(step, step.run.state, decl));
   openSatisfiedSlots(step);
+  runEachBlocks(step, created); // v0.4: an added fanned-out slot's `each` runs in the upgrade's step
   for (const timer of timers) startTimer(step, timer);
   const added = { slots: slots.map((s) => s.alias), timers: timers.map((t) => t.index) };
   step.addHistory("upgraded", { from, to, added });

@@ -11,12 +11,18 @@
  * dependency-cruiser, `.dependency-cruiser.cjs`).
  */
 import { mintLink, settleLinks } from "./link.js";
-import { dropSlot, isAliasDone, liveSlotForAlias } from "./slot.js";
+import { aliasCount, dropSlot, elementSlot, isAliasDone, isSlotLive, liveSlotForAlias } from "./slot.js";
 import type { StepLifecycles } from "../step.js";
 
 export const LIFECYCLES: StepLifecycles = {
   isAliasDone,
-  mintCallbackUrl(step, alias) {
+  aliasCount,
+  mintCallbackUrl(step, alias, element) {
+    if (element !== null) {
+      // inside `each { … }` (v0.4): that one element's slot
+      const slot = elementSlot(step, alias, element);
+      return slot && isSlotLive(slot) ? mintLink(step, slot) : null;
+    }
     const slot = liveSlotForAlias(step, alias);
     return slot ? mintLink(step, slot) : null;
   },

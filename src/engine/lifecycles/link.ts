@@ -88,6 +88,8 @@ export function deadDetail(reason: LinkEndReason): string {
       return "This link no longer works: its workflow run was cancelled by an operator.";
     case "revoked":
       return "This link no longer works: it was revoked.";
+    case "quorum-reached":
+      return "This link no longer works: enough others have already answered.";
   }
 }
 

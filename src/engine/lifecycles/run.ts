@@ -14,7 +14,7 @@
  */
 import type { Handler } from "../../lang/ast.js";
 import { evaluate, execute, executeIn, RuntimeFault, Scope } from "../interpreter.js";
-import { cancelStateSlots, completeSlot, createSlotsForState, openSatisfiedSlots, slotScope } from "./slot.js";
+import { cancelStateSlots, completeSlot, createSlotsForState, openSatisfiedSlots, runEachBlocks, slotScope } from "./slot.js";
 import type { SlotRecord, Step } from "../step.js";
 import { cancelRunTimers, startStateTimers } from "./timer.js";
 import type { Value } from "../values/values.js";
@@ -33,14 +33,16 @@ export function enterState(step: Step, stateName: string, first = false): void {
   step.run.state = stateName;
   step.run.milestones = [];
   step.addHistory("state-entered", { state: stateName, visit: step.run.visit });
-  createSlotsForState(step, stateName);
+  const created = createSlotsForState(step, stateName);
   if (!state.terminal) startStateTimers(step, stateName);
   if (state.enterArms && state.enter.length > 0) {
     // Routing on entry: the block that has arms is the state's only `enter` (checker, FLOW342).
-    runHandler(step, { statements: state.enter[0], arms: state.enterArms, range: state.enterArms[0].range }, stepScope());
+    // `each` blocks (v0.4) run after the statements, before the arms move the run on.
+    runHandler(step, { statements: state.enter[0], arms: state.enterArms, range: state.enterArms[0].range }, stepScope(), () => runEachBlocks(step, created));
     return;
   }
   for (const body of state.enter) execute(step, stepScope(), body);
+  runEachBlocks(step, created);
   if (state.terminal) {
     step.run.status = "finished";
     step.run.finishedAt = step.now;
@@ -60,9 +62,10 @@ function stepScope(): Scope {
  * condition holds (or `default`), then moves to the arm's target. With no arm taken the run stays:
  * slots whose `After` is now satisfied open, and milestones are evaluated.
  */
-export function runHandler(step: Step, handler: Handler, scope: Scope): void {
+export function runHandler(step: Step, handler: Handler, scope: Scope, afterStatements?: () => void): void {
   const local = scope.child();
   executeIn(step, local, handler.statements);
+  afterStatements?.();
   for (const arm of handler.arms) {
     if (arm.kind === "when" && !evaluate(step, local, arm.condition!)) continue;
     if (arm.body) execute(step, local, arm.body);

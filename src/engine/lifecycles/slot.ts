@@ -14,7 +14,7 @@
 import { randomUUID } from "node:crypto";
 import { DEFAULT_LIMITS } from "../../config.js";
 import type { CompiledSlot } from "../../lang/compiled.js";
-import { evaluate, RuntimeFault, Scope } from "../interpreter.js";
+import { elementRef, evaluate, execute, RuntimeFault, Scope } from "../interpreter.js";
 import { killLiveLink } from "./link.js";
 import type { LinkEndReason } from "../refusals.js";
 import type { SlotRecord, SlotStatus, Step } from "../step.js";
@@ -43,9 +43,41 @@ export function slotsOf(step: Step, alias: string): SlotRecord[] {
   return step.slots.filter((s) => s.alias === alias && s.state === step.run.state && s.visit === step.run.visit);
 }
 
-/** `x.done`: every slot of the alias is completed (vacuously true for an empty fan-out). */
+/**
+ * `x.done`: every slot of the alias is completed (vacuously true for an empty fan-out) — or, on a
+ * fanned-out slot with `Quorum: k`, at least k of its elements are (v0.4 Many responders).
+ */
 export function isAliasDone(step: Step, alias: string): boolean {
-  return slotsOf(step, alias).every((s) => s.status === "completed");
+  const slots = slotsOf(step, alias);
+  const decl = step.workflow.states[step.run.state]?.slots.find((s) => s.alias === alias);
+  if (decl?.forEach && decl.quorum) return countCompleted(slots) >= quorumOf(step, decl, slots.length);
+  return slots.every((s) => s.status === "completed");
+}
+
+/** `x.count`: how many slots of the alias (elements, when fanned out) are completed (v0.4). */
+export function aliasCount(step: Step, alias: string): number {
+  return countCompleted(slotsOf(step, alias));
+}
+
+function countCompleted(slots: SlotRecord[]): number {
+  return slots.reduce((n, s) => n + (s.status === "completed" ? 1 : 0), 0);
+}
+
+/**
+ * The `Quorum` k of a fanned-out declaration over `elements` slots (v0.4 Many responders):
+ * evaluated now; an int with 1 ≤ k ≤ elements, else a RuntimeFault naming the bounds.
+ */
+export function quorumOf(step: Step, decl: CompiledSlot, elements: number): number {
+  const k = evaluate(step, new Scope(), decl.quorum!);
+  if (typeof k !== "number" || !Number.isSafeInteger(k) || k < 1 || k > elements) {
+    throw new RuntimeFault(`Quorum of slot "${decl.alias}" is ${k === null ? "null" : String(k)}: it must be between 1 and the ${elements} elements`, decl.quorum!.range);
+  }
+  return k;
+}
+
+/** The element slot `element` of a fanned-out alias in the current visit, live or not; null when none. */
+export function elementSlot(step: Step, alias: string, element: number): SlotRecord | null {
+  return slotsOf(step, alias).find((s) => s.element === element) ?? null;
 }
 
 /** The single (not fanned-out) slot of `alias` when it is open or waiting; else null. */
@@ -54,10 +86,14 @@ export function liveSlotForAlias(step: Step, alias: string): SlotRecord | null {
   return slot && isSlotLive(slot) ? slot : null;
 }
 
-/** Creates the slots of the state just entered, all waiting, then opens those with no pending `After`. */
-export function createSlotsForState(step: Step, stateName: string): void {
-  for (const decl of step.workflow.states[stateName].slots) createSlot(step, stateName, decl);
+/**
+ * Creates the slots of the state just entered, all waiting, then opens those with no pending
+ * `After`. Returns the slots created (their `each` blocks run after the state's `enter`).
+ */
+export function createSlotsForState(step: Step, stateName: string): SlotRecord[] {
+  const created = step.workflow.states[stateName].slots.flatMap((decl) => createSlot(step, stateName, decl));
   openSatisfiedSlots(step);
+  return created;
 }
 
 /**
@@ -81,11 +117,29 @@ export function createSlot(step: Step, stateName: string, decl: CompiledSlot): S
   if ((list as Value[]).length > maxFanOut) {
     throw new RuntimeFault(`"for each" over ${(list as Value[]).length} elements in slot "${decl.alias}": at most ${maxFanOut} (SLOTFLOW_MAX_FANOUT)`, decl.forEach.iterable.range);
   }
-  return (list as Value[]).map((value, element) => {
+  const elements = list as Value[];
+  if (decl.quorum) quorumOf(step, decl, elements.length);
+  return elements.map((value, element) => {
     const slot: SlotRecord = { id: randomUUID(), ...base, element, elementValue: value, ...empty };
     step.addSlot(slot);
     return slot;
   });
+}
+
+/**
+ * Runs the `each { … }` block of each fanned-out slot in `created`, once per element, in element
+ * order (v0.4 Many responders): the fan-out variable bound to the element's value and the alias
+ * to that element's slot, so `x.CallbackUrl()` / `x.TaskUrl()` mint or name that one slot. Slots
+ * already closed (their state was left in the same step) are skipped.
+ */
+export function runEachBlocks(step: Step, created: SlotRecord[]): void {
+  for (const slot of created) {
+    if (slot.element === null || !isSlotLive(slot)) continue;
+    const decl = declOf(step, slot);
+    if (!decl.each || !decl.forEach) continue;
+    const scope = Scope.of({ [decl.forEach.variable]: slot.elementValue, [decl.alias]: elementRef(decl.alias, slot.element) });
+    execute(step, scope, decl.each);
+  }
 }
 
 /** Opens every waiting slot of the current state whose `After` predecessors are all completed. */
@@ -119,10 +173,22 @@ function close(step: Step, slot: SlotRecord, status: SlotStatus, linkReason: Lin
   step.addHistory(`slot-${status}`, { alias: slot.alias, element: slot.element });
 }
 
-/** An accepted event completes the slot with its arguments (JSON form). */
+/**
+ * An accepted event completes the slot with its arguments (JSON form). When the slot is an element
+ * of a fanned-out slot with `Quorum: k` and k elements are now completed, the elements not yet
+ * completed are cancelled in the same step, their links dead with reason "quorum-reached" (v0.4).
+ */
 export function completeSlot(step: Step, slot: SlotRecord, argsJson: Record<string, unknown>): void {
   slot.args = argsJson;
   close(step, slot, "completed", "completed");
+  if (slot.element === null) return;
+  const decl = declOf(step, slot);
+  if (!decl.quorum) return;
+  const siblings = step.slots.filter((s) => s.alias === slot.alias && s.state === slot.state && s.visit === slot.visit);
+  const k = quorumOf(step, decl, siblings.length);
+  if (countCompleted(siblings) < k) return;
+  step.addHistory("quorum-reached", { alias: slot.alias, quorum: k });
+  for (const s of siblings) if (isSlotLive(s)) close(step, s, "cancelled", "quorum-reached");
 }
 
 export function expireSlot(step: Step, slot: SlotRecord): void {
