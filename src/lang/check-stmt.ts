@@ -109,7 +109,7 @@ export class StatementChecker {
         const callee = s.expr.callee;
         if (callee.kind === "member" && callee.property.name === "CallbackUrl" && callee.object.kind === "name") {
           const b = env.scope.lookup(callee.object.name);
-          if (b?.kind === "alias" && b.slot && !b.slot.fannedOut && env.closedAlias !== b.slot.alias) {
+          if (b?.kind === "alias" && b.slot && (!b.slot.fannedOut || env.elementAlias === b.slot.alias) && env.closedAlias !== b.slot.alias) {
             report.warning(
               Codes.CallbackUrlDiscarded,
               `the link minted here is discarded and can never be read again (minting still retires the previous link of '${b.slot.alias}')`,
