@@ -152,14 +152,7 @@ export function adminRouter(rt: Runtime): Router {
   router.post("/runs/:id/slots/:alias/events", async (ctx) => {
     const principal = await verifyPrincipal(ctx, jwtSettings(rt.config));
     aliasOr404(ctx.params.alias);
-    const rawElement = ctx.query.element;
-    let element: number | null = null;
-    if (rawElement !== undefined) {
-      element = Number(rawElement);
-      if (typeof rawElement !== "string" || !Number.isInteger(element) || element < 0) {
-        throw new RefusalError(refuse(RefusalCode.NotFound, "?element must be a non-negative integer (the index of the fanned-out slot)."));
-      }
-    }
+    const element = elementOf(ctx.query.element);
     const body = await readBody(ctx, "json", JSON_LIMIT_BYTES, limits.maxInputDepth);
     const prepared = await dependency(rt.log, "database", () => prepareRaise(rt.engine, ctx.params.id, ctx.params.alias, element, body, principal));
     if (!prepared.ok) throw new RefusalError(prepared.refusal);
@@ -176,15 +169,14 @@ export function adminRouter(rt: Runtime): Router {
   /**
    * An operator ends one slot's live link (issue 10 §2): applied by a worker under the run lock like
    * every command (src/engine/commands/revoke.ts). 200 `{revoked: true}`; 404 not-found when the run,
-   * the slot or a live link is missing; `?element=` is refused (404): a fanned-out slot has no link.
+   * the slot or a live link is missing. `?element=N` names one element of a fanned-out slot, whose
+   * own link (minted in `each { … }`, v0.4 Many responders) is revoked alone.
    */
   router.post("/runs/:id/slots/:alias/link/revoke", admin, async (ctx) => {
     aliasOr404(ctx.params.alias);
-    if (ctx.query.element !== undefined) {
-      throw new RefusalError(refuse(RefusalCode.NotFound, "?element is not allowed here: a fanned-out slot has no link."));
-    }
+    const element = elementOf(ctx.query.element);
     if (!UUID.test(ctx.params.id)) throw new RefusalError(refuse(RefusalCode.NotFound, "No run has this id."));
-    const cmd = { kind: "revoke" as const, commandId: randomUUID(), runId: ctx.params.id.toLowerCase(), alias: ctx.params.alias };
+    const cmd = { kind: "revoke" as const, commandId: randomUUID(), runId: ctx.params.id.toLowerCase(), alias: ctx.params.alias, ...(element === null ? {} : { element }) };
     const outcome = await dependency(rt.log, "redis", () => rt.queues.submit(cmd));
     if (outcome === "accepted") {
       ctx.status = 202;
@@ -197,4 +189,17 @@ export function adminRouter(rt: Runtime): Router {
   });
 
   return router;
+}
+
+/**
+ * `?element=N`: the index of one element of a fanned-out slot, or null when absent; anything but a
+ * non-negative integer is 404 not-found (a path that names nothing).
+ */
+export function elementOf(raw: unknown): number | null {
+  if (raw === undefined) return null;
+  const element = Number(raw);
+  if (typeof raw !== "string" || !/^[0-9]+$/.test(raw) || !Number.isSafeInteger(element)) {
+    throw new RefusalError(refuse(RefusalCode.NotFound, "?element must be a non-negative integer (the index of the fanned-out slot)."));
+  }
+  return element;
 }

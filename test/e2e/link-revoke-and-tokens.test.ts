@@ -4,7 +4,8 @@
  *
  * Revocation: `POST /api/runs/{id}/slots/{alias}/link/revoke` and `slotflow revoke RUN ALIAS` end
  * the slot's live link with reason `revoked` (410 link-dead), leave the run and the slot as they
- * were, are recorded in the history, answer 404 when there is no live link, refuse `?element=`,
+ * were, are recorded in the history, answer 404 when there is no live link (`?element=` of a slot
+ * that is not fanned out names none),
  * and the workflow can mint a new link afterwards.
  * Tokens: `sfl_` + 256 random bits + a checksum; a checksum-invalid token answers 404 without a
  * database query (proved by a web process whose PostgreSQL is unreachable); links minted in the
@@ -83,7 +84,7 @@ test.serial("revoking a slot's live link: 200, the link then answers 410 link-de
   t.is((await postLink(await r.link("ping"))).status, 200);
 });
 
-test.serial("404 when there is no live link (revoked already, used, unknown alias or run); ?element= is refused; the admin token is required", async (t) => {
+test.serial("404 when there is no live link (revoked already, used, unknown alias or run, ?element= of a slot not fanned out); the admin token is required", async (t) => {
   const r = await basic("revoke404");
   await r.link("answer");
   t.is((await revoke(r.runId, "answer")).status, 200);

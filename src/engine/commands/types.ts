@@ -44,8 +44,8 @@ export type Command =
       principal: PrincipalClaims;
     }
   | { kind: "expire"; commandId: string; runId: string; slotId: string }
-  /** An operator ends the live link of slot `alias` (revoke.ts). */
-  | { kind: "revoke"; commandId: string; runId: string; alias: string; reason?: string; actor?: string }
+  /** An operator ends the live link of slot `alias` (of its element `element` when fanned out; revoke.ts). */
+  | { kind: "revoke"; commandId: string; runId: string; alias: string; element?: number; reason?: string; actor?: string }
   /** An operator ends the run (cancel.ts, issue 23): `reason` 1–500 characters, `actor` who asked. */
   | { kind: "cancel"; commandId: string; runId: string; reason: string; actor: string };
 
@@ -97,6 +97,7 @@ export const commandSchemas = {
     commandId: uuid(),
     runId: uuid(),
     alias: yup.string().required(),
+    element: yup.number().integer().min(0).optional(),
     reason: yup.string().max(CANCEL_REASON_MAX).optional(),
     actor: yup.string().max(200).optional(),
   }),

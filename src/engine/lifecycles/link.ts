@@ -123,7 +123,7 @@ export function killLiveLink(step: Step, slot: SlotRecord, reason: LinkEndReason
 export function revokeLink(step: Step, slot: SlotRecord, linkId: string, why: { reason?: string; actor?: string } = {}): void {
   step.recordLinkEnd(slot.id, "revoked");
   if (step.liveLinkOf(slot.id) === linkId) step.setLiveLink(slot.id, null);
-  step.addHistory("link-revoked", { linkId, alias: slot.alias, ...(why.reason ? { reason: why.reason } : {}), ...(why.actor ? { actor: why.actor } : {}) });
+  step.addHistory("link-revoked", { linkId, alias: slot.alias, element: slot.element, ...(why.reason ? { reason: why.reason } : {}), ...(why.actor ? { actor: why.actor } : {}) });
 }
 
 

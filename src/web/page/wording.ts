@@ -57,6 +57,7 @@ const CLOSED_BECAUSE: Record<string, string> = {
   dropped: "it was withdrawn",
   "run-finished": "the workflow run has finished",
   revoked: "the link was revoked",
+  "quorum-reached": "enough others have already answered",
 };
 
 /**
