@@ -257,6 +257,7 @@ class Indexer {
           this.expr(setting.expr, params, 0);
           if (setting.wording) this.expr(setting.wording, params, 0);
         }
+        else if (setting.kind === "each") this.statements(setting.body, base, 0); // v0.4: its locals, the fan-out variable, the aliases
         else this.generic(setting, base, 0);
       }
     }

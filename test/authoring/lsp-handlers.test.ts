@@ -68,14 +68,14 @@ test("completion in subscribe E( offers the event's parameter names; in the bloc
   const params = at(inExpense("subscribe Review(approve", 0, 17));
   t.deepEqual(labels(completion(params.a, params.pos)), ["approve", "comment"]);
   const settings = at(inExpense("    Candidates: role(\"manager\"), user", 0, 4));
-  t.deepEqual(labels(completion(settings.a, settings.pos)), ["Candidates", "Requires", "After", "Deadline", "Title", "Intro"]);
+  t.deepEqual(labels(completion(settings.a, settings.pos)), ["Candidates", "Requires", "After", "Deadline", "Title", "Intro", "Quorum", "each"]);
 });
 
 test("completion after `x.` offers an entity's fields, a slot's members, a principal's members", (t) => {
   const field = at(inExpense("report.employee)", 0, 7));
   t.deepEqual(labels(completion(field.a, field.pos)), ["employee", "employeeEmail", "total", "category", "receiptUrl", "summary", "decidedBy", "reminders"]);
   const slot = at(inExpense("receipts.CallbackUrl()", 0, 9));
-  t.deepEqual(labels(completion(slot.a, slot.pos)), ["done", "CallbackUrl"]);
+  t.deepEqual(labels(completion(slot.a, slot.pos)), ["done", "count", "CallbackUrl", "TaskUrl"]);
   const principal = at(inExpense("p.hasRole", 0, 2));
   t.deepEqual(labels(completion(principal.a, principal.pos)), ["id", "email", "roles", "hasRole"]);
 });
@@ -213,4 +213,35 @@ test("an analysis built from the last one after an edit inside a state equals on
     t.deepEqual(formatting(next), formatting(fresh));
     t.deepEqual(diagnostics(next), diagnostics(fresh));
   }
+});
+
+test("many responders (v0.4): each { } completes as a snippet; hover explains Quorum, each, x.count and x.TaskUrl()", (t) => {
+  const src = `workflow W(people: list<string>)
+event Sign(ok: bool)
+initial state S {
+  subscribe Sign(ok) as sigs for each p in people {
+    Quorum: 2
+    each {
+      send email to p { subject: "sign", body: sigs.TaskUrl() }
+    }
+  }
+  on sigs(ok) { when (sigs.count >= 2) -> T }
+}
+terminal state T
+`;
+  const cursor = (needle: string, shift: number) => at(src.replace(needle, `${needle.slice(0, shift)}‸${needle.slice(shift)}`));
+  const settings = cursor("    Quorum: 2", 4);
+  const each = completion(settings.a, settings.pos).find((c) => c.label === "each");
+  t.is(each?.insertText, "each {\n\t$0\n}");
+  const hoverOf = (needle: string, shift: number) => {
+    const c = cursor(needle, shift);
+    return JSON.stringify(hover(c.a, c.pos));
+  };
+  t.regex(hoverOf("Quorum: 2", 2), /Quorum: int.*done once this many elements are completed/);
+  t.regex(hoverOf("each {", 1), /each \{ … \}.*once per element/);
+  t.regex(hoverOf("sigs.TaskUrl()", 7), /x\.TaskUrl\(\): string.*Not a credential/);
+  t.regex(hoverOf("sigs.count", 6), /x\.count: int/);
+  // inside each, the slot's members complete as anywhere else
+  const member = cursor("sigs.TaskUrl()", 5);
+  t.deepEqual(labels(completion(member.a, member.pos)), ["done", "count", "CallbackUrl", "TaskUrl"]);
 });

@@ -10,8 +10,8 @@
  * | after `on`, `drop slot`, in `After:`    | the slot aliases of the enclosing state    |
  * | `subscribe E(` …                        | E's parameter names, in order              |
  * | after `subscribe`, `map event`, `to`    | the events                                 |
- * | a line of a `subscribe … { }` block      | the setting names (`Candidates:` …)        |
- * | after `x.`                              | x's fields (entity), `done`/`CallbackUrl()` (slot), a principal's members |
+ * | a line of a `subscribe … { }` block      | the setting names (`Candidates:` …, `each { }`) |
+ * | after `x.`                              | x's fields (entity), `done`/`count`/`CallbackUrl()`/`TaskUrl()` (slot), a principal's members |
  * | after `:` in a declaration, in `list<`  | the types (scalars and entities)           |
  * | elsewhere                               | keywords, builtins, the names in scope     |
  */
@@ -28,7 +28,9 @@ const KEYWORDS = [
   // v0.3: timers (issue 19) and deliveries through endpoints (issue 18)
   "after", "every", "webhook", "message",
 ];
-const SETTINGS = ["Candidates", "Requires", "After", "Deadline", "Title", "Intro"];
+const SETTINGS = ["Candidates", "Requires", "After", "Deadline", "Title", "Intro", "Quorum"];
+/** Completion details of settings that need a word more than "slot setting". */
+const SETTING_DETAIL: Record<string, string> = { Quorum: "int: a fanned-out slot is done once this many elements are completed" };
 const SCALARS = ["bool", "int", "decimal", "string", "datetime", "duration", "principal", "list"];
 
 interface Block {
@@ -87,7 +89,11 @@ export function completion(a: Analysis, pos: Position): CompletionItem[] {
     return symbols("event").map((s) => item(s.name, CompletionItemKind.Event, "event"));
   }
   if (inner?.head[0]?.image === "subscribe" && /^\s*[A-Za-z_]*$/.test(before)) {
-    return SETTINGS.map((s) => ({ ...item(s, CompletionItemKind.Property, "slot setting"), insertText: `${s}: ` }));
+    return [
+      ...SETTINGS.map((s) => ({ ...item(s, CompletionItemKind.Property, SETTING_DETAIL[s] ?? "slot setting"), insertText: `${s}: ` })),
+      // v0.4 Many responders: the one setting with a block
+      { ...item("each", CompletionItemKind.Property, "runs once per element of a fanned-out slot"), insertText: "each {\n\t$0\n}", insertTextFormat: InsertTextFormat.Snippet },
+    ];
   }
   const member = /((?:[A-Za-z_][A-Za-z_0-9]*\s*\.\s*)+)[A-Za-z_0-9]*$/.exec(before);
   if (member) return members(a, member[1].split(".").map((s) => s.trim()).filter(Boolean), offset, stateName);
@@ -126,7 +132,9 @@ function members(a: Analysis, path: string[], offset: number, stateName: string 
   if (rest.length === 0 && state?.children.some((s) => s.kind === "alias" && s.name === head)) {
     return [
       { label: "done", kind: CompletionItemKind.Property, detail: "bool: the slot is completed" },
+      { label: "count", kind: CompletionItemKind.Property, detail: "int: how many of its slots (elements) are completed" },
       { label: "CallbackUrl", kind: CompletionItemKind.Method, detail: "string: mints the slot's single-use link", insertText: "CallbackUrl()" },
+      { label: "TaskUrl", kind: CompletionItemKind.Method, detail: "string: the task page's URL in the inbox (not a credential)", insertText: "TaskUrl()" },
     ];
   }
   // The nearest declaration of `head` before the cursor (a local or parameter), else a workflow parameter.

@@ -38,6 +38,34 @@ const KIND_WORDS: Record<SymbolKind, string> = {
   principal: "principal parameter", milestone: "milestone",
 };
 
+/** Hover of a slot alias's members, after `x.` (docs/language.md; `count` and `TaskUrl()` v0.4). */
+const SLOT_MEMBERS: Record<string, { signature: string; text: string }> = {
+  done: { signature: "x.done: bool", text: "Every slot of x is completed — or, with `Quorum: k`, k of its elements are." },
+  count: { signature: "x.count: int", text: "How many slots of x (elements, when fanned out) are completed." },
+  CallbackUrl: {
+    signature: "x.CallbackUrl(): string",
+    text: "Mints x's single-use link and returns its URL once. On a fanned-out slot only inside its `each { … }`, where it mints that element's link.",
+  },
+  TaskUrl: {
+    signature: "x.TaskUrl(): string",
+    text: "The URL of x's task page in the inbox (`/inbox/tasks/{runId}/{alias}`, `?element=N` inside `each`). Not a credential: it may go in any mail; allowed on a closed slot too.",
+  },
+};
+
+/** Hover of the v0.4 settings `Quorum: k` and `each { … }`. */
+const SETTING_HOVER: Record<string, { signature: string; text: string; follows: RegExp }> = {
+  Quorum: {
+    signature: "Quorum: int",
+    text: "Only on a fanned-out slot: it is done once this many elements are completed; the others are then cancelled, their links dead (`quorum-reached`). 1 ≤ k ≤ the elements, checked when the slots are created.",
+    follows: /^\s*:/,
+  },
+  each: {
+    signature: "each { … }",
+    text: "Only on a fanned-out slot: runs once per element when its slot is created (after the state's `enter`), the fan-out variable in scope; there the alias stands for that element's slot, so `x.CallbackUrl()` and `x.TaskUrl()` mint or name it.",
+    follows: /^\s*\{/,
+  },
+};
+
 /** How a symbol's declaration reads (hover's code block). At most 30 lines of source. */
 export function declarationText(a: Analysis, sym: FlowSymbol): string {
   const src = (text: string) => text.split(/\r?\n|\r/).slice(0, 30).join("\n");
@@ -77,9 +105,18 @@ export function hover(a: Analysis, pos: Position): Hover | null {
     while (s > 0 && /[A-Za-z0-9_]/.test(a.text[s - 1])) s--;
     let e = offset;
     while (e < a.text.length && /[A-Za-z0-9_]/.test(a.text[e])) e++;
-    const builtin = BUILTINS.get(a.text.slice(s, e));
+    const word = a.text.slice(s, e);
+    const builtin = BUILTINS.get(word);
+    const slotMember = SLOT_MEMBERS[word];
+    const setting = SETTING_HOVER[word];
     if (builtin && /^\s*\(/.test(a.text.slice(e)) && a.text[s - 1] !== ".") {
       parts.push(`(builtin) \`${builtin.name}\`\n\n\`\`\`flow\n${builtin.signature}\n\`\`\`${builtin.matcher ? "\n\nA matcher: only in `Candidates`." : ""}`);
+      range = { start: a.position(s), end: a.position(e) };
+    } else if (slotMember && /\.\s*$/.test(a.text.slice(Math.max(0, s - 8), s))) {
+      parts.push(`(slot member) \`${slotMember.signature}\`\n\n${slotMember.text}`);
+      range = { start: a.position(s), end: a.position(e) };
+    } else if (setting && setting.follows.test(a.text.slice(e, e + 8))) {
+      parts.push(`(slot setting) \`${setting.signature}\`\n\n${setting.text}`);
       range = { start: a.position(s), end: a.position(e) };
     }
   }
