@@ -1,54 +1,86 @@
 /**
- * examples/contract-signing.flow on real PostgreSQL: fan-out (one slot per signer, raised with
- * an element index), user() candidates bound to the element, After (the countersign link is
- * live but refused until every signature is in), a milestone firing once, drop slot, and
- * Requires over run data.
+ * examples/contract-signing.flow on real PostgreSQL: many responders (v0.4) — each outside signer
+ * is mailed a link of their own from `each { … }`, two of three signatures are enough (`Quorum: 2`,
+ * the third link then answers link-dead with reason quorum-reached), one refusal is a veto —
+ * and After (the countersign link is live but refused until the quorum is in), a milestone
+ * firing once, drop slot, and Requires over run data.
  */
 import test from "ava";
-import { RefusalError, Workflow } from "../../src/testing/index.js";
+import { RefusalError, Workflow, type TestRun } from "../../src/testing/index.js";
 import { useKitDatabase } from "../helpers/kit.js";
 
 useKitDatabase(test, "contract");
 
-const input = (value = 5000, signers = ["ann", "bob"]) => ({ contract: { title: "NDA", value }, signers });
+const SIGNERS = ["ann@example.com", "bob@example.com", "cem@example.com"];
+const input = (value = 5000, signers = SIGNERS) => ({ contract: { title: "NDA", value }, signers });
 
-test.serial("one slot per signer; the countersign slot waits on them, its link refused with slot-not-open until they are done", async (t) => {
+/** Each signer's own link, from the mail `each` sent them. */
+async function signerLinks(run: TestRun): Promise<Map<string, string>> {
+  const mails = (await run.outbox()).filter((m) => m.subject === "Please sign NDA");
+  return new Map(mails.map((m) => [m.to, /https?:\/\/\S+\/api\/workflow\/callback\/\S+/.exec(m.body!)![0]]));
+}
+
+test.serial("three signers each receive their own link; two answer, the contract is executed, the third link answers quorum-reached", async (t) => {
   const run = await (await Workflow.deploy("examples/contract-signing.flow")).start(input());
   const bySlot = run.slots.map((s) => `${s.alias}[${s.element ?? "-"}]=${s.status}`);
-  t.deepEqual(bySlot.sort(), ["counter[-]=waiting", "signatures[0]=open", "signatures[1]=open", "withdraw[-]=open"]);
+  t.deepEqual(bySlot.sort(), ["counter[-]=waiting", "signatures[0]=open", "signatures[1]=open", "signatures[2]=open", "withdraw[-]=open"]);
+  const links = await signerLinks(run);
+  t.deepEqual([...links.keys()], SIGNERS);
+  t.is(new Set(links.values()).size, 3, "one link per signer");
+
   const url = run.entities.contract.counterSignUrl as string;
   const early = await t.throwsAsync(Workflow.Redeem(url, { signedAt: "2026-11-21T10:00:00Z" }), { instanceOf: RefusalError });
   t.is(early!.code, "slot-not-open");
 
-  // Each element admits only its own signer (user(s) with s bound to the element).
-  const wrong = await t.throwsAsync(run.raise("signatures", { agree: true }, { as: { id: "bob" }, element: 0 }), { instanceOf: RefusalError });
-  t.is(wrong!.code, "not-a-candidate");
-  await run.raise("signatures", { agree: true }, { as: { id: "ann" }, element: 0 });
+  await Workflow.Redeem(links.get("cem@example.com")!, { agree: true });
+  await run.refresh();
   t.is(run.slots.find((s) => s.alias === "counter")!.status, "waiting");
-  t.is((await run.outbox()).length, 0);
-  await run.raise("signatures", { agree: true }, { as: { id: "bob" }, element: 1 });
+  t.deepEqual(run.slots.filter((s) => s.alias === "signatures").map((s) => s.status), ["open", "open", "completed"]);
+  await Workflow.Redeem(links.get("ann@example.com")!, { agree: true });
+  await run.refresh();
   t.is(run.slots.find((s) => s.alias === "counter")!.status, "open");
+  t.deepEqual(run.slots.filter((s) => s.alias === "signatures").map((s) => s.status), ["completed", "cancelled", "completed"]);
 
   // The milestone fired once, mailing the countersign link minted on entry.
-  const mails = await run.outbox();
-  t.is(mails.length, 1);
-  t.is(mails[0].subject, "NDA is signed");
-  t.is(mails[0].body, `Open this link to answer: ${url}`);
+  const legal = (await run.outbox()).filter((m) => m.to === "legal@example.com");
+  t.is(legal.length, 1);
+  t.is(legal[0].subject, "NDA is signed");
+  t.is(legal[0].body, `Open this link to answer: ${url}`);
 
   await Workflow.Redeem(url, { signedAt: "2026-11-21T10:00:00+01:00" });
   await run.refresh();
   t.is(run.state, "Executed");
   t.is(run.status, "finished");
+
+  const late = await t.throwsAsync(Workflow.Redeem(links.get("bob@example.com")!, { agree: true }), { instanceOf: RefusalError });
+  t.is(late!.code, "link-dead");
+  t.is(late!.extra.reason, "quorum-reached");
 });
 
-test.serial("a signer declining sets the status from the element and routes to Declined; other links die", async (t) => {
+test.serial("one refusal is a veto: the status names the signer, the run is Declined, the other links die", async (t) => {
   const run = await (await Workflow.deploy("examples/contract-signing.flow")).start(input());
-  await run.raise("signatures", { agree: false }, { as: { id: "bob" }, element: 1 });
+  const links = await signerLinks(run);
+  await Workflow.Redeem(links.get("bob@example.com")!, { agree: false });
+  await run.refresh();
   t.is(run.state, "Declined");
-  t.is(run.entities.contract.status, "declined by bob");
-  const err = await t.throwsAsync(Workflow.Redeem(run.entities.contract.counterSignUrl as string, { signedAt: "2026-11-21T10:00:00Z" }), { instanceOf: RefusalError });
-  t.is(err!.code, "link-dead");
-  t.is(err!.extra.reason, "run-finished");
+  t.is(run.entities.contract.status, "declined by bob@example.com");
+  for (const url of [links.get("ann@example.com")!, links.get("cem@example.com")!, run.entities.contract.counterSignUrl as string]) {
+    const err = await t.throwsAsync(Workflow.Redeem(url, { agree: true }), { instanceOf: RefusalError });
+    t.is(err!.code, "link-dead");
+    t.is(err!.extra.reason, "run-finished");
+  }
+});
+
+test.serial("a refusal that is the second answer still vetoes: the quorum closes the third element, then the handler declines", async (t) => {
+  const run = await (await Workflow.deploy("examples/contract-signing.flow")).start(input());
+  const links = await signerLinks(run);
+  await Workflow.Redeem(links.get("ann@example.com")!, { agree: true });
+  await Workflow.Redeem(links.get("bob@example.com")!, { agree: false });
+  await run.refresh();
+  t.is(run.state, "Declined");
+  const err = await t.throwsAsync(Workflow.Redeem(links.get("cem@example.com")!, { agree: true }), { instanceOf: RefusalError });
+  t.is(err!.extra.reason, "quorum-reached");
+  t.is((await run.outbox()).filter((m) => m.to === "legal@example.com").length, 0, "the milestone did not fire: the run left the state");
 });
 
 test.serial("withdraw drops the countersign slot: its link answers link-dead (dropped)", async (t) => {
@@ -64,14 +96,23 @@ test.serial("withdraw drops the countersign slot: its link answers link-dead (dr
 });
 
 test.serial("Requires over run data refuses the countersign of a contract worth a million or more", async (t) => {
-  const run = await (await Workflow.deploy("examples/contract-signing.flow")).start(input(2_000_000, ["ann"]));
-  await run.raise("signatures", { agree: true }, { as: { id: "ann" }, element: 0 });
+  const run = await (await Workflow.deploy("examples/contract-signing.flow")).start(input(2_000_000, SIGNERS.slice(0, 2)));
+  for (const link of (await signerLinks(run)).values()) await Workflow.Redeem(link, { agree: true });
   const err = await t.throwsAsync(Workflow.Redeem(run.entities.contract.counterSignUrl as string, { signedAt: "2026-11-21T10:00:00Z" }), { instanceOf: RefusalError });
   t.is(err!.code, "requires-failed");
 });
 
-test.serial("a fanned-out slot must be raised with an element index", async (t) => {
+test.serial("a signed-in principal may sign one element, not two; a fanned-out slot must be raised with an element index", async (t) => {
   const run = await (await Workflow.deploy("examples/contract-signing.flow")).start(input());
-  const err = await t.throwsAsync(run.raise("signatures", { agree: true }, { as: { id: "ann" } }), { instanceOf: RefusalError });
-  t.is(err!.code, "not-found");
+  const bare = await t.throwsAsync(run.raise("signatures", { agree: true }, { as: { id: "ann" } }), { instanceOf: RefusalError });
+  t.is(bare!.code, "not-found");
+  await run.raise("signatures", { agree: true }, { as: { id: "ann" }, element: 0 });
+  const twice = await t.throwsAsync(run.raise("signatures", { agree: true }, { as: { id: "ann" }, element: 1 }), { instanceOf: RefusalError });
+  t.is(twice!.code, "already-answered-by-you");
+});
+
+test.serial("fewer than two signers is a runtime error of the start: the quorum cannot be met", async (t) => {
+  const err = await t.throwsAsync((await Workflow.deploy("examples/contract-signing.flow")).start(input(5000, ["ann@example.com"])), { instanceOf: RefusalError });
+  t.is(err!.code, "handler-failed");
+  t.regex(err!.message, /Quorum of slot "signatures" is 2: it must be between 1 and the 1 elements/);
 });

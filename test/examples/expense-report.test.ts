@@ -42,6 +42,9 @@ test.serial("if / else if / else pick the branch; the milestone mails the manage
       mails.map((m) => m.subject),
       ["Upload your receipts", "Review Dana"],
     );
+    // the managers' mail names the review's task page (x.TaskUrl(), v0.4): a URL, not a link token
+    t.regex(mails[1].body!, new RegExp(`\nReview it here: https?://\\S+/inbox/tasks/${run.id}/review$`));
+    t.false(mails[1].body!.includes("/api/workflow/callback/"));
   }
 });
 

@@ -53,7 +53,9 @@ test.serial("five days without an answer: finance is told; a large amount moves 
   const modest = await wf.start(input(500));
   await modest.advanceTime("5d");
   t.is(modest.state, "Review");
-  t.true((await modest.outbox()).some((m) => m.to === "finance-leads@example.com" && m.subject === "Escalation: Laptop (500)"));
+  const told = (await modest.outbox()).find((m) => m.to === "finance-leads@example.com" && m.subject === "Escalation: Laptop (500)");
+  t.truthy(told);
+  t.regex(told!.body!, new RegExp(`Follow the request here: https?://\\S+/inbox/tasks/${modest.id}/decision$`), "the task page (x.TaskUrl(), v0.4)");
   const large = await wf.start(input(5000));
   await large.advanceTime("5d");
   t.is(large.state, "Escalated");
