@@ -90,7 +90,7 @@ test.serial("start needs no --input for a workflow without parameters, raise no 
 test.serial("raising a fanned-out slot without --element hints at --element and its elements", async (t) => {
   const deployed = await cli("deploy", "examples/contract-signing.flow");
   t.is(deployed.code, 0, deployed.stdout + deployed.stderr);
-  const input = { contract: { title: "NDA", value: 10 }, signers: ["ann", "bob"] };
+  const input = { contract: { title: "NDA", value: 10 }, signers: ["ann@example.test", "bob@example.test"] };
   const id = JSON.parse((await cli("start", "ContractSigning", "--input", JSON.stringify(input))).stdout).id as string;
   const r = await cli("raise", id, "signatures", "--args", '{"agree": true}', "--as", "ann");
   t.is(r.code, 1);

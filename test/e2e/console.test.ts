@@ -16,7 +16,7 @@ import test from "ava";
 import { readFileSync } from "node:fs";
 import { dropDatabase, sql } from "../helpers/db.js";
 import { postLink, showRun, startRun, uniqueTitle } from "../helpers/callback.js";
-import { linkIn, tokenOf, waitForEmail } from "../helpers/mail.js";
+import { linkIn, parseEmails, tokenOf, waitForEmail } from "../helpers/mail.js";
 import { startReceiver, type Receiver } from "../helpers/receiver.js";
 import { ADMIN_TOKEN, eventually, request, ROOT, startCluster, type Cluster } from "../helpers/server.js";
 
@@ -170,12 +170,13 @@ test.serial("a run's page: Waiting on first (event, parameters, deadline and cou
 test.serial("a run waiting on After and a fan-out: each element with its value, the waiting slot's predecessors not done, its live link (API and page)", async (t) => {
   const deployed = await request(base, "POST", "/api/workflows", { token: ADMIN_TOKEN, text: readFileSync(`${ROOT}/examples/contract-signing.flow`, "utf8") });
   t.true(deployed.status === 201 || deployed.status === 200, deployed.text);
-  const runId = await startRun(base, "ContractSigning", { contract: { title: "Lease", value: 5000, status: null, counterSignUrl: null }, signers: ["ann", "bob"] });
+  const runId = await startRun(base, "ContractSigning", { contract: { title: "Lease", value: 5000, status: null, counterSignUrl: null }, signers: ["ann@example.test", "bob@example.test"] });
   const api = await request(base, "GET", "/api/runs?workflow=ContractSigning&waiting=counter", { token: ADMIN_TOKEN });
   const listed = api.body.runs.find((r: any) => r.id === runId);
+  // each element has its own link (v0.4: minted in the example's `each { … }`)
   t.deepEqual(
     listed.waiting.map((w: any) => [w.alias, w.element, w.status, w.link]),
-    [["counter", null, "waiting", "live"], ["signatures", 0, "open", "none"], ["signatures", 1, "open", "none"], ["withdraw", null, "open", "none"]],
+    [["counter", null, "waiting", "live"], ["signatures", 0, "open", "live"], ["signatures", 1, "open", "live"], ["withdraw", null, "open", "none"]],
   );
   t.deepEqual(listed.waiting.map((w: any) => typeof w.openedAt), ["object", "string", "string", "string"]);
   t.is(listed.waiting[0].openedAt, null, "a slot still waiting on its After predecessors has not opened: openedAt null");
@@ -185,9 +186,9 @@ test.serial("a run waiting on After and a fan-out: each element with its value, 
   t.regex(page, /<dt>Waiting since<\/dt><dd><span class="muted">not open yet<\/span><\/dd>/, "a waiting slot has no opening time");
   const list = (await get("/console/runs?workflow=ContractSigning&waiting=counter")).text;
   t.regex(list, /<strong>counter<\/strong> <span class="badge waiting">waiting<\/span> <span class="badge live">link live<\/span><\/li>/, "no 'waiting since' for a slot not open yet");
-  t.regex(list, /<strong>signatures<\/strong>\[0\] <span class="badge open">open<\/span> <span class="badge none">link none<\/span> <span class="muted">waiting since <time class="since"/);
+  t.regex(list, /<strong>signatures<\/strong>\[0\] <span class="badge open">open<\/span> <span class="badge live">link live<\/span> <span class="muted">waiting since <time class="since"/);
   t.regex(page, /signatures\[1\] <span class="badge open">open/);
-  t.regex(page, /<dt>Element<\/dt><dd><code>&quot;bob&quot;<\/code>/);
+  t.regex(page, /<dt>Element<\/dt><dd><code>&quot;bob@example.test&quot;<\/code>/);
   t.regex(page, /<dt>Requires<\/dt><dd><code>contract.value &lt; 1000000<\/code>/);
   t.regex(page, /its After predecessors completing, then an answer through the link/);
 });
@@ -225,6 +226,36 @@ test.serial("a workflow version's source is coloured by the VS Code extension's 
   t.false(/<script>alert/.test(res.text), "no live script from the source");
   t.notRegex(code, /<(?!\/?span\b)/, "no tag in the source but the highlighter's spans");
   t.notRegex(code, /\sstyle=/, "classes, no inline styles (the CSP allows none)");
+});
+
+test.serial("Responders (v0.4): each element of a fanned-out slot with its own link's state, the quorum, and a per-element revoke", async (t) => {
+  const deployed = await request(base, "POST", "/api/workflows", { token: ADMIN_TOKEN, text: readFileSync(`${ROOT}/examples/contract-signing.flow`, "utf8") });
+  t.true(deployed.status === 201 || deployed.status === 200, deployed.text);
+  const title = uniqueTitle("Resp");
+  const signers = ["a", "b", "c"].map((x) => `${x}-${title}@example.test`);
+  const runId = await startRun(base, "ContractSigning", { contract: { title, value: 5000, status: null, counterSignUrl: null }, signers });
+  const links = await Promise.all(signers.map(async (to) => linkIn(await eventually(async () => parseEmails(cluster.output()).find((m) => m.to === to)))));
+  t.is((await postLink(links[0], { agree: true })).status, 200);
+  const page = (await get(`/console/runs/${runId}`)).text;
+  t.regex(page, /<h2 id="responders-h">Responders<\/h2>/);
+  t.regex(page, /signatures <span class="muted">— 1 of 3 completed; needs Quorum <code>2<\/code><\/span>/);
+  t.regex(page, /<tr data-element="signatures\[0\]">.*?<span class="badge completed">completed<\/span>.*?link burned/s);
+  t.regex(page, /<tr data-element="signatures\[1\]">.*?<span class="badge open">open<\/span>.*?link live/s);
+  t.false(links.some((l) => page.includes(new URL(l).pathname.split("/").pop()!)), "never a token");
+  // an operator revokes element 1's link alone
+  const csrf = csrfIn(page);
+  const revoked = await post(`/console/runs/${runId}/slots/signatures/revoke?element=1`, { csrf, reason: "wrong signer" });
+  t.is(revoked.headers.get("location"), `/console/runs/${runId}?done=revoked`);
+  const dead = await postLink(links[1], { agree: true });
+  t.is(dead.body.reason, "revoked");
+  t.is((await post(`/console/runs/${runId}/slots/signatures/revoke?element=x`, { csrf, reason: "r" })).status, 404);
+  // the quorum: element 2 completes it, element 1's slot is cancelled
+  t.is((await postLink(links[2], { agree: true })).status, 200);
+  const after = (await get(`/console/runs/${runId}`)).text;
+  t.regex(after, /— 2 of 3 completed; needs Quorum/);
+  t.regex(after, /<tr data-element="signatures\[1\]">.*?<span class="badge cancelled">cancelled<\/span>.*?link dead \(revoked\)/s);
+  const viewer = (await get(`/console/runs/${runId}`, VIEWER)).text;
+  t.false(viewer.includes("Revoke link of signatures["), "a viewer sees no form");
 });
 
 test.serial("operator actions: revoke a link and cancel the run by form POST → 303, each with its reason and actor in the history", async (t) => {

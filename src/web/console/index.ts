@@ -7,7 +7,7 @@
  *   GET  /console/runs/{id}               a run (run-page.ts)
  *   GET  /console/workflows/{name}        a workflow's versions, states, sources, diff (workflow-page.ts)
  *   POST /console/runs/{id}/cancel        reason → the cancel command (engine/commands/cancel.ts)
- *   POST /console/runs/{id}/slots/{alias}/revoke   reason → the revoke command (commands/revoke.ts)
+ *   POST /console/runs/{id}/slots/{alias}/revoke[?element=N]   reason → the revoke command (commands/revoke.ts)
  *
  * Sign-in: HTTP Basic (access.ts) — operator (admin token) or viewer (SLOTFLOW_VIEWER_TOKEN); 401
  * with `WWW-Authenticate: Basic` otherwise; a viewer's POST is 403 before anything is read. Every
@@ -202,7 +202,11 @@ export function consoleRouter(rt: Runtime): Router {
     if (!UUID.test(id) || !NAME.test(alias)) return notFound(ctx, "No run or slot by this name.");
     const reason = reasonOf(st(ctx).form);
     if (!reason) return back(ctx, id, "error", "reason");
-    const cmd = { kind: "revoke" as const, commandId: randomUUID(), runId: id.toLowerCase(), alias, reason, actor: actorOf(st(ctx).user) };
+    // v0.4: `?element=N` revokes one element's own link of a fanned-out slot
+    const rawElement = ctx.query.element;
+    if (rawElement !== undefined && (typeof rawElement !== "string" || !/^[0-9]{1,9}$/.test(rawElement))) return notFound(ctx, "No run or slot by this name.");
+    const element = rawElement === undefined ? {} : { element: Number(rawElement) };
+    const cmd = { kind: "revoke" as const, commandId: randomUUID(), runId: id.toLowerCase(), alias, ...element, reason, actor: actorOf(st(ctx).user) };
     const outcome = await dependency(rt.log, "redis", () => rt.queues.submit(cmd));
     if (outcome === "accepted") return back(ctx, id, "done", "accepted");
     if (outcome.ok) {

@@ -8,6 +8,9 @@
  *    reason) and the answer paths; then the state's pending timers (`after 5d`, `every 1d`), each
  *    with its next firing as a date and a countdown and where it may move the run (issue 30 item
  *    2); then "Cancel run" (with a reason). A viewer sees the same without the forms.
+ * 1b. "Responders" (v0.4 Many responders, elements.ts): each element of a fanned-out slot with its
+ *    value, status and its own link's state (`dead (quorum-reached)` …), the slot's Quorum and how
+ *    many elements are completed; an operator's per-element "Revoke link".
  * 2. The workflow's states as SVG (graph.ts): the current state and the path taken marked.
  * 3. History as a timeline relative to the run's start; incidents; tracked entities (values that
  *    carry a link show its token as `[redacted]`: engine/views/views.ts); the outbox of every channel —
@@ -27,6 +30,7 @@ import { showDeliveries } from "../../outbox/deliveries-view.js";
 import { waitingOf } from "../../operators/runs-list.js";
 import { html, type Html } from "../page/html.js";
 import type { ConsoleUser } from "./access.js";
+import { elementsPanel, readElementLinks, type ElementLinks } from "./elements.js";
 import { stateGraph } from "./graph.js";
 import { ago, countdown, offset, utc } from "./time.js";
 
@@ -80,6 +84,8 @@ interface RunData {
   wf: CompiledWorkflow;
   source: string;
   links: Map<string, string>;
+  /** The newest link of each element of the current visit's fanned-out slots (v0.4, elements.ts). */
+  elementLinks: ElementLinks;
   outbox: OutboxRow[];
 }
 
@@ -117,14 +123,16 @@ async function readOutbox(db: Db, sealer: Sealer, runId: string): Promise<Outbox
 export async function readRun(db: Db, sealer: Sealer, id: string): Promise<RunData | null> {
   const view = await showRun(db, sealer, id);
   if (!view) return null;
-  const [wf, version, waiting, outbox] = await Promise.all([
+  const visit = Math.max(0, ...view.slots.filter((s) => s.state === view.state).map((s) => s.visit));
+  const [wf, version, waiting, outbox, elementLinks] = await Promise.all([
     loadVersion(db, view.workflow, view.version),
     db.workflowVersion.findUnique({ where: { workflowName_version: { workflowName: view.workflow, version: view.version } }, select: { source: true } }),
     waitingOf(db, [view.id]),
     readOutbox(db, sealer, view.id),
+    readElementLinks(db, view.id, view.state, visit),
   ]);
   const links = new Map((waiting.get(view.id) ?? []).map((w) => [`${w.alias}\u0000${w.element}`, w.link]));
-  return { view, wf, source: version?.source ?? "", links, outbox };
+  return { view, wf, source: version?.source ?? "", links, elementLinks, outbox };
 }
 
 function reasonField(id: string): Html {
@@ -224,6 +232,7 @@ ${n ? html`<p class="notice${n.error ? " error" : ""}" role="${n.error ? "alert"
 ${view.finishedAt ? html`<dt>Ended</dt><dd><time datetime="${new Date(view.finishedAt).toISOString()}">${utc(new Date(view.finishedAt))}</time></dd>` : null}
 </dl>
 ${waitingPanel(d, user, csrf, now)}
+${elementsPanel(view, wf, d.source, d.elementLinks, user, csrf)}
 <h2 id="graph-h">States</h2>
 <figure class="graph" aria-labelledby="graph-h">${graph}</figure>
 <p class="muted">Filled: the current state; blue: states and transitions this run has taken. ▶ initial, ■ terminal.</p>
