@@ -121,3 +121,34 @@ test.serial("a refusal routes away: the other elements' links die with the run",
   const err = await t.throwsAsync(Workflow.Redeem(links[1], { agree: true }), { instanceOf: RefusalError });
   t.is(err!.extra.reason, "run-finished");
 });
+
+test.serial("a fanned-out slot an upgrade adds runs its each in the upgrade's step: one link per element, Quorum counted", async (t) => {
+  const v1 = `workflow UpEach(doc: Doc, signers: list<string>, k: int)
+entity Doc { log: string?; count: int? }
+event Signed(agree: bool)
+event Stop()
+initial state Collect {
+  subscribe Stop() as stop
+  on stop() -> Declined
+}
+terminal state Declined
+`;
+  const wf = await Workflow.deploy(v1);
+  const run = await wf.start({ doc: {}, signers, k: 1 });
+  t.is((await run.outbox()).length, 0);
+  await Workflow.deploy(v1.replace("  on stop() -> Declined\n", `  on stop() -> Declined
+  subscribe Signed(agree) as sigs for each s in signers {
+    Quorum: k
+    each { send email to s { subject: "sign", body: sigs.CallbackUrl() } }
+  }
+  on sigs(agree) { doc.count = sigs.count }
+`));
+  await run.refresh();
+  t.is(run.version, 2);
+  const mails = await run.outbox();
+  t.deepEqual(mails.map((m) => m.to), signers);
+  await Workflow.Redeem(mails[1].body!, { agree: true });
+  await run.refresh();
+  t.deepEqual(run.slots.filter((s) => s.alias === "sigs").map((s) => s.status), ["cancelled", "completed", "cancelled"]);
+  t.is(run.entities.doc.count, 1);
+});
