@@ -169,7 +169,7 @@ export function openApiDocument(baseUrl: string) {
           requestBody: { required: false, content: { "application/json": { schema: { type: "object" } } } },
           responses: responses(
             { "200": jsonOk("Slot completed: {status, run}"), "202": jsonOk("Queued") },
-            ["unauthorized", "not-a-candidate", "authorize-denied", "not-found", "slot-not-open", "requires-failed", "slot-closed", "invalid-body", "malformed-json", "unsupported-media-type", "payload-too-large", "handler-failed", "configuration-fault", "unavailable"],
+            ["unauthorized", "not-a-candidate", "authorize-denied", "already-answered-by-you", "not-found", "slot-not-open", "requires-failed", "slot-closed", "invalid-body", "malformed-json", "unsupported-media-type", "payload-too-large", "handler-failed", "configuration-fault", "unavailable"],
           ),
         },
       },
@@ -177,10 +177,11 @@ export function openApiDocument(baseUrl: string) {
         parameters: [
           { name: "id", in: "path", required: true, schema: { type: "string", format: "uuid" } },
           { name: "alias", in: "path", required: true, schema: { type: "string" } },
+          { name: "element", in: "query", required: false, schema: { type: "integer", minimum: 0 }, description: "One element of a fanned-out slot (v0.4)" },
         ],
         post: {
           summary:
-            "An operator ends the slot's live callback link; the run and the slot are untouched and the workflow may mint a new one. The link then answers 410 link-dead with reason revoked. ?element= is refused (404): a fanned-out slot has no link.",
+            "An operator ends the slot's live callback link; the run and the slot are untouched and the workflow may mint a new one. The link then answers 410 link-dead with reason revoked. ?element=N revokes one element's own link of a fanned-out slot (v0.4, minted in each { … }).",
           security: admin,
           responses: responses(
             {
@@ -368,7 +369,7 @@ export function openApiDocument(baseUrl: string) {
             status: { type: "integer" },
             detail: { type: "string" },
             code: { type: "string", enum: Object.keys(STATUS) },
-            reason: { type: "string", description: "For 410: burned, retired, completed, cancelled, expired, dropped, run-finished, run-cancelled, revoked" },
+            reason: { type: "string", description: "For 410: burned, retired, completed, cancelled, expired, dropped, run-finished, run-cancelled, revoked, quorum-reached" },
             parameter: { type: "string", description: "For invalid-query: the query parameter refused" },
             expects: { type: "object", additionalProperties: { type: "string" }, description: "For invalid-body: parameter name → JSON type" },
           },
