@@ -12,7 +12,7 @@
  *   mcp                    MCP over stdio for AI agents (src/mcp, docs/agents.md)
  *   deploy FILE            deploy through a running server (diagnostics printed like `check`)
  *   start WORKFLOW [--input JSON], show RUN, raise RUN ALIAS [--args JSON] --as SUB [--role R…] [--element N]
- *   revoke RUN ALIAS       end the slot's live callback link
+ *   revoke RUN ALIAS [--element N]   end the slot's live callback link (one element's, when fanned out)
  *   runs [--workflow W] [--status S] [--state S] [--waiting ALIAS]   list runs, newest first (a table)
  *   cancel RUN --reason TEXT   end a running run (issue 23)
  *   endpoint set NAME --kind K --url URL | list | rotate NAME | rm NAME   delivery endpoints (issue 18)
@@ -264,10 +264,12 @@ remote(
     .command("revoke")
     .argument("<run>", "run id")
     .argument("<alias>", "slot alias")
+    .option("--element <n>", "element of a fanned-out slot: revoke that element's own link")
     .description("end the slot's live callback link (its holders then get 410 link-dead, reason revoked)"),
-).action(async (run: string, alias: string, opts: { url?: string }) => {
+).action(async (run: string, alias: string, opts: { url?: string; element?: string }) => {
   const { url, token } = adminClient(opts);
-  print(await api(url, "POST", `/api/runs/${encodeURIComponent(run)}/slots/${encodeURIComponent(alias)}/link/revoke`, { token }));
+  const query = opts.element === undefined ? "" : `?element=${encodeURIComponent(opts.element)}`;
+  print(await api(url, "POST", `/api/runs/${encodeURIComponent(run)}/slots/${encodeURIComponent(alias)}/link/revoke${query}`, { token }));
 });
 
 remote(

@@ -12,10 +12,13 @@
  * Fixture: test/fixtures/quorum-race.flow.
  */
 import test from "ava";
+import { execFile } from "node:child_process";
+import { promisify } from "node:util";
+import { cliEntry } from "../helpers/cli-entry.js";
 import { dropDatabase } from "../helpers/db.js";
 import { deployFixture, postLink, principalJwt, showRun, startRun, uniqueTitle, type Answer } from "../helpers/callback.js";
 import { linkIn, parseEmails, type PrintedEmail } from "../helpers/mail.js";
-import { ADMIN_TOKEN, request, startCluster, type Cluster } from "../helpers/server.js";
+import { ADMIN_TOKEN, request, ROOT, startCluster, type Cluster } from "../helpers/server.js";
 
 let cluster: Cluster;
 let base: string;
@@ -138,5 +141,14 @@ test.serial("a principal completes at most one element: a second raise is 409 al
   t.is(second.body.code, "already-answered-by-you");
   t.is(second.body.type, "https://slotflow.dev/problems/already-answered-by-you");
   // the element is still open: someone else answers it through its link
+  t.is((await postLink(links[1], { ok: true })).status, 200);
+});
+
+test.serial("`slotflow revoke RUN ALIAS --element N` revokes that element's link through the server", async (t) => {
+  const { runId, links } = await ask(2, 1);
+  const env = { ...process.env, SLOTFLOW_ADMIN_TOKEN: ADMIN_TOKEN, BASE_URL: base };
+  const out = await promisify(execFile)(process.execPath, [...cliEntry(), "revoke", runId, "answers", "--element", "0"], { cwd: ROOT, env });
+  t.deepEqual(JSON.parse(out.stdout), { revoked: true });
+  t.is((await postLink(links[0], { ok: true })).body.reason, "revoked");
   t.is((await postLink(links[1], { ok: true })).status, 200);
 });
