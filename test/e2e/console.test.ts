@@ -253,6 +253,7 @@ test.serial("Responders (v0.4): each element of a fanned-out slot with its own l
   t.is((await postLink(links[2], { agree: true })).status, 200);
   const after = (await get(`/console/runs/${runId}`)).text;
   t.regex(after, /— 2 of 3 completed; needs Quorum/);
+  t.regex(after, /<dt>After<\/dt><dd><ul class="plain"><li>signatures: done<\/li><\/ul>/, "the quorum satisfies After");
   t.regex(after, /<tr data-element="signatures\[1\]">.*?<span class="badge cancelled">cancelled<\/span>.*?link dead \(revoked\)/s);
   const viewer = (await get(`/console/runs/${runId}`, VIEWER)).text;
   t.false(viewer.includes("Revoke link of signatures["), "a viewer sees no form");

@@ -94,9 +94,13 @@ test.serial("five responders answer a Quorum: 2 slot at once: exactly two comple
   t.is(failures, 0);
 });
 
-test.serial("after a race the run shows two completed elements, three cancelled, and is finished", async (t) => {
+test.serial("after a race the run shows two completed elements, three cancelled, and is finished; a loser's page says enough others answered", async (t) => {
   const { runId, links } = await ask(5, 2);
-  await Promise.all(links.map((url) => postLink(url, { ok: true })));
+  const answers = await Promise.all(links.map((url) => postLink(url, { ok: true })));
+  const loser = links[answers.findIndex((a) => a.status === 410)];
+  const page = await request(base, "GET", new URL(loser).pathname, { headers: { accept: "text/html" } });
+  t.is(page.status, 410);
+  t.regex(page.text, /enough others have already answered/);
   const run = await showRun(base, runId);
   t.is(run.status, "finished");
   t.deepEqual(run.slots.filter((s) => s.alias === "answers").map((s) => s.status).sort(), ["cancelled", "cancelled", "cancelled", "completed", "completed"]);

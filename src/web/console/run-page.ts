@@ -146,13 +146,17 @@ function waitingPanel(d: RunData, user: ConsoleUser, csrf: string, now: Date): H
   const inVisit = current.filter((s) => s.visit === visit);
   const open = view.status === "running" ? inVisit.filter((s) => s.status === "open" || s.status === "waiting") : [];
   const state = wf.states[view.state];
+  // v0.4: a fanned-out slot with Quorum is done once the quorum was reached in this visit (the
+  // history's `quorum-reached` since the state was last entered), though some elements are cancelled
+  const entered = view.history.map((h) => h.kind).lastIndexOf("state-entered");
+  const quorumReached = new Set(view.history.slice(entered + 1).filter((h) => h.kind === "quorum-reached").map((h) => String((h.data as { alias?: unknown }).alias)));
   const slots = open.map((s) => {
     const decl = state?.slots.find((x) => x.alias === s.alias);
     const event = wf.events[s.event];
     const link = d.links.get(`${s.alias}\u0000${s.element}`) ?? "none";
     const deadline = s.deadline ? new Date(s.deadline) : null;
     const opened = s.status === "open" && s.openedAt ? new Date(s.openedAt) : null;
-    const after = (decl?.after ?? []).map((a) => ({ alias: a, done: inVisit.filter((x) => x.alias === a).every((x) => x.status === "completed") }));
+    const after = (decl?.after ?? []).map((a) => ({ alias: a, done: quorumReached.has(a) || inVisit.filter((x) => x.alias === a).every((x) => x.status === "completed") }));
     const name = `${s.alias}${s.element === null ? "" : `[${s.element}]`}`;
     const fid = `r-${s.alias}-${s.element ?? "x"}`;
     return html`<section class="slot" aria-labelledby="slot-${fid}">
