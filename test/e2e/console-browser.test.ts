@@ -175,6 +175,25 @@ test.serial("axe-core: no serious or critical violation on the runs list, a run 
   }
 });
 
+test.serial("axe-core and 360 px: the Responders panel of a fanned-out slot (v0.4) — no serious or critical violation, no horizontal scrolling", async (t) => {
+  const deployed = await request(base, "POST", "/api/workflows", { token: ADMIN_TOKEN, text: readFileSync(join(ROOT, "examples", "contract-signing.flow"), "utf8") });
+  t.true(deployed.status === 201 || deployed.status === 200, deployed.text);
+  const title = uniqueTitle("resp");
+  const runId = await startRun(base, "ContractSigning", { contract: { title, value: 10 }, signers: ["a", "b", "c"].map((x) => `${x}-${title}@example.test`) });
+  for (const [name, viewport] of [["phone", PHONE], ["desktop", DESKTOP]] as const) {
+    const context = await signIn("operator", { viewport });
+    const page = await open(context, `/console/runs/${runId}`);
+    await page.getByRole("heading", { name: "Responders" }).waitFor();
+    const result = await new AxeBuilder({ page }).analyze();
+    const bad = result.violations.filter((v) => v.impact === "serious" || v.impact === "critical");
+    t.deepEqual(bad.map((v) => `${v.id}: ${v.nodes.map((n) => n.target.join(" ")).join(", ")}`), [], name);
+    t.is(await page.evaluate<number>("document.documentElement.scrollWidth - document.documentElement.clientWidth"), 0, `${name}: no horizontal scrolling of the page`);
+    if (name === "desktop") await page.screenshot({ path: join(ARTIFACTS, "console-run-responders.png"), fullPage: true });
+    await page.close();
+    await context.close();
+  }
+});
+
 test.serial("Bull Board, linked from the console, loads nothing remote (no Google Fonts) under a same-origin CSP; what axe finds is logged", async (t) => {
   const context = await signIn("operator");
   const requested: string[] = [];
