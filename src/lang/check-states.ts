@@ -26,6 +26,34 @@ export interface StateContext {
 }
 
 
+/**
+ * The first name in `e` that is an entity-typed workflow parameter (a tracked row the workflow may
+ * change), or null. Used by `Quorum` (v0.4), whose value must not move after the slots are
+ * created. Depth-bounded (expressions are bounded by the parser; this bounds the walk anyway).
+ */
+function trackedRowIn(e: Expr, root: Scope, depth = 0): { name: string; range: Expr["range"] } | null {
+  if (depth > 256) return null;
+  const next = (x: Expr) => trackedRowIn(x, root, depth + 1);
+  switch (e.kind) {
+    case "name": {
+      const b = root.lookup(e.name);
+      return b?.kind === "workflowParam" && b.type.kind === "entity" ? { name: e.name, range: e.range } : null;
+    }
+    case "member":
+      return next(e.object);
+    case "call":
+      return (e.callee.kind === "member" ? next(e.callee.object) : null) ?? e.args.reduce<ReturnType<typeof next>>((found, a) => found ?? next(a), null);
+    case "binary":
+      return next(e.left) ?? next(e.right);
+    case "unary":
+      return next(e.operand);
+    case "list":
+      return e.elements.reduce<ReturnType<typeof next>>((found, a) => found ?? next(a), null);
+    case "literal":
+      return null;
+  }
+}
+
 /** True when one of `arms` is always taken: a `default`, or a `when (true)`. */
 function alwaysTaken(arms: Arm[]): boolean {
   return arms.some((a) => a.kind === "default" || (a.condition?.kind === "literal" && a.condition.value === true));
@@ -262,9 +290,18 @@ export class StateChecker {
           break;
         case "quorum": {
           this.fanOutOnly(sub, name);
-          const t = this.ctx.exprs.check(setting.expr, env);
+          // Quorum sees the workflow parameters only (not the fan-out variable: it counts them all)
+          const t = this.ctx.exprs.check(setting.expr, { scope: this.ctx.root, closedAlias: null });
           if (t.kind !== "error" && !(t.kind === "int" && !t.optional)) {
             report.error(Codes.TypeMismatch, `Quorum must be an int (how many elements complete the slot), found ${showType(t)}`, setting.expr.range);
+          }
+          const row = trackedRowIn(setting.expr, this.ctx.root);
+          if (row) {
+            report.error(
+              Codes.QuorumReadsTrackedRow,
+              `Quorum may not read the tracked row '${row.name}': the workflow can change it, and k must stay what it was when the slots were created; use a literal or an input parameter`,
+              row.range,
+            );
           }
           break;
         }

@@ -95,6 +95,8 @@ export const Codes = {
   // --- added for v0.4: many responders -------------------------------------------------------
   /** `Quorum` or `each { … }` on a slot that is not fanned out (`for each`). */
   FanOutSettingOnSingleSlot: "FLOW355",
+  /** `Quorum` reads a tracked row (an entity-typed workflow parameter), which the workflow may change. */
+  QuorumReadsTrackedRow: "FLOW356",
   // --- internal -------------------------------------------------------------------------------
   InternalError: "FLOW999",
 } as const;

@@ -84,7 +84,8 @@ export interface CompiledSlot {
   title?: Expr;
   intro?: Expr;
   /**
-   * `Quorum: k` (v0.4 Many responders; fanned-out slots only): an `int` over the workflow's data,
+   * `Quorum: k` (v0.4 Many responders; fanned-out slots only): an `int` over literals and the
+   * workflow's input parameters (never a tracked row: FLOW356), so it has one value for the run;
    * read when the slots are created (1 ≤ k ≤ elements, else a runtime error) and whenever an
    * element completes. Absent when not given: every element is needed.
    */

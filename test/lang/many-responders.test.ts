@@ -42,7 +42,12 @@ test("each { … } with CallbackUrl()/TaskUrl() per element, Quorum: 2 and x.cou
 test("Quorum takes any int expression; a non-int is FLOW200", (t) => {
   expectClean(t, wrap(`  subscribe Sign(agree) as sig for each s in signers { Quorum: len(signers) - k }`));
   expectDiagnostics(t, wrap(`  subscribe Sign(agree) as sig for each s in signers { Quorum: ⟦"two"⟧ }`), [Codes.TypeMismatch]);
-  expectDiagnostics(t, wrap(`  subscribe Sign(agree) as sig for each s in signers { Quorum: ⟦v.n⟧ }`), [Codes.TypeMismatch]);
+  expectDiagnostics(t, wrap(`  subscribe Sign(agree) as sig for each s in signers { Quorum: ⟦k⟧ }`, "v: V, signers: list<string>, k: int?"), [Codes.TypeMismatch]);
+});
+
+test("Quorum reads the workflow's input only: a tracked row is FLOW356, the fan-out variable is not in scope", (t) => {
+  expectDiagnostics(t, wrap(`  subscribe Sign(agree) as sig for each s in signers { Quorum: (⟦v⟧.n ?? 1) + 1 }`), [Codes.QuorumReadsTrackedRow]);
+  expectDiagnostics(t, wrap(`  subscribe Sign(agree) as sig for each s in signers { Quorum: len(⟦s⟧) }`), [Codes.UnknownName]);
 });
 
 test("Quorum and each on a slot that is not fanned out are FLOW355", (t) => {
