@@ -125,3 +125,8 @@ test("the formatter lays out each { … } and Quorum like any block and setting"
     t.true(out.text.includes(`    Quorum: 2\n    each {\n      send email to s { subject: "x", body: sig.CallbackUrl() }\n    }\n`), out.text);
   }
 });
+
+test("inside each, a minted link left unused is the FLOW313 warning, as for a single slot", (t) => {
+  const r = compile(wrap(`  subscribe Sign(agree) as sig for each s in signers { each { sig.CallbackUrl() } }`), "t.flow");
+  t.deepEqual(r.diagnostics.map((d) => [d.code, d.severity]), [[Codes.CallbackUrlDiscarded, "warning"]]);
+});
