@@ -7,6 +7,8 @@
  *   open    --deadline passed--> expired
  *   waiting/open --state left--> cancelled
  *   waiting/open --`drop slot x`--> dropped
+ *   waiting/open --another element completes its fanned-out slot's `Quorum` (v0.4)--> cancelled
+ *                 (the link dies with reason "quorum-reached")
  *
  * Every close records why the slot's live link dies (link.ts records it in the history now and
  * writes it at flush).
