@@ -77,6 +77,8 @@ export async function raise(step: Step, cmd: Extract<Command, { kind: "raise" }>
   const scope = slotScope(step, slot, Scope.of(checked.args));
   const requires = requiresRefusal(step, scope, decl, `The Requires condition of slot "${cmd.alias}" does not hold.`);
   if (requires) return refused(requires);
-  acceptEvent(step, slot, checked.args, cmd.args, { via: "raise", principal: principal.id });
+  // v0.4 "Answers inside Slack": a Slack user's answer is recorded as such
+  if (cmd.answeredVia === "slack") slot.answeredBy = { via: "slack", id: principal.id, email: principal.email };
+  acceptEvent(step, slot, checked.args, cmd.args, { via: "raise", principal: principal.id, ...(cmd.answeredVia ? { answeredVia: cmd.answeredVia } : {}) });
   return applied(step, "completed");
 }
