@@ -29,7 +29,7 @@ import { RefusalCode, RefusalError, refuse, type Refusal } from "../engine/refus
 import { openSlackApp, type SlackAppBody } from "../endpoints/slack-app.js";
 import { postResponseUrl, ephemeral, slackClient } from "../slack/api.js";
 import { ACTION, MODAL_CALLBACK, answerModal, readSubmission } from "../slack/blocks.js";
-import { findMessage, rememberResponseUrl, type SlackMessage } from "../slack/messages.js";
+import { closedSlotOf, findMessage, rememberResponseUrl, type SlackMessage } from "../slack/messages.js";
 import { replaceIfClosed } from "../slack/replace.js";
 import { verifySlackSignature } from "../slack/verify.js";
 import type { Runtime } from "../runtime.js";
@@ -124,18 +124,23 @@ export function slackRouter(rt: Runtime): Router {
     })();
   }
 
-  function refusalWords(r: Refusal): string {
+  /** Why a closed slot changed nothing: answered, or closed some other way (expired, cancelled, the run ended). */
+  async function closedWords(msg: SlackMessage): Promise<string> {
+    const slot = await closedSlotOf(rt.db, rt.sealer, msg.runId, msg.slotId).catch(() => null);
+    return slot?.status === "completed" ? WORDS.alreadyAnswered : WORDS.closed;
+  }
+
+  async function refusalWords(r: Refusal, msg: SlackMessage): Promise<string> {
     switch (r.code) {
       case RefusalCode.SlotClosed:
-        return (r.extra as { slotStatus?: string } | undefined)?.slotStatus === "completed" ? WORDS.alreadyAnswered : WORDS.closed;
+      case RefusalCode.NotFound:
+        return closedWords(msg);
       case RefusalCode.NotACandidate:
         return "You are not among the people who may answer this; your click changed nothing.";
       case RefusalCode.AuthorizeDenied:
         return "You are not authorized to answer this; your click changed nothing.";
       case RefusalCode.SlotNotOpen:
         return `This question is not open yet: ${r.detail}`;
-      case RefusalCode.NotFound:
-        return WORDS.closed;
       default:
         return `Your answer was refused: ${r.detail}`;
     }
@@ -181,7 +186,7 @@ export function slackRouter(rt: Runtime): Router {
     void outcome.then(async (o) => {
       if (o === "failed") return tell(a.app, a.msg, a.user, a.responseUrl, WORDS.failed);
       if (o === "accepted") return; // applied later; the sweeper's sync replaces the message
-      if (!o.ok) return tell(a.app, a.msg, a.user, a.responseUrl, refusalWords(o.refusal));
+      if (!o.ok) return tell(a.app, a.msg, a.user, a.responseUrl, await refusalWords(o.refusal, a.msg));
       if (!owner) return tell(a.app, a.msg, a.user, a.responseUrl, WORDS.alreadyAnswered);
       await replaceIfClosed(deps, a.msg.ref).catch(() => undefined);
     });
@@ -238,8 +243,9 @@ export function slackRouter(rt: Runtime): Router {
       return tell(app, msg, user, responseUrl, WORDS.notAllowed);
     }
     if (msg.status !== "open") {
-      if (isModal) return refuseInModal(WORDS.alreadyAnswered);
-      return tell(app, msg, user, responseUrl, WORDS.alreadyAnswered);
+      const words = await closedWords(msg);
+      if (isModal) return refuseInModal(words);
+      return tell(app, msg, user, responseUrl, words);
     }
     if (isModal) {
       if (msg.controls.kind !== "modal") return;
