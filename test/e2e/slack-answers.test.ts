@@ -41,7 +41,7 @@ test.before(async () => {
   slack.emails.set(MEMBER, "alice@finance.example");
   slack.emails.set(MEMBER2, "bob@finance.example");
   slack.emails.set(OUTSIDER, "mallory@elsewhere.example");
-  cluster = await startCluster("slack", { env: { SLOTFLOW_SLACK_API_URL: slack.apiUrl, SLOTFLOW_DELIVERY_RETRY_MS: "0,200,200,200" } });
+  cluster = await startCluster("slack", { env: { SLOTFLOW_SLACK_API_URL: slack.apiUrl, SLOTFLOW_DELIVERY_RETRY_MS: "0,300,1500,1500,1500,1500" } });
   base = cluster.baseUrl;
   const deployed = await request(base, "POST", "/api/workflows", { token: ADMIN_TOKEN, text: readFileSync(`${ROOT}/test/fixtures/slack-answers.flow`, "utf8") });
   if (deployed.status !== 201) throw new Error(deployed.text);
@@ -285,4 +285,32 @@ test.serial("the modal: views.open with one input per parameter; a submission is
   const replaced = await eventually(async () => responses("modal").find((c) => c.params.replace_original === true), 15_000);
   t.true(JSON.stringify(replaced.params.blocks).includes(`Answered by <@${MEMBER}>`));
   t.false((replaced.params.blocks as any[]).some((b) => b.type === "actions"));
+});
+
+test.serial("posting goes through the outbox: a Slack error is retried, and a question whose slot closed meanwhile (answered through its link) is withdrawn, never posted", async (t) => {
+  slack.failNext("chat.postMessage", "channel_not_found", 1000);
+  try {
+    const runId = await startRun(base, "SlackPay", { vendor: { name: "Soylent", mode: "buttons" } });
+    const failing = await eventually(async () => {
+      const d = (await sql(cluster.databaseUrl, "SELECT attempts, last_error, status FROM deliveries WHERE run_id = $1", [runId]))[0];
+      return d && d.attempts >= 2 ? d : undefined;
+    });
+    t.is(failing.last_error, "slack: channel_not_found");
+    t.is(failing.status, "pending");
+    const token = await eventually(async () => {
+      const out = cluster.output().join("\n");
+      const at = out.indexOf("Subject: link for Soylent");
+      return at >= 0 ? /\/api\/workflow\/callback\/([A-Za-z0-9_-]+)/.exec(out.slice(at))?.[1] : undefined;
+    });
+    const answered = await request(base, "POST", `/api/workflow/callback/${token}`, { json: { ok: false, note: null } });
+    t.true(answered.status === 200 || answered.status === 202, answered.text);
+    const ended = await eventually(async () => {
+      const d = (await sql(cluster.databaseUrl, "SELECT status, end_reason FROM deliveries WHERE run_id = $1", [runId]))[0];
+      return d?.status === "failed" ? d : undefined;
+    }, 15_000);
+    t.is(ended.end_reason, "withdrawn: the slot closed");
+    t.is((await sql(cluster.databaseUrl, "SELECT count(*)::int AS n FROM slack_messages WHERE run_id = $1", [runId]))[0].n, 0);
+  } finally {
+    slack.failNext("chat.postMessage", "channel_not_found", 0);
+  }
 });
