@@ -42,7 +42,7 @@ const REPLAY_TTL_S = 600;
 /** How long the follow-up waits for the command's outcome after the 200, ms. */
 const OUTCOME_WAIT_MS = 15_000;
 /** How long the answer to Slack waits for the command to be queued before answering anyway, ms. */
-const QUEUE_WAIT_MS = 2_000;
+const QUEUE_WAIT_MS = 1_200;
 const USER_CACHE_MS = 10 * 60_000;
 const USER_CACHE_MAX = 5_000;
 const USERS_INFO_TIMEOUT_MS = 1_500;
