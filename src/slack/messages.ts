@@ -68,6 +68,11 @@ export async function markClosed(db: Db, ref: string, outcome: string): Promise<
   return count > 0;
 }
 
+/** Reopens a message whose replacement failed, for the next sweep (its response_url is gone: chat.update then). */
+export async function reopen(db: Db, ref: string): Promise<void> {
+  await db.slackMessage.updateMany({ where: { ref, status: "closed" }, data: { status: "open", outcome: null, closedAt: null } });
+}
+
 /** The slot a message answers as the replacement says it; null while it is open or waiting (and its deadline not passed). */
 export async function closedSlotOf(db: Db, sealer: Sealer, runId: string, slotId: string, now = new Date()): Promise<ClosedSlot | null> {
   const rows = await db.$queryRaw<{ status: string; closed_at: Date | null; deadline: Date | null; args: unknown; answered_by: unknown }[]>`

@@ -6,7 +6,9 @@
  *
  * Called by the web process right after a Slack answer completed the slot, and by every sweep
  * (`syncSlackMessages`) for messages whose slot closed any other way (link, inbox, deadline,
- * cancel) or whose replacement failed before. Doing it twice shows the same message.
+ * cancel) or whose replacement failed before. The row is closed before the message is replaced
+ * (concurrent callers replace it once) and reopened when the replacement failed (the next sweep
+ * tries again, with `chat.update`).
  */
 import type { Db } from "../db.js";
 import type { Logger } from "../log.js";
@@ -14,7 +16,7 @@ import { openEndpoint } from "../endpoints/endpoints.js";
 import type { Sealer } from "../engine/sealing/seal.js";
 import { postResponseUrl, slackClient, slackFailure } from "./api.js";
 import { closedMessage, outcomeLine } from "./blocks.js";
-import { closedSlotOf, findMessage, markClosed, staleOpenMessages } from "./messages.js";
+import { closedSlotOf, findMessage, markClosed, reopen, staleOpenMessages } from "./messages.js";
 
 export interface SlackDeps {
   db: Db;
@@ -24,35 +26,37 @@ export interface SlackDeps {
   log?: Logger;
 }
 
-/** Replaces the message of `ref` if its slot is closed; resolves "replaced", "open" (slot still open), "gone" (no such open message) or "failed". */
-export async function replaceIfClosed(deps: SlackDeps, ref: string): Promise<"replaced" | "open" | "gone" | "failed"> {
+/**
+ * Replaces the message of `ref` if its slot is closed, through `responseUrl` when given (the
+ * answering click's), else the last one remembered, else `chat.update`; resolves "replaced",
+ * "open" (slot still open), "gone" (no such open message) or "failed".
+ */
+export async function replaceIfClosed(deps: SlackDeps, ref: string, responseUrl: string | null = null): Promise<"replaced" | "open" | "gone" | "failed"> {
   const msg = await findMessage(deps.db, deps.sealer, ref);
   if (!msg || msg.status !== "open") return "gone";
   const slot = await closedSlotOf(deps.db, deps.sealer, msg.runId, msg.slotId);
   if (!slot) return "open";
   const line = outcomeLine(msg.controls, slot);
   const body = closedMessage(msg.question, line);
+  // claim the replacement first, so that concurrent callers (the answering web process, sweepers) replace it once
+  if (!(await markClosed(deps.db, ref, line))) return "gone";
   let ok = false;
-  if (msg.responseUrl) ok = await postResponseUrl(msg.responseUrl, { replace_original: true, ...body });
+  const url = responseUrl ?? msg.responseUrl;
+  if (url) ok = await postResponseUrl(url, { replace_original: true, ...body });
   if (!ok && msg.channel && msg.ts) {
     const endpoint = await openEndpoint(deps.db, deps.sealer, msg.endpoint);
-    if (!endpoint?.slack) {
-      // the endpoint was removed: nothing can reach the message any more
-      await markClosed(deps.db, ref, line);
-      return "gone";
-    }
-    {
-      try {
-        await slackClient(endpoint.slack.botToken, deps.apiBase).chat.update({ channel: msg.channel, ts: msg.ts, text: body.text, blocks: body.blocks });
-        ok = true;
-      } catch (err) {
-        deps.log?.warn({ endpoint: msg.endpoint, runId: msg.runId, error: slackFailure(err).error }, "could not replace a Slack message; the next sweep tries again");
-      }
+    // the endpoint was removed: nothing can reach the message any more; it stays closed
+    if (!endpoint?.slack) return "gone";
+    try {
+      await slackClient(endpoint.slack.botToken, deps.apiBase).chat.update({ channel: msg.channel, ts: msg.ts, text: body.text, blocks: body.blocks });
+      ok = true;
+    } catch (err) {
+      deps.log?.warn({ endpoint: msg.endpoint, runId: msg.runId, error: slackFailure(err).error }, "could not replace a Slack message; the next sweep tries again");
     }
   }
-  if (!ok) return "failed";
-  await markClosed(deps.db, ref, line);
-  return "replaced";
+  if (ok) return "replaced";
+  await reopen(deps.db, ref);
+  return "failed";
 }
 
 /** One sweep's share (workers/sweeper.ts): replaces up to `take` open messages whose slot closed. Resolves how many it replaced. */

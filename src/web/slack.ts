@@ -188,7 +188,7 @@ export function slackRouter(rt: Runtime): Router {
       if (o === "accepted") return; // applied later; the sweeper's sync replaces the message
       if (!o.ok) return tell(a.app, a.msg, a.user, a.responseUrl, await refusalWords(o.refusal, a.msg));
       if (!owner) return tell(a.app, a.msg, a.user, a.responseUrl, WORDS.alreadyAnswered);
-      await replaceIfClosed(deps, a.msg.ref).catch(() => undefined);
+      await replaceIfClosed(deps, a.msg.ref, a.responseUrl).catch(() => undefined);
     });
     await Promise.race([queued, new Promise((r) => setTimeout(r, QUEUE_WAIT_MS).unref())]);
   }
