@@ -2,7 +2,8 @@
  * The `slack_messages` table (migration 20261126060000_slack_answers; v0.4 "Answers inside Slack"):
  * one row per message posted with controls answering a slot. This module alone writes it.
  *
- *   (none) --posted (the delivery's 2xx)--> open --the slot closed, message replaced--> closed
+ *   (none) --about to be posted--> open (no ts) --posted--> open (channel, ts)
+ *   open --the slot closed, message replaced--> closed   (reopened if the replacement failed)
  *
  * `ref` is the opaque reference the message's controls carry (random, 128 bits; never a link
  * token). `question` (the message's text) and `response_url` (the last interaction's, a
@@ -29,13 +30,21 @@ export interface SlackMessage {
 
 const sealed = (sealer: Sealer, text: string) => JSON.stringify(sealer.seal(text));
 
-/** Records a posted message (idempotent on `ref`: a repeated post of the same delivery updates channel and ts). */
-export async function recordPosted(db: Db, sealer: Sealer, m: { spec: AnswerSpec; runId: string; endpoint: string; channel: string; ts: string; question: string }): Promise<void> {
+/**
+ * Records a message about to be posted (before `chat.postMessage`, so a click arriving at once
+ * finds it; idempotent on `ref`: a retried post keeps the row).
+ */
+export async function recordPosting(db: Db, sealer: Sealer, m: { spec: AnswerSpec; runId: string; endpoint: string; question: string }): Promise<void> {
   await db.$executeRaw`
-    INSERT INTO slack_messages (ref, run_id, slot_id, alias, endpoint, channel, ts, question, controls)
-    VALUES (${m.spec.ref}, ${m.runId}::uuid, ${m.spec.slotId}::uuid, ${m.spec.alias}, ${m.endpoint}, ${m.channel}, ${m.ts},
+    INSERT INTO slack_messages (ref, run_id, slot_id, alias, endpoint, question, controls)
+    VALUES (${m.spec.ref}, ${m.runId}::uuid, ${m.spec.slotId}::uuid, ${m.spec.alias}, ${m.endpoint},
             ${sealed(sealer, m.question)}, ${JSON.stringify(m.spec.controls)}::jsonb)
-    ON CONFLICT (ref) DO UPDATE SET channel = EXCLUDED.channel, ts = EXCLUDED.ts`;
+    ON CONFLICT (ref) DO NOTHING`;
+}
+
+/** Records where the message was posted (channel and ts: what `chat.update` needs). */
+export async function recordPosted(db: Db, ref: string, channel: string, ts: string): Promise<void> {
+  await db.slackMessage.updateMany({ where: { ref }, data: { channel, ts } });
 }
 
 /** The message whose controls carry `ref`, opened; null when none. */

@@ -19,7 +19,7 @@ import { wireRequest } from "../outbox/wire.js";
 import { slackClient, slackFailure, type SlackFailure } from "./api.js";
 import { questionMessage } from "./blocks.js";
 import type { AnswerSpec } from "./controls.js";
-import { closedSlotOf, recordPosted } from "./messages.js";
+import { closedSlotOf, recordPosted, recordPosting } from "./messages.js";
 
 export interface SlackPostDeps {
   db: Db;
@@ -45,9 +45,10 @@ export async function postSlackApp(deps: SlackPostDeps, runId: string, endpoint:
   const message = spec
     ? questionMessage(payload.text, spec.ref, spec.controls)
     : (JSON.parse(wireRequest({ ...endpoint, kind: "slack" }, { statement: "message", text: payload.text, link: payload.link, label: payload.label }, "", new Date()).body) as { text: string; blocks: never[] });
+  if (spec) await recordPosting(deps.db, deps.sealer, { spec, runId, endpoint: endpoint.name, question: payload.text });
   try {
     const res = await slackClient(app.botToken, deps.apiBase).chat.postMessage({ channel: app.channel, text: message.text, blocks: message.blocks, unfurl_links: false, unfurl_media: false });
-    if (spec) await recordPosted(deps.db, deps.sealer, { spec, runId, endpoint: endpoint.name, channel: res.channel ?? app.channel, ts: String(res.ts), question: payload.text });
+    if (spec) await recordPosted(deps.db, spec.ref, res.channel ?? app.channel, String(res.ts));
     return { kind: "sent" };
   } catch (err) {
     return { kind: "failed", ...slackFailure(err) };

@@ -19,6 +19,7 @@ import { createHmac } from "node:crypto";
 import { readFileSync } from "node:fs";
 import { dropDatabase, sql } from "../helpers/db.js";
 import { startRun } from "../helpers/callback.js";
+import { redisText } from "../helpers/redis-text.js";
 import { ADMIN_TOKEN, eventually, request, ROOT, startCluster, type Cluster } from "../helpers/server.js";
 import { startSlackStandIn, type SlackCall, type SlackStandIn } from "../helpers/slack-standin.js";
 
@@ -309,8 +310,24 @@ test.serial("posting goes through the outbox: a Slack error is retried, and a qu
       return d?.status === "failed" ? d : undefined;
     }, 15_000);
     t.is(ended.end_reason, "withdrawn: the slot closed");
-    t.is((await sql(cluster.databaseUrl, "SELECT count(*)::int AS n FROM slack_messages WHERE run_id = $1", [runId]))[0].n, 0);
+    t.is((await sql(cluster.databaseUrl, "SELECT count(*)::int AS n FROM slack_messages WHERE run_id = $1 AND ts IS NOT NULL", [runId]))[0].n, 0, "never posted");
   } finally {
     slack.failNext("chat.postMessage", "channel_not_found", 0);
   }
+});
+
+test.serial("no bot token, signing secret or response_url in a log line, Redis, a row, or an API answer", async (t) => {
+  const secrets = [BOT_TOKEN, SIGNING_SECRET, "1111-2222", `${slack.url}/response/`];
+  const leaks = (where: string, text: string) => secrets.filter((s) => text.includes(s)).map((s) => `${where}: ${s.slice(0, 12)}…`);
+  const found: string[] = [];
+  found.push(...leaks("logs", cluster.output().join("\n")));
+  found.push(...leaks("redis", (await redisText(cluster.env.REDIS_URL!, `${cluster.env.SLOTFLOW_QUEUE_PREFIX}:`)).join("\n")));
+  for (const table of ["endpoints", "slack_messages", "deliveries", "delivery_attempts", "history", "slots", "applied_commands", "pending_commands"]) {
+    found.push(...leaks(table, JSON.stringify(await sql(cluster.databaseUrl, `SELECT * FROM ${table}`))));
+  }
+  found.push(...leaks("GET /api/endpoints", (await api("GET", "/api/endpoints")).text));
+  t.deepEqual(found, []);
+  // the stand-in saw the token only where Slack expects it: the Authorization header of Web API calls
+  t.true(slack.calls.filter((c) => c.method !== "response_url").every((c) => c.authorization === `Bearer ${BOT_TOKEN}` && !c.raw.includes(BOT_TOKEN)));
+  t.true(slack.calls.filter((c) => c.method === "response_url").every((c) => c.authorization === undefined));
 });
