@@ -316,6 +316,22 @@ test.serial("posting goes through the outbox: a Slack error is retried, and a qu
   }
 });
 
+test.serial("which app: a reference names the message's endpoint, whose secret alone is tried; an unknown reference is tried against every slack-app endpoint", async (t) => {
+  const OPS_SECRET = "1234567890abcdef1234567890abcdef";
+  const put = await api("PUT", "/api/endpoints/ops-slack", { kind: "slack-app", botToken: "xoxb-5555-ops", signingSecret: OPS_SECRET, channel: "C0OPS" });
+  t.is(put.status, 201);
+  const { runId, ref } = await startQuestion("buttons", "Cyberdyne");
+  // signed by the other app: refused, even though that app is known
+  t.is((await interact(signed(click(ref, MEMBER, "slotflow_yes", "otherapp"), { secret: OPS_SECRET }))).status, 401);
+  t.is((await slotOf(runId, "decision")).status, "open");
+  // an unknown reference signed by either app: taken (200) and told
+  const unknown = await interact(signed(click("ZZZZZZZZZZZZZZZZZZZZZZ", MEMBER, "slotflow_yes", "unknownref"), { secret: OPS_SECRET }));
+  t.is(unknown.status, 200);
+  const told = await eventually(async () => responses("unknownref")[0]);
+  t.is(told.params.text, "This question is no longer known to slotflow; your click changed nothing.");
+  t.is((await api("DELETE", "/api/endpoints/ops-slack")).status, 204);
+});
+
 test.serial("no bot token, signing secret or response_url in a log line, Redis, a row, or an API answer", async (t) => {
   const secrets = [BOT_TOKEN, SIGNING_SECRET, "1111-2222", `${slack.url}/response/`];
   const leaks = (where: string, text: string) => secrets.filter((s) => text.includes(s)).map((s) => `${where}: ${s.slice(0, 12)}…`);
