@@ -45,6 +45,7 @@
  * | REDIS_SENTINEL_MASTER | redisSentinelMaster: the master's name at the Sentinels | unset |
  * | SLOTFLOW_QUEUE_SHARDS | queueShards: command (and mail) queue shards, 1–256; a run maps to one by its id (src/queue/shards.ts) | 1 |
  * | SLOTFLOW_REDIS_WAIT_MS | redisWaitMs: on a Cluster or Sentinel, how long a 202 waits for a replica to acknowledge the queued command (`WAIT 1 <ms>`; none: 503) | 1000 |
+ * | SLOTFLOW_SLACK_API_URL | slackApiUrl (the Slack Web API base a `slack-app` endpoint posts through; v0.4 "Answers inside Slack") | https://slack.com/api/ |
  * | SLOTFLOW_ENDPOINTS_ALLOW_PRIVATE | endpointsAllowPrivate (`1`: endpoints may be `http://` and resolve to loopback, private, link-local addresses — development and tests; issue 18) | off |
  * | SLOTFLOW_DELIVERY_RETRY_MS | deliveryRetryMs: delays before each attempt of a webhook/chat delivery, ms, comma-separated (the first is the first attempt's) | the Standard Webhooks schedule: 0, 5 s, 5 min, 30 min, 2 h, 5 h, 10 h, 14 h, 20 h, 24 h |
  * | SLOTFLOW_MAIL_FROM | mail.from: the From of every email (`Name <addr@domain>` or `addr@domain`); Message-IDs take its domain (issue 18 item 6) | `slotflow <no-reply@slotflow.local>` |
@@ -133,6 +134,8 @@ export interface Config {
   endpointsAllowPrivate: boolean;
   /** Delay before each delivery attempt, ms (SLOTFLOW_DELIVERY_RETRY_MS; issue 18). Its length is the number of attempts. */
   deliveryRetryMs: number[];
+  /** The Slack Web API base, ending in `/` (SLOTFLOW_SLACK_API_URL; v0.4 "Answers inside Slack"). */
+  slackApiUrl: string;
   /** Who mail is from and how it is signed (issue 18 item 6; src/outbox/mailer.ts). */
   mail: MailSettings;
   /** Names of secrets that fell back to their development values (the caller warns). */
@@ -375,6 +378,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, options: LoadOp
       maxFanOut: int("SLOTFLOW_MAX_FANOUT", DEFAULT_LIMITS.maxFanOut, 1),
     },
     endpointsAllowPrivate: env.SLOTFLOW_ENDPOINTS_ALLOW_PRIVATE === "1",
+    slackApiUrl: slackApiUrl(env.SLOTFLOW_SLACK_API_URL, problems),
     deliveryRetryMs: DEFAULT_DELIVERY_RETRY_MS,
     mail: mailSettings(env, problems),
     devDefaults,
@@ -460,3 +464,16 @@ function mailSettings(env: NodeJS.ProcessEnv, problems: string[]): MailSettings 
   return { from: from.trim(), dkim: { domainName, keySelector, privateKey, privateKeyFile } };
 }
 
+
+/** SLOTFLOW_SLACK_API_URL: an absolute http(s) URL, given a trailing `/`; default https://slack.com/api/. */
+function slackApiUrl(value: string | undefined, problems: string[]): string {
+  if (value === undefined || value === "") return "https://slack.com/api/";
+  try {
+    const u = new URL(value);
+    if (u.protocol !== "https:" && u.protocol !== "http:") throw new Error("scheme");
+    return u.toString().endsWith("/") ? u.toString() : `${u.toString()}/`;
+  } catch {
+    problems.push("SLOTFLOW_SLACK_API_URL must be an absolute http(s) URL, such as https://slack.com/api/");
+    return "https://slack.com/api/";
+  }
+}

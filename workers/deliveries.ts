@@ -20,6 +20,7 @@ export function startDeliveryWorker(rt: Runtime): Worker {
     log: rt.log,
     allowPrivate: rt.config.endpointsAllowPrivate,
     retryMs: rt.config.deliveryRetryMs,
+    slackApiUrl: rt.config.slackApiUrl,
     onOutcome: (kind: string, outcome: string) => deliveryMetrics.attempts.inc({ kind, outcome }),
   };
   const worker = new Worker(

@@ -16,6 +16,7 @@
  */
 import { Worker } from "bullmq";
 import { dueExpiries } from "../src/engine/sweeps/expiry.js";
+import { syncSlackMessages } from "../src/slack/replace.js";
 import { reconcilePending } from "../src/engine/commands/pending.js";
 import { purge, PURGED_TABLES, type PurgeResult } from "../src/engine/sweeps/retention.js";
 import { overdueDeliveries } from "../src/outbox/deliveries.js";
@@ -64,7 +65,7 @@ export async function sweepOnce(
   rt: Runtime,
   now = new Date(),
   drainMs = rt.config.sweepIntervalMs,
-): Promise<{ expiries: number; mail: number; deliveries?: number; requeued?: number; purgedRuns?: number }> {
+): Promise<{ expiries: number; mail: number; deliveries?: number; requeued?: number; slackReplaced?: number; purgedRuns?: number }> {
   const until = Date.now() + drainMs;
   let expiries = 0;
   for (;;) {
@@ -85,12 +86,18 @@ export async function sweepOnce(
   await rt.queues.enqueueDeliveries(overdue.map((d) => ({ deliveryId: d.id, runId: d.runId, attempt: d.attempts })));
   // commands answered 202 whose jobs Redis lost (issue 34 item 3; src/engine/commands/pending.ts)
   const pending = await reconcilePending({ db: rt.db, sealer: rt.sealer, queues: rt.queues, log: rt.log }, now, Math.max(50, drainMs / PURGE_SHARE));
+  // v0.4 "Answers inside Slack": questions whose slot closed some other way lose their controls
+  const slackReplaced = await syncSlackMessages({ db: rt.db, sealer: rt.sealer, apiBase: rt.config.slackApiUrl, log: rt.log }).catch((err: unknown) => {
+    rt.log.warn({ err: err instanceof Error ? err.message : String(err) }, "could not sync Slack messages; the next sweep tries again");
+    return 0;
+  });
   const purged = await purgeIfDue(rt, now, drainMs);
   return {
     expiries,
     mail: stale.length,
     ...(overdue.length > 0 ? { deliveries: overdue.length } : {}),
     ...(pending.requeued > 0 ? { requeued: pending.requeued } : {}),
+    ...(slackReplaced > 0 ? { slackReplaced } : {}),
     ...(purged && purged.counts.runs + purged.counts.applied_commands > 0 ? { purgedRuns: purged.counts.runs } : {}),
   };
 }

@@ -16,15 +16,17 @@
  * Secrets: the URL of every endpoint (a chat-webhook URL is a credential) and a webhook's signing
  * secret are sealed at rest (engine/sealing/seal.ts `Sealer.seal`, the JSON text of the envelope); only
  * the host is kept clear, for `GET /api/endpoints`. A secret is returned once, by the call that
- * made it. Rotation keeps the previous secret for ROTATION_OVERLAP_MS (24 h) and deliveries are
+ * made it. A `slack-app` endpoint (v0.4 "Answers inside Slack"; slack-app.ts) keeps its settings in
+ * `slack`, its bot token and signing secret sealed there, never shown again. Rotation keeps the previous secret for ROTATION_OVERLAP_MS (24 h) and deliveries are
  * signed with both meanwhile (Standard Webhooks: several space-separated signatures).
  */
 import { randomBytes } from "node:crypto";
 import type { Db } from "../db.js";
 import { RefusalCode, RefusalError, refuse } from "../engine/refusals.js";
 import type { Sealer } from "../engine/sealing/seal.js";
+import { openSlackApp, sealSlackApp, slackAppView, type SlackAppBody, type SlackAppSettings } from "./slack-app.js";
 
-export const ENDPOINT_KINDS = ["webhook", "slack", "teams"] as const;
+export const ENDPOINT_KINDS = ["webhook", "slack", "teams", "slack-app"] as const;
 export type EndpointKind = (typeof ENDPOINT_KINDS)[number];
 
 /** Endpoint names: 1–64 of letters, digits, `.`, `_`, `-`, starting with a letter or digit. */
@@ -46,6 +48,8 @@ export interface EndpointView {
   /** When and why deliveries to it stopped (410 Gone, failing 5 days); null while enabled. */
   disabledAt: string | null;
   disabledReason: string | null;
+  /** slack-app only: its settings, the token and secret redacted. */
+  slack?: SlackAppSettings & { botToken: string; signingSecret: string };
 }
 
 /** What a delivery needs, opened (inside the worker only). */
@@ -56,6 +60,8 @@ export interface OpenEndpoint {
   /** Signing secrets (`whsec_…`), the current one first; empty for chat kinds. */
   secrets: string[];
   disabledReason: string | null;
+  /** slack-app only: its settings and secrets, opened. */
+  slack?: SlackAppBody;
 }
 
 const invalid = (detail: string) => new RefusalError(refuse(RefusalCode.InvalidBody, detail));
@@ -75,7 +81,7 @@ export function validateEndpointBody(body: unknown, allowPrivate: boolean): { ki
   const { kind, url, ...rest } = body as Record<string, unknown>;
   const extra = Object.keys(rest);
   if (extra.length > 0) throw invalid(`Unknown member(s) ${extra.map((k) => `"${k.slice(0, 40)}"`).join(", ")}: an endpoint takes "kind" and "url".`);
-  if (typeof kind !== "string" || !(ENDPOINT_KINDS as readonly string[]).includes(kind)) throw invalid('"kind" must be "webhook", "slack" or "teams".');
+  if (typeof kind !== "string" || !(ENDPOINT_KINDS as readonly string[]).includes(kind) || kind === "slack-app") throw invalid('"kind" must be "webhook", "slack", "teams" or "slack-app".');
   if (typeof url !== "string" || url.length > MAX_URL_LENGTH) throw invalid(`"url" must be a string of at most ${MAX_URL_LENGTH} characters.`);
   let parsed: URL;
   try {
@@ -88,6 +94,34 @@ export function validateEndpointBody(body: unknown, allowPrivate: boolean): { ki
   }
   if (parsed.hash !== "") throw invalid('"url" must not have a fragment (#…).');
   return { kind: kind as EndpointKind, url: parsed };
+}
+
+/**
+ * Creates or updates a `slack-app` endpoint (v0.4 "Answers inside Slack"): its settings and sealed
+ * secrets in `slack`; `url` holds the Web API base it was set against (sealed, like every URL),
+ * `host` that base's host. Re-enables a disabled or failing endpoint. Same lock as setEndpoint.
+ */
+export async function setSlackAppEndpoint(db: Db, sealer: Sealer, name: string, body: SlackAppBody, apiBase: string): Promise<{ created: boolean }> {
+  return db.$transaction(async (tx) => {
+    await tx.$executeRaw`SELECT pg_advisory_xact_lock(hashtext(${"slotflow.endpoint:" + name}))`;
+    const existing = await tx.$queryRaw<{ kind: string }[]>`SELECT kind FROM endpoints WHERE name = ${name} FOR UPDATE`;
+    const data = {
+      kind: "slack-app",
+      host: new URL(apiBase).host,
+      url: sealed(sealer, apiBase),
+      slack: sealSlackApp(sealer, body) as unknown as object,
+      updatedAt: new Date(),
+      failingSince: null,
+      disabledAt: null,
+      disabledReason: null,
+      secret: null,
+      previousSecret: null,
+      previousSecretUntil: null,
+    };
+    if (existing[0]) await tx.endpoint.update({ where: { name }, data });
+    else await tx.endpoint.create({ data: { name, ...data } });
+    return { created: !existing[0] };
+  });
 }
 
 /** A new Standard Webhooks signing secret: `whsec_` + base64 of 32 random bytes. */
@@ -143,6 +177,7 @@ export async function listEndpoints(db: Db): Promise<EndpointView[]> {
     failingSince: r.failingSince?.toISOString() ?? null,
     disabledAt: r.disabledAt?.toISOString() ?? null,
     disabledReason: r.disabledReason,
+    ...(r.kind === "slack-app" && r.slack ? { slack: slackAppView(r.slack) } : {}),
   }));
 }
 
@@ -181,13 +216,20 @@ export async function openEndpoint(db: Db, sealer: Sealer, name: string, now = n
 /** An endpoint row as stored (sealed url and secrets) → what a delivery needs, opened (issue 22: the delivery's claim reads the row itself). */
 export function openEndpointRow(
   sealer: Sealer,
-  r: { name: string; kind: string; url: string; secret: string | null; previousSecret: string | null; previousSecretUntil: Date | null; disabledAt: Date | null; disabledReason: string | null },
+  r: { name: string; kind: string; url: string; secret: string | null; previousSecret: string | null; previousSecretUntil: Date | null; disabledAt: Date | null; disabledReason: string | null; slack?: unknown },
   now = new Date(),
 ): OpenEndpoint {
   const secrets: string[] = [];
   if (r.secret) secrets.push(sealer.openText(r.secret));
   if (r.previousSecret && r.previousSecretUntil && r.previousSecretUntil > now) secrets.push(sealer.openText(r.previousSecret));
-  return { name: r.name, kind: r.kind as EndpointKind, url: sealer.openText(r.url), secrets, disabledReason: r.disabledAt ? (r.disabledReason ?? "disabled") : null };
+  return {
+    name: r.name,
+    kind: r.kind as EndpointKind,
+    url: sealer.openText(r.url),
+    secrets,
+    disabledReason: r.disabledAt ? (r.disabledReason ?? "disabled") : null,
+    ...(r.kind === "slack-app" && r.slack ? { slack: openSlackApp(sealer, r.slack) } : {}),
+  };
 }
 
 /** Which of `names` no endpoint has (deploy warnings, issue 18 item 2). */

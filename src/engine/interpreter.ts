@@ -58,7 +58,7 @@ export interface World {
  */
 export type QueuedDelivery =
   | { statement: "webhook"; endpoint: string; payload: { type: string; data: Record<string, unknown> } }
-  | { statement: "message"; endpoint: string; payload: { text: string; link?: string; label?: string } };
+  | { statement: "message"; endpoint: string; payload: { text: string; link?: string; label?: string }; answer?: string };
 
 export class RuntimeFault extends Error {
   override name = "RuntimeFault";
@@ -415,7 +415,7 @@ function executeOne(step: World, scope: Scope, st: Statement): void {
       const label = st.label ? evaluate(step, scope, st.label) : null;
       if (link !== null && display(link) !== "") payload.link = display(link);
       if (label !== null) payload.label = display(label);
-      const id = step.queueDelivery({ statement: "message", endpoint: st.endpoint.name, payload });
+      const id = step.queueDelivery({ statement: "message", endpoint: st.endpoint.name, payload, ...(st.answer ? { answer: st.answer.name } : {}) });
       step.addHistory("message-queued", { deliveryId: id, endpoint: st.endpoint.name });
       return;
     }

@@ -11,7 +11,7 @@
  *
  * Every string written by `flush()` that carries a callback link is sealed first (seal.ts).
  */
-import { randomUUID } from "node:crypto";
+import { randomBytes, randomUUID } from "node:crypto";
 import type { Limits } from "../config.js";
 import type { Tx } from "../db.js";
 import type { AnsweredBy } from "./commands/types.js";
@@ -25,6 +25,7 @@ import { linkHashesIn, type Sealer } from "./sealing/seal.js";
 import { writeDeliveries, writeMailExtra, type DeliveryWriteRow, type MailExtraRow } from "./sql/deliveries-write.js";
 import { writeStart } from "./sql/start-write.js";
 import { endDeliveriesOfDeadLinks } from "../outbox/deliveries.js";
+import { controlsFor, type AnswerSpec } from "../slack/controls.js";
 import type { DeliveryJob, MailJob } from "../queue/outbox-jobs.js";
 import { fromJson, toJson, type Value } from "./values/values.js";
 
@@ -363,7 +364,8 @@ export class Step implements World {
    */
   queueDelivery(d: QueuedDelivery): string {
     const id = randomUUID();
-    const text = JSON.stringify(d.payload);
+    const answer = d.statement === "message" && d.answer ? this.answerSpec(d.answer) : null;
+    const text = JSON.stringify(answer ? { ...d.payload, answer } : d.payload);
     this.deliveries.push({
       id,
       run_id: this.run.id,
@@ -374,6 +376,18 @@ export class Step implements World {
       link_sha256: linkHashesIn(text),
     });
     return id;
+  }
+
+  /**
+   * `send message … { answer: alias }` (v0.4 "Answers inside Slack"): the live (open or waiting)
+   * slot of `alias` in the current state and its controls, with a new opaque reference (128 random
+   * bits, base64url); null when the alias has no live slot (the message then goes without controls).
+   */
+  private answerSpec(alias: string): AnswerSpec | null {
+    const slot = this.slots.find((s) => s.alias === alias && s.element === null && s.state === this.run.state && (s.status === "open" || s.status === "waiting"));
+    if (!slot) return null;
+    const event = this.workflow.events[slot.event];
+    return { ref: randomBytes(16).toString("base64url"), slotId: slot.id, alias, element: null, controls: controlsFor(event.name, event.params) };
   }
 
   addHistory(kind: string, data: Record<string, unknown> = {}): void {

@@ -261,13 +261,19 @@ export interface SendWebhookStmt {
   range: Range;
 }
 
-/** `send message to "NAME" { text: …, link: …, label: … }` (link and label optional). */
+/**
+ * `send message to "NAME" { text: …, link: …, label: …, answer: alias }` (link, label and answer
+ * optional). `answer` names a slot of the enclosing state whose event's controls the message
+ * carries (v0.4 "Answers inside Slack"; a `slack-app` endpoint).
+ */
 export interface SendMessageStmt {
   kind: "sendMessage";
   endpoint: EndpointRef;
   text: Expr;
   link: Expr | null;
   label: Expr | null;
+  /** Absent in trees compiled before v0.4. */
+  answer?: Ident | null;
   range: Range;
 }
 

@@ -132,13 +132,33 @@ export class StatementChecker {
       const t = this.exprs.check(e, env);
       if (t.kind !== "error" && t.kind !== "string") report.error(Codes.TypeMismatch, `${what} must be a string, found ${showType(t)}`, e.range);
     }
-    if (s.kind !== "sendWebhook") return;
+    if (s.kind !== "sendWebhook") {
+      if (s.answer) this.answer(s.answer, env);
+      return;
+    }
     for (const f of s.data) {
       const t = this.exprs.check(f.value, env);
       if (t.kind === "slot" || t.kind === "matcher") {
         report.error(Codes.TypeMismatch, `'${f.name.name}' must be a value with a JSON form, found ${showType(t)}`, f.value.range);
       }
     }
+  }
+
+  /** `answer: alias` of `send message` (v0.4 "Answers inside Slack"): a slot of this state, not fanned out. */
+  private answer(alias: Ident, env: StmtEnv): void {
+    const report = this.ctx.report;
+    const slot = env.state?.slots.get(alias.name);
+    if (slot) {
+      if (slot.fannedOut) report.error(Codes.AnswerNotASlot, `'${alias.name}' is fanned out (one slot per element): a message answers one slot`, alias.range);
+      return;
+    }
+    const other = this.ctx.aliasStates.get(alias.name);
+    const where = env.state ? `state ${env.state.name} has` : "outside a state there is";
+    report.error(
+      Codes.AnswerNotASlot,
+      other ? `'${alias.name}' is a slot of state ${other.join(", ")}: 'answer' names a slot of this state` : `${where} no slot alias '${alias.name}' for 'answer'`,
+      alias.range,
+    );
   }
 
   private assign(s: AssignStmt, env: StmtEnv): void {

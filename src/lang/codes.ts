@@ -84,6 +84,8 @@ export const Codes = {
   ReadOnlyAssignment: "FLOW315",
   InvalidAssignmentPath: "FLOW316",
   ExpressionNotCall: "FLOW317",
+  /** v0.4 "Answers inside Slack": `answer:` of `send message` names no slot of this state, or a fanned-out one. */
+  AnswerNotASlot: "FLOW318",
   MapUnknownParam: "FLOW320",
   MapMissingParam: "FLOW321",
   UnknownEndpoint: "FLOW330",

@@ -7,7 +7,9 @@
  * Syntax rules (FLOW030 DeliveryFields, FLOW031 EndpointNotLiteral):
  * - the endpoint is a string literal naming an endpoint set by an operator (never a URL in source);
  * - a webhook needs `type`; its other fields (any names, each once) become the event's `data`;
- * - a message needs `text`, and may have `link` and `label`, each once; nothing else.
+ * - a message needs `text`, and may have `link`, `label` and `answer`, each once; nothing else;
+ * - `answer` is a bare slot alias (v0.4 "Answers inside Slack"); that it names a slot of the
+ *   enclosing state is the checker's rule (FLOW318 AnswerNotASlot, check-stmt.ts).
  * Type rule: `type`, `text`, `link`, `label` are strings; a webhook's data fields are of any type
  * with a JSON form (not a slot alias or a matcher).
  */
@@ -53,14 +55,19 @@ export function buildDelivery(p: DeliveryParts): SendWebhookStmt | SendMessageSt
     return { kind: "sendWebhook", endpoint, type: type ?? p.missing, data, range: p.range };
   }
   const got: Record<"text" | "link" | "label", Expr | null> = { text: null, link: null, label: null };
+  let answer: Ident | null = null;
   for (const f of p.fields) {
     const name = f.name.name;
-    if (name !== "text" && name !== "link" && name !== "label") {
-      p.error(Codes.DeliveryFields, `unknown field '${name}': a message has 'text', 'link' and 'label'`, f.name.range);
+    if (name === "answer") {
+      if (!once(f)) continue;
+      if (f.value.kind === "name") answer = { name: f.value.name, range: f.value.range };
+      else p.error(Codes.AnswerNotASlot, "'answer' names a slot of this state by its alias (answer: decision)", f.value.range);
+    } else if (name !== "text" && name !== "link" && name !== "label") {
+      p.error(Codes.DeliveryFields, `unknown field '${name}': a message has 'text', 'link', 'label' and 'answer'`, f.name.range);
     } else if (once(f)) got[name] = f.value;
   }
   if (got.text === null) p.error(Codes.DeliveryFields, "the message needs 'text'", p.body);
-  return { kind: "sendMessage", endpoint, text: got.text ?? p.missing, link: got.link, label: got.label, range: p.range };
+  return { kind: "sendMessage", endpoint, text: got.text ?? p.missing, link: got.link, label: got.label, answer, range: p.range };
 }
 
 /** How deep `endpointRefs` walks (a compiled workflow nests statements a few dozen levels at most). */

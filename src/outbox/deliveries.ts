@@ -36,6 +36,7 @@ import { redactTokens, type Sealer } from "../engine/sealing/seal.js";
 import { checkLiteralHost, deliveryAgent, type Resolver } from "./address-guard.js";
 import { wireRequest, type Payload } from "./wire.js";
 import { fetch } from "undici";
+import { postSlackApp, type SlackMessagePayload } from "../slack/post.js";
 
 export interface DeliveryDeps {
   db: Db;
@@ -49,6 +50,8 @@ export interface DeliveryDeps {
   retryMs: number[];
   /** Counts each attempt's outcome (metrics). */
   onOutcome?: (kind: string, outcome: string) => void;
+  /** SLOTFLOW_SLACK_API_URL, for `slack-app` endpoints (default https://slack.com/api/). */
+  slackApiUrl?: string;
 }
 
 /**
@@ -138,6 +141,7 @@ interface ClaimedRow extends Row {
   e_previous_secret_until: Date | null;
   e_disabled_at: Date | null;
   e_disabled_reason: string | null;
+  e_slack: unknown;
 }
 
 /**
@@ -177,7 +181,8 @@ export async function attemptDelivery(deps: DeliveryDeps, ref: DeliveryRef): Pro
                 ELSE (SELECT 'link ' || l.status || coalesce(' (' || l.end_reason || ')', '') FROM links l WHERE l.run_id = ${run} AND l.token_sha256 = ANY(c.link_sha256) LIMIT 1)
            END AS dead,
            e.name AS e_name, e.kind AS e_kind, e.url AS e_url, e.secret AS e_secret, e.previous_secret AS e_previous_secret,
-           e.previous_secret_until AS e_previous_secret_until, e.disabled_at AS e_disabled_at, e.disabled_reason AS e_disabled_reason
+           e.previous_secret_until AS e_previous_secret_until, e.disabled_at AS e_disabled_at, e.disabled_reason AS e_disabled_reason,
+           e.slack AS e_slack
       FROM c LEFT JOIN endpoints e ON e.name = c.endpoint`;
   const row = rows[0];
   if (!row) return { kind: "skipped" };
@@ -203,40 +208,28 @@ export async function attemptDelivery(deps: DeliveryDeps, ref: DeliveryRef): Pro
   const now = new Date();
   const endpoint = openEndpointRow(
     sealer,
-    { name: row.e_name, kind: row.e_kind, url: row.e_url, secret: row.e_secret, previousSecret: row.e_previous_secret, previousSecretUntil: row.e_previous_secret_until, disabledAt: row.e_disabled_at, disabledReason: row.e_disabled_reason },
+    { name: row.e_name, kind: row.e_kind, url: row.e_url, secret: row.e_secret, previousSecret: row.e_previous_secret, previousSecretUntil: row.e_previous_secret_until, disabledAt: row.e_disabled_at, disabledReason: row.e_disabled_reason, slack: row.e_slack },
     now,
   );
   kind = endpoint.kind;
   if (endpoint.disabledReason) return fail(`endpoint disabled: ${endpoint.disabledReason}`, false);
   const payload = { statement: row.statement, ...(JSON.parse(sealer.openText(row.payload)) as object) } as Payload;
   const attempt = row.attempts + 1;
-  let req: ReturnType<typeof wireRequest>;
-  try {
-    req = wireRequest(endpoint, payload, row.webhook_id, now);
-  } catch (err) {
-    // the statement does not fit the endpoint (a send webhook to a chat endpoint): no retry helps
-    return fail(err instanceof Error ? err.message : String(err), false);
-  }
   let statusCode: number | null = null;
   let error: string | null = null;
   let retryAfterMs: number | null = null;
   const t0 = performance.now();
-  const agent = deliveryAgent(deps.allowPrivate, deps.resolve);
-  try {
-    const url = new URL(endpoint.url);
-    checkLiteralHost(url, deps.allowPrivate);
-    const res = await fetch(url, { method: "POST", headers: req.headers, body: req.body, redirect: "manual", dispatcher: agent, signal: AbortSignal.timeout(ATTEMPT_TIMEOUT_MS) });
-    statusCode = res.status;
-    if (res.status === 429 || res.status === 503) retryAfterMs = parseRetryAfter(res.headers.get("retry-after"));
-    await res.body?.cancel().catch(() => undefined);
-    if (res.status < 200 || res.status > 299) error = res.status >= 300 && res.status < 400 ? `HTTP ${res.status} (redirects are not followed)` : `HTTP ${res.status}`;
-  } catch (err) {
-    const cause = (err as { cause?: unknown }).cause;
-    const e = cause instanceof Error ? cause : err instanceof Error ? err : new Error(String(err));
-    // the message of a connection error may name the URL; keep the error's class and code only
-    error = e.name === "AddressRefusedError" ? e.message : `${e.name}${(e as { code?: string }).code ? ` ${(e as { code?: string }).code}` : ""}`;
-  } finally {
-    await agent.close().catch(() => undefined);
+  if (endpoint.kind === "slack-app") {
+    // v0.4 "Answers inside Slack": chat.postMessage through @slack/web-api (slack/post.ts)
+    if (payload.statement !== "message") return fail("a send webhook cannot go to a slack-app endpoint: use send message", false);
+    const posted = await postSlackApp({ db, sealer, apiBase: deps.slackApiUrl ?? "https://slack.com/api/" }, row.run_id, endpoint, payload as SlackMessagePayload);
+    if (posted.kind === "withdrawn") return fail(posted.reason, true);
+    if (posted.kind === "sent") statusCode = 200;
+    else ({ statusCode, error, retryAfterMs } = posted);
+  } else {
+    const sent = await sendHttp(deps, endpoint, payload, row.webhook_id, now);
+    if ("unfit" in sent) return fail(sent.unfit, false);
+    ({ statusCode, error, retryAfterMs } = sent);
   }
   const latencyMs = Math.round(performance.now() - t0);
   const lastError = error === null ? null : redactTokens(error).slice(0, 300);
@@ -285,6 +278,45 @@ export async function attemptDelivery(deps: DeliveryDeps, ref: DeliveryRef): Pro
     return finish({ kind: "failed", reason: disabled !== null ? `endpoint disabled: ${disabled}` : `gave up after ${attempt} attempts` }, seen);
   }
   return finish({ kind: "retry", attempt, delayMs: delay, runId: row.run_id }, { ...seen, nextAttemptAt: nextAttemptAt.toISOString() });
+}
+
+
+/** The HTTP POST of one attempt to a webhook or chat-webhook endpoint: its status, error and Retry-After; `unfit` when the statement does not fit the endpoint. */
+async function sendHttp(
+  deps: DeliveryDeps,
+  endpoint: ReturnType<typeof openEndpointRow>,
+  payload: Payload,
+  webhookId: string,
+  now: Date,
+): Promise<{ unfit: string } | { statusCode: number | null; error: string | null; retryAfterMs: number | null }> {
+  let req: ReturnType<typeof wireRequest>;
+  try {
+    req = wireRequest(endpoint, payload, webhookId, now);
+  } catch (err) {
+    // the statement does not fit the endpoint (a send webhook to a chat endpoint): no retry helps
+    return { unfit: err instanceof Error ? err.message : String(err) };
+  }
+  let statusCode: number | null = null;
+  let error: string | null = null;
+  let retryAfterMs: number | null = null;
+  const agent = deliveryAgent(deps.allowPrivate, deps.resolve);
+  try {
+    const url = new URL(endpoint.url);
+    checkLiteralHost(url, deps.allowPrivate);
+    const res = await fetch(url, { method: "POST", headers: req.headers, body: req.body, redirect: "manual", dispatcher: agent, signal: AbortSignal.timeout(ATTEMPT_TIMEOUT_MS) });
+    statusCode = res.status;
+    if (res.status === 429 || res.status === 503) retryAfterMs = parseRetryAfter(res.headers.get("retry-after"));
+    await res.body?.cancel().catch(() => undefined);
+    if (res.status < 200 || res.status > 299) error = res.status >= 300 && res.status < 400 ? `HTTP ${res.status} (redirects are not followed)` : `HTTP ${res.status}`;
+  } catch (err) {
+    const cause = (err as { cause?: unknown }).cause;
+    const e = cause instanceof Error ? cause : err instanceof Error ? err : new Error(String(err));
+    // the message of a connection error may name the URL; keep the error's class and code only
+    error = e.name === "AddressRefusedError" ? e.message : `${e.name}${(e as { code?: string }).code ? ` ${(e as { code?: string }).code}` : ""}`;
+  } finally {
+    await agent.close().catch(() => undefined);
+  }
+  return { statusCode, error, retryAfterMs };
 }
 
 /**

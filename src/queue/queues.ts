@@ -246,7 +246,8 @@ export class Queues {
   }
 
   /**
-   * Enqueues a command and waits up to `waitMs` for a worker to apply it. Returns its outcome, or
+   * Enqueues a command and waits up to `waitMs` for a worker to apply it (`onQueued` is called once
+   * the job is in the queue). Returns its outcome, or
    * `"accepted"` when the wait ran out (the command will still be applied). Throws when the
    * enqueue fails (Redis unreachable), when the job failed for good, and (UnconfirmedError) when
    * a replicated Redis could not confirm the job would survive a failover.
@@ -258,7 +259,7 @@ export class Queues {
    * decides between the outcome and "accepted" (issue 8 item 10: Job.waitUntilFinished rejected
    * inside a Promise executor, an unhandled rejection that killed the web process).
    */
-  async submit(cmd: Command, waitMs = this.config.depositWaitMs): Promise<Outcome | "accepted"> {
+  async submit(cmd: Command, waitMs = this.config.depositWaitMs, onQueued?: () => void): Promise<Outcome | "accepted"> {
     this.queueEvents(shardOf(this.config, cmd.runId));
     const id = cmd.commandId;
     let timer: NodeJS.Timeout | undefined;
@@ -273,6 +274,8 @@ export class Queues {
       this.waiting.delete(id);
       throw err;
     }
+    // the job is in the queue (v0.4 "Answers inside Slack": Slack is answered 200 from here on)
+    onQueued?.();
     const result = await finished;
     clearTimeout(timer);
     if (result.kind === "completed") return result.value;

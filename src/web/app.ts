@@ -15,6 +15,7 @@ import { redisClient } from "../queue/redis.js";
 import type { Runtime } from "../runtime.js";
 import { adminRouter } from "./admin.js";
 import { endpointsRouter } from "./endpoints.js";
+import { slackRouter } from "./slack.js";
 import { CALLBACK_ROUTE, callbackRouter } from "./callback.js";
 import { dashboardMiddleware } from "./dashboard.js";
 import { accessLog } from "./access-log.js";
@@ -95,7 +96,7 @@ export function createWebApp(rt: Runtime): WebApp {
     ctx.body = openApiDocument(rt.config.baseUrl);
   });
 
-  const routers = [ops, callbackRouter(rt, rateLimit), adminRouter(rt), endpointsRouter(rt), runsApiRouter(rt), consoleRouter(rt), mcpRouter(rt)];
+  const routers = [ops, callbackRouter(rt, rateLimit), adminRouter(rt), endpointsRouter(rt), slackRouter(rt), runsApiRouter(rt), consoleRouter(rt), mcpRouter(rt)];
   for (const router of routers) app.use(router.routes());
   app.use(unmatchedRoute(routers));
 

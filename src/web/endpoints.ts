@@ -5,6 +5,7 @@
  * | call | answers |
  * |---|---|
  * | `PUT /api/endpoints/{name}` `{kind, url}` | 201 `{name, kind, url, secret}` (secret for webhook, shown once; null otherwise); 200 `{name, kind, url}` on update; 422 invalid-body |
+ * | `PUT /api/endpoints/{name}` `{kind: "slack-app", botToken, signingSecret, channel, answerAs?, allowUsers?}` | 201 / 200 `{name, kind, host, channel, answerAs, allowUsers, botToken: "xoxb-…", signingSecret: "…"}` (never the secrets; v0.4 "Answers inside Slack"); 422 invalid-body |
  * | `GET /api/endpoints` | 200 `[{name, kind, host, createdAt, failingSince, disabledAt, disabledReason}]` |
  * | `POST /api/endpoints/{name}/rotate` | 200 `{name, secret, previousSecretValidUntil}`; 404; 409 not-a-webhook |
  * | `DELETE /api/endpoints/{name}` | 204; 404 |
@@ -14,7 +15,8 @@
  */
 import Router from "@koa/router";
 import type { Context } from "koa";
-import { endpointNameOr404, listEndpoints, removeEndpoint, rotateSecret, setEndpoint, validateEndpointBody, ROTATION_OVERLAP_MS } from "../endpoints/endpoints.js";
+import { endpointNameOr404, listEndpoints, removeEndpoint, rotateSecret, setEndpoint, setSlackAppEndpoint, validateEndpointBody, ROTATION_OVERLAP_MS } from "../endpoints/endpoints.js";
+import { validateSlackAppBody } from "../endpoints/slack-app.js";
 import { RefusalCode, RefusalError, refuse } from "../engine/refusals.js";
 import { redeliver } from "../outbox/deliveries.js";
 import type { Runtime } from "../runtime.js";
@@ -36,6 +38,15 @@ export function endpointsRouter(rt: Runtime): Router {
     const name = ctx.params.name;
     endpointNameOr404(name);
     const body = await readBody(ctx, "json", BODY_LIMIT_BYTES, rt.config.limits.maxInputDepth);
+    if ((body as { kind?: unknown } | null)?.kind === "slack-app") {
+      const app = validateSlackAppBody(body);
+      const result = await dependency(rt.log, "database", () => setSlackAppEndpoint(rt.db, rt.sealer, name, app, rt.config.slackApiUrl));
+      ctx.status = result.created ? 201 : 200;
+      ctx.set("Cache-Control", "no-store");
+      ctx.body = { name, kind: "slack-app", host: new URL(rt.config.slackApiUrl).host, channel: app.channel, answerAs: app.answerAs, allowUsers: app.allowUsers, botToken: "xoxb-…", signingSecret: "…" };
+      rt.log.info({ endpoint: name, kind: "slack-app", channel: app.channel, created: result.created }, "endpoint set");
+      return;
+    }
     const { kind, url } = validateEndpointBody(body, rt.config.endpointsAllowPrivate);
     const result = await dependency(rt.log, "database", () => setEndpoint(rt.db, rt.sealer, name, kind, url));
     ctx.status = result.created ? 201 : 200;

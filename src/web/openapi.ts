@@ -269,17 +269,47 @@ export function openApiDocument(baseUrl: string) {
           security: admin,
           requestBody: {
             required: true,
-            content: { "application/json": { schema: { type: "object", required: ["kind", "url"], additionalProperties: false, properties: { kind: { enum: ["webhook", "slack", "teams"] }, url: { type: "string", format: "uri", maxLength: 2048 } } } } },
+            content: {
+              "application/json": {
+                schema: {
+                  oneOf: [
+                    { type: "object", required: ["kind", "url"], additionalProperties: false, properties: { kind: { enum: ["webhook", "slack", "teams"] }, url: { type: "string", format: "uri", maxLength: 2048 } } },
+                    {
+                      type: "object",
+                      description: "A Slack app (v0.4, answers inside Slack): messages posted with chat.postMessage; botToken and signingSecret sealed at rest, never shown again",
+                      required: ["kind", "botToken", "signingSecret", "channel"],
+                      additionalProperties: false,
+                      properties: {
+                        kind: { const: "slack-app" },
+                        botToken: { type: "string", pattern: "^xoxb-[A-Za-z0-9-]{1,250}$" },
+                        signingSecret: { type: "string", pattern: "^[A-Za-z0-9]{8,128}$" },
+                        channel: { type: "string", pattern: "^[CGD][A-Z0-9]{2,30}$" },
+                        answerAs: { type: "object", additionalProperties: false, required: ["roles"], properties: { roles: { type: "array", maxItems: 50, items: { type: "string", minLength: 1, maxLength: 100 } } } },
+                        allowUsers: { type: "array", maxItems: 1000, items: { type: "string", pattern: "^[UW][A-Z0-9]{2,30}$" } },
+                      },
+                    },
+                  ],
+                },
+              },
+            },
           },
           responses: responses(
             {
               "201": jsonOk("Created: {name, kind, url, secret} (secret null for chat kinds)"),
-              "200": jsonOk("Updated: {name, kind, url} (no secret)"),
+              "200": jsonOk("Updated: {name, kind, url} (no secret); slack-app: {name, kind, host, channel, answerAs, allowUsers, botToken: \"xoxb-…\", signingSecret: \"…\"} (201 or 200)"),
             },
             ["unauthorized", "not-found", "invalid-body", "malformed-json", "unsupported-media-type", "payload-too-large", "unavailable"],
           ),
         },
         delete: { summary: "Deletes the endpoint; deliveries queued for it then fail", security: admin, responses: responses({ "204": { description: "Deleted" } }, ["unauthorized", "not-found", "unavailable"]) },
+      },
+      "/api/slack/interactions": {
+        post: {
+          summary:
+            "Slack's interactivity Request URL (v0.4, answers inside Slack): application/x-www-form-urlencoded with a payload; X-Slack-Signature verified (v0= HMAC-SHA256 of v0:{timestamp}:{raw body} with the app's signing secret, timestamp within 5 minutes, replays refused); answers 200 within 3 s with the answer queued",
+          requestBody: { required: true, content: { "application/x-www-form-urlencoded": { schema: { type: "object", required: ["payload"], properties: { payload: { type: "string" } } } } } },
+          responses: responses({ "200": { description: "Taken (empty), or a modal's errors: {response_action: \"errors\", errors}" } }, ["unauthorized", "payload-too-large"]),
+        },
       },
       "/api/endpoints/{name}/rotate": {
         parameters: [{ name: "name", in: "path", required: true, schema: { type: "string" } }],
@@ -352,12 +382,16 @@ export function openApiDocument(baseUrl: string) {
           type: "object",
           properties: {
             name: { type: "string" },
-            kind: { enum: ["webhook", "slack", "teams"] },
+            kind: { enum: ["webhook", "slack", "teams", "slack-app"] },
             host: { type: "string", description: "host[:port] of the URL; the URL itself is a credential and never shown" },
             createdAt: { type: "string", format: "date-time" },
             failingSince: { type: ["string", "null"], format: "date-time" },
             disabledAt: { type: ["string", "null"], format: "date-time", description: "set when it answered 410 Gone or failed for 5 days; a PUT re-enables it" },
             disabledReason: { type: ["string", "null"] },
+            slack: {
+              type: "object",
+              description: "slack-app only: {channel, answerAs, allowUsers, botToken: \"xoxb-…\", signingSecret: \"…\"} — the secrets redacted",
+            },
           },
         },
         Problem: {

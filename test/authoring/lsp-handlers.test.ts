@@ -245,3 +245,14 @@ terminal state T
   const member = cursor("sigs.TaskUrl()", 5);
   t.deepEqual(labels(completion(member.a, member.pos)), ["done", "count", "CallbackUrl", "TaskUrl"]);
 });
+
+test("completion in send message { } offers its fields; after answer: the slot aliases of the state (v0.4)", (t) => {
+  const src = (cursorLine: string) =>
+    `workflow W\nevent E(ok: bool)\ninitial state A {\n  subscribe E(ok) as decision\n  subscribe E(ok) as other\n  enter {\n${cursorLine}\n  }\n  on decision(ok) -> B\n  on other(ok) -> B\n}\nstate B {\n  subscribe E(ok) as later\n  on later(ok) -> C\n}\nterminal state C\n`;
+  const fields = at(src('    send message to "finance-slack" { text: "Approve?", ‸ }'));
+  t.deepEqual(labels(completion(fields.a, fields.pos)), ["text", "link", "label", "answer"]);
+  // the names come from the last analysis that parsed (the line is broken while typing)
+  const parsed = new Analysis(URI, 1, src('    send message to "finance-slack" { text: "Approve?", answer: decision }'), null);
+  const answer = at(src('    send message to "finance-slack" { text: "Approve?", answer: ‸ }'), parsed);
+  t.deepEqual(labels(completion(answer.a, answer.pos)).sort(), ["decision", "other"]);
+});

@@ -61,3 +61,44 @@ test("FLOW330 (an endpoint no operator has set) is a deploy's warning, never the
   t.false(r.diagnostics.some((d) => d.code === Codes.UnknownEndpoint));
   t.deepEqual(endpointRefs(r.workflow).map((e) => e.name), ["no-such-endpoint"]);
 });
+
+test("send message: answer names a slot of this state (v0.4 Answers inside Slack)", (t) => {
+  const r = expectClean(t, inEnter('    send message to "finance-slack" { text: "Approve?", answer: e }', SLOT));
+  const enter = r.ast!.states[0].members.find((m) => m.kind === "enter");
+  if (enter?.kind !== "enter") return t.fail();
+  const st = enter.body[0];
+  if (st.kind !== "sendMessage") return t.fail();
+  t.is(st.answer?.name, "e");
+  // a message without answer has none
+  const plain = expectClean(t, inEnter('    send message to "c" { text: "x" }'));
+  const e2 = plain.ast!.states[0].members.find((m) => m.kind === "enter");
+  if (e2?.kind !== "enter" || e2.body[0].kind !== "sendMessage") return t.fail();
+  t.is(e2.body[0].answer, null);
+});
+
+test("answer: no such slot, not an alias, a fanned-out slot, a slot of another state (FLOW318); twice (FLOW030)", (t) => {
+  expectDiagnostics(t, inEnter('    send message to "c" { text: "x", answer: ⟦nope⟧ }', SLOT), [Codes.AnswerNotASlot]);
+  expectDiagnostics(t, inEnter('    send message to "c" { text: "x", answer: ⟦"e"⟧ }', SLOT), [Codes.AnswerNotASlot]);
+  expectDiagnostics(t, inEnter('    send message to "c" { text: "x", answer: e, ⟦answer⟧: e }', SLOT), [Codes.DeliveryFields]);
+  expectDiagnostics(t, inEnter('    send message to "c" { text: "x", answer: ⟦f⟧ }', "  subscribe G() as f for each x in names"), [Codes.AnswerNotASlot]);
+  expectDiagnostics(
+    t,
+    `workflow W(v: V)
+entity V { s: string }
+event G()
+initial state S {
+  subscribe G() as a
+  on a() -> U
+}
+state U {
+  subscribe G() as b
+  enter {
+    send message to "c" { text: "x", answer: ⟦a⟧ }
+  }
+  on b() -> T
+}
+terminal state T
+`,
+    [Codes.AnswerNotASlot],
+  );
+});

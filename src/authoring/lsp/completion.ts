@@ -11,6 +11,8 @@
  * | `subscribe E(` …                        | E's parameter names, in order              |
  * | after `subscribe`, `map event`, `to`    | the events                                 |
  * | a line of a `subscribe … { }` block      | the setting names (`Candidates:` …, `each { }`) |
+ * | in `send message … { }`                 | its fields (`text:`, `link:`, `label:`, `answer:`) |
+ * | after `answer:` in `send message … { }` | the slot aliases of the enclosing state (v0.4) |
  * | after `x.`                              | x's fields (entity), `done`/`count`/`CallbackUrl()`/`TaskUrl()` (slot), a principal's members |
  * | after `:` in a declaration, in `list<`  | the types (scalars and entities)           |
  * | elsewhere                               | keywords, builtins, the names in scope     |
@@ -31,6 +33,8 @@ const KEYWORDS = [
 const SETTINGS = ["Candidates", "Requires", "After", "Deadline", "Title", "Intro", "Quorum"];
 /** Completion details of settings that need a word more than "slot setting". */
 const SETTING_DETAIL: Record<string, string> = { Quorum: "int: a fanned-out slot is done once this many elements are completed" };
+/** The fields of `send message` (language reference "Delivering through endpoints"; `answer` added for v0.4). */
+const MESSAGE_FIELDS = ["text", "link", "label", "answer"];
 const SCALARS = ["bool", "int", "decimal", "string", "datetime", "duration", "principal", "list"];
 
 interface Block {
@@ -94,6 +98,11 @@ export function completion(a: Analysis, pos: Position): CompletionItem[] {
       // v0.4 Many responders: the one setting with a block
       { ...item("each", CompletionItemKind.Property, "runs once per element of a fanned-out slot"), insertText: "each {\n\t$0\n}", insertTextFormat: InsertTextFormat.Snippet },
     ];
+  }
+  const inMessage = inner?.head[0]?.image === "send" && inner.head[1]?.image === "message";
+  if (inMessage && /\banswer\s*:\s*[A-Za-z_0-9]*$/.test(before)) return aliases();
+  if (inMessage && /(^|[{,])\s*[A-Za-z_]*$/.test(before)) {
+    return MESSAGE_FIELDS.map((f) => ({ ...item(f, CompletionItemKind.Property, "field of send message"), insertText: `${f}: ` }));
   }
   const member = /((?:[A-Za-z_][A-Za-z_0-9]*\s*\.\s*)+)[A-Za-z_0-9]*$/.exec(before);
   if (member) return members(a, member[1].split(".").map((s) => s.trim()).filter(Boolean), offset, stateName);

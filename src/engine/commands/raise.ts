@@ -90,7 +90,8 @@ export async function raise(step: Step, cmd: Extract<Command, { kind: "raise" }>
   const scope = slotScope(step, slot, Scope.of(checked.args));
   const requires = requiresRefusal(step, scope, decl, `The Requires condition of slot "${cmd.alias}" does not hold.`);
   if (requires) return refused(requires);
-  slot.answeredBy ??= { via: "principal", id: principal.id, email: principal.email };
-  acceptEvent(step, slot, checked.args, cmd.args, { via: "raise", principal: principal.id });
+  // v0.4 "Who answered": a Slack user's answer is recorded as such, any other raise as the principal
+  slot.answeredBy ??= cmd.answeredVia === "slack" ? { via: "slack", id: principal.id, email: principal.email } : { via: "principal", id: principal.id, email: principal.email };
+  acceptEvent(step, slot, checked.args, cmd.args, { via: "raise", principal: principal.id, ...(cmd.answeredVia ? { answeredVia: cmd.answeredVia } : {}) });
   return applied(step, "completed");
 }

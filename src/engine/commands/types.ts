@@ -42,6 +42,11 @@ export type Command =
       element: number | null;
       args: Record<string, unknown>;
       principal: PrincipalClaims;
+      /**
+       * How the answer came, when not as a signed-in principal (v0.4 "Answers inside Slack"):
+       * `"slack"` records the completed slot's `answered_by` as `{via: "slack", id, email}`.
+       */
+      answeredVia?: "slack";
     }
   | { kind: "expire"; commandId: string; runId: string; slotId: string }
   /** An operator ends the live link of slot `alias` (of its element `element` when fanned out; revoke.ts). */
@@ -90,6 +95,7 @@ export const commandSchemas = {
     element: yup.number().integer().min(0).nullable().defined(),
     args: json(),
     principal: yup.object({ id: yup.string().required(), email: yup.string().nullable().defined(), roles: yup.array(yup.string().required()).required() }).required(),
+    answeredVia: yup.string().oneOf(["slack"]).optional(),
   }),
   expire: yup.object({ kind: yup.string().oneOf(["expire"]).required(), commandId: yup.string().required(), runId: uuid(), slotId: uuid() }),
   revoke: yup.object({
