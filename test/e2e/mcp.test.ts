@@ -8,6 +8,7 @@
  * input is a tool error with the problem code, and starts nothing.
  */
 import test from "ava";
+import { request as httpRequest } from "node:http";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
@@ -56,6 +57,28 @@ test.serial("POST /mcp without the token is 401, before anything else", async (t
   t.is(wrong.status, 401);
 });
 
+test.serial("POST /mcp from a page on another site (Origin) or under a foreign Host on a loopback server is 403, even with the token", async (t) => {
+  const body = { jsonrpc: "2.0", id: 1, method: "ping" };
+  const accept = "application/json, text/event-stream";
+  const foreign = await request(cluster.baseUrl, "POST", "/mcp", { token: ADMIN_TOKEN, json: body, headers: { accept, origin: "https://evil.example" } });
+  t.is(foreign.status, 403);
+  t.is(foreign.body.error.code, -32000);
+  t.regex(foreign.body.error.message, /another site \(Origin: https:\/\/evil\.example\)/);
+  const rebound = await new Promise<number>((resolve, reject) => {
+    // fetch cannot set Host: a raw request, as a browser tricked by DNS rebinding would send it
+    const port = Number(new URL(cluster.baseUrl).port);
+    const req = httpRequest({ host: "127.0.0.1", port, method: "POST", path: "/mcp", headers: { host: `evil.example:${port}`, authorization: `Bearer ${ADMIN_TOKEN}`, "content-type": "application/json", accept } }, (res) => {
+      res.resume();
+      resolve(res.statusCode ?? 0);
+    });
+    req.on("error", reject);
+    req.end(JSON.stringify(body));
+  });
+  t.is(rebound, 403);
+  const own = await request(cluster.baseUrl, "POST", "/mcp", { token: ADMIN_TOKEN, json: body, headers: { accept, origin: new URL(cluster.baseUrl).origin } });
+  t.is(own.status, 200, own.text);
+});
+
 test.serial("over HTTP: the tools, the built-ins, request_approval with progress, answered through the mailed link", async (t) => {
   const client = await httpClient();
   try {
@@ -94,6 +117,7 @@ test.serial("over HTTP: the tools, the built-ins, request_approval with progress
     t.like(result.structuredContent, { status: "answered", approved: true, comment: "go ahead" });
     t.true(!Number.isNaN(Date.parse(result.structuredContent.answeredAt)));
     t.true(progress.length >= 1);
+    t.regex((progress[0] as any).message, new RegExp(`run ${result.structuredContent.runId}`), "every notification names the run, for get_answer");
 
     // get_run shows the run, never a token or the link
     const run = (await client.callTool({ name: "get_run", arguments: { runId: result.structuredContent.runId } })) as any;
