@@ -85,7 +85,8 @@ test.serial("ask_human with choices: radio buttons on the page, the chosen one i
     const call = client.callTool({ name: "ask_human", arguments: { to: "person@example.com", question: "Which region should the new cluster run in?", choices: ["eu-west", "us-east", "ap-south"], waitSeconds: 90 } }, undefined, { timeout: 120_000 });
     let page = await openPage(await nextLink(before));
     const group = page.getByRole("group", { name: "Your answer" });
-    t.deepEqual(await group.getByRole("radio").evaluateAll((els) => els.map((e) => (e as HTMLInputElement).value)), ["eu-west", "us-east", "ap-south"]);
+    const radios = await group.getByRole("radio").all();
+    t.deepEqual(await Promise.all(radios.map((r) => r.getAttribute("value"))), ["eu-west", "us-east", "ap-south"]);
     t.is(await page.getByRole("textbox", { name: "Your answer" }).count(), 0, "no text field for a question with choices");
     // sending without a choice: refused (422, the answer is required), shown at the group; the link stays usable
     await page.getByRole("button", { name: "Send answer" }).click();
