@@ -11,6 +11,7 @@
  *   (logged), the run keeps waiting, and get_answer from a new client returns the answer.
  */
 import test from "ava";
+import AxeBuilder from "@axe-core/playwright";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 import type { Browser, Page } from "playwright-core";
@@ -88,6 +89,8 @@ test.serial("ask_human with choices: radio buttons on the page, the chosen one i
     const radios = await group.getByRole("radio").all();
     t.deepEqual(await Promise.all(radios.map((r) => r.getAttribute("value"))), ["eu-west", "us-east", "ap-south"]);
     t.is(await page.getByRole("textbox", { name: "Your answer" }).count(), 0, "no text field for a question with choices");
+    const axe = await new AxeBuilder({ page }).analyze();
+    t.deepEqual(axe.violations.filter((v) => v.impact === "serious" || v.impact === "critical").map((v) => v.id), [], "axe-core: no serious or critical violation");
     // sending without a choice: refused (422, the answer is required), shown at the group; the link stays usable
     await page.getByRole("button", { name: "Send answer" }).click();
     await page.locator("#err-answer").filter({ hasText: "Your answer" }).waitFor({ timeout: 15_000 });
