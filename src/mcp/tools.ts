@@ -61,6 +61,8 @@ export interface ToolDef {
   description: string;
   inputSchema: Json & { type: "object" };
   outputSchema: Json & { type: "object" };
+  /** `taskSupport: "optional"`: the tool may be called as an MCP task (tasks.ts). */
+  execution?: { taskSupport: "optional" };
 }
 
 /** What a tool handler is given besides its arguments. */
@@ -69,7 +71,12 @@ export interface CallContext {
   signal: AbortSignal;
   /** Sends a progress notification; absent when the client asked for none. */
   progress?: (progress: number, message: string) => Promise<void>;
+  /** request_approval / ask_human only start the run (a task, tasks.ts): they return `waiting` at once. */
+  noWait?: boolean;
 }
+
+/** The tools that can run as an MCP task (tasks.ts): a run of a built-in is the task. */
+export const TASK_TOOLS: readonly string[] = ["request_approval", "ask_human"];
 
 const str = (description: string, extra: Json = {}) => ({ type: "string", description, ...extra });
 const int = (description: string, extra: Json = {}) => ({ type: "integer", description, ...extra });
@@ -175,6 +182,7 @@ export const TOOLS: ToolDef[] = [
       additionalProperties: false,
     },
     outputSchema: answerOutput,
+    execution: { taskSupport: "optional" },
   },
   {
     name: "ask_human",
@@ -198,6 +206,7 @@ export const TOOLS: ToolDef[] = [
       additionalProperties: false,
     },
     outputSchema: answerOutput,
+    execution: { taskSupport: "optional" },
   },
   {
     name: "get_answer",
@@ -329,7 +338,7 @@ async function waitForAnswer(rt: Runtime, runId: string, waitSeconds: number, ct
 async function ask(rt: Runtime, workflow: string, input: Json, waitSeconds: number, ctx: CallContext): Promise<Json> {
   const started = await startWorkflowRun(rt, workflow, { ask: input });
   rt.log.info({ runId: started.id, workflow }, "mcp: asked a person");
-  return waitForAnswer(rt, started.id, waitSeconds, ctx);
+  return waitForAnswer(rt, started.id, ctx.noWait ? 0 : waitSeconds, ctx);
 }
 
 const answerBy = (timeoutSeconds: number) => new Date(Date.now() + timeoutSeconds * 1000).toISOString();

@@ -12,6 +12,7 @@ import { request as httpRequest } from "node:http";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
+import { CallToolResultSchema, CreateTaskResultSchema, McpError } from "@modelcontextprotocol/sdk/types.js";
 import { dropDatabase } from "../helpers/db.js";
 import { postLink } from "../helpers/callback.js";
 import { cliEntry } from "../helpers/cli-entry.js";
@@ -217,6 +218,47 @@ test.serial("past timeoutSeconds the answer is expired; list_runs finds the run;
     const cancel = (await client.callTool({ name: "cancel_run", arguments: { runId, reason: "not needed" } })) as any;
     t.true(cancel.isError);
     t.is(problemOf(cancel).code, "run-finished");
+  } finally {
+    await client.close();
+  }
+});
+
+test.serial("as an MCP task: a task at once, working until the person answers, then completed with the answer; tasks/cancel cancels the run", async (t) => {
+  const client = await httpClient();
+  try {
+    const { tools } = await client.listTools();
+    t.deepEqual(tools.filter((x) => x.execution?.taskSupport === "optional").map((x) => x.name).sort(), ["ask_human", "request_approval"]);
+
+    const before = printedLinks(cluster.output()).length;
+    const created = await client.request({ method: "tools/call", params: { name: "request_approval", arguments: { to: "approver@example.com", title: "Run the nightly purge now?" }, task: { ttl: 60_000 } } }, CreateTaskResultSchema);
+    const taskId = created.task.taskId;
+    t.like(created.task, { status: "working", ttl: null });
+    const run = await request(cluster.baseUrl, "GET", `/api/runs/${taskId}`, { token: ADMIN_TOKEN });
+    t.is(run.body.workflow, "slotflow.RequestApproval", "the task is the run");
+    t.is((await client.experimental.tasks.getTask(taskId)).status, "working");
+    const link = await nextLink(before);
+    const result = client.experimental.tasks.getTaskResult(taskId, CallToolResultSchema, { timeout: 60_000 }); // waits for the answer
+    t.is((await postLink(link, { approved: true, comment: "yes, now" })).status, 200);
+    t.like((await result).structuredContent, { status: "answered", runId: taskId, approved: true, comment: "yes, now" });
+    t.is((await client.experimental.tasks.getTask(taskId)).status, "completed");
+
+    const second = await client.request({ method: "tools/call", params: { name: "ask_human", arguments: { to: "person@example.com", question: "Which day?", choices: ["mon", "tue"] }, task: {} } }, CreateTaskResultSchema);
+    const cancelled = await client.experimental.tasks.cancelTask(second.task.taskId);
+    t.is(cancelled.status, "cancelled");
+    const gone = await request(cluster.baseUrl, "GET", `/api/runs/${second.task.taskId}`, { token: ADMIN_TOKEN });
+    t.is(gone.body.status, "cancelled");
+    t.like((await client.experimental.tasks.getTaskResult(second.task.taskId, CallToolResultSchema)).structuredContent, { status: "cancelled" });
+
+    // a refusal of a task request is a JSON-RPC error carrying the problem; nothing starts
+    const runsBefore = await builtinRuns();
+    const refused = await t.throwsAsync(client.request({ method: "tools/call", params: { name: "request_approval", arguments: { to: "nobody-here", title: "x" }, task: {} } }, CreateTaskResultSchema));
+    t.true(refused instanceof McpError);
+    t.like((refused as McpError).data, { code: "invalid-body", errors: [{ name: "to" }] });
+    t.is(await builtinRuns(), runsBefore);
+    const notATask = await t.throwsAsync(client.request({ method: "tools/call", params: { name: "list_workflows", arguments: {}, task: {} } }, CreateTaskResultSchema));
+    t.regex(notATask!.message, /does not run as a task/);
+    const unknown = await t.throwsAsync(client.experimental.tasks.getTask("00000000-0000-4000-8000-000000000000"));
+    t.regex(unknown!.message, /not found/i);
   } finally {
     await client.close();
   }
