@@ -5,7 +5,9 @@
  * test answers the mailed link (printed by the terminal mail transport) by POSTing JSON to it, and
  * the call returns the answer; a call that outlives its waitSeconds returns `waiting`, and
  * get_answer after a restart of the server (and from a new stdio process) returns the answer. Bad
- * input is a tool error with the problem code, and starts nothing.
+ * input is a tool error with the problem code, and starts nothing. A foreign Origin or Host is 403
+ * (DNS rebinding). As an MCP task (tasks.ts), the run is the task: tasks/get, tasks/result and
+ * tasks/cancel. The person's side in Chromium, endpoints and cancelling: mcp-browser.test.ts.
  */
 import test from "ava";
 import { request as httpRequest } from "node:http";
