@@ -4,7 +4,7 @@
  *   check FILE…            compile and print diagnostics; exit 1 on errors
  *   fmt [--check] FILE…    rewrite in the canonical layout (authoring/format.ts)
  *   lsp --stdio            the language server (authoring/lsp)
- *   migrate                apply prisma/migrations to DATABASE_URL (offline)
+ *   migrate                apply prisma/migrations to DATABASE_URL (offline), then deploy the built-in workflows
  *   reseal                 re-seal stored values under the newest key of SLOTFLOW_SEAL_KEY
  *   purge [--dry-run]      delete runs ended longer ago than SLOTFLOW_RETENTION (issue 20)
  *   serve [--deploy DIR] [--migrate]   web, workers and sweeper in one process
@@ -104,6 +104,15 @@ program
     const r = await migrate(databaseUrl).catch((err: unknown) => Promise.reject(postgresFailure(err, databaseUrl)));
     process.stdout.write(`migrations: ${r.applied.length} applied, ${r.alreadyApplied.length} already applied\n`);
     for (const name of r.checksumMismatches) process.stderr.write(`warning: ${name} was changed after it was applied\n`);
+    // the built-in workflows of the MCP tools, as serve deploys them (issue 33 item 4; docs/agents.md)
+    const [{ createDb }, { deployBuiltinsWith }] = await Promise.all([import("../db.js"), import("../mcp/builtins.js")]);
+    const db = createDb(databaseUrl, 2);
+    try {
+      const deployed = await deployBuiltinsWith({ db });
+      process.stdout.write(`built-in workflows: ${deployed.map((d) => `${d.name} v${d.version}${d.created ? " deployed" : " unchanged"}`).join(", ")}\n`);
+    } finally {
+      await db.$disconnect();
+    }
   });
 
 program

@@ -13,7 +13,7 @@
  * concatenation is empty text (language reference "Semantics").
  * Messages name the construct and its line but never a value, so a token cannot leak into them.
  */
-import type { Expr, Range, Statement } from "../lang/ast.js";
+import type { EndpointRef, Expr, Range, Statement } from "../lang/ast.js";
 import type { CompiledWorkflow } from "../lang/compiled.js";
 import { isEmailAddress } from "./values/email-address.js";
 import { Duration, formatIsoDuration, type Value } from "./values/values.js";
@@ -403,8 +403,9 @@ function executeOne(step: World, scope: Scope, st: Statement): void {
       if (type === null) throw new RuntimeFault("send webhook with a null type", st.range);
       const data: Record<string, unknown> = {};
       for (const f of st.data) data[f.name.name] = jsonOf(step, evaluate(step, scope, f.value), 0);
-      const id = step.queueDelivery({ statement: "webhook", endpoint: st.endpoint.name, payload: { type: display(type), data } });
-      step.addHistory("webhook-queued", { deliveryId: id, endpoint: st.endpoint.name });
+      const endpoint = endpointOf(step, scope, st.endpoint);
+      const id = step.queueDelivery({ statement: "webhook", endpoint, payload: { type: display(type), data } });
+      step.addHistory("webhook-queued", { deliveryId: id, endpoint });
       return;
     }
     case "sendMessage": {
@@ -415,8 +416,9 @@ function executeOne(step: World, scope: Scope, st: Statement): void {
       const label = st.label ? evaluate(step, scope, st.label) : null;
       if (link !== null && display(link) !== "") payload.link = display(link);
       if (label !== null) payload.label = display(label);
-      const id = step.queueDelivery({ statement: "message", endpoint: st.endpoint.name, payload, ...(st.answer ? { answer: st.answer.name } : {}) });
-      step.addHistory("message-queued", { deliveryId: id, endpoint: st.endpoint.name });
+      const endpoint = endpointOf(step, scope, st.endpoint);
+      const id = step.queueDelivery({ statement: "message", endpoint, payload, ...(st.answer ? { answer: st.answer.name } : {}) });
+      step.addHistory("message-queued", { deliveryId: id, endpoint });
       return;
     }
     case "dropSlot":
@@ -430,6 +432,18 @@ function executeOne(step: World, scope: Scope, st: Statement): void {
       evaluate(step, scope, st.expr);
       return;
   }
+}
+
+/**
+ * The endpoint a `send webhook` / `send message` goes to: the literal its source names, or — for a
+ * built-in workflow whose compiled form carries `expr` (src/mcp/builtins.ts) — that expression's
+ * value. A null value is a fault, like a null text.
+ */
+function endpointOf(step: World, scope: Scope, ref: EndpointRef): string {
+  if (!ref.expr) return ref.name;
+  const v = evaluate(step, scope, ref.expr);
+  if (v === null) throw new RuntimeFault("send to a null endpoint", ref.range);
+  return display(v);
 }
 
 /** Nesting bound of `jsonOf` (values are bounded by their types; this bounds the walk anyway). */

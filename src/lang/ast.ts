@@ -250,6 +250,12 @@ export interface SendEmailStmt {
 export interface EndpointRef {
   name: string;
   range: Range;
+  /**
+   * Built-in workflows only (src/mcp/builtins.ts, issue 33 item 2): the endpoint is the value of
+   * this expression when the statement runs, so one deployed workflow sends to the endpoint each
+   * run names. No source can write it (FLOW031: a source names its endpoint with a literal).
+   */
+  expr?: Expr;
 }
 
 /** `send webhook to "NAME" { type: …, field: … }`: `type` is the event type, every other field goes into `data`. */

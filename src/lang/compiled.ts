@@ -34,6 +34,15 @@ export interface ParamPage {
   label?: string;
   help?: string;
   multiline?: true;
+  /**
+   * Built-in workflows only (src/mcp/builtins.ts, issue 33 item 3; no annotation writes it): an
+   * expression over the workflow's parameters whose value, a `list<string>`, is the allowed
+   * answers of this `string` parameter. The responder page evaluates it over the run's data and,
+   * when the list is not empty, shows the answers as radio buttons instead of a text field.
+   */
+  choices?: Expr;
+  /** The values of `choices` for one page (engine/views/responder.ts fills it in); never stored. */
+  options?: string[];
 }
 
 export interface CompiledField {

@@ -86,8 +86,10 @@ export function endpointRefs(tree: unknown): { name: string; range: Range }[] {
       for (const e of v) walk(e, depth + 1);
       return;
     }
-    const node = v as { kind?: unknown; endpoint?: { name: string; range: Range } };
-    if ((node.kind === "sendWebhook" || node.kind === "sendMessage") && node.endpoint && node.endpoint.name !== "") out.push(node.endpoint);
+    const node = v as { kind?: unknown; endpoint?: { name: string; range: Range; expr?: unknown } };
+    const ref = node.endpoint;
+    // a ref with `expr` (built-ins only, src/mcp/builtins.ts) names no endpoint until it runs
+    if ((node.kind === "sendWebhook" || node.kind === "sendMessage") && ref && ref.name !== "" && !ref.expr) out.push(ref);
     for (const child of Object.values(v)) walk(child, depth + 1);
   };
   walk(tree, 0);

@@ -5,6 +5,11 @@
  * the body is read. A tool call that waits streams its progress notifications as server-sent
  * events on the request's response; closing the request ends the wait (the tool returns
  * `waiting`; get_answer resumes). Bodies: JSON, at most 1 MiB (request-body.ts).
+ *
+ * DNS rebinding (MCP specification, Streamable HTTP transport, "Security Warning": servers MUST
+ * validate the Origin header; the conformance scenario `dns-rebinding-protection`): checked first,
+ * before the token, by `rebindingRefusal` — a 403 with a JSON-RPC error body, as the SDK's own
+ * host-validation middleware answers.
  */
 import { createHash, timingSafeEqual } from "node:crypto";
 import Router from "@koa/router";
@@ -25,10 +30,49 @@ function requireToken(authorization: string, token: string, variable: string): v
   }
 }
 
+const LOOPBACK_HOSTNAMES = new Set(["localhost", "127.0.0.1", "[::1]"]);
+
+/** The hostname of a `Host` header value or an origin (`http://host:port`), or null when it does not parse. */
+function hostnameOf(hostOrOrigin: string, isOrigin: boolean): string | null {
+  try {
+    return new URL(isOrigin ? hostOrOrigin : `http://${hostOrOrigin}`).hostname.toLowerCase();
+  } catch {
+    return null;
+  }
+}
+
+/**
+ * Why a request to `/mcp` looks like a DNS-rebinding attack, or null when it does not:
+ * - an `Origin` header, when present (browsers send one; MCP clients that are programs do not),
+ *   must be BASE_URL's own origin — or, when BASE_URL is a loopback address (development), any
+ *   loopback origin;
+ * - when BASE_URL is a loopback address, the `Host` header must name a loopback host (any port):
+ *   a page on evil.example resolving to 127.0.0.1 reaches this process with `Host: evil.example`.
+ */
+export function rebindingRefusal(baseUrl: string, host: string, origin: string | undefined): string | null {
+  const base = new URL(baseUrl);
+  const loopback = LOOPBACK_HOSTNAMES.has(base.hostname.toLowerCase());
+  if (origin !== undefined && origin !== base.origin) {
+    const name = hostnameOf(origin, true);
+    if (!loopback || name === null || !LOOPBACK_HOSTNAMES.has(name)) return `Refused: a page on another site (Origin: ${origin.slice(0, 200)}) cannot call this MCP endpoint.`;
+  }
+  if (loopback) {
+    const name = hostnameOf(host, false);
+    if (name === null || !LOOPBACK_HOSTNAMES.has(name)) return `Refused: this server answers MCP on a loopback address only under a loopback host name (Host: ${host.slice(0, 200)}).`;
+  }
+  return null;
+}
+
 /** The router of `POST /mcp`. */
 export function mcpRouter(rt: Runtime): Router {
   const router = new Router();
   router.post("/mcp", async (ctx) => {
+    const rebinding = rebindingRefusal(rt.config.baseUrl, ctx.get("host"), ctx.get("origin") || undefined);
+    if (rebinding) {
+      ctx.status = 403;
+      ctx.body = { jsonrpc: "2.0", error: { code: -32000, message: rebinding }, id: null };
+      return;
+    }
     const [token, variable] = rt.config.mcpToken ? [rt.config.mcpToken, "SLOTFLOW_MCP_TOKEN"] : [rt.config.adminToken, "SLOTFLOW_ADMIN_TOKEN"];
     requireToken(ctx.get("authorization"), token, variable);
     const body = await readBody(ctx, "json", BODY_LIMIT_BYTES, rt.config.limits.maxInputDepth);

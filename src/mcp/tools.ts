@@ -61,6 +61,8 @@ export interface ToolDef {
   description: string;
   inputSchema: Json & { type: "object" };
   outputSchema: Json & { type: "object" };
+  /** `taskSupport: "optional"`: the tool may be called as an MCP task (tasks.ts). */
+  execution?: { taskSupport: "optional" };
 }
 
 /** What a tool handler is given besides its arguments. */
@@ -69,14 +71,19 @@ export interface CallContext {
   signal: AbortSignal;
   /** Sends a progress notification; absent when the client asked for none. */
   progress?: (progress: number, message: string) => Promise<void>;
+  /** request_approval / ask_human only start the run (a task, tasks.ts): they return `waiting` at once. */
+  noWait?: boolean;
 }
+
+/** The tools that can run as an MCP task (tasks.ts): a run of a built-in is the task. */
+export const TASK_TOOLS: readonly string[] = ["request_approval", "ask_human"];
 
 const str = (description: string, extra: Json = {}) => ({ type: "string", description, ...extra });
 const int = (description: string, extra: Json = {}) => ({ type: "integer", description, ...extra });
 const runIdSchema = str("A run id (a UUID), as start_run, list_runs, request_approval or ask_human gave it.", { format: "uuid" });
 const waitSchema = int(`How long this call blocks waiting for the answer, in seconds (default ${LIMITS.defaultWaitSeconds}, at most ${LIMITS.maxWaitSeconds}). When it passes, the call returns {status: "waiting", runId}: call get_answer to wait again.`, { minimum: 0, maximum: LIMITS.maxWaitSeconds });
 const timeoutSchema = int(`How long the person has to answer, in seconds (default ${LIMITS.defaultTimeoutSeconds}, i.e. 24 h; at most ${LIMITS.maxTimeoutSeconds}). Past it the answer is {status: "expired"}.`, { minimum: 1, maximum: LIMITS.maxTimeoutSeconds });
-const toSchema = str("Who answers: an email address (the link is mailed there).", { minLength: 3, maxLength: 320 });
+const toSchema = str("Who answers: an email address (the link is mailed there), or the name of an endpoint the operator set up (a Slack or Teams channel, a webhook; the link is posted there).", { minLength: 1, maxLength: 320 });
 
 const answerOutput = {
   type: "object",
@@ -161,7 +168,7 @@ export const TOOLS: ToolDef[] = [
   {
     name: "request_approval",
     description:
-      "Asks a person to approve or decline something, and waits for the answer. A single-use link is mailed to `to`; the person answers on a web page (approve or decline, with an optional comment). Returns {status: \"answered\", approved, comment, answeredAt} when the answer comes within waitSeconds, else {status: \"waiting\", runId}: then call get_answer {runId}. The link never reaches you. Use it as a permission prompt before an irreversible action.",
+      "Asks a person to approve or decline something, and waits for the answer. A single-use link is sent to `to` (mailed to an address, or posted to an endpoint); the person answers on a web page (approve or decline, with an optional comment). Returns {status: \"answered\", approved, comment, answeredAt} when the answer comes within waitSeconds, else {status: \"waiting\", runId}: then call get_answer {runId}. The link never reaches you. Use it as a permission prompt before an irreversible action.",
     inputSchema: {
       type: "object",
       properties: {
@@ -175,11 +182,12 @@ export const TOOLS: ToolDef[] = [
       additionalProperties: false,
     },
     outputSchema: answerOutput,
+    execution: { taskSupport: "optional" },
   },
   {
     name: "ask_human",
     description:
-      "Asks a person a question, and waits for the answer. A single-use link is mailed to `to`; the person answers on a web page (with choices, the answer must be one of them). Returns {status: \"answered\", answer, comment, answeredAt} when the answer comes within waitSeconds, else {status: \"waiting\", runId}: then call get_answer {runId}. The link never reaches you.",
+      "Asks a person a question, and waits for the answer. A single-use link is sent to `to` (mailed to an address, or posted to an endpoint); the person answers on a web page (with choices, they pick one of them). Returns {status: \"answered\", answer, comment, answeredAt} when the answer comes within waitSeconds, else {status: \"waiting\", runId}: then call get_answer {runId}. The link never reaches you.",
     inputSchema: {
       type: "object",
       properties: {
@@ -198,6 +206,7 @@ export const TOOLS: ToolDef[] = [
       additionalProperties: false,
     },
     outputSchema: answerOutput,
+    execution: { taskSupport: "optional" },
   },
   {
     name: "get_answer",
@@ -237,18 +246,30 @@ function integer(a: Json, name: string, min: number, max: number, dflt: number):
   return v;
 }
 
+/** Where a built-in sends its link: an email address, or the name of an endpoint (the built-ins' `channel`). */
+interface Recipient {
+  recipient: string;
+  channel: "email" | "endpoint";
+}
+
 /**
- * Checks `to`: an email address (the language's isEmailAddress, the rule `send email` enforces).
- * An endpoint name is recognised but refused: the built-ins deliver by email only (a `send message`
- * names its endpoint as a literal in the source; docs/agents.md "Limits").
+ * Checks `to` (interfaces.md "Agents ask people": an email address or an endpoint name): an
+ * email address by the language's isEmailAddress (the rule `send email` enforces), else the name
+ * of an endpoint that exists and is not disabled (`slotflow endpoint set`; webhook, slack, teams —
+ * the link goes there with `send message`). Anything else is refused invalid-body naming `to`,
+ * before anything starts.
  */
-function recipient(a: Json): string {
+async function recipient(rt: Runtime, a: Json): Promise<Recipient> {
   const to = text(a, "to", 320)!;
-  if (isEmailAddress(to)) return to;
-  if (ENDPOINT_NAME.test(to)) {
-    throw invalid(`"${to}" is not an email address. Delivering a question through an endpoint is not supported yet: give the person's email address.`, [{ name: "to", problem: "endpoint delivery is not supported yet; give an email address" }]);
+  if (isEmailAddress(to)) return { recipient: to, channel: "email" };
+  const neither = (detail: string) => invalid(detail, [{ name: "to", problem: "is neither an email address nor an endpoint name" }]);
+  if (!ENDPOINT_NAME.test(to)) throw neither("to must be an email address (one plain address, like person@example.com) or the name of an endpoint.");
+  const endpoint = await dependency(rt.log, "database", () => rt.db.endpoint.findUnique({ where: { name: to }, select: { name: true, disabledAt: true, disabledReason: true } }));
+  if (!endpoint) throw neither(`"${to}" is not an email address, and no endpoint is named so (an operator sets endpoints with 'slotflow endpoint set').`);
+  if (endpoint.disabledAt) {
+    throw invalid(`The endpoint "${to}" is disabled (${endpoint.disabledReason ?? "by its failures"}): an operator re-enables it with 'slotflow endpoint set'.`, [{ name: "to", problem: "names a disabled endpoint" }]);
   }
-  throw invalid("to must be an email address (one plain address, like person@example.com).", [{ name: "to", problem: "is neither an email address nor an endpoint name" }]);
+  return { recipient: endpoint.name, channel: "endpoint" };
 }
 
 /** The answer of a built-in run as its view shows it, or null while it waits (issue 33 item 3). */
@@ -297,11 +318,17 @@ async function waitForAnswer(rt: Runtime, runId: string, waitSeconds: number, ct
     const answer = answerOf(view);
     if (answer) return answer;
     const now = Date.now();
-    if (now >= until || ctx.signal.aborted) return { status: "waiting", runId: view.id };
+    if (ctx.signal.aborted) {
+      // over HTTP: the client closed the request; over stdio: it sent notifications/cancelled (the SDK then drops the result)
+      rt.log.info({ runId: view.id }, "mcp: the caller went away while waiting; the run keeps waiting and get_answer resumes");
+      return { status: "waiting", runId: view.id };
+    }
+    if (now >= until) return { status: "waiting", runId: view.id };
     if (ctx.progress && now >= nextProgress) {
       beats += 1;
       nextProgress = now + PROGRESS_MS;
-      await ctx.progress(beats, `Waiting for the person's answer (${Math.round((until - now) / 1000)} s left in this call).`).catch(() => undefined);
+      // the run id in every notification: a client that gives up before the result can still call get_answer
+      await ctx.progress(beats, `Waiting for the person's answer on run ${view.id} (${Math.round((until - now) / 1000)} s left in this call; get_answer {runId} waits again).`).catch(() => undefined);
     }
     await sleep(Math.min(POLL_MS, until - now, Math.max(0, nextProgress - now)), ctx.signal);
   }
@@ -311,7 +338,7 @@ async function waitForAnswer(rt: Runtime, runId: string, waitSeconds: number, ct
 async function ask(rt: Runtime, workflow: string, input: Json, waitSeconds: number, ctx: CallContext): Promise<Json> {
   const started = await startWorkflowRun(rt, workflow, { ask: input });
   rt.log.info({ runId: started.id, workflow }, "mcp: asked a person");
-  return waitForAnswer(rt, started.id, waitSeconds, ctx);
+  return waitForAnswer(rt, started.id, ctx.noWait ? 0 : waitSeconds, ctx);
 }
 
 const answerBy = (timeoutSeconds: number) => new Date(Date.now() + timeoutSeconds * 1000).toISOString();
@@ -352,22 +379,23 @@ export async function callTool(rt: Runtime, name: string, rawArgs: unknown, ctx:
     }
     case "request_approval": {
       const a = argsOf(rawArgs, ["to", "title", "details", "timeoutSeconds", "waitSeconds"]);
-      const to = recipient(a);
+      const to = await recipient(rt, a);
       const title = text(a, "title", LIMITS.titleChars)!;
       const details = text(a, "details", LIMITS.detailsChars, true) ?? null;
       const timeout = integer(a, "timeoutSeconds", 1, LIMITS.maxTimeoutSeconds, LIMITS.defaultTimeoutSeconds);
       const wait = integer(a, "waitSeconds", 0, LIMITS.maxWaitSeconds, LIMITS.defaultWaitSeconds);
-      return ask(rt, REQUEST_APPROVAL, { recipient: to, title, details, answerBy: answerBy(timeout), approved: null, comment: null }, wait, ctx);
+      return ask(rt, REQUEST_APPROVAL, { ...to, title, details, answerBy: answerBy(timeout), approved: null, comment: null }, wait, ctx);
     }
     case "ask_human": {
       const a = argsOf(rawArgs, ["to", "question", "choices", "timeoutSeconds", "waitSeconds"]);
-      const to = recipient(a);
+      const to = await recipient(rt, a);
       const question = text(a, "question", LIMITS.questionChars)!;
       const choices = choicesOf(a.choices);
       const timeout = integer(a, "timeoutSeconds", 1, LIMITS.maxTimeoutSeconds, LIMITS.defaultTimeoutSeconds);
       const wait = integer(a, "waitSeconds", 0, LIMITS.maxWaitSeconds, LIMITS.defaultWaitSeconds);
+      // the page offers choices as radio buttons (builtins.ts completeBuiltin); a mail or message lists them
       const intro = choices.length ? `Answer with one of: ${choices.map((c) => `“${c}”`).join(", ")}.` : null;
-      return ask(rt, ASK_HUMAN, { recipient: to, question, choices, intro, answerBy: answerBy(timeout), answer: null, comment: null }, wait, ctx);
+      return ask(rt, ASK_HUMAN, { ...to, question, choices, intro, answerBy: answerBy(timeout), answer: null, comment: null }, wait, ctx);
     }
     case "get_answer": {
       const a = argsOf(rawArgs, ["runId", "waitSeconds"]);

@@ -5,12 +5,16 @@
  * test answers the mailed link (printed by the terminal mail transport) by POSTing JSON to it, and
  * the call returns the answer; a call that outlives its waitSeconds returns `waiting`, and
  * get_answer after a restart of the server (and from a new stdio process) returns the answer. Bad
- * input is a tool error with the problem code, and starts nothing.
+ * input is a tool error with the problem code, and starts nothing. A foreign Origin or Host is 403
+ * (DNS rebinding). As an MCP task (tasks.ts), the run is the task: tasks/get, tasks/result and
+ * tasks/cancel. The person's side in Chromium, endpoints and cancelling: mcp-browser.test.ts.
  */
 import test from "ava";
+import { request as httpRequest } from "node:http";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
+import { CallToolResultSchema, CreateTaskResultSchema, McpError } from "@modelcontextprotocol/sdk/types.js";
 import { dropDatabase } from "../helpers/db.js";
 import { postLink } from "../helpers/callback.js";
 import { cliEntry } from "../helpers/cli-entry.js";
@@ -56,6 +60,28 @@ test.serial("POST /mcp without the token is 401, before anything else", async (t
   t.is(wrong.status, 401);
 });
 
+test.serial("POST /mcp from a page on another site (Origin) or under a foreign Host on a loopback server is 403, even with the token", async (t) => {
+  const body = { jsonrpc: "2.0", id: 1, method: "ping" };
+  const accept = "application/json, text/event-stream";
+  const foreign = await request(cluster.baseUrl, "POST", "/mcp", { token: ADMIN_TOKEN, json: body, headers: { accept, origin: "https://evil.example" } });
+  t.is(foreign.status, 403);
+  t.is(foreign.body.error.code, -32000);
+  t.regex(foreign.body.error.message, /another site \(Origin: https:\/\/evil\.example\)/);
+  const rebound = await new Promise<number>((resolve, reject) => {
+    // fetch cannot set Host: a raw request, as a browser tricked by DNS rebinding would send it
+    const port = Number(new URL(cluster.baseUrl).port);
+    const req = httpRequest({ host: "127.0.0.1", port, method: "POST", path: "/mcp", headers: { host: `evil.example:${port}`, authorization: `Bearer ${ADMIN_TOKEN}`, "content-type": "application/json", accept } }, (res) => {
+      res.resume();
+      resolve(res.statusCode ?? 0);
+    });
+    req.on("error", reject);
+    req.end(JSON.stringify(body));
+  });
+  t.is(rebound, 403);
+  const own = await request(cluster.baseUrl, "POST", "/mcp", { token: ADMIN_TOKEN, json: body, headers: { accept, origin: new URL(cluster.baseUrl).origin } });
+  t.is(own.status, 200, own.text);
+});
+
 test.serial("over HTTP: the tools, the built-ins, request_approval with progress, answered through the mailed link", async (t) => {
   const client = await httpClient();
   try {
@@ -94,6 +120,7 @@ test.serial("over HTTP: the tools, the built-ins, request_approval with progress
     t.like(result.structuredContent, { status: "answered", approved: true, comment: "go ahead" });
     t.true(!Number.isNaN(Date.parse(result.structuredContent.answeredAt)));
     t.true(progress.length >= 1);
+    t.regex((progress[0] as any).message, new RegExp(`run ${result.structuredContent.runId}`), "every notification names the run, for get_answer");
 
     // get_run shows the run, never a token or the link
     const run = (await client.callTool({ name: "get_run", arguments: { runId: result.structuredContent.runId } })) as any;
@@ -193,6 +220,47 @@ test.serial("past timeoutSeconds the answer is expired; list_runs finds the run;
     const cancel = (await client.callTool({ name: "cancel_run", arguments: { runId, reason: "not needed" } })) as any;
     t.true(cancel.isError);
     t.is(problemOf(cancel).code, "run-finished");
+  } finally {
+    await client.close();
+  }
+});
+
+test.serial("as an MCP task: a task at once, working until the person answers, then completed with the answer; tasks/cancel cancels the run", async (t) => {
+  const client = await httpClient();
+  try {
+    const { tools } = await client.listTools();
+    t.deepEqual(tools.filter((x) => x.execution?.taskSupport === "optional").map((x) => x.name).sort(), ["ask_human", "request_approval"]);
+
+    const before = printedLinks(cluster.output()).length;
+    const created = await client.request({ method: "tools/call", params: { name: "request_approval", arguments: { to: "approver@example.com", title: "Run the nightly purge now?" }, task: { ttl: 60_000 } } }, CreateTaskResultSchema);
+    const taskId = created.task.taskId;
+    t.like(created.task, { status: "working", ttl: null });
+    const run = await request(cluster.baseUrl, "GET", `/api/runs/${taskId}`, { token: ADMIN_TOKEN });
+    t.is(run.body.workflow, "slotflow.RequestApproval", "the task is the run");
+    t.is((await client.experimental.tasks.getTask(taskId)).status, "working");
+    const link = await nextLink(before);
+    const result = client.experimental.tasks.getTaskResult(taskId, CallToolResultSchema, { timeout: 60_000 }); // waits for the answer
+    t.is((await postLink(link, { approved: true, comment: "yes, now" })).status, 200);
+    t.like((await result).structuredContent, { status: "answered", runId: taskId, approved: true, comment: "yes, now" });
+    t.is((await client.experimental.tasks.getTask(taskId)).status, "completed");
+
+    const second = await client.request({ method: "tools/call", params: { name: "ask_human", arguments: { to: "person@example.com", question: "Which day?", choices: ["mon", "tue"] }, task: {} } }, CreateTaskResultSchema);
+    const cancelled = await client.experimental.tasks.cancelTask(second.task.taskId);
+    t.is(cancelled.status, "cancelled");
+    const gone = await request(cluster.baseUrl, "GET", `/api/runs/${second.task.taskId}`, { token: ADMIN_TOKEN });
+    t.is(gone.body.status, "cancelled");
+    t.like((await client.experimental.tasks.getTaskResult(second.task.taskId, CallToolResultSchema)).structuredContent, { status: "cancelled" });
+
+    // a refusal of a task request is a JSON-RPC error carrying the problem; nothing starts
+    const runsBefore = await builtinRuns();
+    const refused = await t.throwsAsync(client.request({ method: "tools/call", params: { name: "request_approval", arguments: { to: "nobody-here", title: "x" }, task: {} } }, CreateTaskResultSchema));
+    t.true(refused instanceof McpError);
+    t.like((refused as McpError).data, { code: "invalid-body", errors: [{ name: "to" }] });
+    t.is(await builtinRuns(), runsBefore);
+    const notATask = await t.throwsAsync(client.request({ method: "tools/call", params: { name: "list_workflows", arguments: {}, task: {} } }, CreateTaskResultSchema));
+    t.regex(notATask!.message, /does not run as a task/);
+    const unknown = await t.throwsAsync(client.experimental.tasks.getTask("00000000-0000-4000-8000-000000000000"));
+    t.regex(unknown!.message, /not found/i);
   } finally {
     await client.close();
   }

@@ -8,7 +8,8 @@
  *                      the POST is checked against), with the author's `@label`/`@help`/
  *                      `@multiline`, and the slot's `Title`/`Intro` evaluated now over the run's
  *                      data (null when absent, null-valued or failing: the page then uses its
- *                      default wording);
+ *                      default wording); a string parameter whose compiled
+ *                      `page.choices` (built-ins only) gives a list gets it in `page.options`;
  *   { ok: false, refusal } — the refusal the POST would get at this moment, so the page can say
  *                      what happened with the POST's status: 404 link-not-found (unknown or
  *                      checksum-invalid token: no database query), 410 link-burned /
@@ -93,7 +94,34 @@ export async function responderPage(deps: ResponderDeps, token: string): Promise
   };
   const current = r.version === link.mintedVersion ? minted : await loadVersion(deps.db, r.workflowName, r.version);
   const text = await pageText(deps, current, run, link.slot.state, link.slot.alias);
-  return { ok: true, workflow: r.workflowName, event: event.name, params: event.params, ...text };
+  const params = await withOptions(deps, current, run, event.params);
+  return { ok: true, workflow: r.workflowName, event: event.name, params, ...text };
+}
+
+/** Most answers a page lists as radio buttons; a longer list stays a text field. */
+const MAX_OPTIONS = 50;
+
+/**
+ * The parameters with the values of their `page.choices` (built-ins only; compiled.ts ParamPage)
+ * evaluated over the run's data into `page.options`: a list of distinct strings, at most
+ * MAX_OPTIONS; anything else (null, a fault, another type) leaves the parameter a text field.
+ */
+async function withOptions(deps: ResponderDeps, wf: CompiledWorkflow, run: RunRecord, params: CompiledParam[]): Promise<CompiledParam[]> {
+  if (!params.some((p) => p.page?.choices)) return params;
+  const step = await Step.load({ tx: deps.db, sealer: deps.sealer, baseUrl: deps.baseUrl, lifecycles: LIFECYCLES }, wf, run);
+  return params.map((p) => {
+    if (!p.page?.choices || p.type.kind !== "string") return p;
+    let v: unknown;
+    try {
+      v = evaluate(step, Scope.of({}), p.page.choices);
+    } catch (err) {
+      if (err instanceof RuntimeFault) return p;
+      throw err;
+    }
+    if (!Array.isArray(v) || v.length === 0 || v.length > MAX_OPTIONS || !v.every((c) => typeof c === "string")) return p;
+    const options = [...new Set(v as string[])].map((c) => redactTokens(c));
+    return { ...p, page: { ...p.page, options } };
+  });
 }
 
 /** The slot's Title and Intro in the run's current version, evaluated read-only. */

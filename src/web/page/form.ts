@@ -3,7 +3,10 @@
  * control per parameter, chosen by its type —
  *
  *   bool        a yes/no choice (radio buttons in a fieldset); `bool?` adds "No answer" (null)
- *   string      a text field, or a text area with `@multiline`; `string?` sends null when left empty
+ *   string      a text field, or a text area with `@multiline`; `string?` sends null when left empty;
+ *               with `page.options` (the allowed answers of a built-in's question, issue 33 item 3;
+ *               engine/views/responder.ts) one radio button per answer (`data-kind="choice"`),
+ *               `string?` adds "No answer" (null)
  *   int         a number field with step 1; decimal a number field with any step
  *   datetime    a date-and-time field plus an explicit UTC offset (the browser's own preselected),
  *               sent as RFC 3339 (`2026-11-21T09:30:00+01:00`)
@@ -82,6 +85,19 @@ function boolField(p: CompiledParam, labelText: string, describedBy: string, hel
 </fieldset>`;
 }
 
+/** A string's allowed answers as a radio group (its own fieldset and legend); `string?` adds "No answer". */
+function choiceField(p: CompiledParam, options: string[], labelText: string, describedBy: string, helpLine: Html): Html {
+  const id = `f-${p.name}`;
+  const req = p.type.optional ? "" : " required";
+  return html`<fieldset class="field" data-param="${p.name}" data-kind="choice" data-optional="${String(p.type.optional)}" data-label="${labelText}" aria-describedby="${describedBy}">
+<legend>${labelText}</legend>${helpLine}
+<div class="choices">${options.map((o) => html`<label class="choice"><input type="radio" name="${id}" value="${o}"${req}> ${o}</label>`)}${
+    p.type.optional ? html`<label class="choice"><input type="radio" name="${id}" value="" data-null checked> No answer</label>` : null
+  }</div>
+<p class="error" id="err-${p.name}" hidden></p>
+</fieldset>`;
+}
+
 /** A list's rows, a template for one more row, and its buttons. */
 function listField(p: CompiledParam, labelText: string, describedBy: string, helpLine: Html): Html {
   const type = p.type as Extract<TypeSpec, { kind: "list" }>;
@@ -109,11 +125,12 @@ ${control(element, itemId, `err-${p.name}`, false, `${labelText}, item`)}</span>
 /** One parameter's block: label, help, control, error line. */
 export function field(p: CompiledParam): Html {
   const labelText = p.page?.label ?? humanName(p.name);
-  const helps = [p.page?.help, optionalHint(p.type)].filter((h): h is string => !!h);
+  const helps = [p.page?.help, p.page?.options?.length ? null : optionalHint(p.type)].filter((h): h is string => !!h);
   const helpId = `help-${p.name}`;
   const describedBy = helps.length > 0 ? `${helpId} err-${p.name}` : `err-${p.name}`;
   const helpLine = helps.length > 0 ? html`<p class="help" id="${helpId}">${helps.join(" ")}</p>` : html``;
   if (p.type.kind === "bool") return boolField(p, labelText, describedBy, helpLine);
+  if (p.type.kind === "string" && p.page?.options?.length) return choiceField(p, p.page.options, labelText, describedBy, helpLine);
   if (p.type.kind === "list") return listField(p, labelText, describedBy, helpLine);
   const id = `f-${p.name}`;
   return html`<div class="field" data-param="${p.name}" data-kind="${p.type.kind}" data-optional="${String(p.type.optional)}" data-label="${labelText}">

@@ -111,6 +111,11 @@ export const PAGE_SCRIPT = String.raw`
       if (!c) return undefined;
       return c.value === "null" ? null : c.value === "true";
     }
+    if (kind === "choice") {
+      const c = el.querySelector("input[type=radio]:checked");
+      if (!c) return optional ? null : undefined;
+      return c.hasAttribute("data-null") ? null : c.value;
+    }
     if (kind === "list") {
       const none = el.querySelector("input[data-none]");
       if (none && none.checked) return null;
