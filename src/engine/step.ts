@@ -20,6 +20,7 @@ import { jsonDate, readStepUnlocked, type StepRead } from "./sql/step-read.js";
 import { writeStep, type SlotWriteRow, type StepWrite } from "./sql/step-write.js";
 import type { CompiledWorkflow } from "../lang/compiled.js";
 import type { IdempotencyFingerprint } from "./values/idempotency.js";
+import type { ReceiptKeySource } from "./receipts/keys.js";
 import type { LinkEndReason } from "./refusals.js";
 import { linkHashesIn, type Sealer } from "./sealing/seal.js";
 import { writeDeliveries, writeMailExtra, type DeliveryWriteRow, type MailExtraRow } from "./sql/deliveries-write.js";
@@ -129,6 +130,8 @@ export interface StepServices {
   limits?: Limits;
   /** The slot and link operations the step delegates to (lifecycles.ts `LIFECYCLES`). */
   lifecycles: StepLifecycles;
+  /** The receipt keys (receipts/keys.ts), newest first; absent or empty: completions carry no receipt. */
+  receiptKeys?: ReceiptKeySource;
 }
 
 export interface PendingMint {

@@ -17,7 +17,8 @@
  *   400 invalid-idempotency-key when an `Idempotency-Key` header is not 1–255 printable ASCII;
  *   404 / 410 / 422 from `prepareDeposit` (link lookup and body check at the minting version; a
  *       retry under the Idempotency-Key of the request that burned the link answers 200 again);
- *   then the deposit is queued and applied by a worker under the run lock: 200 `{"status":"completed"}`,
+ *   then the deposit is queued and applied by a worker under the run lock: 200 `{"status":"completed",
+ *   "receipt": "<compact JWS>"}` (v0.4 "Receipts"; the same receipt again on a same-key retry),
  *   409 / 410 / 500 refusals, or 202 `{"status":"accepted"}` when the worker takes longer than
  *   SLOTFLOW_DEPOSIT_WAIT_MS — given only once the command is recorded in PostgreSQL, so the
  *   sweeper queues it again if Redis loses its job (src/engine/commands/pending.ts, issue 34 item 3);
@@ -65,7 +66,7 @@ export function callbackRouter(rt: Runtime, rateLimit: RateLimit): Router {
       // This request, under its Idempotency-Key, is the one that already completed the slot.
       ctx.state.depositOutcome = "replayed"; // counted by countDeposits (metrics.ts)
       ctx.status = 200;
-      ctx.body = { status: "completed" };
+      ctx.body = { status: "completed", ...(prepared.receipt ? { receipt: prepared.receipt } : {}) };
       return;
     }
     const outcome = await dependency(rt.log, "redis", () => rt.queues.submit(cmd));
@@ -76,7 +77,7 @@ export function callbackRouter(rt: Runtime, rateLimit: RateLimit): Router {
     }
     if (!outcome.ok) throw new RefusalError(outcome.refusal);
     ctx.status = 200;
-    ctx.body = { status: "completed" };
+    ctx.body = { status: "completed", ...(outcome.receipt ? { receipt: outcome.receipt } : {}) };
   });
   return router;
 }

@@ -41,6 +41,7 @@ import { readStep } from "../sql/step-read.js";
 import { Step } from "../step.js";
 import { loadVersion } from "../versions/workflows.js";
 import { LIFECYCLES } from "../lifecycles/lifecycles.js";
+import type { ReceiptKeySource } from "../receipts/keys.js";
 
 export interface EngineDeps {
   db: Db;
@@ -49,6 +50,8 @@ export interface EngineDeps {
   log?: Logger;
   /** Input and fan-out limits (config.ts); the defaults when absent. */
   limits?: Limits;
+  /** The receipt keys (receipts/keys.ts); absent: completions carry no receipt. */
+  receiptKeys?: ReceiptKeySource;
 }
 
 export interface Applied {
@@ -109,7 +112,7 @@ export async function applyCommand(deps: EngineDeps, cmd: Command): Promise<Appl
   if (cmd.kind === "start") return applyStart(deps, cmd);
   let fault: RuntimeFault | null = null;
   const applied = await deps.db.$transaction(async (tx) => {
-    const services = { tx, sealer: deps.sealer, baseUrl: deps.baseUrl, limits: deps.limits, lifecycles: LIFECYCLES };
+    const services = { tx, sealer: deps.sealer, baseUrl: deps.baseUrl, limits: deps.limits, lifecycles: LIFECYCLES, receiptKeys: deps.receiptKeys };
     const read = await readStep(tx, cmd.runId, cmd.commandId, cmd.kind === "deposit" ? cmd.linkId : null);
     const prior = read.prior;
     if (prior) return { outcome: prior as Outcome, queuedMail: [] };

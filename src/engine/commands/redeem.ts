@@ -21,13 +21,17 @@ import { replay, type IdempotencyFingerprint } from "../values/idempotency.js";
 import { hashToken, isTokenShaped, refusalForEndedLink, type LinkStatus } from "../lifecycles/link.js";
 import { RefusalCode, refuse, type LinkEndReason, type Refusal } from "../refusals.js";
 import { lookupLink } from "../sql/link-lookup.js";
+import { receiptOfLinkSlot } from "../sql/receipts.js";
 import { toJson } from "../values/values.js";
 import { loadVersion } from "../versions/workflows.js";
 
 type DepositCommand = Extract<Command, { kind: "deposit" }>;
 export type PreparedDeposit = { ok: true; cmd: DepositCommand } | { ok: false; refusal: Refusal };
-/** With an Idempotency-Key, `cmd: null` means this very request already completed the slot. */
-export type PreparedKeyedDeposit = { ok: true; cmd: DepositCommand | null } | { ok: false; refusal: Refusal };
+/**
+ * With an Idempotency-Key, `cmd: null` means this very request already completed the slot;
+ * `receipt` is then the receipt it was given (null when none was signed).
+ */
+export type PreparedKeyedDeposit = { ok: true; cmd: DepositCommand; receipt?: undefined } | { ok: true; cmd: null; receipt: string | null } | { ok: false; refusal: Refusal };
 
 const NOT_FOUND = refuse(RefusalCode.LinkNotFound, "No link matches this URL. Check that it was copied whole.");
 
@@ -42,7 +46,7 @@ export async function prepareDeposit(db: Db, token: string, body: unknown, idemp
   const link = await lookupLink(db, hashToken(token));
   if (!link) return { ok: false, refusal: NOT_FOUND };
   const again = link.status === "burned" ? replay(link, idempotency) : null;
-  if (again === "completed") return { ok: true, cmd: null };
+  if (again === "completed") return { ok: true, cmd: null, receipt: await receiptOfLinkSlot(db, link.runId, link.id) };
   if (again) return { ok: false, refusal: again };
   const ended = refusalForEndedLink({ status: link.status as LinkStatus, endReason: link.endReason as LinkEndReason | null });
   if (ended) return { ok: false, refusal: ended };

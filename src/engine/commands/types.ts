@@ -58,7 +58,13 @@ export interface RunSummary {
 }
 
 export type Outcome =
-  | { ok: true; status: "started" | "completed" | "expired" | "fired" | "skipped" | "revoked" | "cancelled"; run: RunSummary }
+  | {
+      ok: true;
+      status: "started" | "completed" | "expired" | "fired" | "skipped" | "revoked" | "cancelled" | "forwarded";
+      run: RunSummary;
+      /** A deposit that completed its slot: the slot's receipt (compact JWS; v0.4 "Receipts"), when receipts are signed. */
+      receipt?: string;
+    }
   | { ok: false; refusal: Refusal };
 
 /** The longest reason an operator may give for a cancel or a revoke (interfaces.md "Runs for operators"). */
