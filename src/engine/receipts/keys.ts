@@ -39,7 +39,7 @@ export class ReceiptKeyError extends Error {
 const MAX_KEYS = 32;
 
 /**
- * Splits SLOTFLOW_RECEIPT_KEYS into its keys' texts, in order. Between keys: commas and whitespace.
+ * Splits SLOTFLOW_RECEIPT_KEYS into its keys' texts, in order. Between keys: commas, whitespace and `\n` escapes.
  * A key is a JSON object (read to its matching brace, strings and escapes honoured) or a PEM block
  * (read to its `-----END …-----` line). Anything else throws ReceiptKeyError.
  */
@@ -50,6 +50,10 @@ export function splitReceiptKeys(raw: string): string[] {
     const c = raw[i]!;
     if (c === "," || /\s/.test(c)) {
       i++;
+      continue;
+    }
+    if (raw.startsWith("\\n", i)) {
+      i += 2; // a `\n` escape between keys (a one-line env file) separates like a newline
       continue;
     }
     if (keys.length >= MAX_KEYS) throw new ReceiptKeyError(`SLOTFLOW_RECEIPT_KEYS lists more than ${MAX_KEYS} keys`);
