@@ -128,7 +128,9 @@ export type Setting =
   | { kind: "deadline"; expr: Expr; range: Range }
   /** `Title: expr` / `Intro: expr` — the responder page's heading and text (a `string` or `string?`). */
   | { kind: "title"; expr: Expr; range: Range }
-  | { kind: "intro"; expr: Expr; range: Range };
+  | { kind: "intro"; expr: Expr; range: Range }
+  /** `Forwardable: expr` — a bool: whether the holder of the slot's link may forward it (v0.4). */
+  | { kind: "forwardable"; expr: Expr; range: Range };
 
 export interface EnterBlock {
   kind: "enter";

@@ -11,9 +11,9 @@ import { classifyNumber, decodeString, durationLiteral, Newline, unitWordMs } fr
 import type { LineIndex } from "./positions.js";
 
 /** The settings that take one expression, by their name in source. */
-const ONE_EXPRESSION_SETTINGS = { Deadline: "deadline", Title: "title", Intro: "intro" } as const;
+const ONE_EXPRESSION_SETTINGS = { Deadline: "deadline", Title: "title", Intro: "intro", Forwardable: "forwardable" } as const;
 /** Every setting's name in source. */
-const SETTING_WORDS = { Candidates: 1, Requires: 1, After: 1, Deadline: 1, Title: 1, Intro: 1 } as const;
+const SETTING_WORDS = { Candidates: 1, Requires: 1, After: 1, Deadline: 1, Title: 1, Intro: 1, Forwardable: 1 } as const;
 
 /** Binding strength of the binary operators (higher binds tighter); all are left-associative. */
 const PRECEDENCE: Record<string, number> = {
@@ -177,7 +177,8 @@ export class AstBuilder {
         return { kind: "requires", expr: exprs[0], wording: wording?.expr ?? null, range };
       case "Deadline":
       case "Title":
-      case "Intro": {
+      case "Intro":
+      case "Forwardable": {
         if (exprs.length > 1) {
           this.error(Codes.SettingArity, `${name.image} takes one expression`, this.span(exprs[1].range, exprs[exprs.length - 1].range));
         }
@@ -195,7 +196,7 @@ export class AstBuilder {
       default:
         this.error(
           Codes.UnknownSetting,
-          `unknown setting '${name.image}': the settings are Candidates, Requires, After, Deadline, Title and Intro`,
+          `unknown setting '${name.image}': the settings are Candidates, Requires, After, Deadline, Title, Intro and Forwardable`,
           this.tr(name),
         );
         return null;

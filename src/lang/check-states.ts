@@ -32,7 +32,7 @@ function alwaysTaken(arms: Arm[]): boolean {
 }
 
 const SETTING_NAMES = {
-  candidates: "Candidates", requires: "Requires", after: "After", deadline: "Deadline", title: "Title", intro: "Intro",
+  candidates: "Candidates", requires: "Requires", after: "After", deadline: "Deadline", title: "Title", intro: "Intro", forwardable: "Forwardable",
 } as const;
 
 export class StateChecker {
@@ -258,6 +258,10 @@ export class StateChecker {
         case "title":
         case "intro":
           checkPageText(report, name as "Title" | "Intro", this.ctx.exprs.check(setting.expr, env), setting.expr.range);
+          break;
+        case "forwardable":
+          // v0.4: a bool over the workflow parameters and the fan-out variable (FLOW202 otherwise)
+          this.ctx.stmts.condition(setting.expr, env, "Forwardable");
           break;
         case "deadline": {
           const t = this.ctx.exprs.check(setting.expr, env);

@@ -83,6 +83,12 @@ export interface CompiledSlot {
    */
   title?: Expr;
   intro?: Expr;
+  /**
+   * `Forwardable: expr` (v0.4 "Many responders, forwarding, and receipts") — a `bool` over the
+   * workflow parameters and the fan-out variable, evaluated when a link holder asks to forward
+   * (`POST …/callback/{token}/forward`); absent (the default) or false: not forwardable.
+   */
+  forwardable?: Expr;
 }
 
 export interface CompiledOnEvent {

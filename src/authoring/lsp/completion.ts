@@ -28,7 +28,7 @@ const KEYWORDS = [
   // v0.3: timers (issue 19) and deliveries through endpoints (issue 18)
   "after", "every", "webhook", "message",
 ];
-const SETTINGS = ["Candidates", "Requires", "After", "Deadline", "Title", "Intro"];
+const SETTINGS = ["Candidates", "Requires", "After", "Deadline", "Title", "Intro", "Forwardable"];
 const SCALARS = ["bool", "int", "decimal", "string", "datetime", "duration", "principal", "list"];
 
 interface Block {
