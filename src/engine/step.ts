@@ -166,6 +166,8 @@ export class Step implements World {
   readonly mints: PendingMint[] = [];
   /** Slot id → why its live link dies at flush (slot closed during this step). */
   readonly linkEnds = new Map<string, LinkEndReason>();
+  /** Link id → why it is retired at flush when not simply replaced ("forwarded", v0.4); link.ts keeps it. */
+  readonly retireReasons = new Map<string, LinkEndReason>();
   burned: { linkId: string; idempotency: IdempotencyFingerprint | null } | null = null;
   /** Slot id → id of its live link, as loaded and as changed by this step (link.ts keeps it). */
   private readonly liveLinks: Map<string, string>;

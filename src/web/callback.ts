@@ -34,6 +34,7 @@ import { serveResponderPage, wantsResponderPage } from "./page/index.js";
 import { sendProblem } from "./problems.js";
 import type { RateLimit } from "./rate-limit.js";
 import { readBody } from "./request-body.js";
+import { addForwardRoute } from "./forward.js";
 
 /** The route template; matched case-sensitively and strictly (no trailing slash, no `//`). */
 export const CALLBACK_ROUTE = "/api/workflow/callback/:token";
@@ -79,5 +80,7 @@ export function callbackRouter(rt: Runtime, rateLimit: RateLimit): Router {
     ctx.status = 200;
     ctx.body = { status: "completed", ...(outcome.receipt ? { receipt: outcome.receipt } : {}) };
   });
+  // v0.4: `POST …/callback/{token}/forward` (forward.ts)
+  addForwardRoute(router, rt, rateLimit);
   return router;
 }

@@ -1,6 +1,6 @@
 /**
  * The one path by which every change reaches a run: `applyCommand` runs a command (start, deposit,
- * raise, expire, revoke, cancel) in one Prisma transaction with the run's row locked.
+ * raise, expire, revoke, cancel, forward) in one Prisma transaction with the run's row locked.
  *
  * 1. One read (sql/step-read.ts) takes the run row lock (`SELECT … FOR UPDATE`) and then reads
  *    the run, its current slots, tracked rows and live links — every change to a run takes this
@@ -27,6 +27,7 @@ import type { DeliveryJob, MailJob } from "../../queue/outbox-jobs.js";
 import { cancel } from "./cancel.js";
 import { deposit } from "./deposit.js";
 import { expire } from "./expire.js";
+import { forward } from "./forward.js";
 import { raise } from "./raise.js";
 import { revoke } from "./revoke.js";
 import type { CommandResult } from "./result.js";
@@ -113,7 +114,7 @@ export async function applyCommand(deps: EngineDeps, cmd: Command): Promise<Appl
   let fault: RuntimeFault | null = null;
   const applied = await deps.db.$transaction(async (tx) => {
     const services = { tx, sealer: deps.sealer, baseUrl: deps.baseUrl, limits: deps.limits, lifecycles: LIFECYCLES, receiptKeys: deps.receiptKeys };
-    const read = await readStep(tx, cmd.runId, cmd.commandId, cmd.kind === "deposit" ? cmd.linkId : null);
+    const read = await readStep(tx, cmd.runId, cmd.commandId, cmd.kind === "deposit" || cmd.kind === "forward" ? cmd.linkId : null);
     const prior = read.prior;
     if (prior) return { outcome: prior as Outcome, queuedMail: [] };
     if (!read.run) {
@@ -123,12 +124,13 @@ export async function applyCommand(deps: EngineDeps, cmd: Command): Promise<Appl
     try {
       const run = read.run;
       const step = Step.fromRead(services, await loadVersion(tx, run.workflow_name as string, run.version as number), read);
-      if (cmd.kind === "deposit") step.depositLink = linkRowOf(read.link);
+      if (cmd.kind === "deposit" || cmd.kind === "forward") step.depositLink = linkRowOf(read.link);
       result =
         cmd.kind === "deposit" ? await deposit(step, cmd)
         : cmd.kind === "raise" ? await raise(step, cmd)
         : cmd.kind === "revoke" ? await revoke(step, cmd)
         : cmd.kind === "cancel" ? await cancel(step, cmd)
+        : cmd.kind === "forward" ? await forward(step, cmd)
         : await expire(step, cmd);
     } catch (err) {
       if (!(err instanceof RuntimeFault)) throw err;

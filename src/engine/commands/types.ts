@@ -44,6 +44,11 @@ export type Command =
       principal: PrincipalClaims;
     }
   | { kind: "expire"; commandId: string; runId: string; slotId: string }
+  /**
+   * The holder of a link forwards it to `email` (forward.ts; v0.4 "Many responders, forwarding, and
+   * receipts"): names the link by id, never by token; `email` was checked by the web process.
+   */
+  | { kind: "forward"; commandId: string; runId: string; linkId: string; email: string }
   /** An operator ends the live link of slot `alias` (revoke.ts). */
   | { kind: "revoke"; commandId: string; runId: string; alias: string; reason?: string; actor?: string }
   /** An operator ends the run (cancel.ts, issue 23): `reason` 1–500 characters, `actor` who asked. */
@@ -96,6 +101,13 @@ export const commandSchemas = {
     element: yup.number().integer().min(0).nullable().defined(),
     args: json(),
     principal: yup.object({ id: yup.string().required(), email: yup.string().nullable().defined(), roles: yup.array(yup.string().required()).required() }).required(),
+  }),
+  forward: yup.object({
+    kind: yup.string().oneOf(["forward"]).required(),
+    commandId: uuid(),
+    runId: uuid(),
+    linkId: uuid(),
+    email: yup.string().required().max(320),
   }),
   expire: yup.object({ kind: yup.string().oneOf(["expire"]).required(), commandId: yup.string().required(), runId: uuid(), slotId: uuid() }),
   revoke: yup.object({

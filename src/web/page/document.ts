@@ -10,7 +10,7 @@ import type { Refusal } from "../../engine/refusals.js";
 import { field } from "./form.js";
 import { html, raw, type Html } from "./html.js";
 import { PAGE_SCRIPT } from "./script.js";
-import { linkStateOf, linkWords, SCRIPT_WORDS } from "./wording.js";
+import { forwardWords, linkStateOf, linkWords, SCRIPT_WORDS } from "./wording.js";
 
 /** The script with the page's words (wording.ts) in place of its `__PAGE_WORDS__` placeholder (not an environment variable); `<` escaped so the JSON cannot end the script element. */
 const SCRIPT = PAGE_SCRIPT.replace("__PAGE_WORDS__", JSON.stringify(SCRIPT_WORDS).replaceAll("<", "\\u003c"));
@@ -47,6 +47,9 @@ button:disabled { opacity: 0.6; cursor: not-allowed; }
 .outcome.done { color: var(--good); }
 .outcome.error { color: var(--bad); }
 .notice { border-left: 4px solid var(--line); padding: 0.25rem 0 0.25rem 0.75rem; }
+h2 { font-size: 1.15rem; margin: 2rem 0 0.5rem; }
+.forward { border-top: 1px solid var(--line); margin-top: 2rem; }
+.receipt textarea { font-family: ui-monospace, monospace; font-size: 0.8rem; overflow-wrap: anywhere; }
 footer { color: var(--muted); font-size: 0.8rem; margin-top: 2rem; }
 `;
 
@@ -81,12 +84,36 @@ export interface FormPage {
   intro: string | null;
 }
 
+/** The forward form's inputs (v0.4): the link's token (its action is `{token}/forward`) and the form's CSRF token. */
+export interface ForwardForm {
+  token: string;
+  csrf: string;
+}
+
+/**
+ * "Send this to someone else" (v0.4): a plain HTML form that posts without JavaScript to
+ * `{token}/forward` (relative to the page's URL), with the page's CSRF token (forward.ts checks it
+ * and the origin).
+ */
+function forwardSection(f: ForwardForm): Html {
+  return html`<section class="forward" aria-labelledby="forward-title">
+<h2 id="forward-title">Send this to someone else</h2>
+<p class="help">If someone else should answer, we email them a new link of their own; this link then stops working for you.</p>
+<form id="forward" method="post" action="${encodeURIComponent(f.token)}/forward">
+<input type="hidden" name="csrf" value="${f.csrf}">
+<label for="forward-email">Their email address</label>
+<input id="forward-email" name="email" type="email" autocomplete="email" maxlength="320" required>
+<p><button type="submit" class="secondary">Send it to them</button></p>
+</form>
+</section>`;
+}
+
 /**
  * The page for a live link: what is asked, the form, the outcome region. The heading is the
  * author's `Title` (without one, `Answer: <event>`); the workflow's internal name is not shown
  * (issue 19 item 4: the header used to read "Workflow · Event").
  */
-export function formDocument(nonce: string, page: FormPage): string {
+export function formDocument(nonce: string, page: FormPage, forward: ForwardForm | null = null): string {
   const title = page.title ?? `Answer: ${page.event}`;
   const body = html`<h1>${title}</h1>
 ${page.intro ? html`<p class="intro">${page.intro}</p>` : null}
@@ -96,8 +123,27 @@ ${page.params.length === 0 ? html`<p>Nothing to fill in: send to answer.</p>` : 
 <noscript><p class="notice">This page needs JavaScript to send your answer. Turn it on and reload, or ask whoever sent you this link for another way to answer.</p></noscript>
 <button type="submit" disabled>Send answer</button>
 </form>
-<p id="outcome" class="outcome" role="status" aria-live="polite"></p>`;
+<p id="outcome" class="outcome" role="status" aria-live="polite"></p>
+<section id="receipt" class="receipt" aria-labelledby="receipt-title" hidden>
+<h2 id="receipt-title">Your receipt</h2>
+<p class="help">A signed proof of your answer: anyone can check it against this service's published keys. Keep it if you may need to show that you answered.</p>
+<textarea id="receipt-text" rows="4" readonly aria-labelledby="receipt-title"></textarea>
+<p><a id="receipt-download" download="receipt.jws" href="#">Download the receipt</a></p>
+</section>
+${forward ? forwardSection(forward) : null}`;
   return documentShell(nonce, title, body, true);
+}
+
+/**
+ * The page the forward form (without JavaScript) answers when the forward is refused: the status is
+ * the refusal's; what happened, in the page's words (wording.ts), and a way back to the link's page.
+ */
+export function forwardRefusedDocument(nonce: string, refusal: Refusal, token: string): string {
+  const words = forwardWords(refusal);
+  const body = html`<h1 id="forward-refused" data-refused="${refusal.code}">${words.title}</h1>
+<p>${words.sentence}</p>
+<p><a href="${encodeURIComponent(token)}">Back to the question</a></p>`;
+  return documentShell(nonce, words.title, body, false);
 }
 
 /**
