@@ -148,3 +148,22 @@ test.serial("two concurrent forwards of one link: exactly one wins, the other fi
   const other = winner === "left" ? "right" : "left";
   t.false(parseEmails(cluster.output()).some((m) => m.to === `${other}-${title}@example.test`));
 });
+
+test.serial("the page's form post needs this origin and the page's CSRF token: otherwise 403 and nothing forwarded", async (t) => {
+  const { runId, title, link } = await fwdRun("fw-csrf");
+  const url = await link("review");
+  const page = await fetch(url, { headers: { accept: "text/html" } }).then((r) => r.text());
+  const csrf = /name="csrf" value="([^"]+)"/.exec(page)?.[1];
+  t.truthy(csrf, "the page carries the form's CSRF token");
+  const post = (form: Record<string, string>, headers: Record<string, string> = {}) =>
+    fetch(`${url}/forward`, { method: "POST", redirect: "manual", headers: { "content-type": "application/x-www-form-urlencoded", ...headers }, body: new URLSearchParams(form).toString() });
+  const email = `x-${title}@example.test`;
+  t.is((await post({ email, csrf: "wrong" })).status, 403);
+  t.is((await post({ email })).status, 403);
+  t.is((await post({ email, csrf: csrf! }, { origin: "https://evil.example" })).status, 403);
+  const slot = await sql<{ forwards: number }>(cluster.databaseUrl, "SELECT forwards FROM slots WHERE run_id = $1 AND alias = 'review'", [runId]);
+  t.is(slot[0]?.forwards, 0);
+  const ok = await post({ email, csrf: csrf! }, { origin: "null" });
+  t.is(ok.status, 303);
+  t.is(new URL(ok.headers.get("location")!, url).pathname, new URL(url).pathname);
+});
