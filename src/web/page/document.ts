@@ -128,7 +128,7 @@ ${page.params.length === 0 ? html`<p>Nothing to fill in: send to answer.</p>` : 
 <h2 id="receipt-title">Your receipt</h2>
 <p class="help">A signed proof of your answer: anyone can check it against this service's published keys. Keep it if you may need to show that you answered.</p>
 <textarea id="receipt-text" rows="4" readonly aria-labelledby="receipt-title"></textarea>
-<p><a id="receipt-download" download="receipt.jws" href="#">Download the receipt</a></p>
+<p><a id="receipt-download" download="receipt.jws">Download the receipt</a></p>
 </section>
 ${forward ? forwardSection(forward) : null}`;
   return documentShell(nonce, title, body, true);
