@@ -13,7 +13,7 @@ import Router from "@koa/router";
 import type { Context } from "koa";
 import { RUN_ID } from "../engine/commands/prepare.js";
 import { RefusalCode, RefusalError, refuse } from "../engine/refusals.js";
-import { receiptsOfRun } from "../engine/sql/receipts.js";
+import { runReceipts } from "../engine/views/receipts.js";
 import type { Runtime } from "../runtime.js";
 import { requireAdmin } from "./auth.js";
 import { dependency } from "./dependency.js";
@@ -37,9 +37,8 @@ export function receiptsRouter(rt: Runtime): Router {
     const notFound = new RefusalError(refuse(RefusalCode.NotFound, "No run has this id."));
     if (!RUN_ID.test(id)) throw notFound;
     const runId = id.toLowerCase();
-    const run = await dependency(rt.log, "database", () => rt.db.run.findUnique({ where: { id: runId }, select: { id: true } }));
-    if (!run) throw notFound;
-    const receipts = await dependency(rt.log, "database", () => receiptsOfRun(rt.db, runId, RECEIPTS_MAX));
+    const receipts = await dependency(rt.log, "database", () => runReceipts(rt.db, runId, RECEIPTS_MAX));
+    if (!receipts) throw notFound;
     ctx.body = {
       runId,
       receipts: receipts.map((r) => ({ ...r, completedAt: r.completedAt?.toISOString() ?? null })),
