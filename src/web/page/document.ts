@@ -53,7 +53,11 @@ h2 { font-size: 1.15rem; margin: 2rem 0 0.5rem; }
 footer { color: var(--muted); font-size: 0.8rem; margin-top: 2rem; }
 `;
 
-function documentShell(nonce: string, title: string, body: Html, withScript: boolean): string {
+const FOOTER = "Answered through a single-use link: the link itself is the permission, so do not forward it.";
+/** With the forward form (v0.4): the link is still not to be shared, but the form passes the question on. */
+const FORWARD_FOOTER = "Answered through a single-use link: the link itself is the permission, so do not share it; to pass the question on, use “Send this to someone else”.";
+
+function documentShell(nonce: string, title: string, body: Html, withScript: boolean, footer = FOOTER): string {
   return html`<!doctype html>
 <html lang="en">
 <head>
@@ -67,7 +71,7 @@ function documentShell(nonce: string, title: string, body: Html, withScript: boo
 <body>
 <main>
 ${body}
-<footer>Answered through a single-use link: the link itself is the permission, so do not forward it.</footer>
+<footer>${footer}</footer>
 </main>
 ${withScript ? html`<script nonce="${nonce}">${raw(SCRIPT)}</script>` : null}
 </body>
@@ -131,7 +135,7 @@ ${page.params.length === 0 ? html`<p>Nothing to fill in: send to answer.</p>` : 
 <p><a id="receipt-download" download="receipt.jws">Download the receipt</a></p>
 </section>
 ${forward ? forwardSection(forward) : null}`;
-  return documentShell(nonce, title, body, true);
+  return documentShell(nonce, title, body, true, forward ? FORWARD_FOOTER : FOOTER);
 }
 
 /**
