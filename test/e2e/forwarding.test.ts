@@ -8,9 +8,11 @@
  * Real `slotflow serve` on real PostgreSQL and Redis; mail printed to the terminal and read back.
  */
 import test from "ava";
+import { execFileSync } from "node:child_process";
+import { redisText } from "../helpers/redis-text.js";
 import { dropDatabase, sql } from "../helpers/db.js";
 import { deployFixture, postLink, showRun, startRun, uniqueTitle, type Answer } from "../helpers/callback.js";
-import { linkIn, parseEmails, tokenOf, waitForEmail, type PrintedEmail } from "../helpers/mail.js";
+import { linkIn, linksIn, parseEmails, tokenOf, waitForEmail, type PrintedEmail } from "../helpers/mail.js";
 import { startCluster, type Cluster } from "../helpers/server.js";
 
 let cluster: Cluster;
@@ -166,4 +168,21 @@ test.serial("the page's form post needs this origin and the page's CSRF token: o
   const ok = await post({ email, csrf: csrf! }, { origin: "null" });
   t.is(ok.status, 303);
   t.is(new URL(ok.headers.get("location")!, url).pathname, new URL(url).pathname);
+});
+
+test.serial("no token of a forwarded or minted link is in the database, in Redis under the cluster's prefix, or in any log line", async (t) => {
+  const { title, link } = await fwdRun("fw-leak");
+  const url = await link("review");
+  t.is((await forward(url, { email: `leak-${title}@example.test` })).status, 200);
+  await mailTo(`leak-${title}@example.test`, `Review ${title}`);
+  const tokens = [...new Set(parseEmails(cluster.output()).flatMap((m) => linksIn(m)).map(tokenOf))];
+  t.true(tokens.length >= 10, `tokens seen in emails: ${tokens.length}`);
+  const leaks = (where: string, text: string) => tokens.filter((tok) => text.includes(tok)).map((tok) => `${where}: ${tok.slice(0, 6)}…`);
+  const found: string[] = [];
+  found.push(...leaks("pg_dump", execFileSync("pg_dump", ["--data-only", cluster.databaseUrl], { encoding: "utf8", maxBuffer: 256 * 1024 * 1024 })));
+  for (const entry of await redisText(cluster.env.REDIS_URL!, `${cluster.env.SLOTFLOW_QUEUE_PREFIX}:`)) found.push(...leaks("redis", entry));
+  const logs = cluster.output().filter((l) => l.startsWith("{"));
+  t.true(logs.some((l) => l.includes("/api/workflow/callback/[redacted]/forward")), "the access log records forwards, redacted");
+  for (const line of logs) found.push(...leaks("log", line));
+  t.deepEqual(found, []);
 });
