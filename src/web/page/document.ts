@@ -95,6 +95,17 @@ export interface ForwardForm {
 }
 
 /**
+ * Where the page script shows a completed answer's receipt (v0.4 "Receipts"): hidden until then;
+ * the download link gets its `data:` URL from the script.
+ */
+const RECEIPT_SECTION = html`<section id="receipt" class="receipt" aria-labelledby="receipt-title" hidden>
+<h2 id="receipt-title">Your receipt</h2>
+<p class="help">A signed proof of your answer: anyone can check it against this service's published keys. Keep it if you may need to show that you answered.</p>
+<textarea id="receipt-text" rows="4" readonly aria-labelledby="receipt-title"></textarea>
+<p><a id="receipt-download" download="receipt.jws">Download the receipt</a></p>
+</section>`;
+
+/**
  * "Send this to someone else" (v0.4): a plain HTML form that posts without JavaScript to
  * `{token}/forward` (relative to the page's URL), with the page's CSRF token (forward.ts checks it
  * and the origin).
@@ -128,12 +139,7 @@ ${page.params.length === 0 ? html`<p>Nothing to fill in: send to answer.</p>` : 
 <button type="submit" disabled>Send answer</button>
 </form>
 <p id="outcome" class="outcome" role="status" aria-live="polite"></p>
-<section id="receipt" class="receipt" aria-labelledby="receipt-title" hidden>
-<h2 id="receipt-title">Your receipt</h2>
-<p class="help">A signed proof of your answer: anyone can check it against this service's published keys. Keep it if you may need to show that you answered.</p>
-<textarea id="receipt-text" rows="4" readonly aria-labelledby="receipt-title"></textarea>
-<p><a id="receipt-download" download="receipt.jws">Download the receipt</a></p>
-</section>
+${RECEIPT_SECTION}
 ${forward ? forwardSection(forward) : null}`;
   return documentShell(nonce, title, body, true, forward ? FORWARD_FOOTER : FOOTER);
 }
@@ -160,6 +166,7 @@ export function endedDocument(nonce: string, refusal: Refusal, expiredAt: Date |
   const body = html`<h1 id="ended-title" data-ended="${refusal.code}">${words.title}</h1>
 <p>${words.sentence}</p>
 <p>${words.todo}</p>
-<p id="outcome" class="outcome" role="status" aria-live="polite"></p>`;
+<p id="outcome" class="outcome" role="status" aria-live="polite"></p>
+${refusal.code === "link-burned" ? RECEIPT_SECTION : null}`;
   return documentShell(nonce, words.title, body, true);
 }

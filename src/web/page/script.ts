@@ -62,6 +62,7 @@ export const PAGE_SCRIPT = String.raw`
         if (r.status === 200 || r.status === 202) {
           document.getElementById("ended-title").textContent = "Done — your answer was recorded";
           say("Your answer was recorded. You can close this page.", "done");
+          if (r.status === 200 && r.problem) showReceipt(r.problem.receipt);
         }
       }, () => {});
     }
