@@ -5,11 +5,12 @@
  * with its private half sealed, the same for every process, none in production.
  */
 import test from "ava";
-import { generateKeyPairSync } from "node:crypto";
+import { createHash, generateKeyPairSync } from "node:crypto";
 import { createDb, type Db } from "../../src/db.js";
 import { loadConfig } from "../../src/config.js";
 import { importReceiptKey, receiptKeySource, splitReceiptKeys } from "../../src/engine/receipts/keys.js";
 import { Sealer } from "../../src/engine/sealing/seal.js";
+import { bodySha256, receiptSubject } from "../../src/engine/receipts/sign.js";
 import { dropDatabase, freshDatabase, sql } from "../helpers/db.js";
 
 let url: string;
@@ -78,4 +79,14 @@ test.serial("without keys, outside production: one development key, generated on
 
 test("without keys in production: no key, so no receipts", async (t) => {
   t.deepEqual(await receiptKeySource({ configured: "", production: true, db, sealer })(), []);
+});
+
+test("a receipt's sub names the element of a fanned-out slot; bodySha256 hashes the RFC 8785 canonical JSON", (t) => {
+  t.is(receiptSubject("r1", "sign", null), "runs/r1/slots/sign");
+  t.is(receiptSubject("r1", "sign", 2), "runs/r1/slots/sign/2");
+  // key order and spacing do not matter; numbers are written as ECMAScript does (RFC 8785 §3.2.2.3)
+  const canonical = '{"a":[1,"x",null],"b":1e+21,"c":0.5}';
+  const hash = createHash("sha256").update(canonical).digest("hex");
+  t.is(bodySha256({ c: 0.5, b: 1e21, a: [1, "x", null] }), hash);
+  t.is(bodySha256(JSON.parse('{ "b" : 1000000000000000000000, "a":[1,"x",null], "c":5e-1 }')), hash);
 });
