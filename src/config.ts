@@ -51,6 +51,7 @@
  * | SLOTFLOW_MAIL_FROM | mail.from: the From of every email (`Name <addr@domain>` or `addr@domain`); Message-IDs take its domain (issue 18 item 6) | `slotflow <no-reply@slotflow.local>` |
  * | SLOTFLOW_DKIM_DOMAIN, SLOTFLOW_DKIM_SELECTOR, SLOTFLOW_DKIM_PRIVATE_KEY (PEM; `\n` escapes allowed) or SLOTFLOW_DKIM_PRIVATE_KEY_FILE | mail.dkim: DKIM-sign every email (nodemailer's `dkim`); all or none | unset: not signed |
  * | SLOTFLOW_RETENTION | retentionMs: how long after a run ended (finished or cancelled) the sweeper deletes it with all its rows (`30d`, `36h`; `off`: null, keep forever); at least 24 h, the Idempotency-Key promise (issue 20, engine/sweeps/retention.ts) | 30d |
+ * | SLOTFLOW_RECEIPT_KEYS | receiptKeys: the receipt signing keys' text — EC P-256 private keys, PEM or JWK, newest first, separated by commas/blanks/newlines between keys (engine/receipts/keys.ts; docs/receipts.md) | "": a development key kept in the database; with NODE_ENV=production no receipts (a warning at start) |
  * | SLOTFLOW_TEST_DATABASE_URL | the testing kit's database (`kitDatabaseUrl()`), before DATABASE_URL | unset: the kit uses DATABASE_URL, and refuses to run when neither is set |
  *
  * Throws one `ConfigError` listing every problem at once (each naming its variable): malformed
@@ -63,6 +64,7 @@
  * and never quoting the value (issue 28 item 9).
  */
 import { MAX_JSON_DEPTH } from "./json/depth.js";
+import { splitReceiptKeys } from "./engine/receipts/keys.js";
 import { IDEMPOTENCY_WINDOW_MS, parseRetention } from "./engine/sweeps/retention.js";
 
 /** SLOTFLOW_RETENTION's default: 30 days, ms. */
@@ -79,6 +81,8 @@ export interface Config {
   viewerToken: string | null;
   jwtSecret: string;
   sealKey: string;
+  /** SLOTFLOW_RECEIPT_KEYS as given ("" when unset); split and imported by engine/receipts/keys.ts. */
+  receiptKeys: string;
   /** The seal key ring, newest first (SLOTFLOW_SEAL_KEY split on commas). */
   sealKeys: string[];
   smtpUrl: string | null;
@@ -296,6 +300,11 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, options: LoadOp
   const jwtSecret = secret("SLOTFLOW_JWT_SECRET", DEV_JWT_SECRET);
   const sealKey = secret("SLOTFLOW_SEAL_KEY", DEV_SEAL_KEY);
   const sealKeys = parseKeyRing(sealKey);
+  try {
+    splitReceiptKeys(env.SLOTFLOW_RECEIPT_KEYS ?? "");
+  } catch (err) {
+    problems.push((err as Error).message);
+  }
   if (env.SLOTFLOW_SEAL_KEY && sealKeys.length === 0) problems.push(`SLOTFLOW_SEAL_KEY must name at least one key (comma-separated, newest first)`);
   if (production) {
     // issue 28 item 9: a public placeholder is no secret; the value itself is never quoted
@@ -381,6 +390,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, options: LoadOp
     slackApiUrl: slackApiUrl(env.SLOTFLOW_SLACK_API_URL, problems),
     deliveryRetryMs: DEFAULT_DELIVERY_RETRY_MS,
     mail: mailSettings(env, problems),
+    receiptKeys: env.SLOTFLOW_RECEIPT_KEYS ?? "",
     devDefaults,
   };
   if (env.SLOTFLOW_DELIVERY_RETRY_MS) {

@@ -11,6 +11,7 @@ import { createLogger, type Logger } from "./log.js";
 import { smtpTransport, terminalTransport, type MailTransport } from "./outbox/mailer.js";
 import { Queues } from "./queue/queues.js";
 import { CurrentVersions } from "./engine/versions/version-cache.js";
+import { receiptKeySource, type ReceiptKeySource } from "./engine/receipts/keys.js";
 
 export interface Runtime {
   config: Config;
@@ -22,6 +23,8 @@ export interface Runtime {
   versions: CurrentVersions;
   transport: MailTransport;
   engine: EngineDeps;
+  /** The receipt keys, newest first, loaded on first use (engine/receipts/keys.ts); empty: no receipts. */
+  receiptKeys: ReceiptKeySource;
   close(): Promise<void>;
 }
 
@@ -41,7 +44,8 @@ export function createRuntime(options: RuntimeOptions = {}): Runtime {
   queues.beforeAccept = (cmd) => recordPending(db, sealer, cmd);
   const versions = new CurrentVersions(config, queues.connection);
   const transport = options.transport ?? (config.smtpUrl ? smtpTransport(config.smtpUrl, config.mail, {}, config.baseUrl) : terminalTransport());
-  const engine: EngineDeps = { db, sealer, baseUrl: config.baseUrl, log, limits: config.limits };
+  const receiptKeys = receiptKeySource({ configured: config.receiptKeys, production: config.nodeEnv === "production", db, sealer });
+  const engine: EngineDeps = { db, sealer, baseUrl: config.baseUrl, log, limits: config.limits, receiptKeys };
   return {
     config,
     log,
@@ -51,12 +55,23 @@ export function createRuntime(options: RuntimeOptions = {}): Runtime {
     versions,
     transport,
     engine,
+    receiptKeys,
     async close() {
       await versions.close();
       await queues.close();
       await db.$disconnect();
     },
   };
+}
+
+/**
+ * Loads the receipt keys at start (v0.4 "Receipts"; docs/receipts.md): a key that cannot be read
+ * fails the start; production without SLOTFLOW_RECEIPT_KEYS warns that completions carry no receipt.
+ */
+export async function loadReceiptKeys(rt: Pick<Runtime, "receiptKeys" | "log" | "config">): Promise<void> {
+  const keys = await rt.receiptKeys();
+  if (keys.length === 0) rt.log.warn({ variable: "SLOTFLOW_RECEIPT_KEYS" }, "SLOTFLOW_RECEIPT_KEYS is not set: completed deposits carry no receipt");
+  else if (rt.config.receiptKeys === "") rt.log.warn({ variable: "SLOTFLOW_RECEIPT_KEYS" }, "SLOTFLOW_RECEIPT_KEYS is not set: receipts are signed with a development key kept in the database");
 }
 
 /** Warns about secrets running on their development defaults. */

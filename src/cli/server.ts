@@ -15,7 +15,7 @@ import type { Config } from "../config.js";
 import { installFaultHandlers } from "../process-faults.js";
 import { checkRedisPersistence } from "../queue/persistence.js";
 import { allShards } from "../queue/shards.js";
-import { announceDeploy, createRuntime, warnDevDefaults, type Runtime } from "../runtime.js";
+import { announceDeploy, createRuntime, loadReceiptKeys, warnDevDefaults, type Runtime } from "../runtime.js";
 import type { WebApp } from "../web/app.js";
 import { bindClusterMetrics, registry } from "../web/metrics.js";
 import { StartupError } from "./failure.js";
@@ -147,6 +147,7 @@ export async function serve(opts: ServeOptions, config: Config): Promise<Runtime
   const rt = createRuntime({ config });
   const faults = installFaultHandlers(rt.log); // issue 8 item 10: log, keep serving or drain and exit
   warnDevDefaults(rt);
+  await loadReceiptKeys(rt).catch(async (err) => Promise.reject(await rt.close().then(() => err, () => err)));
   await checkRedisPersistence(rt.config, rt.log).catch(async (err) => Promise.reject(await rt.close().then(() => err, () => err)));
   const closers: Closer[] = [];
   let web: WebApp | null = null;

@@ -44,6 +44,9 @@ export const RefusalCode = {
   // endpoints and deliveries (issue 18)
   NotAWebhook: "not-a-webhook",
   LinkNotLive: "link-not-live",
+  // forwarding a link (v0.4 "Many responders, forwarding, and receipts"; commands/forward.ts)
+  NotForwardable: "not-forwardable",
+  ForwardLimit: "forward-limit",
   // service
   RateLimited: "rate-limited",
   Unavailable: "unavailable",
@@ -51,8 +54,11 @@ export const RefusalCode = {
 
 export type RefusalCode = (typeof RefusalCode)[keyof typeof RefusalCode];
 
-/** Why a link is dead (the `reason` of a 410 `link-dead`). */
-export type LinkEndReason = "completed" | "cancelled" | "expired" | "dropped" | "run-finished" | "run-cancelled" | "revoked" | "quorum-reached";
+/**
+ * Why a link is dead (the `reason` of a 410 `link-dead`) — or, for "forwarded" (v0.4), why a link
+ * was retired: its holder forwarded it (410 `link-retired`, `reason: "forwarded"`).
+ */
+export type LinkEndReason = "completed" | "cancelled" | "expired" | "dropped" | "run-finished" | "run-cancelled" | "revoked" | "quorum-reached" | "forwarded";
 
 /** A refusal: a code, a human sentence, and optional machine-readable members for the problem body. */
 export interface Refusal {

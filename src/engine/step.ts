@@ -20,6 +20,7 @@ import { jsonDate, readStepUnlocked, type StepRead } from "./sql/step-read.js";
 import { writeStep, type SlotWriteRow, type StepWrite } from "./sql/step-write.js";
 import type { CompiledWorkflow } from "../lang/compiled.js";
 import type { IdempotencyFingerprint } from "./values/idempotency.js";
+import type { ReceiptKeySource } from "./receipts/keys.js";
 import type { LinkEndReason } from "./refusals.js";
 import { linkHashesIn, type Sealer } from "./sealing/seal.js";
 import { writeDeliveries, writeMailExtra, type DeliveryWriteRow, type MailExtraRow } from "./sql/deliveries-write.js";
@@ -135,6 +136,8 @@ export interface StepServices {
   limits?: Limits;
   /** The slot and link operations the step delegates to (lifecycles.ts `LIFECYCLES`). */
   lifecycles: StepLifecycles;
+  /** The receipt keys (receipts/keys.ts), newest first; absent or empty: completions carry no receipt. */
+  receiptKeys?: ReceiptKeySource;
 }
 
 export interface PendingMint {
@@ -169,6 +172,8 @@ export class Step implements World {
   readonly mints: PendingMint[] = [];
   /** Slot id → why its live link dies at flush (slot closed during this step). */
   readonly linkEnds = new Map<string, LinkEndReason>();
+  /** Link id → why it is retired at flush when not simply replaced ("forwarded", v0.4); link.ts keeps it. */
+  readonly retireReasons = new Map<string, LinkEndReason>();
   burned: { linkId: string; idempotency: IdempotencyFingerprint | null } | null = null;
   /** Slot id → id of its live link, as loaded and as changed by this step (link.ts keeps it). */
   private readonly liveLinks: Map<string, string>;

@@ -135,7 +135,9 @@ export type Setting =
    * `each { … }` — only on a fanned-out slot: statements run once per element when its slot is
    * created, the fan-out variable in scope and the alias standing for that element's slot.
    */
-  | { kind: "each"; body: Statement[]; range: Range };
+  | { kind: "each"; body: Statement[]; range: Range }
+  /** `Forwardable: expr` — a bool: whether the holder of the slot's link may forward it (v0.4). */
+  | { kind: "forwardable"; expr: Expr; range: Range };
 
 export interface EnterBlock {
   kind: "enter";

@@ -11,11 +11,11 @@ import { classifyNumber, decodeString, durationLiteral, Newline, unitWordMs } fr
 import type { LineIndex } from "./positions.js";
 
 /** The settings that take one expression, by their name in source. */
-const ONE_EXPRESSION_SETTINGS = { Deadline: "deadline", Title: "title", Intro: "intro", Quorum: "quorum" } as const;
+const ONE_EXPRESSION_SETTINGS = { Deadline: "deadline", Title: "title", Intro: "intro", Quorum: "quorum", Forwardable: "forwardable" } as const;
 /** Every setting's name in source. */
-const SETTING_WORDS = { Candidates: 1, Requires: 1, After: 1, Deadline: 1, Title: 1, Intro: 1, Quorum: 1 } as const;
+const SETTING_WORDS = { Candidates: 1, Requires: 1, After: 1, Deadline: 1, Title: 1, Intro: 1, Quorum: 1, Forwardable: 1 } as const;
 /** How the unknown-setting message lists the settings. */
-const SETTINGS_LIST = "Candidates, Requires, After, Deadline, Title, Intro, Quorum and each { … }";
+const SETTINGS_LIST = "Candidates, Requires, After, Deadline, Title, Intro, Quorum, Forwardable and each { … }";
 
 /** Binding strength of the binary operators (higher binds tighter); all are left-associative. */
 const PRECEDENCE: Record<string, number> = {
@@ -180,7 +180,8 @@ export class AstBuilder {
       case "Deadline":
       case "Title":
       case "Intro":
-      case "Quorum": {
+      case "Quorum":
+      case "Forwardable": {
         if (exprs.length > 1) {
           this.error(Codes.SettingArity, `${name.image} takes one expression`, this.span(exprs[1].range, exprs[exprs.length - 1].range));
         }

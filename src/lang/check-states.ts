@@ -61,7 +61,7 @@ function alwaysTaken(arms: Arm[]): boolean {
 
 const SETTING_NAMES = {
   candidates: "Candidates", requires: "Requires", after: "After", deadline: "Deadline", title: "Title", intro: "Intro",
-  quorum: "Quorum", each: "each",
+  quorum: "Quorum", each: "each", forwardable: "Forwardable",
 } as const;
 
 export class StateChecker {
@@ -316,6 +316,10 @@ export class StateChecker {
           this.ctx.stmts.block(setting.body, { scope, closedAlias: null, elementAlias: sub.forEach ? sub.alias.name : null, state });
           break;
         }
+        case "forwardable":
+          // v0.4: a bool over the workflow parameters and the fan-out variable (FLOW202 otherwise)
+          this.ctx.stmts.condition(setting.expr, env, "Forwardable");
+          break;
         case "deadline": {
           const t = this.ctx.exprs.check(setting.expr, env);
           if (t.kind !== "error" && t.kind !== "duration" && t.kind !== "datetime") {

@@ -104,6 +104,12 @@ export interface CompiledSlot {
    * slot, the fan-out variable bound and the alias naming that element's slot. Absent when not given.
    */
   each?: Statement[];
+  /**
+   * `Forwardable: expr` (v0.4 "Many responders, forwarding, and receipts") — a `bool` over the
+   * workflow parameters and the fan-out variable, evaluated when a link holder asks to forward
+   * (`POST …/callback/{token}/forward`); absent (the default) or false: not forwardable.
+   */
+  forwardable?: Expr;
 }
 
 export interface CompiledOnEvent {

@@ -72,6 +72,12 @@ function requiresWording(settings: Setting[]): Pick<CompiledSlot, "requiresWordi
   return wording ? { requiresWording: wording } : {};
 }
 
+/** `Forwardable: expr` (v0.4) — the key only when given, so older compiled forms stay equal. */
+function forwardable(settings: Setting[]): Pick<CompiledSlot, "forwardable"> {
+  const expr = setting(settings, "forwardable")?.expr;
+  return expr ? { forwardable: expr } : {};
+}
+
 function pageText(settings: Setting[]): Pick<CompiledSlot, "title" | "intro"> {
   const title = setting(settings, "title")?.expr;
   const intro = setting(settings, "intro")?.expr;
@@ -114,6 +120,7 @@ function state(s: StateDecl, model: CheckedModel, source: string): CompiledState
           deadline: setting(m.settings, "deadline")?.expr ?? null,
           ...pageText(m.settings),
           ...manyResponders(m.settings),
+          ...forwardable(m.settings),
         });
         break;
       case "enter":

@@ -25,6 +25,7 @@ import { openApiDocument } from "./openapi.js";
 import { problemMiddleware } from "./problems.js";
 import { redisRateLimit } from "./rate-limit.js";
 import { runsApiRouter } from "./runs-api.js";
+import { receiptsRouter } from "./receipts.js";
 import { consoleGate, consoleRouter } from "./console/index.js";
 import { requireAdmin } from "./auth.js";
 import { mcpRouter } from "../mcp/http.js";
@@ -96,7 +97,7 @@ export function createWebApp(rt: Runtime): WebApp {
     ctx.body = openApiDocument(rt.config.baseUrl);
   });
 
-  const routers = [ops, callbackRouter(rt, rateLimit), adminRouter(rt), endpointsRouter(rt), slackRouter(rt), runsApiRouter(rt), consoleRouter(rt), mcpRouter(rt)];
+  const routers = [ops, callbackRouter(rt, rateLimit), adminRouter(rt), endpointsRouter(rt), slackRouter(rt), runsApiRouter(rt), receiptsRouter(rt), consoleRouter(rt), mcpRouter(rt)];
   for (const router of routers) app.use(router.routes());
   app.use(unmatchedRoute(routers));
 

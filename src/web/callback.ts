@@ -17,7 +17,8 @@
  *   400 invalid-idempotency-key when an `Idempotency-Key` header is not 1–255 printable ASCII;
  *   404 / 410 / 422 from `prepareDeposit` (link lookup and body check at the minting version; a
  *       retry under the Idempotency-Key of the request that burned the link answers 200 again);
- *   then the deposit is queued and applied by a worker under the run lock: 200 `{"status":"completed"}`,
+ *   then the deposit is queued and applied by a worker under the run lock: 200 `{"status":"completed",
+ *   "receipt": "<compact JWS>"}` (v0.4 "Receipts"; the same receipt again on a same-key retry),
  *   409 / 410 / 500 refusals, or 202 `{"status":"accepted"}` when the worker takes longer than
  *   SLOTFLOW_DEPOSIT_WAIT_MS — given only once the command is recorded in PostgreSQL, so the
  *   sweeper queues it again if Redis loses its job (src/engine/commands/pending.ts, issue 34 item 3);
@@ -33,6 +34,7 @@ import { serveResponderPage, wantsResponderPage } from "./page/index.js";
 import { sendProblem } from "./problems.js";
 import type { RateLimit } from "./rate-limit.js";
 import { readBody } from "./request-body.js";
+import { addForwardRoute } from "./forward.js";
 
 /** The route template; matched case-sensitively and strictly (no trailing slash, no `//`). */
 export const CALLBACK_ROUTE = "/api/workflow/callback/:token";
@@ -65,7 +67,7 @@ export function callbackRouter(rt: Runtime, rateLimit: RateLimit): Router {
       // This request, under its Idempotency-Key, is the one that already completed the slot.
       ctx.state.depositOutcome = "replayed"; // counted by countDeposits (metrics.ts)
       ctx.status = 200;
-      ctx.body = { status: "completed" };
+      ctx.body = { status: "completed", ...(prepared.receipt ? { receipt: prepared.receipt } : {}) };
       return;
     }
     const outcome = await dependency(rt.log, "redis", () => rt.queues.submit(cmd));
@@ -76,7 +78,9 @@ export function callbackRouter(rt: Runtime, rateLimit: RateLimit): Router {
     }
     if (!outcome.ok) throw new RefusalError(outcome.refusal);
     ctx.status = 200;
-    ctx.body = { status: "completed" };
+    ctx.body = { status: "completed", ...(outcome.receipt ? { receipt: outcome.receipt } : {}) };
   });
+  // v0.4: `POST …/callback/{token}/forward` (forward.ts)
+  addForwardRoute(router, rt, rateLimit);
   return router;
 }

@@ -26,7 +26,7 @@ const jsonOk = (description: string, schema: Record<string, unknown> = { type: "
 /** Headers of every responder page (404/409/410 pages too). */
 const PAGE_HEADERS = Object.fromEntries(
   [
-    ["Content-Security-Policy", "default-src 'none'; script-src and style-src by a per-response nonce; connect-src 'self'; img-src/font-src 'none'; form-action 'none'; base-uri 'none'; frame-ancestors 'none'"],
+    ["Content-Security-Policy", "default-src 'none'; script-src and style-src by a per-response nonce; connect-src 'self'; img-src/font-src 'none'; form-action 'self' (the forward form); base-uri 'none'; frame-ancestors 'none'"],
     ["Referrer-Policy", "no-referrer (the URL holds the token)"],
     ["Cache-Control", "no-store"],
     ["X-Robots-Tag", "noindex, nofollow"],
@@ -100,7 +100,10 @@ export function openApiDocument(baseUrl: string) {
           responses: {
             ...responses(
               {
-                "200": jsonOk("Slot completed, link burned", { type: "object", properties: { status: { const: "completed" } } }),
+                "200": jsonOk("Slot completed, link burned; `receipt` is the completion's signed receipt (compact JWS, ES256; verify it with GET /.well-known/jwks.json), the same again on a retry under the same Idempotency-Key", {
+                  type: "object",
+                  properties: { status: { const: "completed" }, receipt: { type: "string", description: "Compact JWS; absent only when the service signs no receipts (production without SLOTFLOW_RECEIPT_KEYS)" } },
+                }),
                 "202": jsonOk(
                   "Queued, and will be applied (or refused under the run lock, changing nothing): outages of the database or Redis do not lose it; retry with the same Idempotency-Key to learn the outcome",
                   { type: "object", properties: { status: { const: "accepted" } } },
@@ -113,6 +116,42 @@ export function openApiDocument(baseUrl: string) {
               description: "`unavailable`: not known to be applied (the deposit may have been queued just before the failure); retry with the same Idempotency-Key and body to learn the outcome",
             },
           },
+        },
+      },
+      "/api/workflow/callback/{token}/forward": {
+        parameters: [{ name: "token", in: "path", required: true, schema: { type: "string" }, description: "The token of a callback link (as for a deposit)." }],
+        post: {
+          summary:
+            "Pass the link on (a slot with `Forwardable: true`; no sign-in, the token is the credential): the link is retired (then 410 link-retired, reason forwarded), a new link for the same slot is mailed to `email` with the slot's title; at most 5 forwards per slot. The responder page's form may post it as application/x-www-form-urlencoded (`email`, `csrf`, same origin): it then answers 303 to the link's page, or an HTML page with the refusal's status.",
+          requestBody: {
+            required: true,
+            content: {
+              "application/json": { schema: { type: "object", required: ["email"], additionalProperties: false, properties: { email: { type: "string", format: "email" } } } },
+              "application/x-www-form-urlencoded": { schema: { type: "object", properties: { email: { type: "string" }, csrf: { type: "string" } } } },
+            },
+          },
+          responses: responses(
+            {
+              "200": jsonOk("Forwarded", { type: "object", properties: { status: { const: "forwarded" } } }),
+              "202": jsonOk("Queued, and will be applied (or refused, changing nothing)", { type: "object", properties: { status: { const: "accepted" } } }),
+              "303": { description: "The page's form: forwarded; back to the link's page (which now says it was passed on)" },
+            },
+            ["link-not-found", "link-burned", "link-retired", "link-dead", "invalid-body", "not-forwardable", "forward-limit", "malformed-json", "unsupported-media-type", "payload-too-large", "method-not-allowed", "rate-limited", "handler-failed", "unavailable"],
+          ),
+        },
+      },
+      "/.well-known/jwks.json": {
+        get: {
+          summary: "The public keys receipts are signed with (JWK Set; EC P-256, ES256), newest first; Cache-Control: public, max-age=300",
+          responses: { "200": { description: "The key set", content: { "application/jwk-set+json": { schema: { type: "object", properties: { keys: { type: "array", items: { type: "object" } } } } } } } },
+        },
+      },
+      "/api/runs/{id}/receipts": {
+        parameters: [{ name: "id", in: "path", required: true, schema: { type: "string", format: "uuid" } }],
+        get: {
+          summary: "The receipts of a run's completed slots, oldest completion first: {runId, receipts: [{alias, element, state, visit, completedAt, answeredBy, receipt}]}",
+          security: admin,
+          responses: responses({ "200": jsonOk("The receipts") }, ["unauthorized", "not-found", "unavailable"]),
         },
       },
       "/api/workflows": {

@@ -40,6 +40,8 @@ export const STATUS: Record<RefusalCode, number> = {
   "invalid-query": 400,
   "not-a-webhook": 409,
   "link-not-live": 409,
+  "not-forwardable": 409,
+  "forward-limit": 409,
   "rate-limited": 429,
   unavailable: 503,
 };
@@ -72,6 +74,8 @@ export const TITLE: Record<RefusalCode, string> = {
   "invalid-query": "Invalid query parameter",
   "not-a-webhook": "Not a webhook endpoint",
   "link-not-live": "The link it carries is no longer live",
+  "not-forwardable": "This slot's link cannot be forwarded",
+  "forward-limit": "Forwarded too often",
   "rate-limited": "Too many requests",
   unavailable: "Service unavailable",
 };

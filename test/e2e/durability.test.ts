@@ -147,7 +147,7 @@ test.serial("a 503 says the request is not known to be applied, and a retry with
   const retry = await postLink(url, body, { headers: { "idempotency-key": key } });
   t.is(retry.status, 200, retry.text);
   const again = await postLink(url, body, { headers: { "idempotency-key": key } });
-  t.deepEqual([again.status, again.body], [200, { status: "completed" }], "asking again learns the same outcome");
+  t.deepEqual([again.status, again.body], [200, { status: "completed", receipt: retry.body.receipt }], "asking again learns the same outcome, and the same receipt");
   const shown = await showRun(c.baseUrl, run.runId);
   t.is(eventsOn(shown, "answer").length, 1);
   t.is(cutOff.child.exitCode, null);

@@ -48,11 +48,13 @@ test.serial("a retry with the same Idempotency-Key and body gets 200 completed, 
   const k = key();
   const first = await postLink(url, { ok: true, note: "first" }, { headers: { "idempotency-key": k } });
   t.is(first.status, 200, first.text);
-  t.deepEqual(first.body, { status: "completed" });
+  t.is(first.body?.status, "completed");
+  const receipt = (first.body as { receipt?: string }).receipt;
+  t.regex(String(receipt), /^[\w-]+\.[\w-]+\.[\w-]+$/, "v0.4: a completion carries its receipt");
   // The same body in another key order and spacing is the same body.
   const again = await postLink(url, undefined, { body: '{ "note": "first",  "ok": true }', headers: { "idempotency-key": k, "content-type": "application/json" } });
   t.is(again.status, 200, again.text);
-  t.deepEqual(again.body, { status: "completed" });
+  t.deepEqual(again.body, { status: "completed", receipt }, "the same receipt again");
   const run = await showRun(base, runId);
   t.is(eventsOn(run, "answer").length, 1);
   t.is(run.entities.job.handled, 1);
@@ -121,7 +123,8 @@ test.serial("a 202 answer is resolved by retrying with the same key: pending fir
   await cluster.spawn("worker");
   const learned = await postLink(url, { ok: true, note: "late" }, { headers: { "idempotency-key": k } });
   t.is(learned.status, 200, learned.text);
-  t.deepEqual(learned.body, { status: "completed" });
+  t.like(learned.body, { status: "completed" });
+  t.regex(String((learned.body as { receipt?: string }).receipt), /^[\w-]+\.[\w-]+\.[\w-]+$/);
   const run = await showRun(base, runId);
   t.is(eventsOn(run, "answer").length, 1, "both queued deposits applied as one");
   t.is(run.entities.job.handled, 1);

@@ -30,7 +30,7 @@ const KEYWORDS = [
   // v0.3: timers (issue 19) and deliveries through endpoints (issue 18)
   "after", "every", "webhook", "message",
 ];
-const SETTINGS = ["Candidates", "Requires", "After", "Deadline", "Title", "Intro", "Quorum"];
+const SETTINGS = ["Candidates", "Requires", "After", "Deadline", "Title", "Intro", "Quorum", "Forwardable"];
 /** Completion details of settings that need a word more than "slot setting". */
 const SETTING_DETAIL: Record<string, string> = { Quorum: "int: a fanned-out slot is done once this many elements are completed" };
 /** The fields of `send message` (language reference "Delivering through endpoints"; `answer` added for v0.4). */

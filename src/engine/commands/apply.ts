@@ -1,6 +1,6 @@
 /**
  * The one path by which every change reaches a run: `applyCommand` runs a command (start, deposit,
- * raise, expire, revoke, cancel) in one Prisma transaction with the run's row locked.
+ * raise, expire, revoke, cancel, forward) in one Prisma transaction with the run's row locked.
  *
  * 1. One read (sql/step-read.ts) takes the run row lock (`SELECT … FOR UPDATE`) and then reads
  *    the run, its current slots, tracked rows and live links — every change to a run takes this
@@ -27,6 +27,7 @@ import type { DeliveryJob, MailJob } from "../../queue/outbox-jobs.js";
 import { cancel } from "./cancel.js";
 import { deposit } from "./deposit.js";
 import { expire } from "./expire.js";
+import { forward } from "./forward.js";
 import { raise } from "./raise.js";
 import { revoke } from "./revoke.js";
 import type { CommandResult } from "./result.js";
@@ -41,6 +42,7 @@ import { readStep } from "../sql/step-read.js";
 import { Step } from "../step.js";
 import { loadVersion } from "../versions/workflows.js";
 import { LIFECYCLES } from "../lifecycles/lifecycles.js";
+import type { ReceiptKeySource } from "../receipts/keys.js";
 
 export interface EngineDeps {
   db: Db;
@@ -49,6 +51,8 @@ export interface EngineDeps {
   log?: Logger;
   /** Input and fan-out limits (config.ts); the defaults when absent. */
   limits?: Limits;
+  /** The receipt keys (receipts/keys.ts); absent: completions carry no receipt. */
+  receiptKeys?: ReceiptKeySource;
 }
 
 export interface Applied {
@@ -109,8 +113,8 @@ export async function applyCommand(deps: EngineDeps, cmd: Command): Promise<Appl
   if (cmd.kind === "start") return applyStart(deps, cmd);
   let fault: RuntimeFault | null = null;
   const applied = await deps.db.$transaction(async (tx) => {
-    const services = { tx, sealer: deps.sealer, baseUrl: deps.baseUrl, limits: deps.limits, lifecycles: LIFECYCLES };
-    const read = await readStep(tx, cmd.runId, cmd.commandId, cmd.kind === "deposit" ? cmd.linkId : null);
+    const services = { tx, sealer: deps.sealer, baseUrl: deps.baseUrl, limits: deps.limits, lifecycles: LIFECYCLES, receiptKeys: deps.receiptKeys };
+    const read = await readStep(tx, cmd.runId, cmd.commandId, cmd.kind === "deposit" || cmd.kind === "forward" ? cmd.linkId : null);
     const prior = read.prior;
     if (prior) return { outcome: prior as Outcome, queuedMail: [] };
     if (!read.run) {
@@ -120,12 +124,13 @@ export async function applyCommand(deps: EngineDeps, cmd: Command): Promise<Appl
     try {
       const run = read.run;
       const step = Step.fromRead(services, await loadVersion(tx, run.workflow_name as string, run.version as number), read);
-      if (cmd.kind === "deposit") step.depositLink = linkRowOf(read.link);
+      if (cmd.kind === "deposit" || cmd.kind === "forward") step.depositLink = linkRowOf(read.link);
       result =
         cmd.kind === "deposit" ? await deposit(step, cmd)
         : cmd.kind === "raise" ? await raise(step, cmd)
         : cmd.kind === "revoke" ? await revoke(step, cmd)
         : cmd.kind === "cancel" ? await cancel(step, cmd)
+        : cmd.kind === "forward" ? await forward(step, cmd)
         : await expire(step, cmd);
     } catch (err) {
       if (!(err instanceof RuntimeFault)) throw err;

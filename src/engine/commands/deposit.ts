@@ -14,6 +14,8 @@
  *   422 invalid-body — job data that does not match the event (the web process checked it first).
  * Bypasses `Candidates` and `[Authorize]`: a deposit has no principal (spec §1 "Bypassed gates").
  * Throws RuntimeFault from the handler; the caller refuses with handler-failed, the link stays live.
+ * A completion carries the slot's receipt (commands/receipt.ts; v0.4 "Receipts"); a retry under the
+ * burning request's Idempotency-Key gets the same receipt again, read from the slot.
  */
 import { checkBody } from "../values/body.js";
 import { Scope } from "../interpreter.js";
@@ -25,6 +27,8 @@ import type { Step } from "../step.js";
 import { translateArgs } from "../versions/versioning.js";
 import { replay } from "../values/idempotency.js";
 import { requiresRefusal } from "./requires.js";
+import { issueReceipt } from "./receipt.js";
+import { receiptOfLinkSlot } from "../sql/receipts.js";
 import { applied, refused, summary, type CommandResult } from "./result.js";
 import type { Command } from "./types.js";
 
@@ -34,7 +38,11 @@ export async function deposit(step: Step, cmd: Extract<Command, { kind: "deposit
   if (link.status === "burned") {
     // A retry of the request that burned the link, under its Idempotency-Key: its outcome, again.
     const again = replay(link, cmd.idempotency);
-    if (again === "completed") return { outcome: { ok: true, status: "completed", run: summary(step) }, step: null };
+    if (again === "completed") {
+      // the same receipt as the first time (kept on the slot, which may belong to an earlier visit)
+      const receipt = await receiptOfLinkSlot(step.services.tx, link.runId, link.id);
+      return { outcome: { ok: true, status: "completed", run: summary(step), ...(receipt ? { receipt } : {}) }, step: null };
+    }
     if (again) return refused(again);
   }
   const ended = refusalForEndedLink(link);
@@ -58,6 +66,12 @@ export async function deposit(step: Step, cmd: Extract<Command, { kind: "deposit
   const requires = requiresRefusal(step, scope, decl, "This response cannot be accepted now: a condition of the workflow does not hold. The link stays valid.");
   if (requires) return refused(requires);
   burnLink(step, slot, link.id, cmd.idempotency ?? null);
+  // Who answered (v0.4): a link deposit, unless the slot already says otherwise.
+  slot.answeredBy ??= { via: "link" };
   acceptEvent(step, slot, checked.args, translated.args, { via: "link" });
-  return applied(step, "completed");
+  // The receipt is signed on the body as the web accepted it (cmd.args: the event's arguments in JSON form).
+  const receipt = await issueReceipt(step, slot, cmd.args);
+  const result = applied(step, "completed");
+  if (receipt && result.outcome.ok) result.outcome.receipt = receipt;
+  return result;
 }

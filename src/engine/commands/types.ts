@@ -49,6 +49,11 @@ export type Command =
       answeredVia?: "slack";
     }
   | { kind: "expire"; commandId: string; runId: string; slotId: string }
+  /**
+   * The holder of a link forwards it to `email` (forward.ts; v0.4 "Many responders, forwarding, and
+   * receipts"): names the link by id, never by token; `email` was checked by the web process.
+   */
+  | { kind: "forward"; commandId: string; runId: string; linkId: string; email: string }
   /** An operator ends the live link of slot `alias` (of its element `element` when fanned out; revoke.ts). */
   | { kind: "revoke"; commandId: string; runId: string; alias: string; element?: number; reason?: string; actor?: string }
   /** An operator ends the run (cancel.ts, issue 23): `reason` 1–500 characters, `actor` who asked. */
@@ -63,7 +68,13 @@ export interface RunSummary {
 }
 
 export type Outcome =
-  | { ok: true; status: "started" | "completed" | "expired" | "fired" | "skipped" | "revoked" | "cancelled"; run: RunSummary }
+  | {
+      ok: true;
+      status: "started" | "completed" | "expired" | "fired" | "skipped" | "revoked" | "cancelled" | "forwarded";
+      run: RunSummary;
+      /** A deposit that completed its slot: the slot's receipt (compact JWS; v0.4 "Receipts"), when receipts are signed. */
+      receipt?: string;
+    }
   | { ok: false; refusal: Refusal };
 
 /** The longest reason an operator may give for a cancel or a revoke (interfaces.md "Runs for operators"). */
@@ -96,6 +107,13 @@ export const commandSchemas = {
     args: json(),
     principal: yup.object({ id: yup.string().required(), email: yup.string().nullable().defined(), roles: yup.array(yup.string().required()).required() }).required(),
     answeredVia: yup.string().oneOf(["slack"]).optional(),
+  }),
+  forward: yup.object({
+    kind: yup.string().oneOf(["forward"]).required(),
+    commandId: uuid(),
+    runId: uuid(),
+    linkId: uuid(),
+    email: yup.string().required().max(320),
   }),
   expire: yup.object({ kind: yup.string().oneOf(["expire"]).required(), commandId: yup.string().required(), runId: uuid(), slotId: uuid() }),
   revoke: yup.object({

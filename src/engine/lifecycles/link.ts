@@ -66,6 +66,9 @@ export function refusalForEndedLink(link: Pick<LinkRow, "status" | "endReason">)
     case "burned":
       return refuse(RefusalCode.LinkBurned, "This link has already been used.", { reason: "burned" });
     case "retired":
+      if (link.endReason === "forwarded") {
+        return refuse(RefusalCode.LinkRetired, "This link was forwarded to someone else; it no longer works here.", { reason: "forwarded" });
+      }
       return refuse(RefusalCode.LinkRetired, "This link was replaced by a newer one.", { reason: "retired" });
     case "dead":
       return refuse(RefusalCode.LinkDead, deadDetail(link.endReason ?? "cancelled"), { reason: link.endReason ?? "cancelled" });
@@ -90,6 +93,8 @@ export function deadDetail(reason: LinkEndReason): string {
       return "This link no longer works: it was revoked.";
     case "quorum-reached":
       return "This link no longer works: enough others have already answered.";
+    case "forwarded":
+      return "This link no longer works: it was forwarded to someone else.";
   }
 }
 
@@ -128,6 +133,19 @@ export function revokeLink(step: Step, slot: SlotRecord, linkId: string, why: { 
 
 
 /**
+ * Forwards the live link `linkId` of `slot` (v0.4 "Many responders, forwarding, and receipts"):
+ * it is retired at flush with end reason "forwarded" (its holder then gets 410 `link-retired`,
+ * `reason: "forwarded"`), and a new link is minted for the same slot. Returns the new link's URL.
+ * The history records `link-forwarded` with the address and both link ids, never a token.
+ */
+export function forwardLink(step: Step, slot: SlotRecord, linkId: string, to: string): string {
+  step.retireReasons.set(linkId, "forwarded");
+  const url = mintLink(step, slot);
+  step.addHistory("link-forwarded", { linkId, alias: slot.alias, element: slot.element, to, by: step.liveLinkOf(slot.id) });
+  return url;
+}
+
+/**
  * Decides, in memory, every link write of a step (the transitions in this module's header), so
  * the flush names each row it changes and sends no write that cannot match:
  *
@@ -145,6 +163,7 @@ export function settleLinks(step: {
   mints: { linkId: string; slotId: string; tokenSha256: string }[];
   linkEnds: Map<string, LinkEndReason>;
   burned: { linkId: string; idempotency: IdempotencyFingerprint | null } | null;
+  retireReasons?: Map<string, LinkEndReason>;
 }): LinkSettlement {
   const minted = new Set(step.mints.map((m) => m.slotId));
   const burnedId = step.burned?.linkId ?? null;
@@ -162,7 +181,7 @@ export function settleLinks(step: {
   }
   for (const link of step.loadedLiveLinks) {
     if (link.id === burnedId) continue;
-    if (minted.has(link.slotId)) ended.push({ id: link.id, status: "retired", end_reason: null, ...noKey });
+    if (minted.has(link.slotId)) ended.push({ id: link.id, status: "retired", end_reason: step.retireReasons?.get(link.id) ?? null, ...noKey });
     else if (step.linkEnds.has(link.slotId)) ended.push({ id: link.id, status: "dead", end_reason: step.linkEnds.get(link.slotId)!, ...noKey });
   }
   const lastMint = new Map(step.mints.map((m) => [m.slotId, m.linkId]));

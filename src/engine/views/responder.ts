@@ -30,6 +30,8 @@ import { Step, type RunRecord, type RunStatus } from "../step.js";
 import { hashToken } from "../sealing/token.js";
 import { loadVersion } from "../versions/workflows.js";
 import { LIFECYCLES } from "../lifecycles/lifecycles.js";
+import { slotScope } from "../lifecycles/slot.js";
+import { FORWARD_LIMIT } from "../commands/forward.js";
 
 export interface ResponderDeps {
   db: Db;
@@ -38,7 +40,16 @@ export interface ResponderDeps {
 }
 
 export type ResponderPage =
-  | { ok: true; workflow: string; event: string; params: CompiledParam[]; title: string | null; intro: string | null }
+  | {
+      ok: true;
+      workflow: string;
+      event: string;
+      params: CompiledParam[];
+      title: string | null;
+      intro: string | null;
+      /** The slot's `Forwardable` holds now and its link was forwarded fewer than FORWARD_LIMIT times (v0.4). */
+      forwardable: boolean;
+    }
   /** `expiredAt`: the slot's deadline when the link died of it (the page says when; issue 19 item 4). */
   | { ok: false; refusal: Refusal; expiredAt?: Date | null };
 
@@ -56,7 +67,7 @@ export async function responderPage(deps: ResponderDeps, token: string): Promise
       mintedVersion: true,
       status: true,
       endReason: true,
-      slot: { select: { state: true, alias: true, status: true, deadline: true } },
+      slot: { select: { id: true, state: true, alias: true, status: true, deadline: true, forwards: true } },
       run: {
         select: { id: true, workflowName: true, version: true, state: true, status: true, visit: true, input: true, milestones: true, finishedAt: true },
       },
@@ -93,7 +104,7 @@ export async function responderPage(deps: ResponderDeps, token: string): Promise
     finishedAt: r.finishedAt,
   };
   const current = r.version === link.mintedVersion ? minted : await loadVersion(deps.db, r.workflowName, r.version);
-  const text = await pageText(deps, current, run, link.slot.state, link.slot.alias);
+  const text = await pageText(deps, current, run, link.slot);
   const params = await withOptions(deps, current, run, event.params);
   return { ok: true, workflow: r.workflowName, event: event.name, params, ...text };
 }
@@ -124,17 +135,29 @@ async function withOptions(deps: ResponderDeps, wf: CompiledWorkflow, run: RunRe
   });
 }
 
-/** The slot's Title and Intro in the run's current version, evaluated read-only. */
+/**
+ * The slot's Title and Intro in the run's current version, evaluated read-only; and whether it is
+ * forwardable now (`Forwardable` true — a failure counts as false — and fewer than FORWARD_LIMIT
+ * forwards so far).
+ */
 async function pageText(
   deps: ResponderDeps,
   wf: CompiledWorkflow,
   run: RunRecord,
-  state: string,
-  alias: string,
-): Promise<{ title: string | null; intro: string | null }> {
-  const decl = wf.states[state]?.slots.find((s) => s.alias === alias);
-  if (!decl?.title && !decl?.intro) return { title: null, intro: null };
+  slotRow: { id: string; state: string; alias: string; forwards: number },
+): Promise<{ title: string | null; intro: string | null; forwardable: boolean }> {
+  const decl = wf.states[slotRow.state]?.slots.find((s) => s.alias === slotRow.alias);
+  if (!decl?.title && !decl?.intro && !decl?.forwardable) return { title: null, intro: null, forwardable: false };
   const step = await Step.load({ tx: deps.db, sealer: deps.sealer, baseUrl: deps.baseUrl, lifecycles: LIFECYCLES }, wf, run);
+  let forwardable = false;
+  const slot = step.slots.find((s) => s.id === slotRow.id);
+  if (decl.forwardable && slot && slotRow.forwards < FORWARD_LIMIT) {
+    try {
+      forwardable = evaluate(step, slotScope(step, slot), decl.forwardable) === true;
+    } catch (err) {
+      if (!(err instanceof RuntimeFault)) throw err;
+    }
+  }
   const text = (expr: typeof decl.title): string | null => {
     if (!expr) return null;
     try {
@@ -145,5 +168,5 @@ async function pageText(
       throw err;
     }
   };
-  return { title: text(decl.title), intro: text(decl.intro) };
+  return { title: text(decl.title), intro: text(decl.intro), forwardable };
 }

@@ -10,7 +10,7 @@ import type { Refusal } from "../../engine/refusals.js";
 import { field } from "./form.js";
 import { html, raw, type Html } from "./html.js";
 import { PAGE_SCRIPT } from "./script.js";
-import { linkStateOf, linkWords, SCRIPT_WORDS } from "./wording.js";
+import { forwardWords, linkStateOf, linkWords, SCRIPT_WORDS } from "./wording.js";
 
 /** The script with the page's words (wording.ts) in place of its `__PAGE_WORDS__` placeholder (not an environment variable); `<` escaped so the JSON cannot end the script element. */
 const SCRIPT = PAGE_SCRIPT.replace("__PAGE_WORDS__", JSON.stringify(SCRIPT_WORDS).replaceAll("<", "\\u003c"));
@@ -47,10 +47,17 @@ button:disabled { opacity: 0.6; cursor: not-allowed; }
 .outcome.done { color: var(--good); }
 .outcome.error { color: var(--bad); }
 .notice { border-left: 4px solid var(--line); padding: 0.25rem 0 0.25rem 0.75rem; }
+h2 { font-size: 1.15rem; margin: 2rem 0 0.5rem; }
+.forward { border-top: 1px solid var(--line); margin-top: 2rem; }
+.receipt textarea { font-family: ui-monospace, monospace; font-size: 0.8rem; overflow-wrap: anywhere; }
 footer { color: var(--muted); font-size: 0.8rem; margin-top: 2rem; }
 `;
 
-function documentShell(nonce: string, title: string, body: Html, withScript: boolean): string {
+const FOOTER = "Answered through a single-use link: the link itself is the permission, so do not forward it.";
+/** With the forward form (v0.4): the link is still not to be shared, but the form passes the question on. */
+const FORWARD_FOOTER = "Answered through a single-use link: the link itself is the permission, so do not share it; to pass the question on, use “Send this to someone else”.";
+
+function documentShell(nonce: string, title: string, body: Html, withScript: boolean, footer = FOOTER): string {
   return html`<!doctype html>
 <html lang="en">
 <head>
@@ -64,7 +71,7 @@ function documentShell(nonce: string, title: string, body: Html, withScript: boo
 <body>
 <main>
 ${body}
-<footer>Answered through a single-use link: the link itself is the permission, so do not forward it.</footer>
+<footer>${footer}</footer>
 </main>
 ${withScript ? html`<script nonce="${nonce}">${raw(SCRIPT)}</script>` : null}
 </body>
@@ -81,12 +88,47 @@ export interface FormPage {
   intro: string | null;
 }
 
+/** The forward form's inputs (v0.4): the link's token (its action is `{token}/forward`) and the form's CSRF token. */
+export interface ForwardForm {
+  token: string;
+  csrf: string;
+}
+
+/**
+ * Where the page script shows a completed answer's receipt (v0.4 "Receipts"): hidden until then;
+ * the download link gets its `data:` URL from the script.
+ */
+const RECEIPT_SECTION = html`<section id="receipt" class="receipt" aria-labelledby="receipt-title" hidden>
+<h2 id="receipt-title">Your receipt</h2>
+<p class="help">A signed proof of your answer: anyone can check it against this service's published keys. Keep it if you may need to show that you answered.</p>
+<textarea id="receipt-text" rows="4" readonly aria-labelledby="receipt-title"></textarea>
+<p><a id="receipt-download" download="receipt.jws">Download the receipt</a></p>
+</section>`;
+
+/**
+ * "Send this to someone else" (v0.4): a plain HTML form that posts without JavaScript to
+ * `{token}/forward` (relative to the page's URL), with the page's CSRF token (forward.ts checks it
+ * and the origin).
+ */
+function forwardSection(f: ForwardForm): Html {
+  return html`<section class="forward" aria-labelledby="forward-title">
+<h2 id="forward-title">Send this to someone else</h2>
+<p class="help">If someone else should answer, we email them a new link of their own; this link then stops working for you.</p>
+<form id="forward" method="post" action="${encodeURIComponent(f.token)}/forward">
+<input type="hidden" name="csrf" value="${f.csrf}">
+<label for="forward-email">Their email address</label>
+<input id="forward-email" name="email" type="email" autocomplete="email" maxlength="320" required>
+<p><button type="submit" class="secondary">Send it to them</button></p>
+</form>
+</section>`;
+}
+
 /**
  * The page for a live link: what is asked, the form, the outcome region. The heading is the
  * author's `Title` (without one, `Answer: <event>`); the workflow's internal name is not shown
  * (issue 19 item 4: the header used to read "Workflow · Event").
  */
-export function formDocument(nonce: string, page: FormPage): string {
+export function formDocument(nonce: string, page: FormPage, forward: ForwardForm | null = null): string {
   const title = page.title ?? `Answer: ${page.event}`;
   const body = html`<h1>${title}</h1>
 ${page.intro ? html`<p class="intro">${page.intro}</p>` : null}
@@ -96,8 +138,22 @@ ${page.params.length === 0 ? html`<p>Nothing to fill in: send to answer.</p>` : 
 <noscript><p class="notice">This page needs JavaScript to send your answer. Turn it on and reload, or ask whoever sent you this link for another way to answer.</p></noscript>
 <button type="submit" disabled>Send answer</button>
 </form>
-<p id="outcome" class="outcome" role="status" aria-live="polite"></p>`;
-  return documentShell(nonce, title, body, true);
+<p id="outcome" class="outcome" role="status" aria-live="polite"></p>
+${RECEIPT_SECTION}
+${forward ? forwardSection(forward) : null}`;
+  return documentShell(nonce, title, body, true, forward ? FORWARD_FOOTER : FOOTER);
+}
+
+/**
+ * The page the forward form (without JavaScript) answers when the forward is refused: the status is
+ * the refusal's; what happened, in the page's words (wording.ts), and a way back to the link's page.
+ */
+export function forwardRefusedDocument(nonce: string, refusal: Refusal, token: string): string {
+  const words = forwardWords(refusal);
+  const body = html`<h1 id="forward-refused" data-refused="${refusal.code}">${words.title}</h1>
+<p>${words.sentence}</p>
+<p><a href="${encodeURIComponent(token)}">Back to the question</a></p>`;
+  return documentShell(nonce, words.title, body, false);
 }
 
 /**
@@ -110,6 +166,7 @@ export function endedDocument(nonce: string, refusal: Refusal, expiredAt: Date |
   const body = html`<h1 id="ended-title" data-ended="${refusal.code}">${words.title}</h1>
 <p>${words.sentence}</p>
 <p>${words.todo}</p>
-<p id="outcome" class="outcome" role="status" aria-live="polite"></p>`;
+<p id="outcome" class="outcome" role="status" aria-live="polite"></p>
+${refusal.code === "link-burned" ? RECEIPT_SECTION : null}`;
   return documentShell(nonce, words.title, body, true);
 }

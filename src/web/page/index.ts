@@ -10,7 +10,7 @@
  *       (link-not-found, link-burned / link-retired / link-dead, slot-not-open);
  *   503 `unavailable` (problem JSON, as for a POST) when PostgreSQL cannot be reached.
  * Headers on every page: `Content-Security-Policy` with a fresh nonce for the one inline style and
- * script, `default-src 'none'`, `connect-src 'self'` (the POST), `form-action 'none'`,
+ * script, `default-src 'none'`, `connect-src 'self'` (the POST), `form-action 'self'` (the forward form),
  * `frame-ancestors 'none'`; `Referrer-Policy: no-referrer` (the URL holds the token);
  * `Cache-Control: no-store`; `X-Robots-Tag: noindex, nofollow`; `X-Content-Type-Options: nosniff`;
  * `X-Frame-Options: DENY`; `Vary: Accept` (the same URL answers 405 to API clients).
@@ -22,6 +22,8 @@ import { STATUS } from "../problems.js";
 import type { Runtime } from "../../runtime.js";
 import { dependency } from "../dependency.js";
 import { endedDocument, formDocument } from "./document.js";
+import { forwardCsrf } from "./forward-csrf.js";
+export { forwardRefusedDocument } from "./document.js";
 
 /** True for a GET whose `Accept` prefers HTML to JSON (a browser); false for API clients and scanners sending `*\/*`. */
 export function wantsResponderPage(ctx: Context): boolean {
@@ -31,7 +33,8 @@ export function wantsResponderPage(ctx: Context): boolean {
   return ctx.accepts("application/json", "text/html") === "text/html";
 }
 
-function setPageHeaders(ctx: Context, nonce: string): void {
+/** The page's security headers (see the module header); also used by the forward form's answers (forward.ts). */
+export function setPageHeaders(ctx: Context, nonce: string): void {
   ctx.set(
     "Content-Security-Policy",
     [
@@ -41,7 +44,8 @@ function setPageHeaders(ctx: Context, nonce: string): void {
       "connect-src 'self'",
       "img-src 'none'",
       "font-src 'none'",
-      "form-action 'none'",
+      // the forward form (v0.4) posts to this origin without JavaScript
+      "form-action 'self'",
       "base-uri 'none'",
       "frame-ancestors 'none'",
     ].join("; "),
@@ -64,7 +68,7 @@ export async function serveResponderPage(rt: Runtime, ctx: Context, token: strin
   ctx.type = "text/html; charset=utf-8";
   if (page.ok) {
     ctx.status = 200;
-    ctx.body = formDocument(nonce, page);
+    ctx.body = formDocument(nonce, page, page.forwardable ? { token, csrf: forwardCsrf(rt.config.sealKey, token) } : null);
   } else {
     ctx.status = STATUS[page.refusal.code];
     ctx.body = endedDocument(nonce, page.refusal, page.expiredAt ?? null);

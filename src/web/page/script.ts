@@ -29,6 +29,15 @@ export const PAGE_SCRIPT = String.raw`
     try { return JSON.parse(sessionStorage.getItem(storeKey) || "null"); } catch { return null; }
   };
   const remember = (v) => { try { v ? sessionStorage.setItem(storeKey, JSON.stringify(v)) : sessionStorage.removeItem(storeKey); } catch {} };
+  // v0.4: the receipt of a completed answer, shown and offered as a download (a data: URL)
+  const showReceipt = (receipt) => {
+    const box = document.getElementById("receipt");
+    if (!box || typeof receipt !== "string" || receipt === "") return;
+    document.getElementById("receipt-text").value = receipt;
+    const a = document.getElementById("receipt-download");
+    a.href = "data:application/jose;charset=utf-8," + encodeURIComponent(receipt);
+    box.hidden = false;
+  };
 
   async function send(body, key) {
     const res = await fetch(location.pathname, {
@@ -53,6 +62,7 @@ export const PAGE_SCRIPT = String.raw`
         if (r.status === 200 || r.status === 202) {
           document.getElementById("ended-title").textContent = "Done — your answer was recorded";
           say("Your answer was recorded. You can close this page.", "done");
+          if (r.status === 200 && r.problem) showReceipt(r.problem.receipt);
         }
       }, () => {});
     }
@@ -183,11 +193,12 @@ export const PAGE_SCRIPT = String.raw`
       pending = null;
       say(r.status === 200 ? "Done — your answer was recorded. You can close this page." : "Done — your answer was received and is being applied. You can close this page.", "done");
       for (const c of form.elements) c.disabled = true;
+      if (r.status === 200 && r.problem) showReceipt(r.problem.receipt);
       remember({ key, body, done: true });
       return;
     }
     const p = r.problem || {};
-    const code = p.code === "link-dead" && p.reason === "expired" ? "link-dead-expired" : p.code;
+    const code = p.code === "link-dead" && p.reason === "expired" ? "link-dead-expired" : p.code === "link-retired" && p.reason === "forwarded" ? "link-retired-forwarded" : p.code;
     const detail = WORDS.byCode[code] || p.detail || p.title || ("The answer was refused (" + r.status + ").");
     if (r.status >= 500 || r.status === 429) {
       pending = body;

@@ -8,6 +8,7 @@
  * The states of a link, as a person sees them:
  *   answered  — an answer was already sent through it (link-burned)
  *   replaced  — a newer link was sent for the same question (link-retired)
+ *   forwarded — its holder passed the question on to someone else (link-retired, reason forwarded; v0.4)
  *   closed    — the question is no longer asked: answered another way, withdrawn, cancelled, the
  *               request finished or the link was revoked (link-dead, any reason but expiry)
  *   expired   — the time to answer ran out, on <date> (link-dead, reason expired)
@@ -16,7 +17,7 @@
  */
 import type { Refusal } from "../../engine/refusals.js";
 
-export type LinkState = "answered" | "replaced" | "closed" | "expired" | "not-open" | "unknown";
+export type LinkState = "answered" | "replaced" | "forwarded" | "closed" | "expired" | "not-open" | "unknown";
 
 export interface LinkWords {
   /** The page's heading. */
@@ -33,7 +34,7 @@ export function linkStateOf(refusal: Pick<Refusal, "code" | "extra">): LinkState
     case "link-burned":
       return "answered";
     case "link-retired":
-      return "replaced";
+      return (refusal.extra as { reason?: string } | undefined)?.reason === "forwarded" ? "forwarded" : "replaced";
     case "link-dead":
       return (refusal.extra as { reason?: string } | undefined)?.reason === "expired" ? "expired" : "closed";
     case "slot-not-open":
@@ -79,6 +80,12 @@ export function linkWords(state: LinkState, opts: { expiredAt?: Date | null; rea
         sentence: "A newer link was sent to you for the same question, so this one no longer works.",
         todo: "Use the link in the most recent message you received.",
       };
+    case "forwarded":
+      return {
+        title: "This link was passed on",
+        sentence: "This question was sent on to someone else with a new link of their own, so this link no longer works.",
+        todo: "If you did not pass it on, contact whoever sent you the link.",
+      };
     case "closed":
       return {
         title: "This link no longer works",
@@ -107,6 +114,30 @@ export function linkWords(state: LinkState, opts: { expiredAt?: Date | null; rea
 }
 
 /**
+ * The words of the page the forward form (without JavaScript) answers when the forward is refused
+ * (v0.4 "Send this to someone else"): by the refusal's code; an ended link in its own words.
+ */
+export function forwardWords(refusal: Pick<Refusal, "code" | "extra">): Pick<LinkWords, "title" | "sentence"> {
+  switch (refusal.code) {
+    case "invalid-body":
+      return { title: "Not sent", sentence: "That is not an email address we can send to. Go back, check it and try again." };
+    case "not-forwardable":
+      return { title: "Not sent", sentence: "This question cannot be passed on: please answer it yourself." };
+    case "forward-limit":
+      return { title: "Not sent", sentence: "This question was already passed on as often as allowed: please answer it yourself." };
+    case "authorize-denied":
+      return { title: "Not sent", sentence: "The form could not be checked (sent from elsewhere, or too old). Go back, reload the page and try again." };
+    case "rate-limited":
+    case "unavailable":
+      return { title: "Not sent", sentence: "The service is busy or unavailable right now. Go back and try again in a moment." };
+    default: {
+      const words = linkWords(linkStateOf(refusal), { reason: (refusal.extra as { reason?: string } | undefined)?.reason ?? null });
+      return { title: words.title, sentence: words.sentence };
+    }
+  }
+}
+
+/**
  * The sentence under a field the server refused (a 422 `errors` entry), in the author's words:
  * `label` is the field's `@label` (else its name made readable). `problem` is the API's problem
  * text for that field; only whether it says the field is missing is used.
@@ -126,6 +157,7 @@ export const SCRIPT_WORDS = {
   byCode: {
     "link-burned": linkWords("answered").sentence,
     "link-retired": `${linkWords("replaced").sentence} ${linkWords("replaced").todo}`,
+    "link-retired-forwarded": linkWords("forwarded").sentence,
     "link-dead": linkWords("closed").sentence,
     "link-dead-expired": linkWords("expired").sentence,
     "slot-not-open": `${linkWords("not-open").sentence} ${linkWords("not-open").todo}`,

@@ -1,0 +1,116 @@
+/**
+ * `POST {base_url}/api/workflow/callback/{token}/forward` (v0.4 "Many responders, forwarding, and
+ * receipts"; docs/responder-page.md "Send this to someone else", docs/http-api.md). No sign-in: the
+ * token in the path is the credential, as for a deposit.
+ *
+ * Two bodies:
+ * - JSON `{"email": "…"}` (API clients, and the page's script): answers 200 `{"status":"forwarded"}`,
+ *   202 `{"status":"accepted"}` when the worker takes longer than SLOTFLOW_DEPOSIT_WAIT_MS, or a
+ *   problem document;
+ * - the responder page's form without JavaScript (`application/x-www-form-urlencoded`, members
+ *   `email` and `csrf`): the request must come from this origin (`Origin` absent, `null` — a
+ *   no-referrer page sends that — or this server's) and carry the page's CSRF token
+ *   (page/forward-csrf.ts), else an HTML page with status 403; it answers 303 to the link's own
+ *   page (which then says the link was passed on) or an HTML page with the refusal's status.
+ *
+ * Order of checks, each refusing with nothing changed: 405 (`Allow: POST`); 429 rate-limited;
+ * 415 / 413 / 400 for the body; 404 / 410 for an unknown or no longer live link, then 422 for a bad
+ * address (commands/redeem.ts `prepareForward`); then the `forward` command is queued and applied
+ * by a worker under the run lock (commands/forward.ts: 409 not-forwardable, 409 forward-limit, 410
+ * when another forward or an answer came first).
+ */
+import { randomBytes, timingSafeEqual } from "node:crypto";
+import type Router from "@koa/router";
+import type { Context } from "koa";
+import getRawBody from "raw-body";
+import { prepareForward } from "../engine/commands/redeem.js";
+import { RefusalCode, RefusalError, refuse, type Refusal } from "../engine/refusals.js";
+import type { Runtime } from "../runtime.js";
+import { dependency } from "./dependency.js";
+import { forwardRefusedDocument, setPageHeaders } from "./page/index.js";
+import { forwardCsrf } from "./page/forward-csrf.js";
+import { STATUS } from "./problems.js";
+import type { RateLimit } from "./rate-limit.js";
+import { readBody } from "./request-body.js";
+
+export const FORWARD_ROUTE = "/api/workflow/callback/:token/forward";
+
+/** The largest forward form, bytes (an address and a token). */
+const FORM_LIMIT_BYTES = 4096;
+
+function sameOrigin(ctx: Context): boolean {
+  const origin = ctx.get("origin");
+  return !origin || origin === "null" || origin === `${ctx.protocol}://${ctx.host}`;
+}
+
+function csrfMatches(expected: string, given: string | null): boolean {
+  if (given === null || given.length !== expected.length) return false;
+  return timingSafeEqual(Buffer.from(given), Buffer.from(expected));
+}
+
+async function readForm(ctx: Context): Promise<URLSearchParams> {
+  try {
+    return new URLSearchParams(await getRawBody(ctx.req, { limit: FORM_LIMIT_BYTES, encoding: "utf-8" }));
+  } catch {
+    throw new RefusalError(refuse(RefusalCode.PayloadTooLarge, `A forward form is at most ${FORM_LIMIT_BYTES} bytes.`));
+  }
+}
+
+/** Adds the forward route to the callback router (callback.ts). */
+export function addForwardRoute(router: Router, rt: Runtime, rateLimit: RateLimit): void {
+  router.all(FORWARD_ROUTE, async (ctx) => {
+    if (ctx.method !== "POST") {
+      throw new RefusalError(refuse(RefusalCode.MethodNotAllowed, "A link is forwarded with POST only."));
+    }
+    await dependency(rt.log, "redis", () => rateLimit.consume(ctx));
+    const token = ctx.params.token;
+    if (ctx.is("application/x-www-form-urlencoded")) {
+      await fromForm(rt, ctx, token);
+      return;
+    }
+    const body = await readBody(ctx, "json", 4096, rt.config.limits.maxInputDepth);
+    const outcome = await forwardOnce(rt, token, body);
+    if (outcome === "accepted") {
+      ctx.status = 202;
+      ctx.body = { status: "accepted" };
+      return;
+    }
+    if (outcome !== "forwarded") throw new RefusalError(outcome);
+    ctx.status = 200;
+    ctx.body = { status: "forwarded" };
+  });
+}
+
+/** Prepares, queues and waits for one forward: "forwarded", "accepted" (the worker is late) or the refusal. */
+async function forwardOnce(rt: Runtime, token: string, body: unknown): Promise<"forwarded" | "accepted" | Refusal> {
+  const prepared = await dependency(rt.log, "database", () => prepareForward(rt.db, token, body));
+  if (!prepared.ok) return prepared.refusal;
+  const outcome = await dependency(rt.log, "redis", () => rt.queues.submit(prepared.cmd));
+  if (outcome === "accepted") return "accepted";
+  return outcome.ok ? "forwarded" : outcome.refusal;
+}
+
+/** The page's form, without JavaScript: same origin and CSRF, then 303 to the link's page or an HTML refusal. */
+async function fromForm(rt: Runtime, ctx: Context, token: string): Promise<void> {
+  const nonce = randomBytes(16).toString("base64");
+  const page = (refusal: Refusal) => {
+    setPageHeaders(ctx, nonce);
+    ctx.status = STATUS[refusal.code];
+    ctx.type = "text/html; charset=utf-8";
+    ctx.body = forwardRefusedDocument(nonce, refusal, token);
+  };
+  if (!sameOrigin(ctx)) return page(refuse(RefusalCode.AuthorizeDenied, "This form was sent from another site."));
+  const form = await readForm(ctx);
+  if (!csrfMatches(forwardCsrf(rt.config.sealKey, token), form.get("csrf"))) {
+    return page(refuse(RefusalCode.AuthorizeDenied, "The form's check token is missing or wrong: reload the page and try again."));
+  }
+  const outcome = await forwardOnce(rt, token, { email: form.get("email") ?? "" });
+  if (outcome === "forwarded" || outcome === "accepted") {
+    ctx.status = 303;
+    ctx.redirect(`/api/workflow/callback/${encodeURIComponent(token)}`);
+    ctx.set("Cache-Control", "no-store");
+    ctx.set("Referrer-Policy", "no-referrer");
+    return;
+  }
+  page(outcome);
+}
