@@ -21,11 +21,13 @@
  */
 import type { Db } from "../../db.js";
 import type { CompiledParam, CompiledWorkflow } from "../../lang/compiled.js";
+import type { Expr } from "../../lang/ast.js";
 import { display, evaluate, RuntimeFault, Scope } from "../interpreter.js";
 import { deadDetail, isTokenShaped, refusalForEndedLink, type LinkStatus } from "../lifecycles/link.js";
 import { RefusalCode, refuse, type LinkEndReason, type Refusal } from "../refusals.js";
 import { redactTokens, type Sealer } from "../sealing/seal.js";
-import { Step, type RunRecord, type RunStatus } from "../step.js";
+import { Step, type RunRecord, type RunStatus, type SlotRecord } from "../step.js";
+import { slotScope } from "../lifecycles/slot.js";
 import { hashToken } from "../sealing/token.js";
 import { loadVersion } from "../versions/workflows.js";
 import { LIFECYCLES } from "../lifecycles/lifecycles.js";
@@ -55,7 +57,7 @@ export async function responderPage(deps: ResponderDeps, token: string): Promise
       mintedVersion: true,
       status: true,
       endReason: true,
-      slot: { select: { state: true, alias: true, status: true, deadline: true } },
+      slot: { select: { id: true, state: true, alias: true, status: true, deadline: true } },
       run: {
         select: { id: true, workflowName: true, version: true, state: true, status: true, visit: true, input: true, milestones: true, finishedAt: true },
       },
@@ -92,7 +94,7 @@ export async function responderPage(deps: ResponderDeps, token: string): Promise
     finishedAt: r.finishedAt,
   };
   const current = r.version === link.mintedVersion ? minted : await loadVersion(deps.db, r.workflowName, r.version);
-  const text = await pageText(deps, current, run, link.slot.state, link.slot.alias);
+  const text = await pageText(deps, current, run, link.slot.id, link.slot.state, link.slot.alias);
   return { ok: true, workflow: r.workflowName, event: event.name, params: event.params, ...text };
 }
 
@@ -101,21 +103,31 @@ async function pageText(
   deps: ResponderDeps,
   wf: CompiledWorkflow,
   run: RunRecord,
+  slotId: string,
   state: string,
   alias: string,
 ): Promise<{ title: string | null; intro: string | null }> {
   const decl = wf.states[state]?.slots.find((s) => s.alias === alias);
   if (!decl?.title && !decl?.intro) return { title: null, intro: null };
   const step = await Step.load({ tx: deps.db, sealer: deps.sealer, baseUrl: deps.baseUrl, lifecycles: LIFECYCLES }, wf, run);
-  const text = (expr: typeof decl.title): string | null => {
-    if (!expr) return null;
-    try {
-      const v = evaluate(step, Scope.of({}), expr);
-      return v === null ? null : redactTokens(display(v));
-    } catch (err) {
-      if (err instanceof RuntimeFault) return null;
-      throw err;
-    }
-  };
-  return { title: text(decl.title), intro: text(decl.intro) };
+  const slot = step.slots.find((s) => s.id === slotId);
+  return { title: slotText(step, slot, decl.title), intro: slotText(step, slot, decl.intro) };
+}
+
+/**
+ * A slot's `Title` or `Intro` (`expr`) evaluated read-only over the run's data and, for a fanned-out
+ * slot, its element (language reference, "The responder page"): the text with any callback URL's
+ * token shown as `[redacted]`, or null when the setting is absent, is null, or fails at runtime
+ * (the page then uses its default wording). `slot` undefined: evaluated without a fan-out variable.
+ * Shared by the responder page and the inbox (v0.4 "People inside the company").
+ */
+export function slotText(step: Step, slot: SlotRecord | undefined, expr: Expr | null | undefined): string | null {
+  if (!expr) return null;
+  try {
+    const v = evaluate(step, slot ? slotScope(step, slot) : Scope.of({}), expr);
+    return v === null ? null : redactTokens(display(v));
+  } catch (err) {
+    if (err instanceof RuntimeFault) return null;
+    throw err;
+  }
 }
