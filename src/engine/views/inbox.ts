@@ -215,3 +215,9 @@ export async function inboxPage(deps: InboxDeps, principal: InboxPrincipal, filt
   });
   return { tasks, nextCursor, counts };
 }
+
+/** The names of the deployed workflows, for the inbox's filter (at most 500, by name). */
+export async function inboxWorkflows(db: Db): Promise<string[]> {
+  const rows = await db.workflow.findMany({ select: { name: true }, orderBy: { name: "asc" }, take: 500 });
+  return rows.map((r) => r.name);
+}
