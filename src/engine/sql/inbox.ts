@@ -22,8 +22,11 @@
  *              workflow (no index leads with principal, workflow, deadline).
  * Keyset cursors: the page key of the last row returned. A page costs the same at any depth.
  *
+ * An entry lives exactly as long as its slot is open or waiting, and a run that ends closes its
+ * slots in the same step, so the counts need not read the runs; the page still checks both.
  * Counts walk at most COUNT_CAP + 1 entries per principal (index-only on the newest index) and
- * join them to their slots: exact up to COUNT_CAP, else reported as capped.
+ * join them to their slots: exact up to COUNT_CAP tasks per principal, else reported as capped
+ * (InboxCounts).
  */
 import type { Db } from "../../db.js";
 import type { StepRead } from "./step-read.js";
@@ -68,7 +71,7 @@ export interface InboxRow {
 }
 
 /** Entries walked per principal when counting (the counts are exact up to this many tasks). */
-export const COUNT_CAP = 1000;
+export const COUNT_CAP = 500;
 
 const COLUMNS = "i.run_id, i.slot_id, i.listed_at, i.deadline";
 
@@ -106,9 +109,10 @@ export function inboxPageSql(q: InboxQuery): { text: string; values: unknown[] }
         ORDER BY i.deadline, i.run_id, i.slot_id LIMIT $2)`);
     }
     const keyset = a && a.deadline === null ? ` AND (i.run_id, i.slot_id) > (${param(a.runId, "uuid")}, ${param(a.slotId, "uuid")})` : "";
+    // ordered by the index's own columns (deadline is NULL throughout) so the planner walks the index in order
     branches.push(`(SELECT ${COLUMNS} FROM inbox_entries i
         WHERE i.principal = p.principal AND i.deadline IS NULL${wf}${keyset}
-        ORDER BY i.run_id, i.slot_id LIMIT $2)`);
+        ORDER BY i.deadline, i.run_id, i.slot_id LIMIT $2)`);
     lateral = `SELECT * FROM (${branches.join(" UNION ALL ")}) b ORDER BY b.deadline NULLS LAST, b.run_id, b.slot_id LIMIT $2`;
     outerOrder = "deadline NULLS LAST, run_id, slot_id";
   }
@@ -150,16 +154,19 @@ SELECT count(*) FILTER (WHERE s.status = 'open')::int AS open,
        (SELECT count(*) FROM e GROUP BY e.principal ORDER BY 1 DESC LIMIT 1)::int AS walked
   FROM (SELECT DISTINCT e.run_id, e.slot_id FROM e) k
   JOIN slots s ON s.run_id = k.run_id AND s.id = k.slot_id
-  JOIN runs r ON r.id = k.run_id
- WHERE s.status IN ('open', 'waiting') AND r.status = 'running'`;
+ WHERE s.status IN ('open', 'waiting')`;
   return { text, values };
 }
 
+/**
+ * A principal's task counts. Exact when `capped` is false. When some entry principal lists more
+ * than COUNT_CAP tasks, `capped` is true, `total` is COUNT_CAP ("more than that") and `open` and
+ * `waiting` are null (not counted: counting every task would read every one of them).
+ */
 export interface InboxCounts {
-  open: number;
-  waiting: number;
+  open: number | null;
+  waiting: number | null;
   total: number;
-  /** True when some principal has more than COUNT_CAP entries: the numbers are of the newest ones. */
   capped: boolean;
 }
 
@@ -167,7 +174,8 @@ export interface InboxCounts {
 export async function readInboxCounts(db: Db, principals: string[], workflow: string | null): Promise<InboxCounts> {
   const { text, values } = inboxCountsSql(principals, workflow);
   const [row] = await db.$queryRawUnsafe<{ open: number; waiting: number; total: number; walked: number | null }[]>(text, ...values);
-  return { open: row.open, waiting: row.waiting, total: row.total, capped: (row.walked ?? 0) > COUNT_CAP };
+  if ((row.walked ?? 0) > COUNT_CAP) return { open: null, waiting: null, total: COUNT_CAP, capped: true };
+  return { open: row.open, waiting: row.waiting, total: row.total, capped: false };
 }
 
 /**
