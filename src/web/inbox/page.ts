@@ -121,12 +121,22 @@ function countsLine(page: InboxPage): Html {
   return html`<p class="counts" id="counts">${tasks}: ${c.open} open, ${c.waiting} waiting on earlier steps.</p>`;
 }
 
-function inboxDocument(nonce: string, who: string, workflows: string[], query: { workflow: string | null; order: string; cursor: string | null }, page: InboxPage): string {
+interface PageQuery {
+  workflow: string | null;
+  order: string;
+  cursor: string | null;
+  /** `limit` as given (the page size; the API's parameter, kept by the page links). */
+  limit: string | null;
+}
+
+function inboxDocument(nonce: string, who: string, workflows: string[], query: PageQuery, page: InboxPage): string {
   const now = new Date();
+  const kept = { workflow: query.workflow, order: query.order === "newest" ? null : query.order, limit: query.limit };
   const options = workflows.includes(query.workflow ?? "") || !query.workflow ? workflows : [query.workflow, ...workflows];
   const body = html`<h1>Inbox</h1>
 <p class="who">Signed in as ${who}.</p>
 <form class="filters" method="get" action="/inbox">
+${query.limit ? html`<input type="hidden" name="limit" value="${query.limit}">` : null}
 <div><label for="workflow">Workflow</label>
 <select id="workflow" name="workflow"><option value="">All workflows</option>${options.map((w) => html`<option value="${w}"${raw(w === query.workflow ? " selected" : "")}>${w}</option>`)}</select></div>
 <div><label for="order">Order</label>
@@ -136,8 +146,8 @@ function inboxDocument(nonce: string, who: string, workflows: string[], query: {
 ${countsLine(page)}
 ${page.tasks.length > 0 ? html`<ol class="tasks" aria-labelledby="counts">${page.tasks.map((t) => taskItem(t, now))}</ol>` : query.cursor ? html`<p>No more tasks.</p>` : null}
 <nav class="pages" aria-label="Pages">
-${query.cursor ? html`<a href="${inboxHref({ workflow: query.workflow, order: query.order === "newest" ? null : query.order })}">First page</a>` : null}
-${page.nextCursor ? html`<a href="${inboxHref({ workflow: query.workflow, order: query.order === "newest" ? null : query.order, cursor: page.nextCursor })}" rel="next">Next page</a>` : null}
+${query.cursor ? html`<a href="${inboxHref({ ...kept, cursor: null })}">First page</a>` : null}
+${page.nextCursor ? html`<a href="${inboxHref({ ...kept, cursor: page.nextCursor })}" rel="next">Next page</a>` : null}
 </nav>`;
   return shell(nonce, "Inbox", body);
 }
@@ -165,5 +175,5 @@ export async function inboxPageHandler(rt: Runtime, ctx: Context): Promise<void>
   const workflows = await dependency(rt.log, "database", () => inboxWorkflows(rt.db));
   const one = (k: string) => (typeof ctx.query[k] === "string" && ctx.query[k] !== "" ? (ctx.query[k] as string) : null);
   ctx.status = 200;
-  ctx.body = inboxDocument(nonce, who.principal.email ?? who.principal.id, workflows, { workflow: one("workflow"), order: one("order") ?? "newest", cursor: one("cursor") }, page);
+  ctx.body = inboxDocument(nonce, who.principal.email ?? who.principal.id, workflows, { workflow: one("workflow"), order: one("order") ?? "newest", cursor: one("cursor"), limit: one("limit") }, page);
 }
