@@ -117,6 +117,8 @@ export function inboxPageSql(q: InboxQuery): { text: string; values: unknown[] }
     outerOrder = "deadline NULLS LAST, run_id, slot_id";
   }
   const distinctOn = q.order === "newest" ? "listed_at, run_id, slot_id" : "deadline, run_id, slot_id";
+  // The slot and run of each of the page's rows by primary key: LATERAL … LIMIT 1 keeps the planner
+  // from joining them any other way (it once hashed a scan of every run against a 26-row page).
   const text = `SELECT k.run_id, k.slot_id, k.listed_at, k.deadline,
        s.state, s.alias, s.element, s.event, s.status, s.opened_at,
        r.workflow_name, r.version, r.state AS run_state, r.status AS run_status
@@ -125,8 +127,9 @@ export function inboxPageSql(q: InboxQuery): { text: string; values: unknown[] }
          CROSS JOIN LATERAL (${lateral}) e
          ORDER BY ${outerOrder}
          LIMIT $2) k
-  JOIN slots s ON s.run_id = k.run_id AND s.id = k.slot_id
-  JOIN runs r ON r.id = k.run_id
+  CROSS JOIN LATERAL (SELECT s.state, s.alias, s.element, s.event, s.status, s.opened_at FROM slots s
+                       WHERE s.run_id = k.run_id AND s.id = k.slot_id LIMIT 1) s
+  CROSS JOIN LATERAL (SELECT r.workflow_name, r.version, r.state, r.status FROM runs r WHERE r.id = k.run_id LIMIT 1) r
  ORDER BY ${outerOrder.replaceAll(/(listed_at|deadline|run_id|slot_id)/g, "k.$1")}`;
   return { text, values };
 }
@@ -153,7 +156,7 @@ SELECT count(*) FILTER (WHERE s.status = 'open')::int AS open,
        count(*)::int AS total,
        (SELECT count(*) FROM e GROUP BY e.principal ORDER BY 1 DESC LIMIT 1)::int AS walked
   FROM (SELECT DISTINCT e.run_id, e.slot_id FROM e) k
-  JOIN slots s ON s.run_id = k.run_id AND s.id = k.slot_id
+  CROSS JOIN LATERAL (SELECT s.status FROM slots s WHERE s.run_id = k.run_id AND s.id = k.slot_id LIMIT 1) s
  WHERE s.status IN ('open', 'waiting')`;
   return { text, values };
 }
