@@ -250,3 +250,12 @@ test.serial("refusals: 401 without a principal, 400 invalid-query naming the par
   t.is(next.body.tasks.length, 1);
   t.notDeepEqual(next.body.tasks[0].runId, page.tasks[0].runId);
 });
+
+test.serial("the OpenAPI document describes GET /api/inbox", async (t) => {
+  const doc = await request(base, "GET", "/api/openapi.json");
+  const op = doc.body.paths["/api/inbox"]?.get;
+  t.truthy(op);
+  t.deepEqual(op.security, [{ principalJwt: [] }]);
+  t.deepEqual(op.parameters.map((p: { name: string }) => p.name), ["workflow", "order", "limit", "cursor"]);
+  t.truthy(op.responses["400"]);
+});
