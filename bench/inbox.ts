@@ -8,8 +8,10 @@
  * a warm-up:
  *   sql   — the page statement (src/engine/sql/inbox.ts `inboxPageSql`, newest first, 25 rows) and
  *           the counts statement, through a pg pool: ms per statement;
- *   http  — `GET /api/inbox` (newest first and by deadline) with the principal's bearer JWT: ms
- *           per page and SQL statements per page (each one round trip; from the preload's counts);
+ *   http  — `GET /api/inbox` (newest first, also cut to 10 tasks, and by deadline) with the
+ *           principal's bearer JWT, after 200 requests warming the web process, the principals'
+ *           requests interleaved: ms per page and SQL statements per page (each one round trip;
+ *           from the preload's counts, averaged over the pair);
  * and the plan of the many-task page (EXPLAIN ANALYZE, BUFFERS). Writes bench/results/inbox-*.json.
  *
  *   npm run bench -- inbox [slots=1000000] [--many=10000] [--few=10] [--n=200]
@@ -39,17 +41,6 @@ function timing(ms: number[]): Timing {
   return { p50Ms: percentile(s, 50), p95Ms: percentile(s, 95) };
 }
 
-async function time(n: number, op: () => Promise<void>): Promise<Timing> {
-  for (let i = 0; i < WARM; i++) await op();
-  const ms: number[] = [];
-  for (let i = 0; i < n; i++) {
-    const t0 = performance.now();
-    await op();
-    ms.push(performance.now() - t0);
-  }
-  return timing(ms);
-}
-
 async function main() {
   const load0 = machineCpu();
   const bench = await startBenchCluster("binbox", { roles: ["web", "worker"] });
@@ -72,18 +63,27 @@ async function main() {
     process.stdout.write(`loaded ${SLOTS} open slots (${MANY} for user:many, ${FEW} for user:few) in ${fmt((performance.now() - t0) / 1000)} s; database ${fmt(dbMiB, 0)} MiB\n`);
 
     const results: Record<string, unknown> = { slots: SLOTS, many: MANY, few: FEW, n: N, databaseMiB: dbMiB };
-    const sql: Record<string, unknown> = {};
-    for (const who of ["many", "few"]) {
-      // a principal with its id and two roles, as a signed-in person usually is
-      const principals = [`user:${who}`, "role:finance", "role:staff"];
-      const page = inboxPageSql({ principals, workflow: null, order: "newest", limit: 25, after: null });
-      const dl = inboxPageSql({ principals, workflow: null, order: "deadline", limit: 25, after: null });
-      const counts = inboxCountsSql(principals, null);
-      sql[who] = {
-        pageNewest: await time(N, async () => void (await bench.pool.query(page.text, page.values))),
-        pageDeadline: await time(N, async () => void (await bench.pool.query(dl.text, dl.values))),
-        counts: await time(N, async () => void (await bench.pool.query(counts.text, counts.values))),
-      };
+    const sql: Record<string, Record<string, Timing>> = { many: {}, few: {} };
+    // a principal with its id and two roles, as a signed-in person usually is
+    const principalsOf = (who: string) => [`user:${who}`, "role:finance", "role:staff"];
+    const statements = {
+      pageNewest: (who: string) => inboxPageSql({ principals: principalsOf(who), workflow: null, order: "newest", limit: 25, after: null }),
+      pageDeadline: (who: string) => inboxPageSql({ principals: principalsOf(who), workflow: null, order: "deadline", limit: 25, after: null }),
+      counts: (who: string) => inboxCountsSql(principalsOf(who), null),
+    };
+    for (const [name, make] of Object.entries(statements)) {
+      // many and few interleaved, so both see the same load
+      const q = { many: make("many"), few: make("few") };
+      const ms: Record<string, number[]> = { many: [], few: [] };
+      for (let i = 0; i < WARM + N; i++) {
+        for (const who of ["many", "few"] as const) {
+          const t0 = performance.now();
+          await bench.pool.query(q[who].text, q[who].values);
+          if (i >= WARM) ms[who].push(performance.now() - t0);
+        }
+      }
+      sql.many[name] = timing(ms.many);
+      sql.few[name] = timing(ms.few);
     }
     results.sql = sql;
     const explain = inboxPageSql({ principals: ["user:many", "role:finance", "role:staff"], workflow: null, order: "newest", limit: 25, after: null });
@@ -91,34 +91,42 @@ async function main() {
     results.planManyNewest = plan;
 
     const http: Record<string, unknown> = {};
-    for (const who of ["many", "few"]) {
-      const token = await principalJwt(who, ["finance", "staff"]);
-      for (const [name, query] of [["newest", ""], ["deadline", "?order=deadline"]] as const) {
-        let tasks = 0;
-        const get = async () => {
-          const res = await request(bench.cluster.baseUrl, "GET", `/api/inbox${query}`, { token });
+    // the web process's first requests compile the inbox's code: warm it on both principals first
+    const tokens = { many: await principalJwt("many", ["finance", "staff"]), few: await principalJwt("few", ["finance", "staff"]) };
+    for (let i = 0; i < 200; i++) await request(bench.cluster.baseUrl, "GET", `/api/inbox${i % 2 ? "?order=deadline" : ""}`, { token: i % 4 < 2 ? tokens.many : tokens.few });
+    // Each phase pair is measured interleaved (one request of each in turn), so both see the same
+    // load of the shared machine. `many-newest-10`: the many-task page cut to the few-task one's 10 tasks.
+    const pairs = [
+      [["few", "newest", ""], ["many", "newest", ""], ["many", "newest-10", "?limit=10"]],
+      [["few", "deadline", "?order=deadline"], ["many", "deadline", "?order=deadline"]],
+    ] as const;
+    for (const pair of pairs) {
+      const ms: number[][] = pair.map(() => []);
+      const tasks: number[] = pair.map(() => 0);
+      const m = await bench.measure();
+      for (let i = 0; i < N; i++) {
+        for (const [k, [who, , query]] of pair.entries()) {
+          const t0 = performance.now();
+          const res = await request(bench.cluster.baseUrl, "GET", `/api/inbox${query}`, { token: tokens[who] });
+          ms[k].push(performance.now() - t0);
           if (res.status !== 200) throw new Error(`GET /api/inbox${query}: ${res.status} ${res.text}`);
-          tasks = res.body.tasks.length;
-        };
-        for (let i = 0; i < WARM; i++) await get();
-        const m = await bench.measure();
-        const t = await time(N, get);
-        const window = await m.stop();
-        // the measure window also holds the WARM requests `time` makes first
-        const sqlPerPage = window.counts.sql / (N + WARM);
-        http[`${who}-${name}`] = { ...t, sqlPerPage, tasks };
+          tasks[k] = res.body.tasks.length;
+        }
       }
+      const window = await m.stop();
+      const sqlPerPage = window.counts.sql / (N * pair.length);
+      for (const [k, [who, name]] of pair.entries()) http[`${who}-${name}`] = { ...timing(ms[k]), sqlPerPage, tasks: tasks[k] };
     }
     results.http = http;
 
-    const s = sql as Record<string, Record<string, Timing>>;
+    const s = sql;
     const h = http as Record<string, Timing & { sqlPerPage: number; tasks: number }>;
     process.stdout.write("SQL, ms per statement (p50 / p95):\n");
     for (const who of ["many", "few"]) {
       process.stdout.write(`  ${who.padEnd(4)} page newest ${fmt(s[who].pageNewest.p50Ms, 2)} / ${fmt(s[who].pageNewest.p95Ms, 2)}, page deadline ${fmt(s[who].pageDeadline.p50Ms, 2)} / ${fmt(s[who].pageDeadline.p95Ms, 2)}, counts ${fmt(s[who].counts.p50Ms, 2)} / ${fmt(s[who].counts.p95Ms, 2)}\n`);
     }
     process.stdout.write("GET /api/inbox, ms per page (p50 / p95), SQL statements per page:\n");
-    for (const [k, v] of Object.entries(h)) process.stdout.write(`  ${k.padEnd(13)} ${fmt(v.p50Ms, 2)} / ${fmt(v.p95Ms, 2)}, ${fmt(v.sqlPerPage, 2)} statements, ${v.tasks} tasks\n`);
+    for (const [k, v] of Object.entries(h)) process.stdout.write(`  ${k.padEnd(16)} ${fmt(v.p50Ms, 2)} / ${fmt(v.p95Ms, 2)}, ${fmt(v.sqlPerPage, 2)} statements, ${v.tasks} tasks\n`);
     process.stdout.write(`plan (many, newest):\n  ${plan.join("\n  ")}\n`);
     const note = loadNote(load0);
     process.stdout.write(`${note}\nwrote ${writeResult("inbox", { note, ...results })}\n`);

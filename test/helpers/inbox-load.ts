@@ -5,10 +5,11 @@
  * the engine writes them: the fanned-out `sign` slot (10 elements per run), each element's value
  * `signer-<n>`, the run's tracked row `req`, one `user:<id>` entry per slot.
  *
- * Slot n (0-based) is listed for: `groups[0].principal` while n < groups[0].count, then the next
- * group, …, and after all groups for `user:other-<n % otherPrincipals>`. Listing times are spread
- * over the last `total` seconds in a shuffled order, so a principal's tasks interleave with the
- * others'; a third of the slots have no deadline.
+ * Slots are dealt in a shuffled order m(n) = n·7919 mod total: `groups[0].principal` gets those
+ * with m < groups[0].count, then the next group, …, and the rest go to
+ * `user:other-<n % otherPrincipals>` — so a group's tasks are spread over the runs (one or two per
+ * run, like anyone's). Listing times are spread over the last `total` seconds in another shuffled
+ * order, so a principal's tasks interleave with the others'; a third of the slots have no deadline.
  */
 import pg from "pg";
 
@@ -34,7 +35,10 @@ export async function loadInbox(databaseUrl: string, load: InboxLoad): Promise<n
   let acc = 0;
   for (const g of load.groups) bounds.push((acc += g.count));
   // principal of slot n: the first group whose cumulative bound exceeds n, else an "other"
-  const principalOf = `coalesce((SELECT ($2::text[])[i] FROM generate_subscripts($3::int[], 1) AS i WHERE n < ($3::int[])[i] ORDER BY i LIMIT 1),
+  // slot n's place m in a shuffled order (n ↦ n·7919 mod total is one-to-one unless total is a multiple of
+  // the prime 7919), so each group's slots are spread over the runs like everyone else's
+  const m = "((n::bigint * 7919) % $5::int)";
+  const principalOf = `coalesce((SELECT ($2::text[])[i] FROM generate_subscripts($3::int[], 1) AS i WHERE ${m} < ($3::int[])[i] ORDER BY i LIMIT 1),
                                'other-' || (n % $4::int))`;
   const client = new pg.Client({ connectionString: databaseUrl });
   await client.connect();

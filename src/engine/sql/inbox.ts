@@ -71,7 +71,7 @@ export interface InboxRow {
 }
 
 /** Entries walked per principal when counting (the counts are exact up to this many tasks). */
-export const COUNT_CAP = 500;
+export const COUNT_CAP = 100;
 
 const COLUMNS = "i.run_id, i.slot_id, i.listed_at, i.deadline";
 
