@@ -32,6 +32,9 @@ test.before(async () => {
     others: OTHERS,
     otherPrincipals: 500,
   });
+  // half of every principal's entries filed under another workflow, so the workflow filter selects
+  await sql(cluster.databaseUrl, "UPDATE inbox_entries SET workflow_name = 'OtherFlow' WHERE get_byte(uuid_send(slot_id), 15) % 2 = 0");
+  await sql(cluster.databaseUrl, "VACUUM ANALYZE inbox_entries");
 });
 
 test.after.always(async () => {
