@@ -245,6 +245,15 @@ test.serial("refusals: 401 without a principal, 400 invalid-query naming the par
   await bad("?limit=101", "limit");
   await bad("?limit=1&limit=2", "limit");
   await bad("?workflow=no%20such", "workflow");
+  // hostile cursors: random text, and well-formed JSON of the wrong shapes — 400, never a 5xx
+  const shapes: unknown[] = [[], {}, null, 1, "x", [...doc.slice(0, 5)], [...doc, 1], [doc[0], doc[1], doc[2], doc[3], doc[4].toUpperCase(), doc[5]],
+    [doc[0], doc[1], "2026-13-01T00:00:00.000Z", null, doc[4], doc[5]], [doc[0], doc[1], doc[2], "not a date", doc[4], doc[5]], [doc[0], doc[1], 5, null, doc[4], doc[5]]];
+  for (const shape of shapes) await bad(`?cursor=${Buffer.from(JSON.stringify(shape)).toString("base64url")}`, "cursor");
+  for (let i = 0; i < 30; i++) {
+    const junk = Buffer.from(Array.from({ length: 1 + ((i * 37) % 300) }, (_, k) => (k * 131 + i * 17) % 256)).toString("base64url");
+    await bad(`?cursor=${junk}`, "cursor");
+  }
+  await bad(`?cursor=${"A".repeat(5000)}`, "cursor");
   const next = await ask(`?limit=1&cursor=${cursor}`);
   t.is(next.status, 200);
   t.is(next.body.tasks.length, 1);
