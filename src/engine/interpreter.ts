@@ -345,6 +345,21 @@ export function equals(a: Value, b: Value, depth = 0): boolean {
   return a === b;
 }
 
+/**
+ * The principals a `Candidates` setting names, from its evaluated matcher values: the ids of its
+ * `user(…)` entries and the names of its `role(…)` entries, each once, in source order (v0.4
+ * "People inside the company": the inbox lists a slot for exactly these).
+ */
+export function candidateNames(matchers: Value[]): { users: string[]; roles: string[] } {
+  const users = new Set<string>();
+  const roles = new Set<string>();
+  for (const m of matchers) {
+    const matcher = m as Matcher;
+    (matcher.matcher === "role" ? roles : users).add(matcher.value);
+  }
+  return { users: [...users], roles: [...roles] };
+}
+
 /** True when the matcher values of a `Candidates` setting admit `principal`. */
 export function admits(matchers: Value[], principal: Principal): boolean {
   return matchers.some((m) => {

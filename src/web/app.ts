@@ -4,7 +4,8 @@
  * Routes: the public callback endpoint (callback.ts), the admin API and the ordinary raise path
  * (admin.ts), the runs list and cancel for operators (runs-api.ts), the operators' console at
  * `/console` (console/), the queue dashboard at `/admin/queues` (dashboard.ts), `GET /healthz`, `GET /readyz`,
- * `GET /metrics`, `GET /api/openapi.json`, and MCP for AI agents at `POST /mcp` (src/mcp/http.ts).
+ * `GET /metrics`, `GET /api/openapi.json`, MCP for AI agents at `POST /mcp` (src/mcp/http.ts), and
+ * the inbox of a signed-in principal, `GET /inbox` and `GET /api/inbox` (inbox/).
  * The access log writes route templates, never raw paths (access-log.ts); requests no route takes
  * and requests Node's parser refuses are answered with problem documents (fallback.ts).
  */
@@ -29,6 +30,7 @@ import { receiptsRouter } from "./receipts.js";
 import { consoleGate, consoleRouter } from "./console/index.js";
 import { requireAdmin } from "./auth.js";
 import { mcpRouter } from "../mcp/http.js";
+import { inboxRouter } from "./inbox/index.js";
 
 export interface WebApp {
   app: Koa;
@@ -97,7 +99,7 @@ export function createWebApp(rt: Runtime): WebApp {
     ctx.body = openApiDocument(rt.config.baseUrl);
   });
 
-  const routers = [ops, callbackRouter(rt, rateLimit), adminRouter(rt), endpointsRouter(rt), slackRouter(rt), runsApiRouter(rt), receiptsRouter(rt), consoleRouter(rt), mcpRouter(rt)];
+  const routers = [ops, callbackRouter(rt, rateLimit), adminRouter(rt), endpointsRouter(rt), slackRouter(rt), runsApiRouter(rt), receiptsRouter(rt), consoleRouter(rt), mcpRouter(rt), inboxRouter(rt)];
   for (const router of routers) app.use(router.routes());
   app.use(unmatchedRoute(routers));
 

@@ -231,6 +231,59 @@ export function openApiDocument(baseUrl: string) {
           ),
         },
       },
+      "/api/inbox": {
+        get: {
+          summary:
+            "The signed-in principal's inbox (v0.4): the open and waiting slots of running runs whose Candidates name it by user(id) or a role it holds, each once, keyset-paginated. " +
+            "title is the heading the slot's page shows; waitingOn the After aliases not yet completed; taskUrl {BASE_URL}/inbox/tasks/{runId}/{alias}[?element=N]. counts are exact unless capped (then total is the cap and open / waiting are null).",
+          security: [{ principalJwt: [] }],
+          parameters: [
+            { name: "workflow", in: "query", required: false, schema: { type: "string" } },
+            { name: "order", in: "query", required: false, schema: { type: "string", enum: ["newest", "deadline"], default: "newest" } },
+            { name: "limit", in: "query", required: false, schema: { type: "integer", minimum: 1, maximum: 100, default: 25 } },
+            { name: "cursor", in: "query", required: false, schema: { type: "string" }, description: "nextCursor of the previous page, with the same workflow and order" },
+          ],
+          responses: responses(
+            {
+              "200": jsonOk("A page of tasks", {
+                type: "object",
+                required: ["tasks", "nextCursor", "counts"],
+                properties: {
+                  tasks: {
+                    type: "array",
+                    items: {
+                      type: "object",
+                      required: ["runId", "workflow", "version", "state", "alias", "element", "event", "params", "title", "status", "openedAt", "deadline", "waitingOn", "taskUrl"],
+                      properties: {
+                        runId: { type: "string", format: "uuid" },
+                        workflow: { type: "string" },
+                        version: { type: "integer" },
+                        state: { type: "string" },
+                        alias: { type: "string" },
+                        element: { type: ["integer", "null"] },
+                        event: { type: "string" },
+                        params: { type: "array", items: { type: "object", properties: { name: { type: "string" }, type: { type: "string" }, optional: { type: "boolean" } } } },
+                        title: { type: "string" },
+                        status: { type: "string", enum: ["open", "waiting"] },
+                        openedAt: { type: ["string", "null"], format: "date-time" },
+                        deadline: { type: ["string", "null"], format: "date-time" },
+                        waitingOn: { type: "array", items: { type: "string" } },
+                        taskUrl: { type: "string", format: "uri" },
+                      },
+                    },
+                  },
+                  nextCursor: { type: ["string", "null"] },
+                  counts: {
+                    type: "object",
+                    properties: { open: { type: ["integer", "null"] }, waiting: { type: ["integer", "null"] }, total: { type: "integer" }, capped: { type: "boolean" } },
+                  },
+                },
+              }),
+            },
+            ["unauthorized", "invalid-query", "unavailable"],
+          ),
+        },
+      },
       "/api/runs": {
         get: {
           summary:

@@ -16,7 +16,7 @@
 import { randomUUID } from "node:crypto";
 import { DEFAULT_LIMITS } from "../../config.js";
 import type { CompiledSlot } from "../../lang/compiled.js";
-import { elementRef, evaluate, execute, RuntimeFault, Scope } from "../interpreter.js";
+import { candidateNames, elementRef, evaluate, execute, RuntimeFault, Scope } from "../interpreter.js";
 import { killLiveLink } from "./link.js";
 import type { LinkEndReason } from "../refusals.js";
 import type { SlotRecord, SlotStatus, Step } from "../step.js";
@@ -108,6 +108,7 @@ export function createSlot(step: Step, stateName: string, decl: CompiledSlot): S
   const empty = { openedAt: null, deadline: null, closedAt: null, args: null, candidateUsers: null, candidateRoles: null, answeredBy: null, receipt: null, forwards: 0 };
   if (!decl.forEach) {
     const slot: SlotRecord = { id: randomUUID(), ...base, element: null, elementValue: null, ...empty };
+    setCandidates(step, slot, decl);
     step.addSlot(slot);
     return [slot];
   }
@@ -123,6 +124,7 @@ export function createSlot(step: Step, stateName: string, decl: CompiledSlot): S
   if (decl.quorum) quorumOf(step, decl, elements.length);
   return elements.map((value, element) => {
     const slot: SlotRecord = { id: randomUUID(), ...base, element, elementValue: value, ...empty };
+    setCandidates(step, slot, decl);
     step.addSlot(slot);
     return slot;
   });
@@ -141,6 +143,29 @@ export function runEachBlocks(step: Step, created: SlotRecord[]): void {
     if (!decl.each || !decl.forEach) continue;
     const scope = Scope.of({ [decl.forEach.variable]: slot.elementValue, [decl.alias]: elementRef(decl.alias, slot.element) });
     execute(step, scope, decl.each);
+  }
+}
+
+/**
+ * Records who the inbox lists `slot` for (v0.4 "People inside the company", docs/inbox.md): its
+ * `Candidates` evaluated once, now, in the slot's scope (the workflow parameters and, when fanned
+ * out, this element) — the ids of `user(…)` in `candidateUsers`, the names of `role(…)` in
+ * `candidateRoles`. A slot without `Candidates` keeps both null (listed in no inbox). An entry that
+ * fails to evaluate now (e.g. `user(x.owner)` while `x.owner` is null) lists the slot for nobody
+ * ([] and []) and does not fail the step: the raise path evaluates `Candidates` again, as before,
+ * and refuses or admits on what it finds then.
+ */
+function setCandidates(step: Step, slot: SlotRecord, decl: CompiledSlot): void {
+  if (!decl.candidates) return;
+  try {
+    const scope = decl.forEach ? Scope.of({ [decl.forEach.variable]: slot.elementValue }) : new Scope();
+    const { users, roles } = candidateNames(decl.candidates.map((m) => evaluate(step, scope, m)));
+    slot.candidateUsers = users;
+    slot.candidateRoles = roles;
+  } catch (err) {
+    if (!(err instanceof RuntimeFault)) throw err;
+    slot.candidateUsers = [];
+    slot.candidateRoles = [];
   }
 }
 

@@ -22,15 +22,16 @@
  */
 import type { Db } from "../../db.js";
 import type { CompiledParam, CompiledWorkflow } from "../../lang/compiled.js";
+import type { Expr } from "../../lang/ast.js";
 import { display, evaluate, RuntimeFault, Scope } from "../interpreter.js";
 import { deadDetail, isTokenShaped, refusalForEndedLink, type LinkStatus } from "../lifecycles/link.js";
 import { RefusalCode, refuse, type LinkEndReason, type Refusal } from "../refusals.js";
 import { redactTokens, type Sealer } from "../sealing/seal.js";
-import { Step, type RunRecord, type RunStatus } from "../step.js";
+import { Step, type RunRecord, type RunStatus, type SlotRecord } from "../step.js";
+import { slotScope } from "../lifecycles/slot.js";
 import { hashToken } from "../sealing/token.js";
 import { loadVersion } from "../versions/workflows.js";
 import { LIFECYCLES } from "../lifecycles/lifecycles.js";
-import { slotScope } from "../lifecycles/slot.js";
 import { FORWARD_LIMIT } from "../commands/forward.js";
 
 export interface ResponderDeps {
@@ -158,15 +159,23 @@ async function pageText(
       if (!(err instanceof RuntimeFault)) throw err;
     }
   }
-  const text = (expr: typeof decl.title): string | null => {
-    if (!expr) return null;
-    try {
-      const v = evaluate(step, Scope.of({}), expr);
-      return v === null ? null : redactTokens(display(v));
-    } catch (err) {
-      if (err instanceof RuntimeFault) return null;
-      throw err;
-    }
-  };
-  return { title: text(decl.title), intro: text(decl.intro), forwardable };
+  return { title: slotText(step, slot, decl.title), intro: slotText(step, slot, decl.intro), forwardable };
+}
+
+/**
+ * A slot's `Title` or `Intro` (`expr`) evaluated read-only over the run's data and, for a fanned-out
+ * slot, its element (language reference, "The responder page"): the text with any callback URL's
+ * token shown as `[redacted]`, or null when the setting is absent, is null, or fails at runtime
+ * (the page then uses its default wording). `slot` undefined: evaluated without a fan-out variable.
+ * Shared by the responder page and the inbox (v0.4 "People inside the company").
+ */
+export function slotText(step: Step, slot: SlotRecord | undefined, expr: Expr | null | undefined): string | null {
+  if (!expr) return null;
+  try {
+    const v = evaluate(step, slot ? slotScope(step, slot) : Scope.of({}), expr);
+    return v === null ? null : redactTokens(display(v));
+  } catch (err) {
+    if (err instanceof RuntimeFault) return null;
+    throw err;
+  }
 }

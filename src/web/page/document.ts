@@ -15,7 +15,8 @@ import { forwardWords, linkStateOf, linkWords, SCRIPT_WORDS } from "./wording.js
 /** The script with the page's words (wording.ts) in place of its `__PAGE_WORDS__` placeholder (not an environment variable); `<` escaped so the JSON cannot end the script element. */
 const SCRIPT = PAGE_SCRIPT.replace("__PAGE_WORDS__", JSON.stringify(SCRIPT_WORDS).replaceAll("<", "\\u003c"));
 
-const STYLE = `
+/** The pages' style sheet (the responder page; the inbox adds its own rules after it). */
+export const PAGE_STYLE = `
 :root { color-scheme: light dark; --fg: #1b1b1f; --bg: #ffffff; --muted: #4a4a55; --line: #8a8a99; --accent: #0b57d0; --bad: #b3261e; --good: #146c2e; }
 @media (prefers-color-scheme: dark) { :root { --fg: #ececf1; --bg: #16161a; --muted: #c4c4cf; --line: #8a8a99; --accent: #a8c7fa; --bad: #ffb4ab; --good: #8fd9a0; } }
 * { box-sizing: border-box; }
@@ -66,7 +67,7 @@ function documentShell(nonce: string, title: string, body: Html, withScript: boo
 <meta name="referrer" content="no-referrer">
 <meta name="robots" content="noindex, nofollow">
 <title>${title}</title>
-<style nonce="${nonce}">${raw(STYLE)}</style>
+<style nonce="${nonce}">${raw(PAGE_STYLE)}</style>
 </head>
 <body>
 <main>
@@ -123,13 +124,18 @@ function forwardSection(f: ForwardForm): Html {
 </section>`;
 }
 
+/** A slot's heading: the author's `Title` (evaluated), else `Answer: <event>` — the responder page's and the inbox's. */
+export function pageHeading(title: string | null, event: string): string {
+  return title ?? `Answer: ${event}`;
+}
+
 /**
  * The page for a live link: what is asked, the form, the outcome region. The heading is the
  * author's `Title` (without one, `Answer: <event>`); the workflow's internal name is not shown
  * (issue 19 item 4: the header used to read "Workflow · Event").
  */
 export function formDocument(nonce: string, page: FormPage, forward: ForwardForm | null = null): string {
-  const title = page.title ?? `Answer: ${page.event}`;
+  const title = pageHeading(page.title, page.event);
   const body = html`<h1>${title}</h1>
 ${page.intro ? html`<p class="intro">${page.intro}</p>` : null}
 <form id="answer" novalidate>

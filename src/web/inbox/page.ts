@@ -1,0 +1,179 @@
+/**
+ * `GET /inbox?workflow=&order=newest|deadline&cursor=` (v0.4 "People inside the company";
+ * docs/inbox.md): the signed-in principal's inbox as a server-rendered page — no script at all,
+ * so it works without JavaScript; every control is a link or a native form control (keyboard
+ * order follows the page). Not signed in: 303 to `/auth/login?returnTo=…` (signedInPage).
+ *
+ * Per task: the slot's heading (a link to its task page), the workflow, the run's state, since
+ * when it waits, its deadline as a date and a countdown (computed when the page is rendered), and
+ * whether it is open or waits on which predecessors. Above the list: the filter form (GET, so the
+ * filter and order live in the URL), the counts; below: the next page link.
+ *
+ * Headers: a CSP with `default-src 'none'`, the one inline style under a fresh nonce,
+ * `form-action 'self'` (the filter form), no script; `Cache-Control: no-store` (the page is
+ * personal); `Referrer-Policy: same-origin`; no token is ever written into the page.
+ * A bad query answers 400 as a page that says which parameter, with a link to the plain inbox.
+ */
+import { randomBytes } from "node:crypto";
+import type { Context } from "koa";
+import { INBOX_ORDERS, inboxWorkflows, type InboxPage, type InboxTask } from "../../engine/views/inbox.js";
+import { RefusalError } from "../../engine/refusals.js";
+import type { Runtime } from "../../runtime.js";
+import { ago, countdown } from "../console/time.js";
+import { dependency } from "../dependency.js";
+import { signedInPage } from "../identity/signed-in.js";
+import { pageHeading, PAGE_STYLE } from "../page/document.js";
+import { html, raw, type Html } from "../page/html.js";
+import { plainDate } from "../page/wording.js";
+import { readInbox } from "./api.js";
+
+const INBOX_STYLE = `
+main { max-width: 56rem; }
+.who { color: var(--muted); margin: 0 0 1rem; overflow-wrap: anywhere; }
+form.filters { display: flex; flex-wrap: wrap; align-items: end; gap: 0.75rem; margin: 0 0 1rem; }
+form.filters > div { flex: 1 1 12rem; }
+form.filters button { background: var(--accent); color: var(--bg); font-weight: 600; }
+.counts { font-weight: 600; }
+ol.tasks { list-style: none; margin: 0; padding: 0; }
+ol.tasks > li { border-top: 1px solid var(--line); padding: 0.75rem 0; }
+ol.tasks h2 { font-size: 1.125rem; margin: 0 0 0.35rem; overflow-wrap: anywhere; }
+a { color: var(--accent); }
+a:focus-visible { outline: 3px solid var(--accent); outline-offset: 2px; }
+dl.facts { display: grid; grid-template-columns: max-content 1fr; gap: 0.15rem 0.75rem; margin: 0; }
+dl.facts dt { color: var(--muted); }
+dl.facts dd { margin: 0; overflow-wrap: anywhere; }
+.pages { display: flex; gap: 1.5rem; margin-top: 1.25rem; }
+.pages a { display: inline-block; min-height: 2.75rem; padding: 0.6rem 0; }
+`;
+
+const ORDER_WORDS: Record<string, string> = { newest: "Newest first", deadline: "Deadline soonest" };
+
+function setHeaders(ctx: Context, nonce: string): void {
+  ctx.set(
+    "Content-Security-Policy",
+    ["default-src 'none'", `style-src 'nonce-${nonce}'`, "img-src 'none'", "form-action 'self'", "base-uri 'none'", "frame-ancestors 'none'"].join("; "),
+  );
+  ctx.set("Referrer-Policy", "same-origin");
+  ctx.set("Cache-Control", "no-store");
+  ctx.set("X-Content-Type-Options", "nosniff");
+  ctx.set("X-Frame-Options", "DENY");
+  ctx.set("X-Robots-Tag", "noindex, nofollow");
+}
+
+function shell(nonce: string, title: string, body: Html): string {
+  return html`<!doctype html>
+<html lang="en">
+<head>
+<meta charset="utf-8">
+<meta name="viewport" content="width=device-width, initial-scale=1">
+<meta name="robots" content="noindex, nofollow">
+<title>${title}</title>
+<style nonce="${nonce}">${raw(PAGE_STYLE)}${raw(INBOX_STYLE)}</style>
+</head>
+<body>
+<main>
+${body}
+</main>
+</body>
+</html>
+`.text;
+}
+
+/** `/inbox` with these parameters (empty ones left out). */
+function inboxHref(params: Record<string, string | null>): string {
+  const q = new URLSearchParams();
+  for (const [k, v] of Object.entries(params)) if (v) q.set(k, v);
+  const s = q.toString();
+  return s ? `/inbox?${s}` : "/inbox";
+}
+
+function time(d: Date, text: string): Html {
+  return html`<time datetime="${d.toISOString()}">${text}</time>`;
+}
+
+function taskItem(t: InboxTask, now: Date): Html {
+  const url = new URL(t.taskUrl);
+  const heading = pageHeading(t.title, t.event);
+  const since = t.openedAt ?? t.listedAt;
+  const status =
+    t.status === "open"
+      ? html`Open`
+      : t.waitingOn.length > 0
+        ? html`Waiting on ${t.waitingOn.join(", ")}`
+        : html`Waiting`;
+  return html`<li><article aria-labelledby="t-${t.runId}-${t.alias}-${t.element ?? ""}">
+<h2 id="t-${t.runId}-${t.alias}-${t.element ?? ""}"><a href="${url.pathname + url.search}">${heading}</a></h2>
+<dl class="facts">
+<dt>Workflow</dt><dd>${t.workflow}</dd>
+<dt>Run state</dt><dd>${t.state}</dd>
+<dt>Status</dt><dd>${status}</dd>
+<dt>${t.status === "open" ? "Open since" : "Listed since"}</dt><dd>${time(since, plainDate(since))} (${ago(since, now)})</dd>
+<dt>Deadline</dt><dd>${t.deadline ? html`${time(t.deadline, plainDate(t.deadline))} (${countdown(t.deadline, now)})` : "None"}</dd>
+</dl>
+</article></li>`;
+}
+
+function countsLine(page: InboxPage): Html {
+  const c = page.counts;
+  if (c.capped) return html`<p class="counts" id="counts">More than ${c.total.toLocaleString("en")} tasks.</p>`;
+  if (c.total === 0) return html`<p class="counts" id="counts">Nothing waits on you.</p>`;
+  const tasks = c.total === 1 ? "1 task" : `${c.total} tasks`;
+  return html`<p class="counts" id="counts">${tasks}: ${c.open} open, ${c.waiting} waiting on earlier steps.</p>`;
+}
+
+interface PageQuery {
+  workflow: string | null;
+  order: string;
+  cursor: string | null;
+  /** `limit` as given (the page size; the API's parameter, kept by the page links). */
+  limit: string | null;
+}
+
+function inboxDocument(nonce: string, who: string, workflows: string[], query: PageQuery, page: InboxPage): string {
+  const now = new Date();
+  const kept = { workflow: query.workflow, order: query.order === "newest" ? null : query.order, limit: query.limit };
+  const options = workflows.includes(query.workflow ?? "") || !query.workflow ? workflows : [query.workflow, ...workflows];
+  const body = html`<h1>Inbox</h1>
+<p class="who">Signed in as ${who}.</p>
+<form class="filters" method="get" action="/inbox">
+${query.limit ? html`<input type="hidden" name="limit" value="${query.limit}">` : null}
+<div><label for="workflow">Workflow</label>
+<select id="workflow" name="workflow"><option value="">All workflows</option>${options.map((w) => html`<option value="${w}"${raw(w === query.workflow ? " selected" : "")}>${w}</option>`)}</select></div>
+<div><label for="order">Order</label>
+<select id="order" name="order">${INBOX_ORDERS.map((o) => html`<option value="${o}"${raw(o === query.order ? " selected" : "")}>${ORDER_WORDS[o]}</option>`)}</select></div>
+<button type="submit">Show</button>
+</form>
+${countsLine(page)}
+${page.tasks.length > 0 ? html`<ol class="tasks" aria-labelledby="counts">${page.tasks.map((t) => taskItem(t, now))}</ol>` : query.cursor ? html`<p>No more tasks.</p>` : null}
+<nav class="pages" aria-label="Pages">
+${query.cursor ? html`<a href="${inboxHref({ ...kept, cursor: null })}">First page</a>` : null}
+${page.nextCursor ? html`<a href="${inboxHref({ ...kept, cursor: page.nextCursor })}" rel="next">Next page</a>` : null}
+</nav>`;
+  return shell(nonce, "Inbox", body);
+}
+
+function problemDocument(nonce: string, detail: string): string {
+  return shell(nonce, "Inbox: bad address", html`<h1>This inbox address is not right</h1><p>${detail}</p><p><a href="/inbox">Open your inbox</a></p>`);
+}
+
+/** The handler of `GET /inbox` (see the module header). */
+export async function inboxPageHandler(rt: Runtime, ctx: Context): Promise<void> {
+  const who = await signedInPage(ctx, rt);
+  if (!who) return;
+  const nonce = randomBytes(16).toString("base64");
+  setHeaders(ctx, nonce);
+  ctx.type = "text/html; charset=utf-8";
+  let page: InboxPage;
+  try {
+    page = await readInbox(rt, ctx, who.principal);
+  } catch (err) {
+    if (!(err instanceof RefusalError) || err.code !== "invalid-query") throw err;
+    ctx.status = 400;
+    ctx.body = problemDocument(nonce, err.message);
+    return;
+  }
+  const workflows = await dependency(rt.log, "database", () => inboxWorkflows(rt.db));
+  const one = (k: string) => (typeof ctx.query[k] === "string" && ctx.query[k] !== "" ? (ctx.query[k] as string) : null);
+  ctx.status = 200;
+  ctx.body = inboxDocument(nonce, who.principal.email ?? who.principal.id, workflows, { workflow: one("workflow"), order: one("order") ?? "newest", cursor: one("cursor"), limit: one("limit") }, page);
+}
