@@ -43,6 +43,12 @@ export interface World {
   queueDelivery(delivery: QueuedDelivery): string;
   addHistory(kind: string, data?: Record<string, unknown>): void;
   markEntityDirty(name: string): void;
+  /**
+   * How an int or decimal reads where it joins a string; absent, as JavaScript prints it (`25000`,
+   * `2.5`). The responder page's view sets it to mark numbers it formats for the reader's locale
+   * (views/responder.ts `markNumbers`); steps never set it, so stored and sent text is unchanged.
+   */
+  readonly numberText?: (n: number) => string;
 }
 
 /**
@@ -252,6 +258,11 @@ export function display(v: Value, depth = 0): string {
   return String(v);
 }
 
+/** A value's text where it joins a string: numbers through `step.numberText` when it is set. */
+function joinText(step: World, v: Value): string {
+  return typeof v === "number" && step.numberText ? step.numberText(v) : display(v);
+}
+
 function binary(step: World, scope: Scope, expr: Extract<Expr, { kind: "binary" }>): Value {
   const { op, range } = expr;
   if (op === "&&") return Boolean(evaluate(step, scope, expr.left)) && Boolean(evaluate(step, scope, expr.right));
@@ -273,7 +284,7 @@ function binary(step: World, scope: Scope, expr: Extract<Expr, { kind: "binary" 
       return op === "<" ? a < b : op === "<=" ? a <= b : op === ">" ? a > b : a >= b;
     }
     case "+":
-      if (typeof l === "string" || typeof r === "string") return display(l) + display(r);
+      if (typeof l === "string" || typeof r === "string") return joinText(step, l) + joinText(step, r);
       if (l instanceof Date && r instanceof Duration) return new Date(l.getTime() + r.ms);
       if (l instanceof Duration && r instanceof Date) return new Date(r.getTime() + l.ms);
       if (l instanceof Duration && r instanceof Duration) return new Duration(l.ms + r.ms);

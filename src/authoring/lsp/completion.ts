@@ -29,7 +29,7 @@ const KEYWORDS = [
   "after", "every", "webhook", "message",
 ];
 const SETTINGS = ["Candidates", "Requires", "After", "Deadline", "Title", "Intro"];
-const SCALARS = ["bool", "int", "decimal", "string", "datetime", "duration", "principal", "list"];
+const SCALARS = ["bool", "int", "decimal", "string", "datetime", "date", "duration", "principal", "list"];
 
 interface Block {
   /** The code tokens before `{` back to the previous line, `{`, `}` or `;`. */

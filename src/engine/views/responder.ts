@@ -17,11 +17,13 @@
  *
  * Title and Intro are typed `string`/`string?` over the workflow parameters only (language
  * reference, "The responder page"), so evaluating them reads and never writes; any callback URL in
- * their text is shown with its token as `[redacted]`.
+ * their text is shown with its token as `[redacted]`. With `{ markNumbers: true }` each int or
+ * decimal joined into their text is wrapped in NUMBER_MARK's two characters (private-use code
+ * points), so the page can write it for the reader's locale (web/page/document.ts).
  */
 import type { Db } from "../../db.js";
 import type { CompiledParam, CompiledWorkflow } from "../../lang/compiled.js";
-import { display, evaluate, RuntimeFault, Scope } from "../interpreter.js";
+import { display, evaluate, RuntimeFault, Scope, type World } from "../interpreter.js";
 import { deadDetail, isTokenShaped, refusalForEndedLink, type LinkStatus } from "../lifecycles/link.js";
 import { RefusalCode, refuse, type LinkEndReason, type Refusal } from "../refusals.js";
 import { redactTokens, type Sealer } from "../sealing/seal.js";
@@ -41,10 +43,16 @@ export type ResponderPage =
   /** `expiredAt`: the slot's deadline when the link died of it (the page says when; issue 19 item 4). */
   | { ok: false; refusal: Refusal; expiredAt?: Date | null };
 
+/**
+ * The characters around a number in a marked Title or Intro: U+E000, the number as JavaScript
+ * prints it, U+E001 (Unicode private use: no text of the language means anything by them).
+ */
+export const NUMBER_MARK = { open: "\uE000", close: "\uE001" } as const;
+
 const NOT_FOUND = refuse(RefusalCode.LinkNotFound, "No link matches this URL. Check that it was copied whole.");
 
 /** The page for `token`; see the module header. Database faults propagate (the caller answers 503). */
-export async function responderPage(deps: ResponderDeps, token: string): Promise<ResponderPage> {
+export async function responderPage(deps: ResponderDeps, token: string, opts: { markNumbers?: boolean } = {}): Promise<ResponderPage> {
   if (!isTokenShaped(token)) return { ok: false, refusal: NOT_FOUND };
   // the token table first (its own key), then the link by its run (issue 20 item 2)
   const key = await deps.db.linkToken.findUnique({ where: { tokenSha256: hashToken(token) }, select: { runId: true, linkId: true } });
@@ -92,7 +100,7 @@ export async function responderPage(deps: ResponderDeps, token: string): Promise
     finishedAt: r.finishedAt,
   };
   const current = r.version === link.mintedVersion ? minted : await loadVersion(deps.db, r.workflowName, r.version);
-  const text = await pageText(deps, current, run, link.slot.state, link.slot.alias);
+  const text = await pageText(deps, current, run, link.slot.state, link.slot.alias, opts.markNumbers === true);
   return { ok: true, workflow: r.workflowName, event: event.name, params: event.params, ...text };
 }
 
@@ -103,10 +111,14 @@ async function pageText(
   run: RunRecord,
   state: string,
   alias: string,
+  markNumbers: boolean,
 ): Promise<{ title: string | null; intro: string | null }> {
   const decl = wf.states[state]?.slots.find((s) => s.alias === alias);
   if (!decl?.title && !decl?.intro) return { title: null, intro: null };
-  const step = await Step.load({ tx: deps.db, sealer: deps.sealer, baseUrl: deps.baseUrl, lifecycles: LIFECYCLES }, wf, run);
+  const loaded = await Step.load({ tx: deps.db, sealer: deps.sealer, baseUrl: deps.baseUrl, lifecycles: LIFECYCLES }, wf, run);
+  // The step with numbers marked: an object whose prototype is the step, so every other member is the step's.
+  const numberText = (n: number) => `${NUMBER_MARK.open}${String(n)}${NUMBER_MARK.close}`;
+  const step: World = markNumbers ? Object.create(loaded, { numberText: { value: numberText } }) : loaded;
   const text = (expr: typeof decl.title): string | null => {
     if (!expr) return null;
     try {
