@@ -92,6 +92,8 @@ export const Codes = {
   TimerPeriodTooShort: "FLOW341",
   EnterArmsTwice: "FLOW342",
   LeftAtOnce: "FLOW343",
+  // --- added for v0.4: a link sent where it is no longer live (check-dead-links.ts) --------------
+  DeadLinkSent: "FLOW350",
   // --- internal -------------------------------------------------------------------------------
   InternalError: "FLOW999",
 } as const;

@@ -64,13 +64,8 @@ async function deliveries(runId: string) {
   }
 }
 
-async function lastErrors(runId: string) {
-  const db = createDb(process.env.DATABASE_URL!, 1);
-  try {
-    return (await db.outboxMessage.findMany({ where: { runId }, orderBy: { createdAt: "asc" }, select: { subject: true, lastError: true } })).map((m) => m.lastError);
-  } finally {
-    await db.$disconnect();
-  }
+async function lastErrors(run: { outbox(): Promise<{ lastError: string | null }[]> }) {
+  return (await run.outbox()).map((m) => m.lastError);
 }
 
 test("a start that mints a link and leaves the state at once: the mail carrying the dead link is withdrawn, with the reason", async (t) => {
@@ -82,7 +77,7 @@ test("a start that mints a link and leaves the state at once: the mail carrying 
   t.is(mail.status, "withdrawn");
   t.is(mail.body, null, "the body, which holds the link, is dropped");
   // The run reached a terminal state in the same step: its links died with it.
-  t.deepEqual(await lastErrors(run.id), ["withdrawn: link dead (run-finished)"]);
+  t.deepEqual(await lastErrors(run), ["withdrawn: link dead (run-finished)"]);
   t.true(run.history.some((h) => h.kind === "message-withdrawn" && (h.data as { reason?: string }).reason === "withdrawn: link dead (run-finished)"));
 });
 
@@ -92,7 +87,7 @@ test("a link retired in the same step: its mail is withdrawn, the newer link's m
   t.is(run.state, "Waiting");
   const mails = await run.outbox();
   t.deepEqual(mails.map((m) => [m.subject, m.status]), [["Confirm", "withdrawn"], ["First", "withdrawn"], ["Second", "pending"]]);
-  t.deepEqual(await lastErrors(run.id), ["withdrawn: link dead (cancelled)", "withdrawn: link retired", null]);
+  t.deepEqual(await lastErrors(run), ["withdrawn: link dead (cancelled)", "withdrawn: link retired", null]);
 });
 
 test("on x.expired, mail, webhook and chat message carrying x's stored link are withdrawn; a message without it goes", async (t) => {
@@ -102,7 +97,7 @@ test("on x.expired, mail, webhook and chat message carrying x's stored link are 
   t.is(run.state, "Escalated");
   const mails = await run.outbox();
   t.deepEqual(mails.slice(3).map((m) => [m.subject, m.status, m.body === null]), [["Still waiting", "withdrawn", true], ["Closed", "pending", false]]);
-  t.deepEqual((await lastErrors(run.id)).slice(3), ["withdrawn: link dead (expired)", null]);
+  t.deepEqual((await lastErrors(run)).slice(3), ["withdrawn: link dead (expired)", null]);
   t.deepEqual(await deliveries(run.id), [
     { statement: "webhook", status: "failed", payload: null, endReason: "withdrawn: link dead (expired)" },
     { statement: "message", status: "failed", payload: null, endReason: "withdrawn: link dead (expired)" },
