@@ -16,7 +16,7 @@
 import type { EndpointRef, Expr, Range, Statement } from "../lang/ast.js";
 import type { CompiledWorkflow } from "../lang/compiled.js";
 import { isEmailAddress } from "./values/email-address.js";
-import { Duration, formatIsoDuration, type Value } from "./values/values.js";
+import { CalendarDate, Duration, formatIsoDuration, type Value } from "./values/values.js";
 import { nextDepth } from "../json/depth.js";
 
 /**
@@ -50,6 +50,12 @@ export interface World {
   queueDelivery(delivery: QueuedDelivery): string;
   addHistory(kind: string, data?: Record<string, unknown>): void;
   markEntityDirty(name: string): void;
+  /**
+   * How an int or decimal reads where it joins a string; absent, as JavaScript prints it (`25000`,
+   * `2.5`). The responder page's view sets it to mark numbers it formats for the reader's locale
+   * (views/responder.ts `markNumbers`); steps never set it, so stored and sent text is unchanged.
+   */
+  readonly numberText?: (n: number) => string;
 }
 
 /**
@@ -191,7 +197,7 @@ function member(step: World, target: Value, name: string, range: Range): Value {
     if (name === "email") return p.email;
     if (name === "roles") return [...p.roles];
   }
-  if (typeof target === "object" && !Array.isArray(target) && !(target instanceof Date) && !(target instanceof Duration)) {
+  if (typeof target === "object" && !Array.isArray(target) && !(target instanceof Date) && !(target instanceof Duration) && !(target instanceof CalendarDate)) {
     // A nested entity value (an entity-typed field, or an element of a list of entities): a record.
     const fields = target as Record<string, Value>;
     return Object.prototype.hasOwnProperty.call(fields, name) ? (fields[name] ?? null) : null;
@@ -227,6 +233,8 @@ function call(step: World, scope: Scope, expr: Extract<Expr, { kind: "call" }>):
   switch (fn) {
     case "now":
       return new Date(step.now);
+    case "today":
+      return CalendarDate.of(step.now);
     case "len":
       if (a[0] === null) throw new RuntimeFault("len() of null", expr.range);
       return (a[0] as string | Value[]).length;
@@ -265,8 +273,14 @@ export function display(v: Value, depth = 0): string {
   if (v === null) return "";
   if (v instanceof Date) return v.toISOString();
   if (v instanceof Duration) return formatIsoDuration(v.ms);
+  if (v instanceof CalendarDate) return v.toString();
   if (Array.isArray(v)) return `[${v.map((e) => display(e, nextDepth(depth))).join(", ")}]`;
   return String(v);
+}
+
+/** A value's text where it joins a string: numbers through `step.numberText` when it is set. */
+function joinText(step: World, v: Value): string {
+  return typeof v === "number" && step.numberText ? step.numberText(v) : display(v);
 }
 
 function binary(step: World, scope: Scope, expr: Extract<Expr, { kind: "binary" }>): Value {
@@ -290,15 +304,19 @@ function binary(step: World, scope: Scope, expr: Extract<Expr, { kind: "binary" 
       return op === "<" ? a < b : op === "<=" ? a <= b : op === ">" ? a > b : a >= b;
     }
     case "+":
-      if (typeof l === "string" || typeof r === "string") return display(l) + display(r);
+      if (typeof l === "string" || typeof r === "string") return joinText(step, l) + joinText(step, r);
       if (l instanceof Date && r instanceof Duration) return new Date(l.getTime() + r.ms);
       if (l instanceof Duration && r instanceof Date) return new Date(r.getTime() + l.ms);
       if (l instanceof Duration && r instanceof Duration) return new Duration(l.ms + r.ms);
+      if (l instanceof CalendarDate && r instanceof Duration) return l.plus(r.ms);
+      if (l instanceof Duration && r instanceof CalendarDate) return r.plus(l.ms);
       return arithmetic(expr, l, r);
     case "-":
       if (l instanceof Date && r instanceof Duration) return new Date(l.getTime() - r.ms);
       if (l instanceof Date && r instanceof Date) return new Duration(l.getTime() - r.getTime());
       if (l instanceof Duration && r instanceof Duration) return new Duration(l.ms - r.ms);
+      if (l instanceof CalendarDate && r instanceof Duration) return l.plus(-r.ms);
+      if (l instanceof CalendarDate && r instanceof CalendarDate) return l.minus(r);
       return arithmetic(expr, l, r);
     default:
       return arithmetic(expr, l, r);
@@ -334,6 +352,7 @@ function arithmetic(expr: Extract<Expr, { kind: "binary" }>, l: Value, r: Value)
 function ordinal(v: Value): number | string {
   if (v instanceof Date) return v.getTime();
   if (v instanceof Duration) return v.ms;
+  if (v instanceof CalendarDate) return v.day;
   return v as number | string;
 }
 
@@ -341,6 +360,7 @@ function ordinal(v: Value): number | string {
 export function equals(a: Value, b: Value, depth = 0): boolean {
   if (a instanceof Date && b instanceof Date) return a.getTime() === b.getTime();
   if (a instanceof Duration && b instanceof Duration) return a.ms === b.ms;
+  if (a instanceof CalendarDate && b instanceof CalendarDate) return a.day === b.day;
   if (Array.isArray(a) && Array.isArray(b)) return a.length === b.length && a.every((x, i) => equals(x, b[i], nextDepth(depth)));
   return a === b;
 }
@@ -468,7 +488,7 @@ const MAX_JSON_DEPTH = 64;
 function jsonOf(step: World, v: Value, depth: number): unknown {
   if (depth > MAX_JSON_DEPTH) throw new RuntimeFault("a value nested too deeply for a webhook");
   if (v === null || typeof v !== "object") return v;
-  if (v instanceof Date || v instanceof Duration) return display(v);
+  if (v instanceof Date || v instanceof Duration || v instanceof CalendarDate) return display(v);
   if (Array.isArray(v)) return v.map((e) => jsonOf(step, e, depth + 1));
   if (isSpecial(v, "entityRef")) return jsonOf(step, step.entities.get((v as EntityRef).name)?.data ?? null, depth + 1);
   if (isSpecial(v, "principal")) {

@@ -27,6 +27,7 @@ import { writeDeliveries, writeMailExtra, type DeliveryWriteRow, type MailExtraR
 import { writeStart } from "./sql/start-write.js";
 import { endDeliveriesOfDeadLinks } from "../outbox/deliveries.js";
 import { controlsFor, type AnswerSpec } from "../slack/controls.js";
+import { deadAtCommit, writeWithdrawn, type WithdrawnDelivery, type WithdrawnMail } from "../outbox/dead-at-commit.js";
 import type { DeliveryJob, MailJob } from "../queue/outbox-jobs.js";
 import { fromJson, toJson, type Value } from "./values/values.js";
 
@@ -155,6 +156,8 @@ interface PendingMail {
   /** Sealed `replyTo` / `cc` (issue 19), when given. */
   replyTo?: string;
   cc?: string;
+  /** SHA-256 of each callback token its text carries (to, subject, body, replyTo, cc). */
+  linkHashes: string[];
 }
 
 export class Step implements World {
@@ -190,6 +193,11 @@ export class Step implements World {
   readonly queuedDeliveries: DeliveryJob[] = [];
   /** Whether the run had pending webhook/chat deliveries when read (issue 18 item 4). */
   hasPendingDeliveries = false;
+  /** Messages of this step withdrawn at flush because a link they carry is not live (outbox/dead-at-commit.ts). */
+  private readonly withdrawnMail: WithdrawnMail[] = [];
+  private readonly withdrawnDeliveries: WithdrawnDelivery[] = [];
+  /** Message id → its creation offset in ms after `now`, fixed when some of the step's messages are withdrawn (keeps the order of the rest). */
+  private readonly createdOffsets = new Map<string, number>();
 
   constructor(
     readonly services: StepServices,
@@ -355,7 +363,8 @@ export class Step implements World {
   queueMail(to: string, subject: string, body: string, extra: { replyTo?: string; cc?: string } = {}): string {
     const id = randomUUID();
     const { sealer } = this.services;
-    const mail: PendingMail = { id, to: sealer.sealText(to), subject: sealer.sealText(subject), body: sealer.sealText(body) };
+    const linkHashes = linkHashesIn([to, subject, body, extra.replyTo ?? "", extra.cc ?? ""].join("\n"));
+    const mail: PendingMail = { id, to: sealer.sealText(to), subject: sealer.sealText(subject), body: sealer.sealText(body), linkHashes };
     if (extra.replyTo !== undefined) mail.replyTo = sealer.sealText(extra.replyTo);
     if (extra.cc !== undefined) mail.cc = sealer.sealText(extra.cc);
     this.mail.push(mail);
@@ -407,8 +416,11 @@ export class Step implements World {
    * (each with the run's id) for the caller to enqueue after commit.
    */
   async flush(applied: { id: string; kind: string; outcome: unknown }): Promise<void> {
-    const { write, endedLinks } = this.buildWrite(applied);
+    const links = this.services.lifecycles.settleLinks(this);
+    await this.withdrawDeadLinkMessages(links);
+    const { write, endedLinks } = this.buildWrite(applied, links);
     await writeStep(this.services.tx, write);
+    await writeWithdrawn(this.services.tx, this.run.id, this.withdrawnMail, this.withdrawnDeliveries);
     // replyTo / cc (issue 19) are set after the write, in the same transaction, only when some mail
     // has them: the write function and its cost for every other step stay as they are.
     await writeMailExtra(this.services.tx, this.run.id, this.mailExtraRows());
@@ -428,13 +440,16 @@ export class Step implements World {
    */
   async flushStart(applied: { id: string; kind: string; outcome: unknown }): Promise<unknown | null> {
     if (!this.isNewRun) throw new Error("flushStart writes a new run only");
-    const { write } = this.buildWrite(applied);
+    const links = this.services.lifecycles.settleLinks(this);
+    await this.withdrawDeadLinkMessages(links);
+    const { write } = this.buildWrite(applied, links);
     const prior = await writeStart(this.services.tx, {
       ...write,
       mailExtra: this.mailExtraRows(),
       deliveries: this.deliveryRows(),
     });
     if (prior !== null) return prior;
+    await writeWithdrawn(this.services.tx, this.run.id, this.withdrawnMail, this.withdrawnDeliveries);
     this.queueJobs();
     return null;
   }
@@ -446,6 +461,39 @@ export class Step implements World {
     this.queuedDeliveries.push(...this.deliveries.map((d) => ({ deliveryId: d.id, runId })));
   }
 
+  /**
+   * Takes out of the step's mail and deliveries every message carrying a link that is not live at
+   * commit (outbox/dead-at-commit.ts), to be written as withdrawn with the reason, and records
+   * `message-withdrawn` {outboxId | deliveryId, reason} in the history. The others keep their order.
+   */
+  private async withdrawDeadLinkMessages(links: LinkSettlement): Promise<void> {
+    const messages = [
+      ...this.mail.map((m) => ({ id: m.id, hashes: m.linkHashes })),
+      ...this.deliveries.map((d) => ({ id: d.id, hashes: d.link_sha256 })),
+    ];
+    const dead = await deadAtCommit(this.services.tx, this.run.id, this.isNewRun, links, messages);
+    if (dead.size === 0) return;
+    const at = (offset: number) => new Date(this.now.getTime() + offset);
+    this.mail.forEach((m, i) => this.createdOffsets.set(m.id, i));
+    this.deliveries.forEach((d, i) => this.createdOffsets.set(d.id, this.mail.length + i));
+    for (const m of this.mail.filter((x) => dead.has(x.id))) {
+      const reason = dead.get(m.id)!;
+      this.withdrawnMail.push({ id: m.id, to: m.to, subject: m.subject, replyTo: m.replyTo, cc: m.cc, createdAt: at(this.createdOffsets.get(m.id)!), reason });
+      this.addHistory("message-withdrawn", { outboxId: m.id, reason });
+    }
+    for (const d of this.deliveries.filter((x) => dead.has(x.id))) {
+      const reason = dead.get(d.id)!;
+      this.withdrawnDeliveries.push({
+        id: d.id, endpoint: d.endpoint, statement: d.statement, webhookId: d.webhook_id, linkSha256: d.link_sha256, createdAt: at(this.createdOffsets.get(d.id)!), reason,
+      });
+      this.addHistory("message-withdrawn", { deliveryId: d.id, reason });
+    }
+    const keepMail = this.mail.filter((m) => !dead.has(m.id));
+    const keepDeliveries = this.deliveries.filter((d) => !dead.has(d.id));
+    this.mail.splice(0, this.mail.length, ...keepMail);
+    this.deliveries.splice(0, this.deliveries.length, ...keepDeliveries);
+  }
+
   /** The reply_to / cc of the step's mail that has them (issue 19). */
   private mailExtraRows(): MailExtraRow[] {
     return this.mail.filter((m) => m.replyTo !== undefined || m.cc !== undefined).map((m) => ({ id: m.id, reply_to: m.replyTo ?? null, cc: m.cc ?? null }));
@@ -453,15 +501,13 @@ export class Step implements World {
 
   /** The step's deliveries as rows, created after its mail, 1 ms apart (creation order). */
   private deliveryRows(): DeliveryWriteRow[] {
-    const base = this.now.getTime() + this.mail.length;
-    return this.deliveries.map((d, i) => ({ ...d, created_at: new Date(base + i).toISOString() }));
+    return this.deliveries.map((d, i) => ({ ...d, created_at: new Date(this.now.getTime() + (this.createdOffsets.get(d.id) ?? this.mail.length + i)).toISOString() }));
   }
 
   /** The StepWrite document of this step (sql/step-write.ts), and how many links it ends. */
-  private buildWrite(applied: { id: string; kind: string; outcome: unknown }): { write: StepWrite; endedLinks: number } {
+  private buildWrite(applied: { id: string; kind: string; outcome: unknown }, links: LinkSettlement): { write: StepWrite; endedLinks: number } {
     const { sealer } = this.services;
     const run = this.run;
-    const links = this.services.lifecycles.settleLinks(this);
     const write: StepWrite = {
       now: this.now.toISOString(),
       newRun: this.isNewRun,
@@ -487,7 +533,7 @@ export class Step implements World {
       // 1 ms apart, so that reading the outbox in creation order keeps the order of `send email`.
       outbox: this.mail.map((m, i) => ({
         id: m.id,
-        created_at: new Date(this.now.getTime() + i).toISOString(),
+        created_at: new Date(this.now.getTime() + (this.createdOffsets.get(m.id) ?? i)).toISOString(),
         to: m.to,
         subject: m.subject,
         body: m.body,

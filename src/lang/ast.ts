@@ -26,7 +26,7 @@ export interface Ident {
 }
 
 /** Names of the built-in scalar types; anything else in a type position names an entity. */
-export type ScalarTypeName = "bool" | "int" | "decimal" | "string" | "datetime" | "duration" | "principal";
+export type ScalarTypeName = "bool" | "int" | "decimal" | "string" | "datetime" | "date" | "duration" | "principal";
 
 export interface TypeRef {
   kind: "type";
@@ -362,7 +362,8 @@ export interface BinaryExpr {
    * Filled by the checker for every binary operator: the kinds of the two operand types, without
    * `?`. The interpreter picks the operation from it, never from run-time values: `+` with a
    * "string" side concatenates; "datetime"/"duration" sides select time arithmetic
-   * (datetime ± duration, datetime − datetime, duration ± duration) and time comparisons.
+   * (datetime ± duration, datetime − datetime, duration ± duration) and time comparisons;
+   * "date" sides select calendar arithmetic (date ± duration, date − date).
    * Absent before checking.
    */
   operandTypes?: { left: OperandKind; right: OperandKind };
@@ -370,7 +371,7 @@ export interface BinaryExpr {
 }
 
 /** The kind of an operand's type, without `?` (see BinaryExpr.operandTypes). */
-export type OperandKind = "bool" | "int" | "decimal" | "string" | "datetime" | "duration" | "null" | "list" | "entity" | "principal";
+export type OperandKind = "bool" | "int" | "decimal" | "string" | "datetime" | "date" | "duration" | "null" | "list" | "entity" | "principal";
 
 export interface UnaryExpr {
   kind: "unary";

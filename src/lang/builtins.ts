@@ -5,6 +5,7 @@
  * | function | type | notes |
  * |---|---|---|
  * | `now()` | `datetime` | the time of the current step (one value for the whole step) |
+ * | `today()` | `date` | the calendar day of `now()` in UTC |
  * | `len(s)` / `len(xs)` | `string -> int`, `list<T> -> int` | UTF-16 code units for a string |
  * | `lower(s)`, `upper(s)` | `string -> string` | Unicode case mapping, no locale |
  * | `contains(xs, x)` | `list<T>, T -> bool` | element equality as `==` |
@@ -37,6 +38,7 @@ function needString(result: Ty, sig: string) {
 
 const list: Builtin[] = [
   { name: "now", signature: "now(): datetime", arity: 0, matcher: false, type: () => ({ type: T.datetime }) },
+  { name: "today", signature: "today(): date", arity: 0, matcher: false, type: () => ({ type: T.date }) },
   {
     name: "len",
     signature: "len(string | list<T>): int",

@@ -8,6 +8,7 @@ import { BUILTINS, type Builtin } from "./builtins.js";
 import { Codes } from "./codes.js";
 import type { EntityInfo, Reporter, SlotInfo } from "./info.js";
 import { binaryType, unaryType } from "./operators.js";
+import { nonNullWhen, nullFix, pathText, withNonNull } from "./narrowing.js";
 import { bindingWord, type Binding, type Scope } from "./scope.js";
 import { assignable, isValue, operandKind, showType, T, withOptional, type Ty } from "./types.js";
 
@@ -21,6 +22,8 @@ export interface ExprEnv {
    * one element's slot, so `x.CallbackUrl()` is allowed. Absent or null elsewhere.
    */
   elementAlias?: string | null;
+  /** Paths (`x`, `v.o`) a null check around the expression proved non-null (narrowing.ts); absent: none. */
+  nonNull?: ReadonlySet<string>;
 }
 
 /** Tables the expression checker reads. */
@@ -64,10 +67,10 @@ export class ExprChecker {
           );
           return T.error;
         }
-        return b.type;
+        return this.narrowed(e, b.type, env);
       }
       case "member":
-        return this.member(e, env);
+        return this.narrowed(e, this.member(e, env), env);
       case "call":
         return this.call(e, env);
       case "binary":
@@ -231,7 +234,7 @@ export class ExprChecker {
       return b.type(Array.from({ length: b.arity }, () => T.error)).type;
     }
     const r = b.type(args);
-    if (r.bad) this.ctx.report.error(Codes.TypeMismatch, r.bad.message, e.args[r.bad.index].range);
+    if (r.bad) this.ctx.report.error(Codes.TypeMismatch, r.bad.message + nullFix(e.args[r.bad.index], args[r.bad.index]), e.args[r.bad.index].range);
     return r.type;
   }
 
@@ -279,9 +282,18 @@ export class ExprChecker {
     return T.string;
   }
 
+  /** `t` without its `?` when a null check around `e` proved the path non-null (narrowing.ts). */
+  private narrowed(e: Expr, t: Ty, env: ExprEnv): Ty {
+    if (env.nonNull === undefined || !isValue(t) || !t.optional) return t;
+    const path = pathText(e);
+    return path !== null && env.nonNull.has(path) ? withOptional(t, false) : t;
+  }
+
   private binary(e: BinaryExpr, env: ExprEnv): Ty {
     const l = this.check(e.left, env);
-    const r = this.check(e.right, env);
+    // `a && b`: b runs only when a holds; `a || b`: only when a fails. What that proves narrows b.
+    const proved = e.op === "&&" ? nonNullWhen(e.left, true) : e.op === "||" ? nonNullWhen(e.left, false) : [];
+    const r = this.check(e.right, proved.length > 0 ? { ...env, nonNull: withNonNull(env.nonNull, proved) } : env);
     const result = binaryType(e.op, l, r);
     if (!result.ok) this.ctx.report.error(result.code, result.message, e.range);
     e.operandTypes = { left: operandKind(l), right: operandKind(r) };

@@ -7,7 +7,8 @@ import { Codes } from "./codes.js";
 import type { CheckContext, ExprChecker, ExprEnv } from "./check-expr.js";
 import type { StateInfo } from "./info.js";
 import { bindingWord, type Binding, type Scope } from "./scope.js";
-import { assignable, isExactly, showType, T } from "./types.js";
+import { assignable, isExactly, isOptional, showType, T } from "./types.js";
+import { assignedIn, nonNullWhen, nullFix, withNonNull } from "./narrowing.js";
 
 /** A handler body's environment: the expression scope plus the state whose slots it sees. */
 export interface StmtEnv extends ExprEnv {
@@ -95,11 +96,15 @@ export class StatementChecker {
         }
         return;
       }
-      case "if":
+      case "if": {
         this.condition(s.condition, env, "the condition of if");
-        this.block(s.then, env);
+        // The then block sees what the condition proves non-null, less what the block itself assigns.
+        const assigned = assignedIn(s.then);
+        const proved = nonNullWhen(s.condition, true).filter((p) => !assigned.has(p));
+        this.block(s.then, proved.length > 0 ? { ...env, nonNull: withNonNull(env.nonNull, proved) } : env);
         if (s.else !== null) this.block(s.else, env);
         return;
+      }
       case "expr": {
         this.exprs.check(s.expr, env);
         if (s.expr.kind !== "call") {
@@ -171,7 +176,7 @@ export class StatementChecker {
       if (b.kind !== "let") {
         report.error(Codes.ReadOnlyAssignment, `cannot assign to the ${bindingWord(b.kind)} '${head.name}': it is read-only`, head.range);
       } else if (!assignable(valueType, b.type)) {
-        report.error(Codes.TypeMismatch, `cannot assign ${showType(valueType)} to '${head.name}' of type ${showType(b.type)}`, s.value.range);
+        report.error(Codes.TypeMismatch, `cannot assign ${showType(valueType)} to '${head.name}' of type ${showType(b.type)}${isOptional(b.type) ? "" : nullFix(s.value, valueType)}`, s.value.range);
       }
       return;
     }
@@ -206,7 +211,7 @@ export class StatementChecker {
     if (!assignable(valueType, field.type)) {
       report.error(
         Codes.TypeMismatch,
-        `cannot assign ${showType(valueType)} to ${head.name}.${field.name} of type ${showType(field.type)}`,
+        `cannot assign ${showType(valueType)} to ${head.name}.${field.name} of type ${showType(field.type)}${isOptional(field.type) ? "" : nullFix(s.value, valueType)}`,
         s.value.range,
       );
     }

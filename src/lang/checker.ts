@@ -14,6 +14,7 @@ import type { Diagnostic } from "./diagnostics.js";
 import { checkParamAnnotations } from "./check-page.js";
 import { ExprChecker, type CheckContext, type ExprEnv } from "./check-expr.js";
 import { StateChecker } from "./check-states.js";
+import { warnDeadLinkSends } from "./check-dead-links.js";
 import { StatementChecker } from "./check-stmt.js";
 import { Reporter, type EntityInfo, type EventInfo, type FieldInfo, type ParamInfo, type StateInfo } from "./info.js";
 import { Scope } from "./scope.js";
@@ -105,6 +106,7 @@ class Checker {
     for (const m of file.maps) this.checkMap(m);
     this.statesChecker.reachability(file);
     this.statesChecker.leftAtOnce(file);
+    warnDeadLinkSends(file, this.report);
   }
 
   // --- types ---

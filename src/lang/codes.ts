@@ -99,6 +99,8 @@ export const Codes = {
   FanOutSettingOnSingleSlot: "FLOW355",
   /** `Quorum` reads a tracked row (an entity-typed workflow parameter), which the workflow may change. */
   QuorumReadsTrackedRow: "FLOW356",
+  // --- added for v0.4: a link sent where it is no longer live (check-dead-links.ts) --------------
+  DeadLinkSent: "FLOW350",
   // --- internal -------------------------------------------------------------------------------
   InternalError: "FLOW999",
 } as const;

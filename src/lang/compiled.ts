@@ -15,7 +15,7 @@ export const COMPILED_FORMAT = 1 as const;
 
 /** A resolved type. Entity types name a declared entity. */
 export type TypeSpec =
-  | { kind: "bool" | "int" | "decimal" | "string" | "datetime" | "duration" | "principal"; optional: boolean }
+  | { kind: "bool" | "int" | "decimal" | "string" | "datetime" | "date" | "duration" | "principal"; optional: boolean }
   | { kind: "list"; element: TypeSpec; optional: boolean }
   | { kind: "entity"; name: string; optional: boolean };
 

@@ -47,11 +47,13 @@ const plus: Rule = (l, r, op) => {
   if (concat) {
     const other = l.kind === "string" ? r : l;
     if (isPlainScalar(other) || other.kind === "null") return ok(T.string);
-    return mismatch(op, l, r, T.string, " (only bool, int, decimal, string, datetime and duration values join a string)");
+    return mismatch(op, l, r, T.string, " (only bool, int, decimal, string, datetime, date and duration values join a string)");
   }
   if (bothNumeric(l, r)) return numericResult(l, r);
   if (isExactly(l, "datetime") && isExactly(r, "duration")) return ok(T.datetime);
   if (isExactly(l, "duration") && isExactly(r, "datetime")) return ok(T.datetime);
+  if (isExactly(l, "date") && isExactly(r, "duration")) return ok(T.date);
+  if (isExactly(l, "duration") && isExactly(r, "date")) return ok(T.date);
   if (isExactly(l, "duration") && isExactly(r, "duration")) return ok(T.duration);
   return mismatch(op, l, r, T.error);
 };
@@ -60,16 +62,18 @@ const minus: Rule = (l, r, op) => {
   if (bothNumeric(l, r)) return numericResult(l, r);
   if (isExactly(l, "datetime") && isExactly(r, "duration")) return ok(T.datetime);
   if (isExactly(l, "datetime") && isExactly(r, "datetime")) return ok(T.duration);
+  if (isExactly(l, "date") && isExactly(r, "duration")) return ok(T.date);
+  if (isExactly(l, "date") && isExactly(r, "date")) return ok(T.duration);
   if (isExactly(l, "duration") && isExactly(r, "duration")) return ok(T.duration);
   return mismatch(op, l, r, T.error);
 };
 
 const ordering: Rule = (l, r, op) => {
   if (bothNumeric(l, r)) return ok(T.bool);
-  for (const kind of ["string", "datetime", "duration"] as const) {
+  for (const kind of ["string", "datetime", "date", "duration"] as const) {
     if (isExactly(l, kind) && isExactly(r, kind)) return ok(T.bool);
   }
-  return mismatch(op, l, r, T.bool, " (ordering compares two numbers, strings, datetimes or durations)");
+  return mismatch(op, l, r, T.bool, " (ordering compares two numbers, strings, datetimes, dates or durations)");
 };
 
 const equality: Rule = (l, r, op) => {

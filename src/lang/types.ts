@@ -6,7 +6,7 @@
 import type { OperandKind } from "./ast.js";
 import type { TypeSpec } from "./compiled.js";
 
-export type ScalarKind = "bool" | "int" | "decimal" | "string" | "datetime" | "duration" | "principal";
+export type ScalarKind = "bool" | "int" | "decimal" | "string" | "datetime" | "date" | "duration" | "principal";
 
 export type Ty =
   | { kind: ScalarKind; optional: boolean }
@@ -22,7 +22,7 @@ export type ValueTy = Extract<Ty, { optional: boolean }>;
 
 /** The scalar names that may be written in a type position (besides `list<…>` and entity names). */
 export const SCALAR_NAMES: ReadonlySet<string> = new Set<ScalarKind>([
-  "bool", "int", "decimal", "string", "datetime", "duration", "principal",
+  "bool", "int", "decimal", "string", "datetime", "date", "duration", "principal",
 ]);
 
 export const T = {
@@ -32,6 +32,7 @@ export const T = {
   string: { kind: "string", optional: false },
   optString: { kind: "string", optional: true },
   datetime: { kind: "datetime", optional: false },
+  date: { kind: "date", optional: false },
   duration: { kind: "duration", optional: false },
   principal: { kind: "principal", optional: false },
   null: { kind: "null" },
@@ -52,7 +53,7 @@ export function isNumeric(t: Ty): boolean {
   return t.kind === "int" || t.kind === "decimal";
 }
 
-/** True for bool, int, decimal, string, datetime and duration (optional or not). */
+/** True for bool, int, decimal, string, datetime, date and duration (optional or not). */
 export function isPlainScalar(t: Ty): boolean {
   return isValue(t) && t.kind !== "list" && t.kind !== "entity" && t.kind !== "principal";
 }
@@ -144,6 +145,7 @@ export function toTypeSpec(t: Ty): TypeSpec {
     case "decimal":
     case "string":
     case "datetime":
+    case "date":
     case "duration":
     case "principal":
       return { kind: t.kind, optional: t.optional };

@@ -93,6 +93,8 @@ export interface OutboxMessage {
   /** `replyTo` / `cc` of the `send email` (issue 19); null when not given. */
   replyTo: string | null;
   cc: string | null;
+  /** Why it failed or was withdrawn (`withdrawn: link dead (expired)`: it carried a link no longer live); null otherwise. */
+  lastError: string | null;
 }
 
 /**
@@ -282,6 +284,7 @@ export class TestRun {
         body: m.body === null ? null : sealer.openText(m.body),
         replyTo: m.replyTo === null ? null : sealer.openText(m.replyTo),
         cc: m.cc === null ? null : sealer.openText(m.cc),
+        lastError: m.lastError,
       };
     });
   }

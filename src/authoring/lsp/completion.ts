@@ -35,7 +35,7 @@ const SETTINGS = ["Candidates", "Requires", "After", "Deadline", "Title", "Intro
 const SETTING_DETAIL: Record<string, string> = { Quorum: "int: a fanned-out slot is done once this many elements are completed" };
 /** The fields of `send message` (language reference "Delivering through endpoints"; `answer` added for v0.4). */
 const MESSAGE_FIELDS = ["text", "link", "label", "answer"];
-const SCALARS = ["bool", "int", "decimal", "string", "datetime", "duration", "principal", "list"];
+const SCALARS = ["bool", "int", "decimal", "string", "datetime", "date", "duration", "principal", "list"];
 
 interface Block {
   /** The code tokens before `{` back to the previous line, `{`, `}` or `;`. */

@@ -11,7 +11,8 @@
  * - no string may hold U+0000 or an unpaired surrogate, which PostgreSQL cannot store (issue 8
  *   item 5; storable.ts): refused naming the parameter (`note`, `tags[1]`);
  * - `int` is an integer within ±(2^53−1); `decimal` any finite number; `datetime` an RFC 3339
- *   string with an offset; `duration` an ISO 8601 string; lists are checked element by element.
+ *   string with an offset; `date` a `YYYY-MM-DD` string naming a real day; `duration` an ISO 8601
+ *   string; lists are checked element by element.
  *
  * - no value nests deeper than MAX_JSON_DEPTH (512; depth.ts), checked without recursion first
  *   (issue 16; over HTTP the tighter SLOTFLOW_MAX_INPUT_DEPTH already applied before parsing).
@@ -22,7 +23,7 @@
 import * as yup from "yup";
 import type { CompiledParam, TypeSpec } from "../../lang/compiled.js";
 import { UNSTORABLE_PROBLEM, unstorablePaths } from "../../json/storable.js";
-import { fromJson, jsonTypeName, parseIsoDuration, parseRfc3339, type Value } from "./values.js";
+import { fromJson, jsonTypeName, parseCalendarDate, parseIsoDuration, parseRfc3339, type Value } from "./values.js";
 import { MAX_JSON_DEPTH, valueDepthExceeds } from "../../json/depth.js";
 
 export interface BodyProblem {
@@ -64,6 +65,13 @@ function valueSchema(type: TypeSpec): yup.Schema {
         .strict()
         .typeError(typeError)
         .test("rfc3339", typeError + ", such as 2026-11-21T09:30:00Z", (v) => v == null || parseRfc3339(v) !== null);
+      break;
+    case "date":
+      s = yup
+        .string()
+        .strict()
+        .typeError(typeError)
+        .test("date", typeError + ", such as 2026-11-21", (v) => v == null || parseCalendarDate(v) !== null);
       break;
     case "duration":
       s = yup

@@ -6,7 +6,8 @@
  * - the input is a JSON object holding exactly the workflow's parameters, each present (a `T?`
  *   parameter may be `null` but must be there), as for event bodies;
  * - `bool` a boolean; `int` an integer within ±(2^53−1); `decimal` a finite number; `string` a
- *   string; `datetime` an RFC 3339 string with an offset; `duration` an ISO 8601 duration;
+ *   string; `datetime` an RFC 3339 string with an offset; `date` a `YYYY-MM-DD` string naming a
+ *   real day (no time, no offset); `duration` an ISO 8601 duration;
  * - `list<T>` an array of at most `maxFanOut` elements, each a T (a list is what `for each` fans
  *   out over, so this bounds every fan-out; issue 8 item 16);
  * - an entity E — a parameter, a field of another entity, a list element — an object of E's
@@ -30,7 +31,7 @@ import { expectsOf } from "./body.js";
 import { RefusalCode, refuse, type Refusal } from "../refusals.js";
 import type { EntityRecord } from "../step.js";
 import { unstorable } from "../../json/storable.js";
-import { formatIsoDuration, fromJson, jsonTypeName, parseIsoDuration, parseRfc3339, type Value } from "./values.js";
+import { formatIsoDuration, fromJson, jsonTypeName, parseCalendarDate, parseIsoDuration, parseRfc3339, type Value } from "./values.js";
 import { didYouMean } from "../../lang/near-names.js";
 
 export interface InputProblem {
@@ -88,6 +89,11 @@ class Walker {
         const d = typeof json === "string" ? parseRfc3339(json) : null;
         if (d === null) this.problem(path, `${expected}, such as 2026-11-21T09:30:00Z`);
         return d?.toISOString() ?? null;
+      }
+      case "date": {
+        const d = typeof json === "string" ? parseCalendarDate(json) : null;
+        if (d === null) this.problem(path, `${expected}, such as 2026-11-21`);
+        return d?.toString() ?? null;
       }
       case "duration": {
         const d = typeof json === "string" ? parseIsoDuration(json) : null;

@@ -7,6 +7,7 @@
  * | int, decimal | number | number |
  * | string | string | string |
  * | datetime | Date | string, RFC 3339 with offset (written in UTC, `Z`) |
+ * | date | CalendarDate (days since 1970-01-01) | string, `YYYY-MM-DD` |
  * | duration | Duration (milliseconds) | string, ISO 8601 (`PT15M`, `P7D`) |
  * | list<T> | array | array |
  * | T? | T or null | T or null |
@@ -22,7 +23,50 @@ export class Duration {
   }
 }
 
-export type Value = null | boolean | number | string | Date | Duration | Value[] | object;
+/** One day in milliseconds: the unit of calendar arithmetic (a day is 24 h, as in duration literals). */
+const DAY_MS = 86_400_000;
+
+/**
+ * A calendar day without a time or a zone (language reference, "Types": `date`): the number of
+ * days since 1970-01-01, years 0001 to 9999. Its JSON form is `YYYY-MM-DD`.
+ */
+export class CalendarDate {
+  constructor(readonly day: number) {}
+  /** The day `ms` milliseconds later; a part of a day is dropped (toward zero), so `d + 36h` is `d + 1d`. */
+  plus(ms: number): CalendarDate {
+    return new CalendarDate(this.day + Math.trunc(ms / DAY_MS));
+  }
+  /** The length from `other` to this day, in whole days. */
+  minus(other: CalendarDate): Duration {
+    return new Duration((this.day - other.day) * DAY_MS);
+  }
+  /** The UTC calendar day of an instant (what `today()` gives for the step's time). */
+  static of(instant: Date): CalendarDate {
+    return new CalendarDate(Math.floor(instant.getTime() / DAY_MS));
+  }
+  toString(): string {
+    return new Date(this.day * DAY_MS).toISOString().slice(0, 10);
+  }
+  toJSON(): string {
+    return this.toString();
+  }
+}
+
+const CALENDAR_DATE = /^(\d{4})-(\d{2})-(\d{2})$/;
+
+/** Parses `YYYY-MM-DD` (a real day of years 0001–9999); null for anything else, times and offsets included. */
+export function parseCalendarDate(text: string): CalendarDate | null {
+  const m = CALENDAR_DATE.exec(text);
+  if (!m) return null;
+  const [y, mo, d] = [Number(m[1]), Number(m[2]), Number(m[3])];
+  if (y < 1 || mo < 1 || mo > 12 || d < 1 || d > 31) return null;
+  const probe = new Date(0);
+  probe.setUTCFullYear(y, mo - 1, d);
+  if (probe.getUTCFullYear() !== y || probe.getUTCMonth() !== mo - 1 || probe.getUTCDate() !== d) return null;
+  return new CalendarDate(Math.round(probe.getTime() / DAY_MS));
+}
+
+export type Value = null | boolean | number | string | Date | CalendarDate | Duration | Value[] | object;
 
 const RFC3339 = /^(\d{4})-(\d{2})-(\d{2})[Tt ](\d{2}):(\d{2}):(\d{2})(\.\d+)?([Zz]|[+-]\d{2}:\d{2})$/;
 const ISO_DURATION = /^P(?!$)(?:(\d+)D)?(?:T(?=\d)(?:(\d+)H)?(?:(\d+)M)?(?:(\d+(?:\.\d+)?)S)?)?$/;
@@ -86,6 +130,9 @@ export function jsonTypeName(type: TypeSpec): string {
     case "datetime":
       base = "string (RFC 3339 date-time with offset)";
       break;
+    case "date":
+      base = "string (date, YYYY-MM-DD)";
+      break;
     case "duration":
       base = "string (ISO 8601 duration)";
       break;
@@ -109,6 +156,7 @@ export function jsonTypeName(type: TypeSpec): string {
 export function toJson(value: Value, depth = 0): unknown {
   if (value instanceof Date) return value.toISOString();
   if (value instanceof Duration) return formatIsoDuration(value.ms);
+  if (value instanceof CalendarDate) return value.toString();
   if (Array.isArray(value)) return value.map((v) => toJson(v, nextDepth(depth)));
   return value;
 }
@@ -122,6 +170,8 @@ export function fromJson(json: unknown, type: TypeSpec, depth = 0): Value {
   switch (type.kind) {
     case "datetime":
       return json instanceof Date ? json : (parseRfc3339(String(json)) ?? new Date(String(json)));
+    case "date":
+      return json instanceof CalendarDate ? json : (parseCalendarDate(String(json)) ?? CalendarDate.of(new Date(String(json))));
     case "duration":
       return json instanceof Duration ? json : (parseIsoDuration(String(json)) ?? new Duration(0));
     case "list":

@@ -21,7 +21,8 @@ import type { Sealer } from "../sealing/seal.js";
 import { readInboxCounts, readInboxPage, readInboxWorlds, type InboxCounts, type InboxKey, type InboxOrder, type InboxRow } from "../sql/inbox.js";
 import { Step, type SlotRecord } from "../step.js";
 import { LIFECYCLES } from "../lifecycles/lifecycles.js";
-import { isAliasDone } from "../lifecycles/slot.js";
+import { isAliasDone, slotScope } from "../lifecycles/slot.js";
+import { Scope } from "../interpreter.js";
 import { loadVersion } from "../versions/workflows.js";
 import { slotText } from "./responder.js";
 
@@ -204,7 +205,7 @@ export async function inboxPage(deps: InboxDeps, principal: InboxPrincipal, filt
       element: r.element,
       event: r.event,
       params,
-      title: step && decl ? slotText(step, slot, decl.title) : null,
+      title: step && decl ? slotText(step, slot ? slotScope(step, slot) : Scope.of({}), decl.title) : null,
       status: r.status as "open" | "waiting",
       openedAt: r.opened_at,
       deadline: r.deadline,

@@ -18,16 +18,18 @@
  *
  * Title and Intro are typed `string`/`string?` over the workflow parameters only (language
  * reference, "The responder page"), so evaluating them reads and never writes; any callback URL in
- * their text is shown with its token as `[redacted]`.
+ * their text is shown with its token as `[redacted]`. With `{ markNumbers: true }` each int or
+ * decimal joined into their text is wrapped in NUMBER_MARK's two characters (private-use code
+ * points), so the page can write it for the reader's locale (web/page/document.ts).
  */
 import type { Db } from "../../db.js";
 import type { CompiledParam, CompiledWorkflow } from "../../lang/compiled.js";
 import type { Expr } from "../../lang/ast.js";
-import { display, evaluate, RuntimeFault, Scope } from "../interpreter.js";
+import { display, evaluate, RuntimeFault, Scope, type World } from "../interpreter.js";
 import { deadDetail, isTokenShaped, refusalForEndedLink, type LinkStatus } from "../lifecycles/link.js";
 import { RefusalCode, refuse, type LinkEndReason, type Refusal } from "../refusals.js";
 import { redactTokens, type Sealer } from "../sealing/seal.js";
-import { Step, type RunRecord, type RunStatus, type SlotRecord } from "../step.js";
+import { Step, type RunRecord, type RunStatus } from "../step.js";
 import { slotScope } from "../lifecycles/slot.js";
 import { hashToken } from "../sealing/token.js";
 import { loadVersion } from "../versions/workflows.js";
@@ -54,10 +56,16 @@ export type ResponderPage =
   /** `expiredAt`: the slot's deadline when the link died of it (the page says when; issue 19 item 4). */
   | { ok: false; refusal: Refusal; expiredAt?: Date | null };
 
+/**
+ * The characters around a number in a marked Title or Intro: U+E000, the number as JavaScript
+ * prints it, U+E001 (Unicode private use: no text of the language means anything by them).
+ */
+export const NUMBER_MARK = { open: "\uE000", close: "\uE001" } as const;
+
 const NOT_FOUND = refuse(RefusalCode.LinkNotFound, "No link matches this URL. Check that it was copied whole.");
 
 /** The page for `token`; see the module header. Database faults propagate (the caller answers 503). */
-export async function responderPage(deps: ResponderDeps, token: string): Promise<ResponderPage> {
+export async function responderPage(deps: ResponderDeps, token: string, opts: { markNumbers?: boolean } = {}): Promise<ResponderPage> {
   if (!isTokenShaped(token)) return { ok: false, refusal: NOT_FOUND };
   // the token table first (its own key), then the link by its run (issue 20 item 2)
   const key = await deps.db.linkToken.findUnique({ where: { tokenSha256: hashToken(token) }, select: { runId: true, linkId: true } });
@@ -105,7 +113,7 @@ export async function responderPage(deps: ResponderDeps, token: string): Promise
     finishedAt: r.finishedAt,
   };
   const current = r.version === link.mintedVersion ? minted : await loadVersion(deps.db, r.workflowName, r.version);
-  const text = await pageText(deps, current, run, link.slot);
+  const text = await pageText(deps, current, run, link.slot, opts.markNumbers === true);
   const params = await withOptions(deps, current, run, event.params);
   return { ok: true, workflow: r.workflowName, event: event.name, params, ...text };
 }
@@ -146,33 +154,38 @@ async function pageText(
   wf: CompiledWorkflow,
   run: RunRecord,
   slotRow: { id: string; state: string; alias: string; forwards: number },
+  markNumbers: boolean,
 ): Promise<{ title: string | null; intro: string | null; forwardable: boolean }> {
   const decl = wf.states[slotRow.state]?.slots.find((s) => s.alias === slotRow.alias);
   if (!decl?.title && !decl?.intro && !decl?.forwardable) return { title: null, intro: null, forwardable: false };
-  const step = await Step.load({ tx: deps.db, sealer: deps.sealer, baseUrl: deps.baseUrl, lifecycles: LIFECYCLES }, wf, run);
+  const loaded = await Step.load({ tx: deps.db, sealer: deps.sealer, baseUrl: deps.baseUrl, lifecycles: LIFECYCLES }, wf, run);
   let forwardable = false;
-  const slot = step.slots.find((s) => s.id === slotRow.id);
+  const slot = loaded.slots.find((s) => s.id === slotRow.id);
   if (decl.forwardable && slot && slotRow.forwards < FORWARD_LIMIT) {
     try {
-      forwardable = evaluate(step, slotScope(step, slot), decl.forwardable) === true;
+      forwardable = evaluate(loaded, slotScope(loaded, slot), decl.forwardable) === true;
     } catch (err) {
       if (!(err instanceof RuntimeFault)) throw err;
     }
   }
-  return { title: slotText(step, slot, decl.title), intro: slotText(step, slot, decl.intro), forwardable };
+  // The step with numbers marked: an object whose prototype is the step, so every other member is the step's.
+  const numberText = (n: number) => `${NUMBER_MARK.open}${String(n)}${NUMBER_MARK.close}`;
+  const step: World = markNumbers ? Object.create(loaded, { numberText: { value: numberText } }) : loaded;
+  const scope = slot ? slotScope(loaded, slot) : Scope.of({});
+  return { title: slotText(step, scope, decl.title), intro: slotText(step, scope, decl.intro), forwardable };
 }
 
 /**
  * A slot's `Title` or `Intro` (`expr`) evaluated read-only over the run's data and, for a fanned-out
  * slot, its element (language reference, "The responder page"): the text with any callback URL's
  * token shown as `[redacted]`, or null when the setting is absent, is null, or fails at runtime
- * (the page then uses its default wording). `slot` undefined: evaluated without a fan-out variable.
+ * (the page then uses its default wording). `scope`: the slot's (slotScope: its fan-out variable) or an empty one.
  * Shared by the responder page and the inbox (v0.4 "People inside the company").
  */
-export function slotText(step: Step, slot: SlotRecord | undefined, expr: Expr | null | undefined): string | null {
+export function slotText(step: World, scope: Scope, expr: Expr | null | undefined): string | null {
   if (!expr) return null;
   try {
-    const v = evaluate(step, slot ? slotScope(step, slot) : Scope.of({}), expr);
+    const v = evaluate(step, scope, expr);
     return v === null ? null : redactTokens(display(v));
   } catch (err) {
     if (err instanceof RuntimeFault) return null;

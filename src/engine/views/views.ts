@@ -84,6 +84,8 @@ export async function showOutbox(db: Db, sealer: Sealer, runId: string) {
     cc: m.cc === null ? null : redactStoredText(m.cc, sealer),
     messageId: m.messageId,
     attempts: m.attempts,
+    /** Why it failed or was withdrawn (`withdrawn: link dead (expired)`); null otherwise. */
+    lastError: m.lastError === null ? null : redactTokens(m.lastError),
     createdAt: m.createdAt,
     deliveredAt: m.deliveredAt,
   }));

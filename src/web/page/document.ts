@@ -7,6 +7,7 @@
  */
 import type { CompiledParam } from "../../lang/compiled.js";
 import type { Refusal } from "../../engine/refusals.js";
+import { NUMBER_MARK } from "../../engine/views/responder.js";
 import { field } from "./form.js";
 import { html, raw, type Html } from "./html.js";
 import { PAGE_SCRIPT } from "./script.js";
@@ -29,7 +30,7 @@ h1 { font-size: 1.5rem; line-height: 1.25; margin: 0.5rem 0 0.75rem; overflow-wr
 label, legend { display: block; font-weight: 600; margin-bottom: 0.25rem; padding: 0; }
 label.choice { display: inline-flex; align-items: center; gap: 0.4rem; font-weight: 400; margin-right: 1.25rem; min-height: 2.75rem; }
 .help { color: var(--muted); font-size: 0.9rem; margin: 0 0 0.4rem; }
-input[type=text], input[type=number], input[type=datetime-local], textarea, select {
+input[type=text], input[type=number], input[type=datetime-local], input[type=date], textarea, select {
   font: inherit; color: inherit; background: transparent; width: 100%; min-height: 2.75rem; padding: 0.5rem 0.6rem;
   border: 1px solid var(--line); border-radius: 0.375rem; }
 input[type=radio], input[type=checkbox] { width: 1.25rem; height: 1.25rem; accent-color: var(--accent); }
@@ -78,6 +79,30 @@ ${withScript ? html`<script nonce="${nonce}">${raw(SCRIPT)}</script>` : null}
 </body>
 </html>
 `.text;
+}
+
+const MARKED_NUMBER = new RegExp(`${NUMBER_MARK.open}([^${NUMBER_MARK.open}${NUMBER_MARK.close}]*)${NUMBER_MARK.close}`, "g");
+const STRAY_MARK = new RegExp(`[${NUMBER_MARK.open}${NUMBER_MARK.close}]`, "g");
+
+/** A Title or Intro whose numbers are marked (views/responder.ts) as plain text: the numbers as JavaScript prints them. */
+export function unmarked(text: string): string {
+  return text.replace(MARKED_NUMBER, "$1").replace(STRAY_MARK, "");
+}
+
+/**
+ * A marked Title or Intro as HTML: each number a `<data class="num" value="25000">25000</data>`,
+ * which the page script writes for the reader's locale with `Intl.NumberFormat` ("25.000" in
+ * German); without the script it reads as JavaScript prints it.
+ */
+export function markedHtml(text: string): Html {
+  const out: Html[] = [];
+  let last = 0;
+  for (const m of text.matchAll(MARKED_NUMBER)) {
+    out.push(html`${text.slice(last, m.index).replace(STRAY_MARK, "")}`, html`<data class="num" value="${m[1]}">${m[1]}</data>`);
+    last = m.index + m[0].length;
+  }
+  out.push(html`${text.slice(last).replace(STRAY_MARK, "")}`);
+  return html`${out}`;
 }
 
 export interface FormPage {
@@ -136,8 +161,8 @@ export function pageHeading(title: string | null, event: string): string {
  */
 export function formDocument(nonce: string, page: FormPage, forward: ForwardForm | null = null): string {
   const title = pageHeading(page.title, page.event);
-  const body = html`<h1>${title}</h1>
-${page.intro ? html`<p class="intro">${page.intro}</p>` : null}
+  const body = html`<h1>${markedHtml(title)}</h1>
+${page.intro ? html`<p class="intro">${markedHtml(page.intro)}</p>` : null}
 <form id="answer" novalidate>
 ${page.params.map(field)}
 ${page.params.length === 0 ? html`<p>Nothing to fill in: send to answer.</p>` : null}
@@ -147,7 +172,7 @@ ${page.params.length === 0 ? html`<p>Nothing to fill in: send to answer.</p>` : 
 <p id="outcome" class="outcome" role="status" aria-live="polite"></p>
 ${RECEIPT_SECTION}
 ${forward ? forwardSection(forward) : null}`;
-  return documentShell(nonce, title, body, true, forward ? FORWARD_FOOTER : FOOTER);
+  return documentShell(nonce, unmarked(title), body, true, forward ? FORWARD_FOOTER : FOOTER);
 }
 
 /**

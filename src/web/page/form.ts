@@ -8,8 +8,9 @@
  *               engine/views/responder.ts) one radio button per answer (`data-kind="choice"`),
  *               `string?` adds "No answer" (null)
  *   int         a number field with step 1; decimal a number field with any step
- *   datetime    a date-and-time field plus an explicit UTC offset (the browser's own preselected),
- *               sent as RFC 3339 (`2026-11-21T09:30:00+01:00`)
+ *   datetime    a date-and-time field to the minute plus an explicit UTC offset (the browser's own at
+ *               the chosen day preselected by the script), sent as RFC 3339 (`2026-11-21T09:30:00+01:00`)
+ *   date        a date picker, sent as `YYYY-MM-DD`
  *   duration    a number and a unit (minutes, hours, days), sent as ISO 8601 (`PT15M`, `P3D`)
  *   list<T>     rows of T's control, with "Add" and "Remove" buttons; `list<T>?` adds "None" (null)
  *   T?          left empty means null (the help line says so)
@@ -62,8 +63,10 @@ function control(type: TypeSpec, id: string, describedBy: string, multiline: boo
     case "decimal":
       return html`<input id="${id}" type="number" step="any" inputmode="decimal" aria-describedby="${describedBy}" data-value${req}>`;
     case "datetime":
-      return html`<span class="pair"><input id="${id}" type="datetime-local" step="1" aria-describedby="${describedBy}" data-value${req}>
+      return html`<span class="pair"><input id="${id}" type="datetime-local" aria-describedby="${describedBy}" data-value${req}>
 <select id="${id}-offset" aria-label="${labelText}: offset from UTC" data-offset>${OFFSETS.map((o) => html`<option value="${o}"${o === "Z" ? " selected" : ""}>${o === "Z" ? "UTC" : `UTC${o}`}</option>`)}</select></span>`;
+    case "date":
+      return html`<input id="${id}" type="date" aria-describedby="${describedBy}" data-value${req}>`;
     case "duration":
       return html`<span class="pair"><input id="${id}" type="number" min="0" step="1" inputmode="numeric" aria-describedby="${describedBy}" data-value${req}>
 <select id="${id}-unit" aria-label="${labelText}: unit" data-unit><option value="M">minutes</option><option value="H" selected>hours</option><option value="D">days</option></select></span>`;

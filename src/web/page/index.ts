@@ -61,7 +61,7 @@ export function setPageHeaders(ctx: Context, nonce: string): void {
 /** Answers the responder page for `token` (see the module header). */
 export async function serveResponderPage(rt: Runtime, ctx: Context, token: string): Promise<void> {
   const page = await dependency(rt.log, "database", () =>
-    responderPage({ db: rt.db, sealer: rt.sealer, baseUrl: rt.config.baseUrl }, token),
+    responderPage({ db: rt.db, sealer: rt.sealer, baseUrl: rt.config.baseUrl }, token, { markNumbers: true }),
   );
   const nonce = randomBytes(16).toString("base64");
   setPageHeaders(ctx, nonce);

@@ -78,17 +78,44 @@ export const PAGE_SCRIPT = String.raw`
   let key = crypto.randomUUID();
   let pending = null;
 
+  // Numbers in the heading and the introduction, written for the reader's locale; the JSON sent is untouched.
+  const numbers = new Intl.NumberFormat(undefined, { maximumFractionDigits: 20 });
+  for (const el of document.querySelectorAll("data.num")) {
+    const n = Number(el.value);
+    if (el.value.trim() !== "" && Number.isFinite(n)) el.textContent = numbers.format(n);
+  }
+  const h1 = document.querySelector("h1");
+  if (h1) document.title = h1.textContent;
+
+  // A datetime's offset: the browser's own at the chosen day and time (summer and winter differ),
+  // until the person picks one themselves.
   const pad = (n) => String(n).padStart(2, "0");
-  const localOffset = () => {
-    const m = -new Date().getTimezoneOffset();
+  const offsetAt = (date) => {
+    const m = -date.getTimezoneOffset();
     if (m === 0) return "Z";
     const a = Math.abs(m);
     return (m < 0 ? "-" : "+") + pad(Math.floor(a / 60)) + ":" + pad(a % 60);
   };
-  for (const sel of form.querySelectorAll("select[data-offset]")) {
-    const o = localOffset();
+  const followOffset = (sel, input) => {
+    if (sel.hasAttribute("data-picked")) return;
+    const at = input && input.value ? new Date(input.value) : new Date();
+    const o = offsetAt(Number.isNaN(at.getTime()) ? new Date() : at);
     if ([...sel.options].some((x) => x.value === o)) sel.value = o;
-  }
+  };
+  const offsetsIn = (root) => {
+    for (const sel of root.querySelectorAll("select[data-offset]")) followOffset(sel, sel.parentElement.querySelector("[data-value]"));
+  };
+  offsetsIn(form);
+  form.addEventListener("change", (e) => {
+    const t = e.target;
+    if (t.matches && t.matches("select[data-offset]")) t.setAttribute("data-picked", "");
+  });
+  form.addEventListener("input", (e) => {
+    const t = e.target;
+    if (!(t instanceof HTMLInputElement) || t.type !== "datetime-local") return;
+    const sel = t.parentElement.querySelector("select[data-offset]");
+    if (sel) followOffset(sel, t);
+  });
 
   let rowCount = 0;
   const addRow = (field) => {
@@ -97,6 +124,7 @@ export const PAGE_SCRIPT = String.raw`
     holder.innerHTML = tpl.innerHTML.replaceAll("__ID__", String(++rowCount));
     const row = holder.firstElementChild;
     field.querySelector("[data-rows]").appendChild(row);
+    offsetsIn(row);
     const first = row.querySelector("input, textarea, select");
     if (first) first.focus();
   };
