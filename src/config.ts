@@ -50,6 +50,11 @@
  * | SLOTFLOW_MAIL_FROM | mail.from: the From of every email (`Name <addr@domain>` or `addr@domain`); Message-IDs take its domain (issue 18 item 6) | `slotflow <no-reply@slotflow.local>` |
  * | SLOTFLOW_DKIM_DOMAIN, SLOTFLOW_DKIM_SELECTOR, SLOTFLOW_DKIM_PRIVATE_KEY (PEM; `\n` escapes allowed) or SLOTFLOW_DKIM_PRIVATE_KEY_FILE | mail.dkim: DKIM-sign every email (nodemailer's `dkim`); all or none | unset: not signed |
  * | SLOTFLOW_RETENTION | retentionMs: how long after a run ended (finished or cancelled) the sweeper deletes it with all its rows (`30d`, `36h`; `off`: null, keep forever); at least 24 h, the Idempotency-Key promise (issue 20, engine/sweeps/retention.ts) | 30d |
+ * | SLOTFLOW_OIDC_ISSUER | oidc.issuer: the OpenID Connect issuer people sign in through (`/auth/login`), whose JWTs are principals too (v0.4 "People inside the company"); https in production | unset: development sign-in outside production |
+ * | SLOTFLOW_OIDC_CLIENT_ID, SLOTFLOW_OIDC_CLIENT_SECRET | oidc.clientId, oidc.clientSecret: slotflow's client at the issuer (redirect URI `{BASE_URL}/auth/callback`); the id is required with an issuer, the secret optional (a public client with PKCE) | unset |
+ * | SLOTFLOW_OIDC_AUDIENCE | oidc.audience: the `aud` a bearer JWT of the issuer must carry | the client id |
+ * | SLOTFLOW_OIDC_ROLES_CLAIM | oidc.rolesClaim: the claim holding roles, a dotted path (`realm_access.roles`, at most 8 steps) | roles |
+ * | SLOTFLOW_SESSION_SECRET | sessionKeys: session cookie keys, comma-separated, newest first (the first seals, all open) | a dev value; required in production when SLOTFLOW_OIDC_ISSUER is set |
  * | SLOTFLOW_TEST_DATABASE_URL | the testing kit's database (`kitDatabaseUrl()`), before DATABASE_URL | unset: the kit uses DATABASE_URL, and refuses to run when neither is set |
  *
  * Throws one `ConfigError` listing every problem at once (each naming its variable): malformed
@@ -61,6 +66,7 @@
  * key; an older key of the ring may be one during a recovery) — is refused too, naming the variable
  * and never quoting the value (issue 28 item 9).
  */
+import { randomBytes } from "node:crypto";
 import { MAX_JSON_DEPTH } from "./json/depth.js";
 import { IDEMPOTENCY_WINDOW_MS, parseRetention } from "./engine/sweeps/retention.js";
 
@@ -135,9 +141,30 @@ export interface Config {
   deliveryRetryMs: number[];
   /** Who mail is from and how it is signed (issue 18 item 6; src/outbox/mailer.ts). */
   mail: MailSettings;
+  /** Sign-in through an OpenID Connect issuer (SLOTFLOW_OIDC_*), or null: no issuer (v0.4 "People inside the company"). */
+  oidc: OidcSettings | null;
+  /** Session cookie keys, newest first (SLOTFLOW_SESSION_SECRET split on commas); never empty. */
+  sessionKeys: string[];
   /** Names of secrets that fell back to their development values (the caller warns). */
   devDefaults: string[];
 }
+
+/** The OpenID Connect issuer people sign in through (src/web/identity/). */
+export interface OidcSettings {
+  /** SLOTFLOW_OIDC_ISSUER, without a trailing slash: discovery at `{issuer}/.well-known/openid-configuration`. */
+  issuer: string;
+  /** SLOTFLOW_OIDC_CLIENT_ID. */
+  clientId: string;
+  /** SLOTFLOW_OIDC_CLIENT_SECRET, or null: a public client (PKCE only, no client authentication). */
+  clientSecret: string | null;
+  /** SLOTFLOW_OIDC_AUDIENCE: the `aud` a bearer JWT signed by the issuer must carry (default the client id). */
+  audience: string;
+  /** SLOTFLOW_OIDC_ROLES_CLAIM split on dots: the path to the roles array in the claims (default `["roles"]`). */
+  rolesClaim: string[];
+}
+
+/** SLOTFLOW_OIDC_ROLES_CLAIM: the most steps of its dotted path (a bounded walk). */
+export const MAX_ROLES_CLAIM_STEPS = 8;
 
 /** Bounds of the web process's HTTP server (src/web/app.ts `listen`), ms and connections. */
 export interface HttpServerSettings {
@@ -229,6 +256,8 @@ function missingSecretsMessage(names: string[]): string {
 
 export const DEV_ADMIN_TOKEN = "dev-admin-token";
 const DEV_JWT_SECRET = "dev-jwt-secret-change-me";
+/** The session cookie key outside production when SLOTFLOW_SESSION_SECRET is unset. */
+export const DEV_SESSION_SECRET = "dev-session-secret-change-me";
 /** The seal key outside production when SLOTFLOW_SEAL_KEY is unset; `slotflow reseal` names it (docs/operations.md). */
 export const DEV_SEAL_KEY = "dev-seal-key-change-me";
 
@@ -239,7 +268,7 @@ export const DEV_SEAL_KEY = "dev-seal-key-change-me";
  */
 export function isPlaceholderSecret(value: string): boolean {
   const v = value.trim();
-  return [DEV_ADMIN_TOKEN, DEV_JWT_SECRET, DEV_SEAL_KEY].includes(v) || /change[-_ ]?me|replace[-_ ]?me|placeholder/i.test(v);
+  return [DEV_ADMIN_TOKEN, DEV_JWT_SECRET, DEV_SEAL_KEY, DEV_SESSION_SECRET].includes(v) || /change[-_ ]?me|replace[-_ ]?me|placeholder/i.test(v);
 }
 
 /** A key ring as written in SLOTFLOW_SEAL_KEY: keys separated by commas, newest first, blanks around them ignored. */
@@ -325,6 +354,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, options: LoadOp
   const queueShards = int("SLOTFLOW_QUEUE_SHARDS", 1, 1);
   if (queueShards > 256) problems.push(`SLOTFLOW_QUEUE_SHARDS must be at most 256, got "${env.SLOTFLOW_QUEUE_SHARDS}"`);
   const retentionMs = retentionOf(env.SLOTFLOW_RETENTION, problems);
+  const oidc = oidcSettings(env, production, problems);
+  const sessionKeys = sessionKeysOf(env, production, oidc !== null, problems, devDefaults);
   const config: Config = {
     nodeEnv,
     databaseUrl: env.DATABASE_URL || "postgresql://postgres@127.0.0.1:5432/slotflow",
@@ -377,6 +408,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, options: LoadOp
     endpointsAllowPrivate: env.SLOTFLOW_ENDPOINTS_ALLOW_PRIVATE === "1",
     deliveryRetryMs: DEFAULT_DELIVERY_RETRY_MS,
     mail: mailSettings(env, problems),
+    oidc,
+    sessionKeys,
     devDefaults,
   };
   if (env.SLOTFLOW_DELIVERY_RETRY_MS) {
@@ -460,3 +493,65 @@ function mailSettings(env: NodeJS.ProcessEnv, problems: string[]): MailSettings 
   return { from: from.trim(), dkim: { domainName, keySelector, privateKey, privateKeyFile } };
 }
 
+
+/**
+ * SLOTFLOW_OIDC_* (v0.4 "People inside the company"): null without an issuer. With one, the client
+ * id is required; the issuer must be an absolute URL, https in production (plain http only for
+ * development and tests). Each problem is pushed to `problems`, naming its variable.
+ */
+function oidcSettings(env: NodeJS.ProcessEnv, production: boolean, problems: string[]): OidcSettings | null {
+  const raw = env.SLOTFLOW_OIDC_ISSUER?.trim();
+  const others = ["SLOTFLOW_OIDC_CLIENT_ID", "SLOTFLOW_OIDC_CLIENT_SECRET", "SLOTFLOW_OIDC_AUDIENCE"].filter((n) => env[n]);
+  if (!raw) {
+    if (others.length > 0) problems.push(`SLOTFLOW_OIDC_ISSUER is required when ${others.join(", ")} ${others.length === 1 ? "is" : "are"} set`);
+    return null;
+  }
+  let url: URL | null = null;
+  try {
+    url = new URL(raw);
+  } catch {
+    problems.push(`SLOTFLOW_OIDC_ISSUER must be an absolute URL, got "${raw}"`);
+  }
+  if (url && url.protocol !== "https:" && (production || url.protocol !== "http:")) {
+    problems.push(`SLOTFLOW_OIDC_ISSUER must be an https URL${production ? " when NODE_ENV=production" : ""}, got "${raw}"`);
+  }
+  const clientId = env.SLOTFLOW_OIDC_CLIENT_ID?.trim() ?? "";
+  if (!clientId) problems.push("SLOTFLOW_OIDC_CLIENT_ID is required when SLOTFLOW_OIDC_ISSUER is set (the client registered for slotflow at the issuer)");
+  const claim = (env.SLOTFLOW_OIDC_ROLES_CLAIM || "roles").trim();
+  const rolesClaim = claim.split(".");
+  if (rolesClaim.some((step) => step === "") || rolesClaim.length > MAX_ROLES_CLAIM_STEPS) {
+    problems.push(`SLOTFLOW_OIDC_ROLES_CLAIM must be a claim name or a dotted path of at most ${MAX_ROLES_CLAIM_STEPS} names (realm_access.roles), got "${claim}"`);
+  }
+  return {
+    issuer: raw.replace(/\/+$/, ""),
+    clientId,
+    clientSecret: env.SLOTFLOW_OIDC_CLIENT_SECRET || null,
+    audience: env.SLOTFLOW_OIDC_AUDIENCE?.trim() || clientId,
+    rolesClaim,
+  };
+}
+
+/**
+ * SLOTFLOW_SESSION_SECRET: a key ring, newest first. Outside production, unset means the
+ * development key (named in `devDefaults`). In production it is required when an issuer is set
+ * (without one, nobody signs in with a session: the key ring is then a random one of this process),
+ * and a placeholder or a key shorter than 32 characters is refused.
+ */
+function sessionKeysOf(env: NodeJS.ProcessEnv, production: boolean, issuer: boolean, problems: string[], devDefaults: string[]): string[] {
+  const keys = parseKeyRing(env.SLOTFLOW_SESSION_SECRET ?? "");
+  if (env.SLOTFLOW_SESSION_SECRET && keys.length === 0) problems.push("SLOTFLOW_SESSION_SECRET must name at least one key (comma-separated, newest first)");
+  if (keys.length > 0) {
+    if (production && isPlaceholderSecret(keys[0]!)) {
+      problems.push(`SLOTFLOW_SESSION_SECRET is a known placeholder value (a development default or a "change-me" value); set a real secret when NODE_ENV=production`);
+    } else if (production && keys[0]!.length < 32) {
+      problems.push("SLOTFLOW_SESSION_SECRET's first key must be at least 32 characters when NODE_ENV=production");
+    }
+    return keys;
+  }
+  if (!production) {
+    devDefaults.push("SLOTFLOW_SESSION_SECRET");
+    return [DEV_SESSION_SECRET];
+  }
+  if (issuer) problems.push("SLOTFLOW_SESSION_SECRET is required when NODE_ENV=production and SLOTFLOW_OIDC_ISSUER is set (the key of signed session cookies)");
+  return [randomBytes(32).toString("base64url")];
+}

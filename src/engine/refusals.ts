@@ -18,6 +18,11 @@ export const RefusalCode = {
   NotACandidate: "not-a-candidate",
   AuthorizeDenied: "authorize-denied",
   Unauthorized: "unauthorized",
+  // sign-in of people inside the company (v0.4; src/web/identity/)
+  /** `GET /auth/callback` with a wrong or stale state, nonce or code (400). */
+  SignInFailed: "sign-in-failed",
+  /** A browser's state-changing request without this session's CSRF token or from another site (403). */
+  CsrfRefused: "csrf-refused",
   // bodies
   InvalidBody: "invalid-body",
   MalformedJson: "malformed-json",

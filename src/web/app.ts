@@ -4,7 +4,8 @@
  * Routes: the public callback endpoint (callback.ts), the admin API and the ordinary raise path
  * (admin.ts), the runs list and cancel for operators (runs-api.ts), the operators' console at
  * `/console` (console/), the queue dashboard at `/admin/queues` (dashboard.ts), `GET /healthz`, `GET /readyz`,
- * `GET /metrics`, `GET /api/openapi.json`, and MCP for AI agents at `POST /mcp` (src/mcp/http.ts).
+ * `GET /metrics`, `GET /api/openapi.json`, MCP for AI agents at `POST /mcp` (src/mcp/http.ts), and
+ * the sign-in of people inside the company at `/auth/*` (identity/routes.ts).
  * The access log writes route templates, never raw paths (access-log.ts); requests no route takes
  * and requests Node's parser refuses are answered with problem documents (fallback.ts).
  */
@@ -27,6 +28,7 @@ import { runsApiRouter } from "./runs-api.js";
 import { consoleGate, consoleRouter } from "./console/index.js";
 import { requireAdmin } from "./auth.js";
 import { mcpRouter } from "../mcp/http.js";
+import { identityRouter } from "./identity/routes.js";
 
 export interface WebApp {
   app: Koa;
@@ -95,7 +97,7 @@ export function createWebApp(rt: Runtime): WebApp {
     ctx.body = openApiDocument(rt.config.baseUrl);
   });
 
-  const routers = [ops, callbackRouter(rt, rateLimit), adminRouter(rt), endpointsRouter(rt), runsApiRouter(rt), consoleRouter(rt), mcpRouter(rt)];
+  const routers = [ops, callbackRouter(rt, rateLimit), adminRouter(rt), endpointsRouter(rt), runsApiRouter(rt), consoleRouter(rt), mcpRouter(rt), identityRouter(rt)];
   for (const router of routers) app.use(router.routes());
   app.use(unmatchedRoute(routers));
 
