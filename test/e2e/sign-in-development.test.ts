@@ -1,0 +1,88 @@
+/**
+ * The development sign-in (v0.4 "People inside the company": "Without an issuer and outside
+ * production: a development sign-in page (id, email, roles), marked as such on every page it signs
+ * into; 404 in production without an issuer"), in headless Chromium against a real `slotflow serve`,
+ * and a production one without an issuer.
+ */
+import test from "ava";
+import type { Browser } from "playwright-core";
+import { launchBrowser } from "../helpers/browser.js";
+import { dropDatabase } from "../helpers/db.js";
+import { startCluster, type Cluster } from "../helpers/server.js";
+
+let dev: Cluster;
+let prod: Cluster;
+let browser: Browser;
+
+test.before(async () => {
+  [dev, prod, browser] = await Promise.all([
+    startCluster("devsignin"),
+    startCluster("prodsignin", { env: { NODE_ENV: "production", SLOTFLOW_ALLOW_VOLATILE_REDIS: "1" } }),
+    launchBrowser(),
+  ]);
+});
+
+test.after.always(async () => {
+  await browser?.close();
+  for (const c of [dev, prod]) {
+    await c?.stop();
+    if (c) await dropDatabase(c.databaseUrl);
+  }
+});
+
+const form = { "content-type": "application/x-www-form-urlencoded" };
+
+test("outside production without an issuer, /auth/login is a development sign-in page marked as such; it signs in with development: true and lands on returnTo", async (t) => {
+  const context = await browser.newContext();
+  const page = await context.newPage();
+  await page.goto(`${dev.baseUrl}/auth/login?returnTo=${encodeURIComponent("/auth/whoami?x=1")}`);
+  await t.notThrowsAsync(page.getByRole("heading", { name: "Development sign-in" }).waitFor());
+  t.regex(await page.getByRole("note").innerText(), /Development sign-in — not for production/);
+  await page.getByLabel("User id").fill("dave");
+  await page.getByLabel("Email (optional)").fill("dave@example.test");
+  await page.getByLabel("Roles (optional)").fill("finance, approver ,");
+  await page.getByRole("button", { name: "Sign in" }).click();
+  await page.waitForURL(`${dev.baseUrl}/auth/whoami?x=1`);
+  const who = await (await context.request.get(`${dev.baseUrl}/auth/whoami`)).json();
+  t.like(who, { id: "dave", email: "dave@example.test", roles: ["finance", "approver"], via: "session", development: true });
+  const cookie = (await context.cookies(dev.baseUrl)).find((c) => c.name === "slotflow_session")!;
+  t.true(cookie.httpOnly);
+  t.is(cookie.sameSite, "Lax");
+
+  // logout without an issuer: back to /
+  const res = await context.request.post(`${dev.baseUrl}/auth/logout`, { form: { csrf: who.csrf }, maxRedirects: 0 });
+  t.is(res.status(), 303);
+  t.is(res.headers().location, "/");
+  t.is((await context.request.get(`${dev.baseUrl}/auth/whoami`)).status(), 401);
+  await context.close();
+});
+
+test("the development sign-in form refuses another site and a missing or wrong CSRF token, and shows an error for a missing id", async (t) => {
+  const context = await browser.newContext();
+  const page = await context.newPage();
+  await page.goto(`${dev.baseUrl}/auth/login`);
+  const csrf = await page.locator('input[name="csrf"]').inputValue();
+  const post = (data: Record<string, string>, headers: Record<string, string> = {}) =>
+    context.request.post(`${dev.baseUrl}/auth/login`, { form: data, headers, maxRedirects: 0 });
+  t.is((await post({ id: "mallory" })).status(), 403, "no token");
+  t.is((await post({ id: "mallory", csrf: "x".repeat(43) })).status(), 403, "wrong token");
+  t.is((await post({ id: "mallory", csrf }, { origin: "https://evil.example" })).status(), 403, "another site");
+  const noToken = await fetch(`${dev.baseUrl}/auth/login`, { method: "POST", headers: form, body: `id=mallory&csrf=${csrf}`, redirect: "manual" });
+  t.is(noToken.status, 403, "the token without its cookie");
+  const empty = await post({ id: " ", csrf });
+  t.is(empty.status(), 422);
+  t.regex(await empty.text(), /Enter a user id/);
+  t.is((await context.request.get(`${dev.baseUrl}/auth/whoami`)).status(), 401, "nobody signed in by any of these");
+  const ok = await post({ id: "mallory", csrf, returnTo: "https://evil.example/" });
+  t.is(ok.status(), 303);
+  t.is(ok.headers().location, "/inbox", "returnTo to another site is refused");
+  await context.close();
+});
+
+test("in production without an issuer there is no sign-in: /auth/login, POST /auth/login and /auth/callback are 404", async (t) => {
+  for (const [method, path] of [["GET", "/auth/login"], ["POST", "/auth/login"], ["GET", "/auth/callback?code=a&state=b"]] as const) {
+    const res = await fetch(`${prod.baseUrl}${path}`, { method, headers: form, body: method === "POST" ? "id=x" : undefined, redirect: "manual" });
+    t.is(res.status, 404, `${method} ${path}`);
+  }
+  t.is((await fetch(`${prod.baseUrl}/auth/whoami`)).status, 401);
+});
