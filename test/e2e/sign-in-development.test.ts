@@ -71,9 +71,12 @@ test("the development sign-in form refuses another site and a missing or wrong C
   t.is(noToken.status, 403, "the token without its cookie");
   const empty = await post({ id: " ", csrf });
   t.is(empty.status(), 422);
-  t.regex(await empty.text(), /Enter a user id/);
+  const again = await empty.text();
+  t.regex(again, /Enter a user id/);
   t.is((await context.request.get(`${dev.baseUrl}/auth/whoami`)).status(), 401, "nobody signed in by any of these");
-  const ok = await post({ id: "mallory", csrf, returnTo: "https://evil.example/" });
+  t.is((await post({ id: "mallory", csrf })).status(), 403, "the form shown again carries a new token; the old one is stale");
+  const fresh = /name="csrf" value="([^"]+)"/.exec(again)![1]!;
+  const ok = await post({ id: "mallory", csrf: fresh, returnTo: "https://evil.example/" });
   t.is(ok.status(), 303);
   t.is(ok.headers().location, "/inbox", "returnTo to another site is refused");
   await context.close();
