@@ -239,8 +239,9 @@ export class ConfigError extends Error {
 }
 
 /** The secrets a command may need (issue 9 §3: `migrate` needs none, `token` only the JWT secret). */
-export type SecretName = "SLOTFLOW_ADMIN_TOKEN" | "SLOTFLOW_JWT_SECRET" | "SLOTFLOW_SEAL_KEY";
-export const ALL_SECRETS: readonly SecretName[] = ["SLOTFLOW_ADMIN_TOKEN", "SLOTFLOW_JWT_SECRET", "SLOTFLOW_SEAL_KEY"];
+export type SecretName = "SLOTFLOW_ADMIN_TOKEN" | "SLOTFLOW_JWT_SECRET" | "SLOTFLOW_SEAL_KEY" | "SLOTFLOW_SESSION_SECRET";
+/** Every secret; SLOTFLOW_SESSION_SECRET is needed only with SLOTFLOW_OIDC_ISSUER set (by the web process). */
+export const ALL_SECRETS: readonly SecretName[] = ["SLOTFLOW_ADMIN_TOKEN", "SLOTFLOW_JWT_SECRET", "SLOTFLOW_SEAL_KEY", "SLOTFLOW_SESSION_SECRET"];
 
 export interface LoadOptions {
   /** Secrets the caller needs; in production each missing one is an error. Default: all. */
@@ -355,7 +356,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, options: LoadOp
   if (queueShards > 256) problems.push(`SLOTFLOW_QUEUE_SHARDS must be at most 256, got "${env.SLOTFLOW_QUEUE_SHARDS}"`);
   const retentionMs = retentionOf(env.SLOTFLOW_RETENTION, problems);
   const oidc = oidcSettings(env, production, problems);
-  const sessionKeys = sessionKeysOf(env, production, oidc !== null, problems, devDefaults);
+  const sessionKeys = sessionKeysOf(env, production, needed.includes("SLOTFLOW_SESSION_SECRET"), oidc !== null, problems, devDefaults);
   const config: Config = {
     nodeEnv,
     databaseUrl: env.DATABASE_URL || "postgresql://postgres@127.0.0.1:5432/slotflow",
@@ -533,25 +534,27 @@ function oidcSettings(env: NodeJS.ProcessEnv, production: boolean, problems: str
 
 /**
  * SLOTFLOW_SESSION_SECRET: a key ring, newest first. Outside production, unset means the
- * development key (named in `devDefaults`). In production it is required when an issuer is set
- * (without one, nobody signs in with a session: the key ring is then a random one of this process),
- * and a placeholder or a key shorter than 32 characters is refused.
+ * development key (named in `devDefaults` when an issuer is set). In production, for a command
+ * that `needed` it (LoadOptions.secrets: the web process), it is required when an issuer is set,
+ * and a placeholder or a first key shorter than 32 characters is refused.
  */
-function sessionKeysOf(env: NodeJS.ProcessEnv, production: boolean, issuer: boolean, problems: string[], devDefaults: string[]): string[] {
+function sessionKeysOf(env: NodeJS.ProcessEnv, production: boolean, needed: boolean, issuer: boolean, problems: string[], devDefaults: string[]): string[] {
   const keys = parseKeyRing(env.SLOTFLOW_SESSION_SECRET ?? "");
   if (env.SLOTFLOW_SESSION_SECRET && keys.length === 0) problems.push("SLOTFLOW_SESSION_SECRET must name at least one key (comma-separated, newest first)");
   if (keys.length > 0) {
-    if (production && isPlaceholderSecret(keys[0]!)) {
+    if (production && needed && isPlaceholderSecret(keys[0]!)) {
       problems.push(`SLOTFLOW_SESSION_SECRET is a known placeholder value (a development default or a "change-me" value); set a real secret when NODE_ENV=production`);
-    } else if (production && keys[0]!.length < 32) {
+    } else if (production && needed && keys[0]!.length < 32) {
       problems.push("SLOTFLOW_SESSION_SECRET's first key must be at least 32 characters when NODE_ENV=production");
     }
     return keys;
   }
   if (!production) {
-    devDefaults.push("SLOTFLOW_SESSION_SECRET");
+    if (issuer) devDefaults.push("SLOTFLOW_SESSION_SECRET"); // the development sign-in alone needs no warning
     return [DEV_SESSION_SECRET];
   }
-  if (issuer) problems.push("SLOTFLOW_SESSION_SECRET is required when NODE_ENV=production and SLOTFLOW_OIDC_ISSUER is set (the key of signed session cookies)");
+  if (issuer && needed) problems.push("SLOTFLOW_SESSION_SECRET is required when NODE_ENV=production and SLOTFLOW_OIDC_ISSUER is set (the key of signed session cookies)");
+  // production without a key: nobody can sign in with a session (no development sign-in, or a
+  // command that serves no sign-in); a random key of this process, never the development one
   return [randomBytes(32).toString("base64url")];
 }
