@@ -12,11 +12,13 @@ import { startCluster, type Cluster } from "../helpers/server.js";
 
 let dev: Cluster;
 let prod: Cluster;
+let https: Cluster;
 let browser: Browser;
 
 test.before(async () => {
-  [dev, prod, browser] = await Promise.all([
+  [dev, https, prod, browser] = await Promise.all([
     startCluster("devsignin"),
+    startCluster("httpssignin", { env: { BASE_URL: "https://slotflow.example.test" } }),
     startCluster("prodsignin", { env: { NODE_ENV: "production", SLOTFLOW_ALLOW_VOLATILE_REDIS: "1" } }),
     launchBrowser(),
   ]);
@@ -24,7 +26,7 @@ test.before(async () => {
 
 test.after.always(async () => {
   await browser?.close();
-  for (const c of [dev, prod]) {
+  for (const c of [dev, prod, https]) {
     await c?.stop();
     if (c) await dropDatabase(c.databaseUrl);
   }
@@ -88,4 +90,29 @@ test("in production without an issuer there is no sign-in: /auth/login, POST /au
     t.is(res.status, 404, `${method} ${path}`);
   }
   t.is((await fetch(`${prod.baseUrl}/auth/whoami`)).status, 401);
+});
+
+test("with an https BASE_URL the cookies are Secure; the session cookie is HttpOnly, SameSite=Lax and lasts at most 12 h", async (t) => {
+  const local = `http://127.0.0.1:${https.env.PORT}`; // the process listens here; BASE_URL is its public https address
+  const page = await fetch(`${local}/auth/login`);
+  t.is(page.status, 200);
+  const pending = page.headers.getSetCookie().find((c) => c.startsWith("slotflow_login="))!;
+  t.regex(pending, /;\s*secure/i);
+  t.regex(pending, /;\s*path=\/auth/i);
+  const csrf = /name="csrf" value="([^"]+)"/.exec(await page.text())![1]!;
+  const res = await fetch(`${local}/auth/login`, {
+    method: "POST",
+    headers: { ...form, cookie: pending.split(";")[0]!, origin: "https://slotflow.example.test" },
+    body: new URLSearchParams({ id: "olivia", csrf, returnTo: "/auth/whoami" }).toString(),
+    redirect: "manual",
+  });
+  t.is(res.status, 303);
+  t.is(res.headers.get("location"), "/auth/whoami");
+  const session = res.headers.getSetCookie().find((c) => c.startsWith("slotflow_session="))!;
+  t.regex(session, /;\s*secure/i);
+  t.regex(session, /;\s*httponly/i);
+  t.regex(session, /;\s*samesite=lax/i);
+  t.regex(session, /;\s*path=\//i);
+  const expires = Date.parse(/expires=([^;]+)/i.exec(session)![1]!);
+  t.true(expires <= Date.now() + 12 * 3600_000 + 2_000 && expires > Date.now() + 11 * 3600_000, "12 h");
 });
