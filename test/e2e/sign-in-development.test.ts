@@ -5,6 +5,9 @@
  * and a production one without an issuer.
  */
 import test from "ava";
+import { spawn } from "node:child_process";
+import { cliEntry } from "../helpers/cli-entry.js";
+import { freePort, ROOT } from "../helpers/server.js";
 import type { Browser } from "playwright-core";
 import { launchBrowser } from "../helpers/browser.js";
 import { dropDatabase } from "../helpers/db.js";
@@ -115,4 +118,28 @@ test("with an https BASE_URL the cookies are Secure; the session cookie is HttpO
   t.regex(session, /;\s*path=\//i);
   const expires = Date.parse(/expires=([^;]+)/i.exec(session)![1]!);
   t.true(expires <= Date.now() + 12 * 3600_000 + 2_000 && expires > Date.now() + 11 * 3600_000, "12 h");
+});
+
+test("in production, `slotflow web` with an issuer and no SLOTFLOW_SESSION_SECRET refuses to start: one line naming the variable, exit 1", async (t) => {
+  const env: NodeJS.ProcessEnv = {
+    PATH: process.env.PATH,
+    HOME: process.env.HOME,
+    NODE_ENV: "production",
+    PORT: String(await freePort()),
+    SLOTFLOW_ADMIN_TOKEN: "a".repeat(40),
+    SLOTFLOW_JWT_SECRET: "j".repeat(40),
+    SLOTFLOW_SEAL_KEY: "s".repeat(40),
+    SLOTFLOW_OIDC_ISSUER: "https://id.example.test/realms/acme",
+    SLOTFLOW_OIDC_CLIENT_ID: "slotflow",
+  };
+  const child = spawn(process.execPath, [...cliEntry(), "web"], { cwd: ROOT, env, stdio: ["ignore", "pipe", "pipe"] });
+  let err = "";
+  child.stderr.on("data", (c: Buffer) => (err += c.toString("utf8")));
+  const killer = setTimeout(() => child.kill("SIGKILL"), 50_000);
+  const code = await new Promise<number | null>((resolve) => child.once("close", resolve));
+  clearTimeout(killer);
+  t.is(code, 1);
+  t.deepEqual(err.split("\n").filter((l) => l !== ""), [
+    "error: SLOTFLOW_SESSION_SECRET is required when NODE_ENV=production and SLOTFLOW_OIDC_ISSUER is set (the key of signed session cookies)",
+  ]);
 });
