@@ -80,7 +80,13 @@ test("the development sign-in form refuses another site and a missing or wrong C
   t.regex(again, /Enter a user id/);
   t.is((await context.request.get(`${dev.baseUrl}/auth/whoami`)).status(), 401, "nobody signed in by any of these");
   t.is((await post({ id: "mallory", csrf })).status(), 403, "the form shown again carries a new token; the old one is stale");
-  const fresh = /name="csrf" value="([^"]+)"/.exec(again)![1]!;
+  const fresh0 = /name="csrf" value="([^"]+)"/.exec(again)![1]!;
+  const huge = await post({ id: "mallory", csrf: fresh0, roles: Array.from({ length: 100 }, (_, i) => `role-${i}-${"r".repeat(60)}`).join(",") });
+  t.is(huge.status(), 422, "a session that would not fit in a cookie is refused, not set");
+  const hugePage = await huge.text();
+  t.regex(hugePage, /do not fit in a session cookie/);
+  t.is((await context.request.get(`${dev.baseUrl}/auth/whoami`)).status(), 401);
+  const fresh = /name="csrf" value="([^"]+)"/.exec(hugePage)![1]!;
   const ok = await post({ id: "mallory", csrf: fresh, returnTo: "https://evil.example/" });
   t.is(ok.status(), 303);
   t.is(ok.headers().location, "/inbox", "returnTo to another site is refused");

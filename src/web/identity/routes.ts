@@ -87,8 +87,10 @@ export function identityRouter(rt: Runtime): Router {
       : roles.length > 100 || roles.some((r) => r.length > 200) ? "Enter at most 100 roles of at most 200 characters each."
       : null;
     if (problem) return showDevPage(ctx, 422, returnTo, values, problem);
+    if (!(await startSession(ctx, config, { id: values.id, email: values.email || null, roles }, { development: true }))) {
+      return showDevPage(ctx, 422, returnTo, values, "These roles do not fit in a session cookie: enter fewer or shorter ones.");
+    }
     setCookie(ctx, config.baseUrl, LOGIN_COOKIE, null, 0, "/auth");
-    await startSession(ctx, config, { id: values.id, email: values.email || null, roles }, { development: true });
     rt.log.info({ principal: values.id }, "development sign-in");
     ctx.status = 303;
     ctx.redirect(returnTo);
@@ -108,7 +110,11 @@ export function identityRouter(rt: Runtime): Router {
       verifier: pending.verifier,
       returnTo: String(pending.returnTo),
     });
-    await startSession(ctx, config, principal, { development: false, idToken });
+    if (!(await startSession(ctx, config, principal, { development: false, idToken }))) {
+      throw new RefusalError(
+        refuse(RefusalCode.SignInFailed, "The roles and email the issuer gives this person do not fit in a session cookie (about 3.8 KB): point SLOTFLOW_OIDC_ROLES_CLAIM at a claim with fewer roles."),
+      );
+    }
     rt.log.info({ principal: principal.id }, "signed in");
     ctx.status = 303;
     ctx.redirect(safeReturnTo(pending.returnTo, config.baseUrl));

@@ -119,12 +119,18 @@ export function boundedRoles(roles: unknown): string[] {
   return roles.filter((r): r is string => typeof r === "string" && r !== "" && r.length <= MAX_ROLE_CHARS).slice(0, MAX_ROLES);
 }
 
-/** Starts a session: sets `slotflow_session` for `principal` (the id_token too when it fits). */
-export async function startSession(ctx: Context, cfg: { baseUrl: string; sessionKeys: string[] }, principal: PrincipalClaims, opts: { development: boolean; idToken?: string | null }): Promise<void> {
+/**
+ * Starts a session: sets `slotflow_session` for `principal` (the id_token too when it fits) and
+ * returns true; false (nothing set) when even without the id_token the cookie would exceed
+ * MAX_COOKIE_BYTES — a browser would drop it — so the caller can say so instead of looping.
+ */
+export async function startSession(ctx: Context, cfg: { baseUrl: string; sessionKeys: string[] }, principal: PrincipalClaims, opts: { development: boolean; idToken?: string | null }): Promise<boolean> {
   const base = { sub: principal.id, email: principal.email, roles: boundedRoles(principal.roles), csrf: randomBytes(32).toString("base64url"), dev: opts.development };
   let value = await seal(cfg.sessionKeys, "session", opts.idToken ? { ...base, idt: opts.idToken } : base, SESSION_LIFETIME_S);
   if (value.length > MAX_COOKIE_BYTES) value = await seal(cfg.sessionKeys, "session", base, SESSION_LIFETIME_S);
+  if (value.length > MAX_COOKIE_BYTES) return false;
   setCookie(ctx, cfg.baseUrl, SESSION_COOKIE, value, SESSION_LIFETIME_S);
+  return true;
 }
 
 /** The request's session, or null when its cookie is absent, tampered with, sealed by an unknown key, or expired. */
