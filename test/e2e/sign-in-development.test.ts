@@ -8,8 +8,9 @@ import test from "ava";
 import { spawn } from "node:child_process";
 import { cliEntry } from "../helpers/cli-entry.js";
 import { freePort, ROOT } from "../helpers/server.js";
+import AxeBuilder from "@axe-core/playwright";
 import type { Browser } from "playwright-core";
-import { launchBrowser } from "../helpers/browser.js";
+import { DESKTOP, launchBrowser, PHONE } from "../helpers/browser.js";
 import { dropDatabase } from "../helpers/db.js";
 import { startCluster, type Cluster } from "../helpers/server.js";
 
@@ -148,4 +149,19 @@ test("in production, `slotflow web` with an issuer and no SLOTFLOW_SESSION_SECRE
   t.deepEqual(err.split("\n").filter((l) => l !== ""), [
     "error: SLOTFLOW_SESSION_SECRET is required when NODE_ENV=production and SLOTFLOW_OIDC_ISSUER is set (the key of signed session cookies)",
   ]);
+});
+
+test("the development sign-in page is accessible (axe: no serious or critical violation) and fits a 360 px phone", async (t) => {
+  for (const [name, viewport] of [["phone", PHONE], ["desktop", DESKTOP]] as const) {
+    for (const colorScheme of ["light", "dark"] as const) {
+      const context = await browser.newContext({ viewport, colorScheme });
+      const page = await context.newPage();
+      await page.goto(`${dev.baseUrl}/auth/login`);
+      const result = await new AxeBuilder({ page }).analyze();
+      const bad = result.violations.filter((v) => v.impact === "serious" || v.impact === "critical");
+      t.deepEqual(bad.map((v) => `${v.id}: ${v.nodes.map((n) => n.target.join(" ")).join(", ")}`), [], `${name} ${colorScheme}`);
+      t.is(await page.evaluate<number>("document.documentElement.scrollWidth - document.documentElement.clientWidth"), 0, `${name}: no horizontal scrolling`);
+      await context.close();
+    }
+  }
 });
