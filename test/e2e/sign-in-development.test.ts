@@ -12,25 +12,30 @@ import AxeBuilder from "@axe-core/playwright";
 import type { Browser } from "playwright-core";
 import { DESKTOP, launchBrowser, PHONE } from "../helpers/browser.js";
 import { dropDatabase } from "../helpers/db.js";
-import { startCluster, type Cluster } from "../helpers/server.js";
+import { JWT_SECRET, startCluster, type Cluster } from "../helpers/server.js";
+import { signPrincipal } from "../../src/web/auth.js";
+import { generateKeyPair, SignJWT } from "jose";
 
 let dev: Cluster;
 let prod: Cluster;
 let https: Cluster;
+let down: Cluster;
 let browser: Browser;
 
 test.before(async () => {
-  [dev, https, prod, browser] = await Promise.all([
+  const closedPort = await freePort();
+  [dev, https, prod, down, browser] = await Promise.all([
     startCluster("devsignin"),
     startCluster("httpssignin", { env: { BASE_URL: "https://slotflow.example.test" } }),
     startCluster("prodsignin", { env: { NODE_ENV: "production", SLOTFLOW_ALLOW_VOLATILE_REDIS: "1" } }),
+    startCluster("downsignin", { env: { SLOTFLOW_OIDC_ISSUER: `http://127.0.0.1:${closedPort}`, SLOTFLOW_OIDC_CLIENT_ID: "slotflow" } }),
     launchBrowser(),
   ]);
 });
 
 test.after.always(async () => {
   await browser?.close();
-  for (const c of [dev, prod, https]) {
+  for (const c of [dev, prod, https, down]) {
     await c?.stop();
     if (c) await dropDatabase(c.databaseUrl);
   }
@@ -164,4 +169,19 @@ test("the development sign-in page is accessible (axe: no serious or critical vi
       await context.close();
     }
   }
+});
+
+test("an issuer that does not answer: sign-in and its bearer JWTs are 503 unavailable (retried on the next request), HS256 principals keep working", async (t) => {
+  const login = await fetch(`${down.baseUrl}/auth/login`, { redirect: "manual" });
+  t.is(login.status, 503);
+  t.is(((await login.json()) as { code: string }).code, "unavailable");
+  const { privateKey } = await generateKeyPair("RS256");
+  const rs = await new SignJWT({ sub: "x", aud: "slotflow", iss: down.env.SLOTFLOW_OIDC_ISSUER }).setProtectedHeader({ alg: "RS256", kid: "k" }).setExpirationTime("5m").sign(privateKey);
+  const bearer = await fetch(`${down.baseUrl}/auth/whoami`, { headers: { authorization: `Bearer ${rs}` } });
+  t.is(bearer.status, 503);
+  const again = await fetch(`${down.baseUrl}/auth/login`, { redirect: "manual" });
+  t.is(again.status, 503, "a failed discovery is not cached as a success");
+  const hs = await fetch(`${down.baseUrl}/auth/whoami`, { headers: { authorization: `Bearer ${await signPrincipal(JWT_SECRET, { sub: "ops" })}` } });
+  t.is(hs.status, 200);
+  t.is(((await hs.json()) as { id: string }).id, "ops");
 });
