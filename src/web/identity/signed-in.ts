@@ -3,7 +3,8 @@
  * web process answers "who is signed in?" for the inbox, the task pages and every principal
  * endpoint (raise, `GET /api/inbox`).
  *
- * Sources, tried in order (the first that is present decides; an invalid one is not skipped):
+ * Sources, tried in order (the first that is present and valid decides; an invalid bearer token is
+ * not skipped):
  * 1. the signed session cookie `slotflow_session` (sign-in through the OpenID provider or the
  *    development sign-in — src/web/identity/ owns both);
  * 2. `Authorization: Bearer <jwt>`: an HS256 JWT signed with SLOTFLOW_JWT_SECRET (src/web/auth.ts),
@@ -14,7 +15,8 @@
  * so `alg: none` and an HS256 token "signed" with the issuer's public key are both refused.
  *
  * `signedIn(ctx, rt)` memoizes its answer on `ctx.state`; `null` means nobody is signed in.
- * Refusals: a present but invalid bearer token throws 401 `unauthorized` (never quoting the token).
+ * Refusals: a present but invalid bearer token throws 401 `unauthorized` (never quoting the token);
+ * an issuer that does not answer throws 503 `unavailable`. `requirePrincipal` turns "nobody" into 401.
  * A session cookie that is tampered with, sealed with a key no longer in SLOTFLOW_SESSION_SECRET, or
  * expired counts as absent (a page then sends the browser to sign in again).
  */
