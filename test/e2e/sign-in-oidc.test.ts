@@ -337,3 +337,13 @@ test.serial("no development sign-in beside an issuer: POST /auth/login is 404", 
   const res = await call("/auth/login", { method: "POST", headers: { "content-type": "application/x-www-form-urlencoded" }, body: "id=mallory" });
   t.is(res.status, 404);
 });
+
+test.serial("nothing secret reaches slotflow's log: no JWT, no authorization code, no session or pending-login cookie", (t) => {
+  const lines = cluster.output();
+  t.true(lines.some((l) => l.includes('"signed in"')), "the log did record the sign-ins");
+  for (const line of lines) {
+    t.false(/eyJ[A-Za-z0-9_-]{10,}/.test(line), `a JWT or JWE in: ${line.slice(0, 200)}`);
+    t.false(line.includes("not-a-code"), "an authorization code");
+    t.false(/code=|state=|nonce=|id_token_hint/.test(line), `a query of the sign-in in: ${line.slice(0, 200)}`);
+  }
+});
