@@ -52,6 +52,11 @@
  * | SLOTFLOW_DKIM_DOMAIN, SLOTFLOW_DKIM_SELECTOR, SLOTFLOW_DKIM_PRIVATE_KEY (PEM; `\n` escapes allowed) or SLOTFLOW_DKIM_PRIVATE_KEY_FILE | mail.dkim: DKIM-sign every email (nodemailer's `dkim`); all or none | unset: not signed |
  * | SLOTFLOW_RETENTION | retentionMs: how long after a run ended (finished or cancelled) the sweeper deletes it with all its rows (`30d`, `36h`; `off`: null, keep forever); at least 24 h, the Idempotency-Key promise (issue 20, engine/sweeps/retention.ts) | 30d |
  * | SLOTFLOW_RECEIPT_KEYS | receiptKeys: the receipt signing keys' text — EC P-256 private keys, PEM or JWK, newest first, separated by commas/blanks/newlines between keys (engine/receipts/keys.ts; docs/receipts.md) | "": a development key kept in the database; with NODE_ENV=production no receipts (a warning at start) |
+ * | SLOTFLOW_OIDC_ISSUER | oidc.issuer: the OpenID Connect issuer people sign in through (`/auth/login`), whose JWTs are principals too (v0.4 "People inside the company"); https in production | unset: development sign-in outside production |
+ * | SLOTFLOW_OIDC_CLIENT_ID, SLOTFLOW_OIDC_CLIENT_SECRET | oidc.clientId, oidc.clientSecret: slotflow's client at the issuer (redirect URI `{BASE_URL}/auth/callback`); the id is required with an issuer, the secret optional (a public client with PKCE) | unset |
+ * | SLOTFLOW_OIDC_AUDIENCE | oidc.audience: the `aud` a bearer JWT of the issuer must carry | the client id |
+ * | SLOTFLOW_OIDC_ROLES_CLAIM | oidc.rolesClaim: the claim holding roles, a dotted path (`realm_access.roles`, at most 8 steps) | roles |
+ * | SLOTFLOW_SESSION_SECRET | sessionKeys: session cookie keys, comma-separated, newest first (the first seals, all open) | a dev value; required in production when SLOTFLOW_OIDC_ISSUER is set |
  * | SLOTFLOW_TEST_DATABASE_URL | the testing kit's database (`kitDatabaseUrl()`), before DATABASE_URL | unset: the kit uses DATABASE_URL, and refuses to run when neither is set |
  *
  * Throws one `ConfigError` listing every problem at once (each naming its variable): malformed
@@ -63,6 +68,7 @@
  * key; an older key of the ring may be one during a recovery) — is refused too, naming the variable
  * and never quoting the value (issue 28 item 9).
  */
+import { randomBytes } from "node:crypto";
 import { MAX_JSON_DEPTH } from "./json/depth.js";
 import { splitReceiptKeys } from "./engine/receipts/keys.js";
 import { IDEMPOTENCY_WINDOW_MS, parseRetention } from "./engine/sweeps/retention.js";
@@ -142,9 +148,30 @@ export interface Config {
   slackApiUrl: string;
   /** Who mail is from and how it is signed (issue 18 item 6; src/outbox/mailer.ts). */
   mail: MailSettings;
+  /** Sign-in through an OpenID Connect issuer (SLOTFLOW_OIDC_*), or null: no issuer (v0.4 "People inside the company"). */
+  oidc: OidcSettings | null;
+  /** Session cookie keys, newest first (SLOTFLOW_SESSION_SECRET split on commas); never empty. */
+  sessionKeys: string[];
   /** Names of secrets that fell back to their development values (the caller warns). */
   devDefaults: string[];
 }
+
+/** The OpenID Connect issuer people sign in through (src/web/identity/). */
+export interface OidcSettings {
+  /** SLOTFLOW_OIDC_ISSUER, without a trailing slash: discovery at `{issuer}/.well-known/openid-configuration`. */
+  issuer: string;
+  /** SLOTFLOW_OIDC_CLIENT_ID. */
+  clientId: string;
+  /** SLOTFLOW_OIDC_CLIENT_SECRET, or null: a public client (PKCE only, no client authentication). */
+  clientSecret: string | null;
+  /** SLOTFLOW_OIDC_AUDIENCE: the `aud` a bearer JWT signed by the issuer must carry (default the client id). */
+  audience: string;
+  /** SLOTFLOW_OIDC_ROLES_CLAIM split on dots: the path to the roles array in the claims (default `["roles"]`). */
+  rolesClaim: string[];
+}
+
+/** SLOTFLOW_OIDC_ROLES_CLAIM: the most steps of its dotted path (a bounded walk). */
+export const MAX_ROLES_CLAIM_STEPS = 8;
 
 /** Bounds of the web process's HTTP server (src/web/app.ts `listen`), ms and connections. */
 export interface HttpServerSettings {
@@ -219,8 +246,9 @@ export class ConfigError extends Error {
 }
 
 /** The secrets a command may need (issue 9 §3: `migrate` needs none, `token` only the JWT secret). */
-export type SecretName = "SLOTFLOW_ADMIN_TOKEN" | "SLOTFLOW_JWT_SECRET" | "SLOTFLOW_SEAL_KEY";
-export const ALL_SECRETS: readonly SecretName[] = ["SLOTFLOW_ADMIN_TOKEN", "SLOTFLOW_JWT_SECRET", "SLOTFLOW_SEAL_KEY"];
+export type SecretName = "SLOTFLOW_ADMIN_TOKEN" | "SLOTFLOW_JWT_SECRET" | "SLOTFLOW_SEAL_KEY" | "SLOTFLOW_SESSION_SECRET";
+/** Every secret; SLOTFLOW_SESSION_SECRET is needed only with SLOTFLOW_OIDC_ISSUER set (by the web process). */
+export const ALL_SECRETS: readonly SecretName[] = ["SLOTFLOW_ADMIN_TOKEN", "SLOTFLOW_JWT_SECRET", "SLOTFLOW_SEAL_KEY", "SLOTFLOW_SESSION_SECRET"];
 
 export interface LoadOptions {
   /** Secrets the caller needs; in production each missing one is an error. Default: all. */
@@ -236,6 +264,8 @@ function missingSecretsMessage(names: string[]): string {
 
 export const DEV_ADMIN_TOKEN = "dev-admin-token";
 const DEV_JWT_SECRET = "dev-jwt-secret-change-me";
+/** The session cookie key outside production when SLOTFLOW_SESSION_SECRET is unset. */
+export const DEV_SESSION_SECRET = "dev-session-secret-change-me";
 /** The seal key outside production when SLOTFLOW_SEAL_KEY is unset; `slotflow reseal` names it (docs/operations.md). */
 export const DEV_SEAL_KEY = "dev-seal-key-change-me";
 
@@ -246,7 +276,7 @@ export const DEV_SEAL_KEY = "dev-seal-key-change-me";
  */
 export function isPlaceholderSecret(value: string): boolean {
   const v = value.trim();
-  return [DEV_ADMIN_TOKEN, DEV_JWT_SECRET, DEV_SEAL_KEY].includes(v) || /change[-_ ]?me|replace[-_ ]?me|placeholder/i.test(v);
+  return [DEV_ADMIN_TOKEN, DEV_JWT_SECRET, DEV_SEAL_KEY, DEV_SESSION_SECRET].includes(v) || /change[-_ ]?me|replace[-_ ]?me|placeholder/i.test(v);
 }
 
 /** A key ring as written in SLOTFLOW_SEAL_KEY: keys separated by commas, newest first, blanks around them ignored. */
@@ -337,6 +367,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, options: LoadOp
   const queueShards = int("SLOTFLOW_QUEUE_SHARDS", 1, 1);
   if (queueShards > 256) problems.push(`SLOTFLOW_QUEUE_SHARDS must be at most 256, got "${env.SLOTFLOW_QUEUE_SHARDS}"`);
   const retentionMs = retentionOf(env.SLOTFLOW_RETENTION, problems);
+  const oidc = oidcSettings(env, production, problems);
+  const sessionKeys = sessionKeysOf(env, production, needed.includes("SLOTFLOW_SESSION_SECRET"), oidc !== null, problems, devDefaults);
   const config: Config = {
     nodeEnv,
     databaseUrl: env.DATABASE_URL || "postgresql://postgres@127.0.0.1:5432/slotflow",
@@ -391,6 +423,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, options: LoadOp
     deliveryRetryMs: DEFAULT_DELIVERY_RETRY_MS,
     mail: mailSettings(env, problems),
     receiptKeys: env.SLOTFLOW_RECEIPT_KEYS ?? "",
+    oidc,
+    sessionKeys,
     devDefaults,
   };
   if (env.SLOTFLOW_DELIVERY_RETRY_MS) {
@@ -486,4 +520,68 @@ function slackApiUrl(value: string | undefined, problems: string[]): string {
     problems.push("SLOTFLOW_SLACK_API_URL must be an absolute http(s) URL, such as https://slack.com/api/");
     return "https://slack.com/api/";
   }
+}
+
+/**
+ * SLOTFLOW_OIDC_* (v0.4 "People inside the company"): null without an issuer. With one, the client
+ * id is required; the issuer must be an absolute URL, https in production (plain http only for
+ * development and tests). Each problem is pushed to `problems`, naming its variable.
+ */
+function oidcSettings(env: NodeJS.ProcessEnv, production: boolean, problems: string[]): OidcSettings | null {
+  const raw = env.SLOTFLOW_OIDC_ISSUER?.trim();
+  const others = ["SLOTFLOW_OIDC_CLIENT_ID", "SLOTFLOW_OIDC_CLIENT_SECRET", "SLOTFLOW_OIDC_AUDIENCE"].filter((n) => env[n]);
+  if (!raw) {
+    if (others.length > 0) problems.push(`SLOTFLOW_OIDC_ISSUER is required when ${others.join(", ")} ${others.length === 1 ? "is" : "are"} set`);
+    return null;
+  }
+  let url: URL | null = null;
+  try {
+    url = new URL(raw);
+  } catch {
+    problems.push(`SLOTFLOW_OIDC_ISSUER must be an absolute URL, got "${raw}"`);
+  }
+  if (url && url.protocol !== "https:" && (production || url.protocol !== "http:")) {
+    problems.push(`SLOTFLOW_OIDC_ISSUER must be an https URL${production ? " when NODE_ENV=production" : ""}, got "${raw}"`);
+  }
+  const clientId = env.SLOTFLOW_OIDC_CLIENT_ID?.trim() ?? "";
+  if (!clientId) problems.push("SLOTFLOW_OIDC_CLIENT_ID is required when SLOTFLOW_OIDC_ISSUER is set (the client registered for slotflow at the issuer)");
+  const claim = (env.SLOTFLOW_OIDC_ROLES_CLAIM || "roles").trim();
+  const rolesClaim = claim.split(".");
+  if (rolesClaim.some((step) => step === "") || rolesClaim.length > MAX_ROLES_CLAIM_STEPS) {
+    problems.push(`SLOTFLOW_OIDC_ROLES_CLAIM must be a claim name or a dotted path of at most ${MAX_ROLES_CLAIM_STEPS} names (realm_access.roles), got "${claim}"`);
+  }
+  return {
+    issuer: raw.replace(/\/+$/, ""),
+    clientId,
+    clientSecret: env.SLOTFLOW_OIDC_CLIENT_SECRET || null,
+    audience: env.SLOTFLOW_OIDC_AUDIENCE?.trim() || clientId,
+    rolesClaim,
+  };
+}
+
+/**
+ * SLOTFLOW_SESSION_SECRET: a key ring, newest first. Outside production, unset means the
+ * development key (named in `devDefaults` when an issuer is set). In production, for a command
+ * that `needed` it (LoadOptions.secrets: the web process), it is required when an issuer is set,
+ * and a placeholder or a first key shorter than 32 characters is refused.
+ */
+function sessionKeysOf(env: NodeJS.ProcessEnv, production: boolean, needed: boolean, issuer: boolean, problems: string[], devDefaults: string[]): string[] {
+  const keys = parseKeyRing(env.SLOTFLOW_SESSION_SECRET ?? "");
+  if (env.SLOTFLOW_SESSION_SECRET && keys.length === 0) problems.push("SLOTFLOW_SESSION_SECRET must name at least one key (comma-separated, newest first)");
+  if (keys.length > 0) {
+    if (production && needed && isPlaceholderSecret(keys[0]!)) {
+      problems.push(`SLOTFLOW_SESSION_SECRET is a known placeholder value (a development default or a "change-me" value); set a real secret when NODE_ENV=production`);
+    } else if (production && needed && keys[0]!.length < 32) {
+      problems.push("SLOTFLOW_SESSION_SECRET's first key must be at least 32 characters when NODE_ENV=production");
+    }
+    return keys;
+  }
+  if (!production) {
+    if (issuer) devDefaults.push("SLOTFLOW_SESSION_SECRET"); // the development sign-in alone needs no warning
+    return [DEV_SESSION_SECRET];
+  }
+  if (issuer && needed) problems.push("SLOTFLOW_SESSION_SECRET is required when NODE_ENV=production and SLOTFLOW_OIDC_ISSUER is set (the key of signed session cookies)");
+  // production without a key: nobody can sign in with a session (no development sign-in, or a
+  // command that serves no sign-in); a random key of this process, never the development one
+  return [randomBytes(32).toString("base64url")];
 }

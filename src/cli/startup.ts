@@ -195,7 +195,7 @@ export interface Roles {
 
 /** Secrets the roles need: the web process all three; workers and the sweeper only the seal key. */
 function secretsFor(roles: Roles): SecretName[] {
-  return roles.web ? ["SLOTFLOW_ADMIN_TOKEN", "SLOTFLOW_JWT_SECRET", "SLOTFLOW_SEAL_KEY"] : ["SLOTFLOW_SEAL_KEY"];
+  return roles.web ? ["SLOTFLOW_ADMIN_TOKEN", "SLOTFLOW_JWT_SECRET", "SLOTFLOW_SEAL_KEY", "SLOTFLOW_SESSION_SECRET"] : ["SLOTFLOW_SEAL_KEY"];
 }
 
 /** The start-up sequence above; resolves the checked configuration. Rejects with ConfigError or StartupError. */

@@ -20,6 +20,11 @@ export const RefusalCode = {
   /** v0.4 Many responders: this principal already completed another element of the fanned-out slot. */
   AlreadyAnsweredByYou: "already-answered-by-you",
   Unauthorized: "unauthorized",
+  // sign-in of people inside the company (v0.4; src/web/identity/)
+  /** `GET /auth/callback` with a wrong or stale state, nonce or code (400). */
+  SignInFailed: "sign-in-failed",
+  /** A browser's state-changing request without this session's CSRF token or from another site (403). */
+  CsrfRefused: "csrf-refused",
   // bodies
   InvalidBody: "invalid-body",
   MalformedJson: "malformed-json",

@@ -13,7 +13,8 @@ import { isStorableString } from "../json/storable.js";
 import { showOutbox, showRun, type RunView } from "../engine/views/views.js";
 import { showDeliveries } from "../outbox/deliveries-view.js";
 import { announceDeploy, type Runtime } from "../runtime.js";
-import { jwtSettings, requireAdmin, verifyPrincipal } from "./auth.js";
+import { requireAdmin } from "./auth.js";
+import { csrfOk, requirePrincipal } from "./identity/signed-in.js";
 import { dependency } from "./dependency.js";
 import { readBody } from "./request-body.js";
 
@@ -149,8 +150,14 @@ export function adminRouter(rt: Runtime): Router {
     ctx.body = [...(await showOutbox(rt.db, rt.sealer, ctx.params.id)), ...(await showDeliveries(rt.db, ctx.params.id))];
   });
 
+  // The ordinary raise path: whoever signedIn() finds (a session, an HS256 JWT, or the issuer's JWT);
+  // 401 for nobody. A browser session must also send its CSRF token as X-CSRF-Token (403 csrf-refused).
   router.post("/runs/:id/slots/:alias/events", async (ctx) => {
-    const principal = await verifyPrincipal(ctx, jwtSettings(rt.config));
+    const who = await requirePrincipal(ctx, rt);
+    if (!csrfOk(who, ctx.get("x-csrf-token"))) {
+      throw new RefusalError(refuse(RefusalCode.CsrfRefused, "A raise from a signed-in browser needs its session's CSRF token as the X-CSRF-Token header."));
+    }
+    const principal = who.principal;
     aliasOr404(ctx.params.alias);
     const element = elementOf(ctx.query.element);
     const body = await readBody(ctx, "json", JSON_LIMIT_BYTES, limits.maxInputDepth);

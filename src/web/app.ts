@@ -6,6 +6,7 @@
  * `/console` (console/), the queue dashboard at `/admin/queues` (dashboard.ts), `GET /healthz`, `GET /readyz`,
  * `GET /metrics`, `GET /api/openapi.json`, MCP for AI agents at `POST /mcp` (src/mcp/http.ts), and
  * the inbox of a signed-in principal, `GET /inbox` and `GET /api/inbox` (inbox/).
+ * the sign-in of people inside the company at `/auth/*` (identity/routes.ts).
  * The access log writes route templates, never raw paths (access-log.ts); requests no route takes
  * and requests Node's parser refuses are answered with problem documents (fallback.ts).
  */
@@ -31,6 +32,7 @@ import { consoleGate, consoleRouter } from "./console/index.js";
 import { requireAdmin } from "./auth.js";
 import { mcpRouter } from "../mcp/http.js";
 import { inboxRouter } from "./inbox/index.js";
+import { identityRouter } from "./identity/routes.js";
 
 export interface WebApp {
   app: Koa;
@@ -99,7 +101,7 @@ export function createWebApp(rt: Runtime): WebApp {
     ctx.body = openApiDocument(rt.config.baseUrl);
   });
 
-  const routers = [ops, callbackRouter(rt, rateLimit), adminRouter(rt), endpointsRouter(rt), slackRouter(rt), runsApiRouter(rt), receiptsRouter(rt), consoleRouter(rt), mcpRouter(rt), inboxRouter(rt)];
+  const routers = [ops, callbackRouter(rt, rateLimit), adminRouter(rt), endpointsRouter(rt), slackRouter(rt), runsApiRouter(rt), receiptsRouter(rt), consoleRouter(rt), mcpRouter(rt), inboxRouter(rt), identityRouter(rt)];
   for (const router of routers) app.use(router.routes());
   app.use(unmatchedRoute(routers));
 

@@ -204,12 +204,44 @@ export function openApiDocument(baseUrl: string) {
         ],
         post: {
           summary: "The ordinary raise path: a signed-in principal raises the slot's event",
-          security: [{ principalJwt: [] }],
+          security: [{ principalJwt: [] }, { issuerJwt: [] }, { session: [] }],
           requestBody: { required: false, content: { "application/json": { schema: { type: "object" } } } },
           responses: responses(
             { "200": jsonOk("Slot completed: {status, run}"), "202": jsonOk("Queued") },
-            ["unauthorized", "not-a-candidate", "authorize-denied", "already-answered-by-you", "not-found", "slot-not-open", "requires-failed", "slot-closed", "invalid-body", "malformed-json", "unsupported-media-type", "payload-too-large", "handler-failed", "configuration-fault", "unavailable"],
+            ["unauthorized", "csrf-refused", "not-a-candidate", "authorize-denied", "already-answered-by-you", "not-found", "slot-not-open", "requires-failed", "slot-closed", "invalid-body", "malformed-json", "unsupported-media-type", "payload-too-large", "handler-failed", "configuration-fault", "unavailable"],
           ),
+        },
+      },
+      "/auth/login": {
+        get: {
+          summary: "Sign-in: 302 to SLOTFLOW_OIDC_ISSUER's authorization endpoint (code, PKCE S256, state, nonce); without an issuer and outside production the development sign-in page; 404 in production without an issuer",
+          parameters: [{ name: "returnTo", in: "query", required: false, schema: { type: "string" }, description: "A path on this site to land on (else /inbox)" }],
+          responses: responses({ "200": { description: "The development sign-in page (HTML)" }, "302": { description: "To the issuer" } }, ["not-found", "unavailable"]),
+        },
+        post: {
+          summary: "The development sign-in form (id, email, roles, csrf, returnTo): 303 to returnTo with a development session; 404 with an issuer or in production",
+          requestBody: { required: true, content: { "application/x-www-form-urlencoded": { schema: { type: "object" } } } },
+          responses: responses({ "303": { description: "Signed in" }, "422": { description: "The page again with the error (HTML)" } }, ["csrf-refused", "not-found"]),
+        },
+      },
+      "/auth/callback": {
+        get: {
+          summary: "Completes the issuer's sign-in: session cookie slotflow_session (HttpOnly, SameSite=Lax, Secure with an https BASE_URL, 12 h), 303 to returnTo",
+          responses: responses({ "303": { description: "Signed in" } }, ["sign-in-failed", "not-found", "unavailable"]),
+        },
+      },
+      "/auth/logout": {
+        post: {
+          summary: "Ends the session (CSRF token as the csrf form field or X-CSRF-Token): 303 to the issuer's end_session_endpoint when it has one, else /",
+          security: [{ session: [] }],
+          responses: responses({ "303": { description: "Signed out" } }, ["csrf-refused"]),
+        },
+      },
+      "/auth/whoami": {
+        get: {
+          summary: "Who is signed in: {id, email, roles, via, development, csrf, expiresAt}",
+          security: [{ session: [] }, { principalJwt: [] }, { issuerJwt: [] }],
+          responses: responses({ "200": jsonOk("The principal") }, ["unauthorized", "unavailable"]),
         },
       },
       "/api/runs/{id}/slots/{alias}/link/revoke": {
@@ -439,6 +471,8 @@ export function openApiDocument(baseUrl: string) {
         dashboardBasic: { type: "http", scheme: "basic", description: "Any user name; SLOTFLOW_ADMIN_TOKEN as the password" },
         consoleBasic: { type: "http", scheme: "basic", description: "Any user name; SLOTFLOW_ADMIN_TOKEN (operator) or SLOTFLOW_VIEWER_TOKEN (viewer) as the password" },
         principalJwt: { type: "http", scheme: "bearer", bearerFormat: "JWT", description: "HS256 with SLOTFLOW_JWT_SECRET; claims sub and exp (required; a lifetime of at most SLOTFLOW_JWT_MAX_TTL_SECONDS), email, roles, and aud / iss when SLOTFLOW_JWT_AUDIENCE / SLOTFLOW_JWT_ISSUER are set" },
+        issuerJwt: { type: "http", scheme: "bearer", bearerFormat: "JWT", description: "Signed by SLOTFLOW_OIDC_ISSUER (a key of its JWKS, an asymmetric algorithm); iss, aud = SLOTFLOW_OIDC_AUDIENCE, exp, nbf checked; roles from SLOTFLOW_OIDC_ROLES_CLAIM" },
+        session: { type: "apiKey", in: "cookie", name: "slotflow_session", description: "A browser signed in at /auth/login; state-changing requests also carry the session's CSRF token" },
       },
       schemas: {
         RunListItem: {

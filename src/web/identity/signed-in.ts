@@ -3,19 +3,33 @@
  * web process answers "who is signed in?" for the inbox, the task pages and every principal
  * endpoint (raise, `GET /api/inbox`).
  *
- * Sources, tried in order (the first that is present decides; an invalid one is not skipped):
+ * Sources, tried in order (the first that is present and valid decides; an invalid bearer token is
+ * not skipped):
  * 1. the signed session cookie `slotflow_session` (sign-in through the OpenID provider or the
  *    development sign-in — src/web/identity/ owns both);
  * 2. `Authorization: Bearer <jwt>`: an HS256 JWT signed with SLOTFLOW_JWT_SECRET (src/web/auth.ts),
  *    or one signed by SLOTFLOW_OIDC_ISSUER (verified against its JWKS).
  *
+ * A bearer JWT's header `alg` decides which: `HS256` is checked against SLOTFLOW_JWT_SECRET only;
+ * any other (with an issuer configured) against the issuer's JWKS with asymmetric algorithms only —
+ * so `alg: none` and an HS256 token "signed" with the issuer's public key are both refused.
+ *
  * `signedIn(ctx, rt)` memoizes its answer on `ctx.state`; `null` means nobody is signed in.
- * Refusals: a present but invalid bearer token throws 401 `unauthorized` (never quoting the token).
+ * Refusals: a present but invalid bearer token throws 401 `unauthorized` (never quoting the token);
+ * an issuer that does not answer throws 503 `unavailable`. `requirePrincipal` turns "nobody" into 401.
+ * A session cookie that is tampered with, sealed with a key no longer in SLOTFLOW_SESSION_SECRET, or
+ * expired counts as absent (a page then sends the browser to sign in again).
  */
+import { createHash, timingSafeEqual } from "node:crypto";
+import { decodeProtectedHeader } from "jose";
 import type { Context } from "koa";
 import type { PrincipalClaims } from "../../engine/commands/types.js";
+import { RefusalCode, RefusalError, refuse } from "../../engine/refusals.js";
 import type { Runtime } from "../../runtime.js";
 import { jwtSettings, verifyPrincipal } from "../auth.js";
+import { html, type Html } from "../page/html.js";
+import { verifyIssuerJwt } from "./oidc.js";
+import { readSession } from "./session.js";
 
 /** A signed-in principal and how it came. */
 export interface SignedIn {
@@ -35,11 +49,35 @@ export async function signedIn(ctx: Context, rt: Runtime): Promise<SignedIn | nu
   const state = ctx.state as Record<symbol, SignedIn | null | undefined>;
   if (state[MEMO] !== undefined) return state[MEMO];
   let found: SignedIn | null = null;
-  if (/^Bearer\s+\S+$/i.test(ctx.get("authorization"))) {
-    found = { principal: await verifyPrincipal(ctx, jwtSettings(rt.config)), via: "bearer", csrf: null, development: false };
+  const session = await readSession(ctx, rt.config.sessionKeys);
+  if (session) {
+    found = { principal: session.principal, via: "session", csrf: session.csrf, development: session.development };
+  } else {
+    const bearer = /^Bearer\s+(\S+)$/i.exec(ctx.get("authorization"));
+    if (bearer) found = { principal: await bearerPrincipal(ctx, rt, bearer[1]!), via: "bearer", csrf: null, development: false };
   }
   state[MEMO] = found;
   return found;
+}
+
+/** For a principal endpoint (JSON): the signed-in principal, else 401 `unauthorized`. */
+export async function requirePrincipal(ctx: Context, rt: Runtime): Promise<SignedIn> {
+  const who = await signedIn(ctx, rt);
+  if (!who) throw new RefusalError(refuse(RefusalCode.Unauthorized, "Sign in: send a principal's JWT as Authorization: Bearer <jwt>, or sign in at /auth/login."));
+  return who;
+}
+
+/** HS256 (SLOTFLOW_JWT_SECRET) or the issuer's, by the token's header `alg`. */
+async function bearerPrincipal(ctx: Context, rt: Runtime, token: string): Promise<PrincipalClaims> {
+  let alg: unknown = null;
+  try {
+    alg = decodeProtectedHeader(token).alg;
+  } catch {
+    // not a JWS: the HS256 check below refuses it with its usual 401
+  }
+  const oidc = rt.config.oidc;
+  if (alg === "HS256" || !oidc) return verifyPrincipal(ctx, jwtSettings(rt.config));
+  return verifyIssuerJwt(oidc, token);
 }
 
 /**
@@ -54,8 +92,27 @@ export async function signedInPage(ctx: Context, rt: Runtime): Promise<SignedIn 
   return null;
 }
 
-/** True when a state-changing form of `who` carries its CSRF token (bearer clients need none). */
+/**
+ * True when a state-changing form of `who` carries its CSRF token (bearer clients need none).
+ * Compared in constant time (digests of both, so neither length nor content leaks through timing).
+ */
 export function csrfOk(who: SignedIn, given: unknown): boolean {
   if (who.via === "bearer") return true;
-  return typeof given === "string" && who.csrf !== null && given.length === who.csrf.length && given === who.csrf;
+  if (typeof given !== "string" || who.csrf === null) return false;
+  const digest = (v: string) => createHash("sha256").update(v).digest();
+  return timingSafeEqual(digest(given), digest(who.csrf));
+}
+
+/** CSS for `developmentBanner` (pages add it to their own nonce'd style: inline style attributes would break their CSP). */
+export const DEVELOPMENT_BANNER_STYLE =
+  ".dev-banner { background: #fff3cd; color: #4d3900; border: 2px solid #8a6700; padding: 0.5rem 1rem; margin: 0 0 1rem; font-weight: 600; overflow-wrap: anywhere; }";
+
+/**
+ * The banner every page signed in through the development sign-in shows (v0.4: the development
+ * sign-in is "marked as such on every page it signs into"); empty for anyone else. Class
+ * `dev-banner` (see DEVELOPMENT_BANNER_STYLE), `role="note"`.
+ */
+export function developmentBanner(who: SignedIn | null): Html {
+  if (!who?.development) return html``;
+  return html`<div class="dev-banner" role="note">Development sign-in — not for production. Signed in as ${who.principal.id} without an identity provider.</div>`;
 }

@@ -1,0 +1,159 @@
+/**
+ * Sign-in routes of people inside the company (v0.4 "People inside the company"):
+ *
+ * | route | does |
+ * |---|---|
+ * | `GET /auth/login?returnTo=PATH` | with SLOTFLOW_OIDC_ISSUER: 302 to its authorization endpoint (state, nonce, PKCE S256), the pending sign-in sealed in the `slotflow_login` cookie (path /auth, 10 min). Without one, outside production: the development sign-in page; in production: 404 |
+ * | `POST /auth/login` (id, email, roles, csrf, returnTo) | the development sign-in (same-origin, the page's CSRF token): a session with `development: true`, 303 to returnTo; 422 page for a missing or over-long id; 404 with an issuer or in production |
+ * | `GET /auth/callback` | completes the issuer's sign-in: `slotflow_session`, 303 to returnTo; 400 `sign-in-failed` on a wrong or stale state, nonce or code; 404 without an issuer |
+ * | `POST /auth/logout` (`csrf` form field or `X-CSRF-Token` header) | ends the session; 303 to the issuer's end_session_endpoint (id_token_hint, else client_id; post_logout_redirect_uri `{BASE_URL}/`) when it has one, else `/`; 403 `csrf-refused` without the session's token or from another site |
+ * | `GET /auth/whoami` | 200 `{id, email, roles, via, development, csrf, expiresAt}` for whoever is signed in (session or bearer; `csrf` and `expiresAt` null for bearer), else 401 |
+ *
+ * returnTo: a path on this site only, else `/inbox` (forms.ts `safeReturnTo`). Every answer is
+ * `Cache-Control: no-store`.
+ */
+import { randomBytes, createHash, timingSafeEqual } from "node:crypto";
+import Router from "@koa/router";
+import type { Context } from "koa";
+import { RefusalCode, RefusalError, refuse } from "../../engine/refusals.js";
+import type { Runtime } from "../../runtime.js";
+import { devSignInPage, type DevForm } from "./dev-page.js";
+import { readForm, safeReturnTo, sameOrigin } from "./forms.js";
+import { beginLogin, finishLogin, logoutUrl } from "./oidc.js";
+import { LOGIN_COOKIE, LOGIN_LIFETIME_S, endSession, readSession, seal, setCookie, startSession, unseal } from "./session.js";
+import { csrfOk, signedIn } from "./signed-in.js";
+
+const notFound = () => new RefusalError(refuse(RefusalCode.NotFound, "No such page."));
+
+function pageHeaders(ctx: Context, nonce: string): void {
+  ctx.set("Content-Security-Policy", `default-src 'none'; style-src 'nonce-${nonce}'; form-action 'self'; frame-ancestors 'none'; base-uri 'none'`);
+  ctx.set("X-Frame-Options", "DENY");
+  ctx.set("X-Content-Type-Options", "nosniff");
+  ctx.set("Referrer-Policy", "same-origin");
+  ctx.type = "text/html; charset=utf-8";
+}
+
+const sameText = (a: string, b: string) => timingSafeEqual(createHash("sha256").update(a).digest(), createHash("sha256").update(b).digest());
+
+/** The /auth/* routes. */
+export function identityRouter(rt: Runtime): Router {
+  const config = rt.config;
+  const production = config.nodeEnv === "production";
+  const devSignIn = !config.oidc && !production;
+  const router = new Router({ prefix: "/auth" });
+
+  router.use(async (ctx, next) => {
+    ctx.set("Cache-Control", "no-store");
+    await next();
+  });
+
+  async function showDevPage(ctx: Context, status: number, returnTo: string, values?: DevForm, error?: string): Promise<void> {
+    const csrf = randomBytes(32).toString("base64url");
+    setCookie(ctx, config.baseUrl, LOGIN_COOKIE, await seal(config.sessionKeys, "dev-csrf", { t: csrf }, LOGIN_LIFETIME_S), LOGIN_LIFETIME_S, "/auth");
+    const nonce = randomBytes(16).toString("base64");
+    pageHeaders(ctx, nonce);
+    ctx.status = status;
+    ctx.body = devSignInPage(nonce, csrf, returnTo, values, error ?? null);
+  }
+
+  router.get("/login", async (ctx) => {
+    const returnTo = safeReturnTo(ctx.query.returnTo, config.baseUrl);
+    if (config.oidc) {
+      const { url, pending } = await beginLogin(config, config.oidc, returnTo);
+      setCookie(ctx, config.baseUrl, LOGIN_COOKIE, await seal(config.sessionKeys, "login", { ...pending }, LOGIN_LIFETIME_S), LOGIN_LIFETIME_S, "/auth");
+      ctx.status = 302;
+      ctx.redirect(url.href);
+      return;
+    }
+    if (!devSignIn) throw notFound();
+    await showDevPage(ctx, 200, returnTo);
+  });
+
+  router.post("/login", async (ctx) => {
+    if (!devSignIn) throw notFound();
+    if (!sameOrigin(ctx, config.baseUrl)) throw new RefusalError(refuse(RefusalCode.CsrfRefused, "This sign-in form was sent from another site."));
+    const form = await readForm(ctx);
+    const pending = await unseal(config.sessionKeys, "dev-csrf", ctx.cookies.get(LOGIN_COOKIE));
+    const given = form.get("csrf") ?? "";
+    if (!pending || typeof pending.t !== "string" || !sameText(given, pending.t)) {
+      throw new RefusalError(refuse(RefusalCode.CsrfRefused, "The sign-in form's CSRF token is missing, wrong or stale: open /auth/login again."));
+    }
+    const returnTo = safeReturnTo(form.get("returnTo"), config.baseUrl);
+    const values: DevForm = { id: (form.get("id") ?? "").trim(), email: (form.get("email") ?? "").trim(), roles: form.get("roles") ?? "" };
+    const roles = values.roles.split(",").map((r) => r.trim()).filter((r) => r !== "");
+    const problem =
+      values.id === "" || values.id.length > 200 ? "Enter a user id of at most 200 characters."
+      : values.email.length > 320 || (values.email !== "" && !/^[^@\s]+@[^@\s]+$/.test(values.email)) ? "Enter an email address like alice@example.com, or leave it empty."
+      : roles.length > 100 || roles.some((r) => r.length > 200) ? "Enter at most 100 roles of at most 200 characters each."
+      : null;
+    if (problem) return showDevPage(ctx, 422, returnTo, values, problem);
+    if (!(await startSession(ctx, config, { id: values.id, email: values.email || null, roles }, { development: true }))) {
+      return showDevPage(ctx, 422, returnTo, values, "These roles do not fit in a session cookie: enter fewer or shorter ones.");
+    }
+    setCookie(ctx, config.baseUrl, LOGIN_COOKIE, null, 0, "/auth");
+    rt.log.info({ principal: values.id }, "development sign-in");
+    ctx.status = 303;
+    ctx.redirect(returnTo);
+  });
+
+  router.get("/callback", async (ctx) => {
+    if (!config.oidc) throw notFound();
+    const pending = await unseal(config.sessionKeys, "login", ctx.cookies.get(LOGIN_COOKIE));
+    setCookie(ctx, config.baseUrl, LOGIN_COOKIE, null, 0, "/auth"); // one use, whatever happens
+    if (!pending || typeof pending.state !== "string" || typeof pending.nonce !== "string" || typeof pending.verifier !== "string") {
+      throw new RefusalError(refuse(RefusalCode.SignInFailed, "No sign-in is pending in this browser (it took longer than 10 minutes, or started elsewhere): start again from /auth/login."));
+    }
+    const currentUrl = new URL(ctx.originalUrl, config.baseUrl);
+    const { principal, idToken } = await finishLogin(config, config.oidc, currentUrl, {
+      state: pending.state,
+      nonce: pending.nonce,
+      verifier: pending.verifier,
+      returnTo: String(pending.returnTo),
+    });
+    if (!(await startSession(ctx, config, principal, { development: false, idToken }))) {
+      throw new RefusalError(
+        refuse(RefusalCode.SignInFailed, "The roles and email the issuer gives this person do not fit in a session cookie (about 3.8 KB): point SLOTFLOW_OIDC_ROLES_CLAIM at a claim with fewer roles."),
+      );
+    }
+    rt.log.info({ principal: principal.id }, "signed in");
+    ctx.status = 303;
+    ctx.redirect(safeReturnTo(pending.returnTo, config.baseUrl));
+  });
+
+  router.post("/logout", async (ctx) => {
+    const session = await readSession(ctx, config.sessionKeys);
+    if (!session) {
+      endSession(ctx, config.baseUrl);
+      ctx.status = 303;
+      ctx.redirect("/");
+      return;
+    }
+    if (!sameOrigin(ctx, config.baseUrl)) throw new RefusalError(refuse(RefusalCode.CsrfRefused, "This logout was sent from another site."));
+    const given = ctx.get("x-csrf-token") || (ctx.is("application/x-www-form-urlencoded") ? (await readForm(ctx)).get("csrf") : null);
+    if (!csrfOk({ principal: session.principal, via: "session", csrf: session.csrf, development: session.development }, given)) {
+      throw new RefusalError(refuse(RefusalCode.CsrfRefused, "The logout's CSRF token is missing or wrong (send the session's token as the csrf form field or the X-CSRF-Token header)."));
+    }
+    endSession(ctx, config.baseUrl);
+    rt.log.info({ principal: session.principal.id }, "signed out");
+    const to = config.oidc && !session.development ? await logoutUrl(config, config.oidc, session.idToken) : null;
+    ctx.status = 303;
+    ctx.redirect(to ? to.href : "/");
+  });
+
+  router.get("/whoami", async (ctx) => {
+    const who = await signedIn(ctx, rt);
+    if (!who) throw new RefusalError(refuse(RefusalCode.Unauthorized, "Nobody is signed in: sign in at /auth/login, or send a principal's JWT as Authorization: Bearer <jwt>."));
+    const session = who.via === "session" ? await readSession(ctx, config.sessionKeys) : null;
+    ctx.body = {
+      id: who.principal.id,
+      email: who.principal.email,
+      roles: who.principal.roles,
+      via: who.via,
+      development: who.development,
+      csrf: who.csrf,
+      expiresAt: session ? new Date(session.expiresAt * 1000).toISOString() : null,
+    };
+  });
+
+  return router;
+}

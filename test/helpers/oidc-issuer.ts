@@ -1,0 +1,110 @@
+/**
+ * A real OpenID Connect provider for the sign-in tests: panva's `oidc-provider` (the certified
+ * implementation) in the test process, on a free port of 127.0.0.1. Its built-in development
+ * interactions give a login page (any login name; the password is ignored) and a consent page.
+ *
+ * - Accounts: any login `x` is the account `x` with `email` `x@example.test`, a top-level `roles`
+ *   claim `["top-level"]` and the nested `realm_access.roles` `["approver", "finance"]` (as Keycloak
+ *   gives them), all in the `profile` scope.
+ * - The client `slotflow` is public (PKCE, no secret): redirect URI `{slotflowBase}/auth/callback`,
+ *   post-logout redirect `{slotflowBase}/`.
+ * - `rotate(key)` replaces the provider (same issuer, same port, no restart of anything else) with
+ *   one whose JWKS holds `key` first, then the keys it had: a key rotation at the issuer.
+ * - `sign(claims, key?)` makes a JWT with one of the provider's private keys (the issuer's key,
+ *   published in its JWKS), as an issuer's access token would be.
+ */
+import { createServer, type Server } from "node:http";
+import Provider from "oidc-provider";
+import { exportJWK, generateKeyPair, SignJWT, type CryptoKey, type JWK, type JWTPayload } from "jose";
+import { freePort } from "./server.js";
+
+export interface IssuerKey {
+  kid: string;
+  privateKey: CryptoKey;
+  publicKey: CryptoKey;
+  privateJwk: JWK;
+}
+
+/** A fresh RS256 key pair named `kid`. */
+export async function issuerKey(kid: string): Promise<IssuerKey> {
+  const { privateKey, publicKey } = await generateKeyPair("RS256", { extractable: true });
+  const privateJwk = { ...(await exportJWK(privateKey)), kid, alg: "RS256", use: "sig" };
+  return { kid, privateKey, publicKey, privateJwk };
+}
+
+export const CLIENT_ID = "slotflow";
+
+export function accountClaims(id: string): Record<string, unknown> {
+  return { sub: id, email: `${id}@example.test`, email_verified: true, name: id, roles: ["top-level"], realm_access: { roles: ["approver", "finance"] } };
+}
+
+export interface TestIssuer {
+  issuer: string;
+  keys: IssuerKey[];
+  /** Registers slotflow (at `slotflowBase`) as the client; call before anyone signs in. */
+  register(slotflowBase: string): void;
+  rotate(key: IssuerKey): void;
+  sign(claims: JWTPayload, key?: IssuerKey, ttlSeconds?: number): Promise<string>;
+  close(): Promise<void>;
+}
+
+export async function startIssuer(): Promise<TestIssuer> {
+  const port = await freePort();
+  const issuer = `http://127.0.0.1:${port}`;
+  const keys: IssuerKey[] = [await issuerKey("k1")];
+  let slotflowBase = "";
+  let current: Provider | null = null;
+  const build = () => {
+    const provider = new Provider(issuer, {
+      clients: [
+        {
+          client_id: CLIENT_ID,
+          token_endpoint_auth_method: "none",
+          redirect_uris: [`${slotflowBase}/auth/callback`],
+          post_logout_redirect_uris: [`${slotflowBase}/`],
+          grant_types: ["authorization_code"],
+          response_types: ["code"],
+        },
+      ],
+      jwks: { keys: keys.map((k) => k.privateJwk) as never },
+      cookies: { keys: ["oidc-test-cookie-key"] },
+      claims: { openid: ["sub"], email: ["email", "email_verified"], profile: ["name", "roles", "realm_access"] },
+      findAccount: async (_ctx, id) => ({ accountId: id, claims: async () => accountClaims(id) as never }),
+      pkce: { required: () => true },
+      features: { devInteractions: { enabled: true }, rpInitiatedLogout: { enabled: true } },
+    });
+    provider.on("server_error", () => undefined);
+    return provider;
+  };
+  const server: Server = createServer((req, res) => {
+    if (!current) {
+      res.statusCode = 503;
+      res.end();
+      return;
+    }
+    void current.callback()(req, res);
+  });
+  await new Promise<void>((resolve) => server.listen(port, "127.0.0.1", () => resolve()));
+  return {
+    issuer,
+    keys,
+    register(base) {
+      slotflowBase = base;
+      current = build();
+    },
+    rotate(key) {
+      keys.unshift(key);
+      current = build();
+    },
+    async sign(claims, key = keys[0]!, ttlSeconds = 300) {
+      const now = Math.floor(Date.now() / 1000);
+      return new SignJWT({ iss: issuer, aud: CLIENT_ID, iat: now, exp: now + ttlSeconds, ...claims })
+        .setProtectedHeader({ alg: "RS256", kid: key.kid, typ: "JWT" })
+        .sign(key.privateKey);
+    },
+    async close() {
+      server.closeAllConnections();
+      await new Promise<void>((resolve) => server.close(() => resolve()));
+    },
+  };
+}
