@@ -21,7 +21,7 @@ import { RefusalError } from "../../engine/refusals.js";
 import type { Runtime } from "../../runtime.js";
 import { ago, countdown } from "../console/time.js";
 import { dependency } from "../dependency.js";
-import { signedInPage } from "../identity/signed-in.js";
+import { DEVELOPMENT_BANNER_STYLE, developmentBanner, signedInPage, type SignedIn } from "../identity/signed-in.js";
 import { pageHeading, PAGE_STYLE } from "../page/document.js";
 import { html, raw, type Html } from "../page/html.js";
 import { plainDate } from "../page/wording.js";
@@ -60,7 +60,11 @@ function setHeaders(ctx: Context, nonce: string): void {
   ctx.set("X-Robots-Tag", "noindex, nofollow");
 }
 
-function shell(nonce: string, title: string, body: Html): string {
+/**
+ * The page around `body`: the development banner when `who` signed in through the development
+ * sign-in (v0.4: marked as such on every page it signs into), and a sign-out form for a session.
+ */
+function shell(nonce: string, title: string, body: Html, who: SignedIn | null): string {
   return html`<!doctype html>
 <html lang="en">
 <head>
@@ -68,11 +72,13 @@ function shell(nonce: string, title: string, body: Html): string {
 <meta name="viewport" content="width=device-width, initial-scale=1">
 <meta name="robots" content="noindex, nofollow">
 <title>${title}</title>
-<style nonce="${nonce}">${raw(PAGE_STYLE)}${raw(INBOX_STYLE)}</style>
+<style nonce="${nonce}">${raw(PAGE_STYLE)}${raw(INBOX_STYLE)}${raw(DEVELOPMENT_BANNER_STYLE)}</style>
 </head>
 <body>
 <main>
+${developmentBanner(who)}
 ${body}
+${who?.via === "session" && who.csrf ? html`<form class="sign-out" method="post" action="/auth/logout"><input type="hidden" name="csrf" value="${who.csrf}"><button type="submit">Sign out</button></form>` : null}
 </main>
 </body>
 </html>
@@ -129,10 +135,11 @@ interface PageQuery {
   limit: string | null;
 }
 
-function inboxDocument(nonce: string, who: string, workflows: string[], query: PageQuery, page: InboxPage): string {
+function inboxDocument(nonce: string, signed: SignedIn, workflows: string[], query: PageQuery, page: InboxPage): string {
   const now = new Date();
   const kept = { workflow: query.workflow, order: query.order === "newest" ? null : query.order, limit: query.limit };
   const options = workflows.includes(query.workflow ?? "") || !query.workflow ? workflows : [query.workflow, ...workflows];
+  const who = signed.principal.email ?? signed.principal.id;
   const body = html`<h1>Inbox</h1>
 <p class="who">Signed in as ${who}.</p>
 <form class="filters" method="get" action="/inbox">
@@ -149,11 +156,11 @@ ${page.tasks.length > 0 ? html`<ol class="tasks" aria-labelledby="counts">${page
 ${query.cursor ? html`<a href="${inboxHref({ ...kept, cursor: null })}">First page</a>` : null}
 ${page.nextCursor ? html`<a href="${inboxHref({ ...kept, cursor: page.nextCursor })}" rel="next">Next page</a>` : null}
 </nav>`;
-  return shell(nonce, "Inbox", body);
+  return shell(nonce, "Inbox", body, signed);
 }
 
-function problemDocument(nonce: string, detail: string): string {
-  return shell(nonce, "Inbox: bad address", html`<h1>This inbox address is not right</h1><p>${detail}</p><p><a href="/inbox">Open your inbox</a></p>`);
+function problemDocument(nonce: string, detail: string, who: SignedIn): string {
+  return shell(nonce, "Inbox: bad address", html`<h1>This inbox address is not right</h1><p>${detail}</p><p><a href="/inbox">Open your inbox</a></p>`, who);
 }
 
 /** The handler of `GET /inbox` (see the module header). */
@@ -169,11 +176,11 @@ export async function inboxPageHandler(rt: Runtime, ctx: Context): Promise<void>
   } catch (err) {
     if (!(err instanceof RefusalError) || err.code !== "invalid-query") throw err;
     ctx.status = 400;
-    ctx.body = problemDocument(nonce, err.message);
+    ctx.body = problemDocument(nonce, err.message, who);
     return;
   }
   const workflows = await dependency(rt.log, "database", () => inboxWorkflows(rt.db));
   const one = (k: string) => (typeof ctx.query[k] === "string" && ctx.query[k] !== "" ? (ctx.query[k] as string) : null);
   ctx.status = 200;
-  ctx.body = inboxDocument(nonce, who.principal.email ?? who.principal.id, workflows, { workflow: one("workflow"), order: one("order") ?? "newest", cursor: one("cursor"), limit: one("limit") }, page);
+  ctx.body = inboxDocument(nonce, who, workflows, { workflow: one("workflow"), order: one("order") ?? "newest", cursor: one("cursor"), limit: one("limit") }, page);
 }
