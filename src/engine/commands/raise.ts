@@ -26,7 +26,7 @@ import type { SlotRecord, Step } from "../step.js";
 import type { CompiledSlot } from "../../lang/compiled.js";
 import { requiresRefusal } from "./requires.js";
 import { applied, refused, type CommandResult } from "./result.js";
-import type { Command } from "./types.js";
+import type { AnsweredBy, Command } from "./types.js";
 
 /**
  * The checks of a raise that come before its body, in raise's order (404, 409 slot-closed /
@@ -77,6 +77,8 @@ export async function raise(step: Step, cmd: Extract<Command, { kind: "raise" }>
   const scope = slotScope(step, slot, Scope.of(checked.args));
   const requires = requiresRefusal(step, scope, decl, `The Requires condition of slot "${cmd.alias}" does not hold.`);
   if (requires) return refused(requires);
-  acceptEvent(step, slot, checked.args, cmd.args, { via: "raise", principal: principal.id });
+  // Who answered (v0.4): a principal of the web (task page, API) or a Slack user, by the command's `via`.
+  const answeredBy: AnsweredBy = { via: cmd.via ?? "principal", id: cmd.principal.id, email: cmd.principal.email };
+  acceptEvent(step, slot, checked.args, cmd.args, answeredBy);
   return applied(step, "completed");
 }

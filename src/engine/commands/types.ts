@@ -42,6 +42,13 @@ export type Command =
       element: number | null;
       args: Record<string, unknown>;
       principal: PrincipalClaims;
+      /**
+       * How the principal came (v0.4 "Who answered"), recorded as the slot's `answeredBy.via`:
+       * "principal" (absent means this too) for the web — the task page and
+       * `POST /api/runs/{id}/slots/{alias}/events`; "slack" for an answer given inside Slack
+       * (the principal is then `slack:{team_id}:{user_id}`).
+       */
+      via?: "principal" | "slack";
     }
   | { kind: "expire"; commandId: string; runId: string; slotId: string }
   /** An operator ends the live link of slot `alias` (revoke.ts). */
@@ -90,6 +97,7 @@ export const commandSchemas = {
     element: yup.number().integer().min(0).nullable().defined(),
     args: json(),
     principal: yup.object({ id: yup.string().required(), email: yup.string().nullable().defined(), roles: yup.array(yup.string().required()).required() }).required(),
+    via: yup.string().oneOf(["principal", "slack"]).optional(),
   }),
   expire: yup.object({ kind: yup.string().oneOf(["expire"]).required(), commandId: yup.string().required(), runId: uuid(), slotId: uuid() }),
   revoke: yup.object({

@@ -119,9 +119,13 @@ function close(step: Step, slot: SlotRecord, status: SlotStatus, linkReason: Lin
   step.addHistory(`slot-${status}`, { alias: slot.alias, element: slot.element });
 }
 
-/** An accepted event completes the slot with its arguments (JSON form). */
-export function completeSlot(step: Step, slot: SlotRecord, argsJson: Record<string, unknown>): void {
+/**
+ * An accepted event completes the slot with its arguments (JSON form) and who answered it
+ * (v0.4 "Who answered": stored in `slots.answered_by`).
+ */
+export function completeSlot(step: Step, slot: SlotRecord, argsJson: Record<string, unknown>, answeredBy: NonNullable<SlotRecord["answeredBy"]>): void {
   slot.args = argsJson;
+  slot.answeredBy = answeredBy;
   close(step, slot, "completed", "completed");
 }
 

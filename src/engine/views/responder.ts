@@ -20,7 +20,7 @@
  * their text is shown with its token as `[redacted]`.
  */
 import type { Db } from "../../db.js";
-import type { CompiledParam, CompiledWorkflow } from "../../lang/compiled.js";
+import type { CompiledParam, CompiledSlot, CompiledWorkflow } from "../../lang/compiled.js";
 import { display, evaluate, RuntimeFault, Scope } from "../interpreter.js";
 import { deadDetail, isTokenShaped, refusalForEndedLink, type LinkStatus } from "../lifecycles/link.js";
 import { RefusalCode, refuse, type LinkEndReason, type Refusal } from "../refusals.js";
@@ -107,7 +107,16 @@ async function pageText(
   const decl = wf.states[state]?.slots.find((s) => s.alias === alias);
   if (!decl?.title && !decl?.intro) return { title: null, intro: null };
   const step = await Step.load({ tx: deps.db, sealer: deps.sealer, baseUrl: deps.baseUrl, lifecycles: LIFECYCLES }, wf, run);
-  const text = (expr: typeof decl.title): string | null => {
+  return slotText(step, decl);
+}
+
+/**
+ * A slot declaration's `Title` and `Intro` evaluated read-only over `step` (null when absent,
+ * null-valued or failing; tokens in their text redacted). Shared by the responder page and the
+ * task page (views/task.ts).
+ */
+export function slotText(step: Step, decl: Pick<CompiledSlot, "title" | "intro">): { title: string | null; intro: string | null } {
+  const text = (expr: CompiledSlot["title"]): string | null => {
     if (!expr) return null;
     try {
       const v = evaluate(step, Scope.of({}), expr);

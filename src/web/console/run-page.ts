@@ -8,6 +8,8 @@
  *    reason) and the answer paths; then the state's pending timers (`after 5d`, `every 1d`), each
  *    with its next firing as a date and a countdown and where it may move the run (issue 30 item
  *    2); then "Cancel run" (with a reason). A viewer sees the same without the forms.
+ * 1b. "Answered": each completed slot with who answered it (v0.4 "Who answered": through its link,
+ *    by a principal with id and email, or in Slack) and when.
  * 2. The workflow's states as SVG (graph.ts): the current state and the path taken marked.
  * 3. History as a timeline relative to the run's start; incidents; tracked entities (values that
  *    carry a link show its token as `[redacted]`: engine/views/views.ts); the outbox of every channel —
@@ -204,6 +206,26 @@ ${cancel}
 </section>`;
 }
 
+/** How a completed slot was answered, in words (v0.4 "Who answered"). */
+export function answeredByText(a: RunView["slots"][number]["answeredBy"]): string {
+  if (!a) return "not recorded";
+  if (a.via === "link") return "through its link";
+  const who = a.email ? `${a.id} (${a.email})` : a.id;
+  return a.via === "slack" ? `in Slack by ${who}` : `by principal ${who}`;
+}
+
+/** The completed slots of the run, newest last, each with who answered (v0.4 "Who answered"). */
+function answeredPanel(view: RunView): Html {
+  const done = view.slots.filter((s) => s.status === "completed").sort((a, b) => new Date(a.closedAt ?? 0).getTime() - new Date(b.closedAt ?? 0).getTime());
+  return html`<h2 id="answered-h">Answered</h2>
+${done.length
+  ? html`<ul class="plain" aria-labelledby="answered-h">${done.map((s) => {
+      const at = s.closedAt ? new Date(s.closedAt) : null;
+      return html`<li data-answered="${s.alias}${s.element === null ? "" : `[${s.element}]`}"><strong>${s.alias}${s.element === null ? "" : `[${s.element}]`}</strong> (${s.event}) — answered ${answeredByText(s.answeredBy)}${at ? html` at <time datetime="${at.toISOString()}">${utc(at)}</time>` : null}</li>`;
+    })}</ul>`
+  : html`<p class="muted">No slot answered yet.</p>`}`;
+}
+
 /** The run page's body. */
 export async function runBody(d: RunData, user: ConsoleUser, csrf: string, notice: string | null): Promise<Html> {
   const { view, wf } = d;
@@ -224,6 +246,7 @@ ${n ? html`<p class="notice${n.error ? " error" : ""}" role="${n.error ? "alert"
 ${view.finishedAt ? html`<dt>Ended</dt><dd><time datetime="${new Date(view.finishedAt).toISOString()}">${utc(new Date(view.finishedAt))}</time></dd>` : null}
 </dl>
 ${waitingPanel(d, user, csrf, now)}
+${answeredPanel(view)}
 <h2 id="graph-h">States</h2>
 <figure class="graph" aria-labelledby="graph-h">${graph}</figure>
 <p class="muted">Filled: the current state; blue: states and transitions this run has taken. ▶ initial, ■ terminal.</p>

@@ -91,7 +91,7 @@ export function formDocument(nonce: string, page: FormPage): string {
   const body = html`<h1>${title}</h1>
 ${page.intro ? html`<p class="intro">${page.intro}</p>` : null}
 <form id="answer" novalidate>
-${page.params.map(field)}
+${page.params.map((p) => field(p))}
 ${page.params.length === 0 ? html`<p>Nothing to fill in: send to answer.</p>` : null}
 <noscript><p class="notice">This page needs JavaScript to send your answer. Turn it on and reload, or ask whoever sent you this link for another way to answer.</p></noscript>
 <button type="submit" disabled>Send answer</button>
