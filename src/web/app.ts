@@ -25,6 +25,7 @@ import { problemMiddleware } from "./problems.js";
 import { redisRateLimit } from "./rate-limit.js";
 import { runsApiRouter } from "./runs-api.js";
 import { consoleGate, consoleRouter } from "./console/index.js";
+import { taskRouter } from "./task/index.js";
 import { requireAdmin } from "./auth.js";
 import { mcpRouter } from "../mcp/http.js";
 
@@ -95,7 +96,7 @@ export function createWebApp(rt: Runtime): WebApp {
     ctx.body = openApiDocument(rt.config.baseUrl);
   });
 
-  const routers = [ops, callbackRouter(rt, rateLimit), adminRouter(rt), endpointsRouter(rt), runsApiRouter(rt), consoleRouter(rt), mcpRouter(rt)];
+  const routers = [ops, callbackRouter(rt, rateLimit), adminRouter(rt), endpointsRouter(rt), runsApiRouter(rt), consoleRouter(rt), taskRouter(rt), mcpRouter(rt)];
   for (const router of routers) app.use(router.routes());
   app.use(unmatchedRoute(routers));
 

@@ -47,10 +47,18 @@ button:disabled { opacity: 0.6; cursor: not-allowed; }
 .outcome.done { color: var(--good); }
 .outcome.error { color: var(--bad); }
 .notice { border-left: 4px solid var(--line); padding: 0.25rem 0 0.25rem 0.75rem; }
+.facts dt { font-weight: 600; }
+.facts dd { margin: 0 0 0.5rem; overflow-wrap: anywhere; }
+a { color: var(--accent); }
 footer { color: var(--muted); font-size: 0.8rem; margin-top: 2rem; }
 `;
 
-function documentShell(nonce: string, title: string, body: Html, withScript: boolean): string {
+/**
+ * A whole page in the responder page's look (one inline style under `nonce`; the page script only
+ * when `withScript`), with `footer` at the bottom. Shared by the responder page and the task page
+ * (src/web/task/).
+ */
+export function pageShell(nonce: string, title: string, body: Html, opts: { withScript: boolean; footer: Html }): string {
   return html`<!doctype html>
 <html lang="en">
 <head>
@@ -64,12 +72,16 @@ function documentShell(nonce: string, title: string, body: Html, withScript: boo
 <body>
 <main>
 ${body}
-<footer>Answered through a single-use link: the link itself is the permission, so do not forward it.</footer>
+<footer>${opts.footer}</footer>
 </main>
-${withScript ? html`<script nonce="${nonce}">${raw(SCRIPT)}</script>` : null}
+${opts.withScript ? html`<script nonce="${nonce}">${raw(SCRIPT)}</script>` : null}
 </body>
 </html>
 `.text;
+}
+
+function documentShell(nonce: string, title: string, body: Html, withScript: boolean): string {
+  return pageShell(nonce, title, body, { withScript, footer: html`Answered through a single-use link: the link itself is the permission, so do not forward it.` });
 }
 
 export interface FormPage {

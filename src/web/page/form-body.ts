@@ -45,7 +45,7 @@ function readValue(type: TypeSpec, name: string, form: URLSearchParams): unknown
   const empty = (): unknown => (type.optional ? null : undefined);
   switch (type.kind) {
     case "bool":
-      if (raw === null) return undefined;
+      if (raw === null || raw === "") return undefined;
       if (raw === "null") return null;
       return raw === "true" ? true : raw === "false" ? false : raw;
     case "list": {
