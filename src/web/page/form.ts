@@ -83,26 +83,26 @@ function control(type: TypeSpec, id: string, name: string, describedBy: string, 
   switch (type.kind) {
     case "string":
       return multiline
-        ? html`<textarea id="${id}" name="${name}" rows="4" aria-describedby="${describedBy}"${bad} data-value>${v ?? ""}</textarea>`
-        : html`<input id="${id}" name="${name}" type="text" autocomplete="off" aria-describedby="${describedBy}"${bad}${value} data-value>`;
+        ? html`<textarea id="${id}" rows="4" name="${name}" aria-describedby="${describedBy}"${bad} data-value>${v ?? ""}</textarea>`
+        : html`<input id="${id}" type="text" autocomplete="off" name="${name}" aria-describedby="${describedBy}"${bad}${value} data-value>`;
     case "int":
-      return html`<input id="${id}" name="${name}" type="number" step="1" inputmode="numeric" aria-describedby="${describedBy}"${bad}${value} data-value${req}>`;
+      return html`<input id="${id}" type="number" step="1" inputmode="numeric" name="${name}" aria-describedby="${describedBy}"${bad}${value} data-value${req}>`;
     case "decimal":
-      return html`<input id="${id}" name="${name}" type="number" step="any" inputmode="decimal" aria-describedby="${describedBy}"${bad}${value} data-value${req}>`;
+      return html`<input id="${id}" type="number" step="any" inputmode="decimal" name="${name}" aria-describedby="${describedBy}"${bad}${value} data-value${req}>`;
     case "datetime": {
       const off = shown(post, `${name}.offset`) ?? "Z";
-      return html`<span class="pair"><input id="${id}" name="${name}" type="datetime-local" step="1" aria-describedby="${describedBy}"${bad}${value} data-value${req}>
+      return html`<span class="pair"><input id="${id}" type="datetime-local" step="1" name="${name}" aria-describedby="${describedBy}"${bad}${value} data-value${req}>
 <select id="${id}-offset" name="${name}.offset" aria-label="${labelText}: offset from UTC" data-offset>${OFFSETS.map((o) => html`<option value="${o}"${o === off ? " selected" : ""}>${o === "Z" ? "UTC" : `UTC${o}`}</option>`)}</select></span>`;
     }
     case "duration": {
       const unit = shown(post, `${name}.unit`) ?? "H";
       const opt = (u: string, text: string) => html`<option value="${u}"${u === unit ? " selected" : ""}>${text}</option>`;
-      return html`<span class="pair"><input id="${id}" name="${name}" type="number" min="0" step="1" inputmode="numeric" aria-describedby="${describedBy}"${bad}${value} data-value${req}>
+      return html`<span class="pair"><input id="${id}" type="number" min="0" step="1" inputmode="numeric" name="${name}" aria-describedby="${describedBy}"${bad}${value} data-value${req}>
 <select id="${id}-unit" name="${name}.unit" aria-label="${labelText}: unit" data-unit>${opt("M", "minutes")}${opt("H", "hours")}${opt("D", "days")}</select></span>`;
     }
     default:
       // A list of lists (or any shape without a control of its own): JSON typed by hand.
-      return html`<textarea id="${id}" name="${name}" rows="3" aria-describedby="${describedBy}"${bad} data-value data-json>${v ?? ""}</textarea>`;
+      return html`<textarea id="${id}" rows="3" name="${name}" aria-describedby="${describedBy}"${bad} data-value data-json>${v ?? ""}</textarea>`;
   }
 }
 
