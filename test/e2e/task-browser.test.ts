@@ -2,7 +2,7 @@
  * The task page in a real browser (interfaces.md v0.4 "People inside the company"): headless
  * Chromium through playwright-core against one real `slotflow serve`. A principal (an HS256 bearer
  * JWT sent as a header on every request of the browser context) opens a task page, fills the form
- * and sends it — with JavaScript off, since the page has no script; refusals show beside their
+ * and sends it — with JavaScript off, since the page has no script (on where axe-core must run); refusals show beside their
  * fields; a principal with a role the task does not accept gets the 403 page; axe-core finds no
  * serious or critical violation at 360 px and 1280 px; no request leaves 127.0.0.1; no token is on
  * any page. Screenshots: test/artifacts/task-{phone,desktop}.png. Fixture: test/fixtures/task-page.flow.
@@ -44,6 +44,7 @@ async function begin(prefix: string) {
 async function signedInPage(sub: string, roles: string[], viewport = DESKTOP, javaScriptEnabled = false): Promise<Page> {
   const jwt = await principalJwt(sub, roles);
   const context = await browser.newContext({ viewport, javaScriptEnabled, extraHTTPHeaders: { authorization: `Bearer ${jwt}` } });
+  context.setDefaultTimeout(10_000);
   const page = await context.newPage();
   page.on("request", (r) => requested.push(r.url()));
   return page;
@@ -96,7 +97,7 @@ test.serial("a principal opens the task page, fills the form without JavaScript 
 
 test.serial("refusals show beside their fields, values kept; the Requires else words above the form; nothing applied", async (t) => {
   const run = await begin("refuse");
-  const page = await signedInPage("bob", ["buyer"]);
+  const page = await signedInPage("bob", ["buyer"], DESKTOP, true); // axe-core runs as a page script
   await page.goto(run.url("order"));
   await page.getByLabel("Unit price (EUR)").fill("2.5");
   const [refused] = await Promise.all([page.waitForNavigation(), page.getByRole("button", { name: "Send answer" }).click()]);
@@ -118,7 +119,7 @@ test.serial("refusals show beside their fields, values kept; the Requires else w
 
 test.serial("a principal with a role the task does not accept gets the 403 page saying why", async (t) => {
   const run = await begin("forbidden");
-  const page = await signedInPage("carol", ["clerk"], PHONE);
+  const page = await signedInPage("carol", ["clerk"], PHONE, true);
   const res = await page.goto(run.url("order"));
   t.is(res?.status(), 403);
   t.is(await page.getByRole("heading", { level: 1 }).innerText(), "You cannot answer this task");

@@ -121,7 +121,7 @@ test("GET a task page as a candidate: title, intro, the responder page's labelle
   t.regex(res.text, /<legend>Can you deliver this order\?<\/legend><p class="help" id="help-ok">Yes confirms the order\.<\/p>/);
   t.regex(res.text, /<input id="f-tags-r1" type="text" autocomplete="off" name="tags\.r1"/);
   t.regex(res.text, /<dd id="candidates">anyone with the role “buyer”<\/dd>/);
-  t.regex(res.text, /<form id="answer" method="post" action="\/inbox\/tasks\/[0-9a-f-]{36}\/order">/);
+  t.regex(res.text, /<form id="answer" method="post" action="\/inbox\/tasks\/[0-9a-f-]{36}\/order" novalidate>/);
   t.regex(res.text, /<input type="hidden" name="csrf" value="">/);
   t.notRegex(res.text, /<script/);
   t.notRegex(res.text, /sfl_|callback\//);

@@ -96,7 +96,7 @@ export function taskDocument(nonce: string, who: SignedIn, view: TaskView, form:
   if (view.live && view.slot.status === "open") {
     const fieldErrors = Object.keys(form.post.errors).length > 0;
     main = html`${form.message || fieldErrors ? html`<p class="outcome error" id="outcome" role="alert">${form.message ?? "Please check the fields marked below."}</p>` : null}
-<form id="answer" method="post" action="${form.action}">
+<form id="answer" method="post" action="${form.action}" novalidate>
 <input type="hidden" name="csrf" value="${form.csrf}">
 ${view.params.map((p) => field(p, form.post))}
 ${view.params.length === 0 ? html`<p>Nothing to fill in: send to answer.</p>` : null}
