@@ -36,7 +36,7 @@ test.after.always(async () => {
 
 async function begin(prefix: string) {
   const title = uniqueTitle(prefix);
-  const runId = await startRun(base, "TkPage", { job: { title, contact: `${title}@example.test`, vendor: "Acme Tools", maxQty: 10 } });
+  const runId = await startRun(base, "TkPage", { job: { title, contact: `${title}@example.test`, vendor: "Acme Tools", maxQty: 10 }, reviewers: ["ann"] });
   return { runId, url: (alias: string) => `${base}/inbox/tasks/${runId}/${alias}` };
 }
 

@@ -27,7 +27,7 @@ test.after.always(async () => {
 
 async function begin(prefix: string, maxQty = 100) {
   const title = uniqueTitle(prefix);
-  const runId = await startRun(base, "TkPage", { job: { title, contact: `${title}@example.test`, vendor: "Acme <Tools>", maxQty } });
+  const runId = await startRun(base, "TkPage", { job: { title, contact: `${title}@example.test`, vendor: "Acme <Tools>", maxQty }, reviewers: ["ann", "ben"] });
   return { runId, title, path: (alias: string) => `/inbox/tasks/${runId}/${alias}` };
 }
 
@@ -245,4 +245,25 @@ test("The seed's rule 4: the same event is refused on the ordinary path by [Auth
   const closed = await call("GET", `/inbox/tasks/${runId}/sanction`, { jwt: staff });
   t.is(closed.status, 200);
   t.regex(closed.text, /Answered through its link at /);
+});
+
+test("A fanned-out slot: each element has its own task page (?element=N) with its own candidates; answering one records who answered that element", async (t) => {
+  const run = await begin("fan");
+  const ann = await principalJwt("ann", []);
+  const ben = await principalJwt("ben", []);
+  t.is((await call("GET", run.path("sign"), { jwt: ann })).status, 404, "a fanned-out slot needs ?element");
+  const page = await call("GET", `${run.path("sign")}?element=0`, { jwt: ann });
+  t.is(page.status, 200, page.text);
+  t.regex(page.text, /<h1>Sign as ann<\/h1>/);
+  t.regex(page.text, /<dd id="candidates">user “ann”<\/dd>/);
+  t.regex(page.text, /<form id="answer" method="post" action="\/inbox\/tasks\/[0-9a-f-]{36}\/sign\?element=0" novalidate>/);
+  t.is((await call("GET", `${run.path("sign")}?element=1`, { jwt: ann })).status, 403, "ben's element is not ann's");
+  const posted = await call("POST", `${run.path("sign")}?element=1`, { jwt: ben, form: { ok: "true", csrf: "" } });
+  t.is(posted.status, 303, posted.text);
+  t.is(posted.headers.get("location"), `${run.path("sign")}?element=1`);
+  const view = await showRun(base, run.runId);
+  const el = (n: number) => view.slots.find((s) => s.alias === "sign" && s.element === n) as unknown as { status: string; answeredBy: unknown };
+  t.is(el(0).status, "open");
+  t.deepEqual(el(1).answeredBy, { via: "principal", id: "ben", email: "ben@example.test" });
+  t.deepEqual(eventsOn(view, "sign")[0]?.data, { alias: "sign", element: 1, via: "raise", principal: "ben", answeredBy: { via: "principal", id: "ben", email: "ben@example.test" } });
 });

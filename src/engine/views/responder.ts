@@ -112,14 +112,14 @@ async function pageText(
 
 /**
  * A slot declaration's `Title` and `Intro` evaluated read-only over `step` (null when absent,
- * null-valued or failing; tokens in their text redacted). Shared by the responder page and the
- * task page (views/task.ts).
+ * null-valued or failing; tokens in their text redacted), in `scope` (a fanned-out slot's: its
+ * element's variable). Shared by the responder page and the task page (views/task.ts).
  */
-export function slotText(step: Step, decl: Pick<CompiledSlot, "title" | "intro">): { title: string | null; intro: string | null } {
+export function slotText(step: Step, decl: Pick<CompiledSlot, "title" | "intro">, scope: Scope = Scope.of({})): { title: string | null; intro: string | null } {
   const text = (expr: CompiledSlot["title"]): string | null => {
     if (!expr) return null;
     try {
-      const v = evaluate(step, Scope.of({}), expr);
+      const v = evaluate(step, scope, expr);
       return v === null ? null : redactTokens(display(v));
     } catch (err) {
       if (err instanceof RuntimeFault) return null;

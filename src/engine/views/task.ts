@@ -95,9 +95,9 @@ export async function taskView(deps: TaskDeps, runId: string, alias: string, ele
   };
   if (!decl) return view;
   const step = await Step.load({ tx: deps.db, sealer: deps.sealer, baseUrl: deps.baseUrl, lifecycles: LIFECYCLES }, wf, run);
-  Object.assign(view, slotText(step, decl));
-  const who: Principal = { kind: "principal", ...principal };
   const slot = step.slots.find((s) => s.id === row.id);
+  Object.assign(view, slotText(step, decl, slot ? slotScope(step, slot) : undefined));
+  const who: Principal = { kind: "principal", ...principal };
   if (decl.candidates && slot) {
     try {
       const matchers = decl.candidates.map((m) => evaluate(step, slotScope(step, slot), m));
