@@ -13,6 +13,7 @@
  *   409 requires-failed — `Requires` does not hold (the link stays live; worded by its `else`, if any);
  *   422 invalid-body — job data that does not match the event (the web process checked it first).
  * Bypasses `Candidates` and `[Authorize]`: a deposit has no principal (spec §1 "Bypassed gates").
+ * Who answered (v0.4): the completed slot records `{via: "link"}` (never the token).
  * Throws RuntimeFault from the handler; the caller refuses with handler-failed, the link stays live.
  */
 import { checkBody } from "../values/body.js";

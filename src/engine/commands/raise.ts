@@ -14,6 +14,9 @@
  *   422 invalid-body — the arguments do not match the event;
  *   409 requires-failed — `Requires` does not hold (worded by its `else`, if any; requires.ts).
  * Throws RuntimeFault from a predicate or the handler (the caller refuses with handler-failed).
+ * Who answered (v0.4): the completed slot records `{via: cmd.via ?? "principal", id, email}` of the
+ * principal (`via: "slack"` for an answer given inside Slack), in `slots.answered_by` and in the
+ * history's `event` entry.
  * Everything before the body (`checkBeforeBody`) is also run read-only by the web process's early
  * check (prepare.ts), so a non-candidate is refused 403 before the body says anything (issue 28 item 7).
  */
