@@ -7,7 +7,7 @@ import Router from "@koa/router";
 import type { Context } from "koa";
 import { deploy, diagnosticJson } from "../engine/versions/deploy.js";
 import { compileOffThread } from "../lang/compile-async.js";
-import { prepareRaise, prepareStart } from "../engine/commands/prepare.js";
+import { prepareStart } from "../engine/commands/prepare.js";
 import { RefusalCode, RefusalError, refuse } from "../engine/refusals.js";
 import { isStorableString } from "../json/storable.js";
 import { showOutbox, showRun, type RunView } from "../engine/views/views.js";
@@ -17,6 +17,7 @@ import { requireAdmin } from "./auth.js";
 import { csrfOk, requirePrincipal } from "./identity/signed-in.js";
 import { dependency } from "./dependency.js";
 import { readBody } from "./request-body.js";
+import { raiseAsPrincipal } from "./raise.js";
 
 /** A workflow name is an identifier of the flow language; anything else names no workflow (404). */
 /** …or a built-in workflow's, `slotflow.` + an identifier (src/mcp/builtins.ts, issue 33 item 2). */
@@ -161,16 +162,13 @@ export function adminRouter(rt: Runtime): Router {
     aliasOr404(ctx.params.alias);
     const element = elementOf(ctx.query.element);
     const body = await readBody(ctx, "json", JSON_LIMIT_BYTES, limits.maxInputDepth);
-    const prepared = await dependency(rt.log, "database", () => prepareRaise(rt.engine, ctx.params.id, ctx.params.alias, element, body, principal));
-    if (!prepared.ok) throw new RefusalError(prepared.refusal);
-    const outcome = await dependency(rt.log, "redis", () => rt.queues.submit(prepared.cmd));
-    if (outcome === "accepted") {
+    const raised = await raiseAsPrincipal(rt, { runId: ctx.params.id, alias: ctx.params.alias, element }, body, principal);
+    if (raised.status === "accepted") {
       ctx.status = 202;
       ctx.body = { status: "accepted" };
       return;
     }
-    if (!outcome.ok) throw new RefusalError(outcome.refusal);
-    ctx.body = { status: "completed", run: outcome.run };
+    ctx.body = raised;
   });
 
   /**

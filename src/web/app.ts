@@ -29,6 +29,7 @@ import { redisRateLimit } from "./rate-limit.js";
 import { runsApiRouter } from "./runs-api.js";
 import { receiptsRouter } from "./receipts.js";
 import { consoleGate, consoleRouter } from "./console/index.js";
+import { taskRouter } from "./task/index.js";
 import { requireAdmin } from "./auth.js";
 import { mcpRouter } from "../mcp/http.js";
 import { inboxRouter } from "./inbox/index.js";
@@ -101,7 +102,7 @@ export function createWebApp(rt: Runtime): WebApp {
     ctx.body = openApiDocument(rt.config.baseUrl);
   });
 
-  const routers = [ops, callbackRouter(rt, rateLimit), adminRouter(rt), endpointsRouter(rt), slackRouter(rt), runsApiRouter(rt), receiptsRouter(rt), consoleRouter(rt), mcpRouter(rt), inboxRouter(rt), identityRouter(rt)];
+  const routers = [ops, callbackRouter(rt, rateLimit), adminRouter(rt), endpointsRouter(rt), slackRouter(rt), runsApiRouter(rt), receiptsRouter(rt), consoleRouter(rt), taskRouter(rt), mcpRouter(rt), inboxRouter(rt), identityRouter(rt)];
   for (const router of routers) app.use(router.routes());
   app.use(unmatchedRoute(routers));
 

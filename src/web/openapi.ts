@@ -187,7 +187,7 @@ export function openApiDocument(baseUrl: string) {
         parameters: [{ name: "id", in: "path", required: true, schema: { type: "string", format: "uuid" } }],
         get: {
           summary:
-            "A run: {id, workflow, version, state, status, entities, slots, timers, incidents, history}; never a token. timers: the scheduled timers of the current state, [{index, schedule, next}]. Each slot shows a fanned-out slot's element value (elementValue) beside its index (element); history records every end of a link (link-retired, link-burned, link-dead with reason)",
+            "A run: {id, workflow, version, state, status, entities, slots, timers, incidents, history}; never a token. timers: the scheduled timers of the current state, [{index, schedule, next}]. Each slot shows a fanned-out slot's element value (elementValue) beside its index (element); answeredBy: who completed it ({via: \"link\"}, {via: \"principal\", id, email} or {via: \"slack\", id, email}; null while not completed), also on the history's event entries; history records every end of a link (link-retired, link-burned, link-dead with reason)",
           security: admin,
           responses: responses({ "200": jsonOk("The run") }, ["unauthorized", "not-found"]),
         },

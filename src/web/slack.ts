@@ -170,7 +170,7 @@ export function slackRouter(rt: Runtime): Router {
             element: null,
             args: a.args,
             principal: { id: `slack:${a.team}:${a.user}`, email, roles: a.app.answerAs.roles },
-            answeredVia: "slack",
+            via: "slack",
           },
           OUTCOME_WAIT_MS,
           markQueued,

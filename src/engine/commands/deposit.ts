@@ -13,6 +13,7 @@
  *   409 requires-failed — `Requires` does not hold (the link stays live; worded by its `else`, if any);
  *   422 invalid-body — job data that does not match the event (the web process checked it first).
  * Bypasses `Candidates` and `[Authorize]`: a deposit has no principal (spec §1 "Bypassed gates").
+ * Who answered (v0.4): the completed slot records `{via: "link"}` (never the token).
  * Throws RuntimeFault from the handler; the caller refuses with handler-failed, the link stays live.
  * A completion carries the slot's receipt (commands/receipt.ts; v0.4 "Receipts"); a retry under the
  * burning request's Idempotency-Key gets the same receipt again, read from the slot.
@@ -67,7 +68,6 @@ export async function deposit(step: Step, cmd: Extract<Command, { kind: "deposit
   if (requires) return refused(requires);
   burnLink(step, slot, link.id, cmd.idempotency ?? null);
   // Who answered (v0.4): a link deposit, unless the slot already says otherwise.
-  slot.answeredBy ??= { via: "link" };
   acceptEvent(step, slot, checked.args, translated.args, { via: "link" });
   // The receipt is signed on the body as the web accepted it (cmd.args: the event's arguments in JSON form).
   const receipt = await issueReceipt(step, slot, cmd.args);

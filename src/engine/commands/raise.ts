@@ -16,6 +16,9 @@
  *   422 invalid-body — the arguments do not match the event;
  *   409 requires-failed — `Requires` does not hold (worded by its `else`, if any; requires.ts).
  * Throws RuntimeFault from a predicate or the handler (the caller refuses with handler-failed).
+ * Who answered (v0.4): the completed slot records `{via: cmd.via ?? "principal", id, email}` of the
+ * principal (`via: "slack"` for an answer given inside Slack), in `slots.answered_by` and in the
+ * history's `event` entry.
  * Everything before the body (`checkBeforeBody`) is also run read-only by the web process's early
  * check (prepare.ts), so a non-candidate is refused 403 before the body says anything (issue 28 item 7).
  */
@@ -28,7 +31,7 @@ import type { SlotRecord, Step } from "../step.js";
 import type { CompiledSlot } from "../../lang/compiled.js";
 import { requiresRefusal } from "./requires.js";
 import { applied, refused, type CommandResult } from "./result.js";
-import type { Command } from "./types.js";
+import type { AnsweredBy, Command } from "./types.js";
 
 /**
  * The checks of a raise that come before its body, in raise's order (404, 409 slot-closed /
@@ -90,8 +93,8 @@ export async function raise(step: Step, cmd: Extract<Command, { kind: "raise" }>
   const scope = slotScope(step, slot, Scope.of(checked.args));
   const requires = requiresRefusal(step, scope, decl, `The Requires condition of slot "${cmd.alias}" does not hold.`);
   if (requires) return refused(requires);
-  // v0.4 "Who answered": a Slack user's answer is recorded as such, any other raise as the principal
-  slot.answeredBy ??= cmd.answeredVia === "slack" ? { via: "slack", id: principal.id, email: principal.email } : { via: "principal", id: principal.id, email: principal.email };
-  acceptEvent(step, slot, checked.args, cmd.args, { via: "raise", principal: principal.id, ...(cmd.answeredVia ? { answeredVia: cmd.answeredVia } : {}) });
+  // Who answered (v0.4): a principal of the web (task page, API) or a Slack user, by the command's `via`.
+  const answeredBy: AnsweredBy = { via: cmd.via ?? "principal", id: cmd.principal.id, email: cmd.principal.email };
+  acceptEvent(step, slot, checked.args, cmd.args, answeredBy);
   return applied(step, "completed");
 }

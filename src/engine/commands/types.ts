@@ -43,10 +43,12 @@ export type Command =
       args: Record<string, unknown>;
       principal: PrincipalClaims;
       /**
-       * How the answer came, when not as a signed-in principal (v0.4 "Answers inside Slack"):
-       * `"slack"` records the completed slot's `answered_by` as `{via: "slack", id, email}`.
+       * How the principal came (v0.4 "Who answered"), recorded as the slot's `answeredBy.via`:
+       * "principal" (absent means this too) for the web — the task page and
+       * `POST /api/runs/{id}/slots/{alias}/events`; "slack" for an answer given inside Slack
+       * (the principal is then `slack:{team_id}:{user_id}`).
        */
-      answeredVia?: "slack";
+      via?: "principal" | "slack";
     }
   | { kind: "expire"; commandId: string; runId: string; slotId: string }
   /**
@@ -106,7 +108,7 @@ export const commandSchemas = {
     element: yup.number().integer().min(0).nullable().defined(),
     args: json(),
     principal: yup.object({ id: yup.string().required(), email: yup.string().nullable().defined(), roles: yup.array(yup.string().required()).required() }).required(),
-    answeredVia: yup.string().oneOf(["slack"]).optional(),
+    via: yup.string().oneOf(["principal", "slack"]).optional(),
   }),
   forward: yup.object({
     kind: yup.string().oneOf(["forward"]).required(),

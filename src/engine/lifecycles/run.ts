@@ -79,11 +79,14 @@ export function runHandler(step: Step, handler: Handler, scope: Scope, afterStat
  * An event accepted on `slot` (language reference "An event completes slot x"): the slot completes
  * with the arguments (`argsJson`, stored), then `on x(...)` runs with the runtime `args` bound to
  * its names by position — or, with no handler, waiting slots open and milestones are evaluated.
- * `via` is recorded in the run's history (`{ via: "link" }`, `{ via: "raise", principal }`).
+ * `answeredBy` (v0.4 "Who answered") is stored on the slot and recorded in the history's `event`
+ * entry beside the older `via` words: `{via: "link"}` for a deposit; `{via: "raise", principal}`
+ * for a principal or a Slack user (the raise path). Never a token.
  */
-export function acceptEvent(step: Step, slot: SlotRecord, args: Record<string, Value>, argsJson: Record<string, unknown>, via: Record<string, unknown>): void {
-  completeSlot(step, slot, argsJson);
-  step.addHistory("event", { alias: slot.alias, element: slot.element, ...via });
+export function acceptEvent(step: Step, slot: SlotRecord, args: Record<string, Value>, argsJson: Record<string, unknown>, answeredBy: NonNullable<SlotRecord["answeredBy"]>): void {
+  completeSlot(step, slot, argsJson, answeredBy);
+  const via = answeredBy.via === "link" ? { via: "link" } : { via: "raise", principal: answeredBy.id };
+  step.addHistory("event", { alias: slot.alias, element: slot.element, ...via, answeredBy });
   const on = step.workflow.states[slot.state].on[slot.alias];
   if (!on) return afterHandler(step);
   const event = step.workflow.events[slot.event];

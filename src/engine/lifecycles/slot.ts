@@ -201,12 +201,14 @@ function close(step: Step, slot: SlotRecord, status: SlotStatus, linkReason: Lin
 }
 
 /**
- * An accepted event completes the slot with its arguments (JSON form). When the slot is an element
- * of a fanned-out slot with `Quorum: k` and k elements are now completed, the elements not yet
+ * An accepted event completes the slot with its arguments (JSON form) and who answered it
+ * (v0.4 "Who answered": stored in `slots.answered_by`). When the slot is an element of a
+ * fanned-out slot with `Quorum: k` and k elements are now completed, the elements not yet
  * completed are cancelled in the same step, their links dead with reason "quorum-reached" (v0.4).
  */
-export function completeSlot(step: Step, slot: SlotRecord, argsJson: Record<string, unknown>): void {
+export function completeSlot(step: Step, slot: SlotRecord, argsJson: Record<string, unknown>, answeredBy: NonNullable<SlotRecord["answeredBy"]>): void {
   slot.args = argsJson;
+  slot.answeredBy = answeredBy;
   close(step, slot, "completed", "completed");
   if (slot.element === null) return;
   const decl = declOf(step, slot);

@@ -23,7 +23,7 @@
  * points), so the page can write it for the reader's locale (web/page/document.ts).
  */
 import type { Db } from "../../db.js";
-import type { CompiledParam, CompiledWorkflow } from "../../lang/compiled.js";
+import type { CompiledParam, CompiledSlot, CompiledWorkflow } from "../../lang/compiled.js";
 import type { Expr } from "../../lang/ast.js";
 import { display, evaluate, RuntimeFault, Scope, type World } from "../interpreter.js";
 import { deadDetail, isTokenShaped, refusalForEndedLink, type LinkStatus } from "../lifecycles/link.js";
@@ -191,4 +191,12 @@ export function slotText(step: World, scope: Scope, expr: Expr | null | undefine
     if (err instanceof RuntimeFault) return null;
     throw err;
   }
+}
+
+/**
+ * A slot declaration's `Title` and `Intro` together (see slotText), in `scope` (a fanned-out slot's:
+ * its element's variable). Used by the task page (views/task.ts).
+ */
+export function slotTexts(step: World, decl: Pick<CompiledSlot, "title" | "intro">, scope: Scope = Scope.of({})): { title: string | null; intro: string | null } {
+  return { title: slotText(step, scope, decl.title), intro: slotText(step, scope, decl.intro) };
 }

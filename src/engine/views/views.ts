@@ -5,6 +5,7 @@
  * §5); the history lists every end of a link (link.ts).
  */
 import type { Db } from "../../db.js";
+import type { AnsweredBy } from "../commands/types.js";
 import { isTimerAlias, timerIndex } from "../lifecycles/timer.js";
 import { loadVersion } from "../versions/workflows.js";
 import { redactForOutput, redactStoredText, redactTokens, type Sealer } from "../sealing/seal.js";
@@ -52,6 +53,12 @@ export async function showRun(db: Db, sealer: Sealer, runId: string) {
       openedAt: s.openedAt,
       deadline: s.deadline,
       closedAt: s.closedAt,
+      /**
+       * Who completed the slot (v0.4 "Who answered"): `{via: "link"}`, `{via: "principal", id,
+       * email}` or `{via: "slack", id, email}`; null while it is not completed (or for a slot
+       * completed before v0.4).
+       */
+      answeredBy: (s.answeredBy ?? null) as AnsweredBy | null,
     })),
     /**
      * The scheduled timers of the current state (issue 19): `index` (its place among the state's

@@ -11,6 +11,8 @@
  * 1b. "Responders" (v0.4 Many responders, elements.ts): each element of a fanned-out slot with its
  *    value, status and its own link's state (`dead (quorum-reached)` …), the slot's Quorum and how
  *    many elements are completed; an operator's per-element "Revoke link".
+ * 1c. "Answered": each completed slot with who answered it (v0.4 "Who answered": through its link,
+ *    by a principal with id and email, or in Slack) and when.
  * 2. The workflow's states as SVG (graph.ts): the current state and the path taken marked.
  * 3. History as a timeline relative to the run's start; incidents; tracked entities (values that
  *    carry a link show its token as `[redacted]`: engine/views/views.ts); the outbox of every channel —
@@ -216,6 +218,26 @@ ${cancel}
 </section>`;
 }
 
+/** How a completed slot was answered, in words (v0.4 "Who answered"). */
+export function answeredByText(a: RunView["slots"][number]["answeredBy"]): string {
+  if (!a) return "not recorded";
+  if (a.via === "link") return "through its link";
+  const who = a.email ? `${a.id} (${a.email})` : a.id;
+  return a.via === "slack" ? `in Slack by ${who}` : `by principal ${who}`;
+}
+
+/** The completed slots of the run, newest last, each with who answered (v0.4 "Who answered"). */
+function answeredPanel(view: RunView): Html {
+  const done = view.slots.filter((s) => s.status === "completed").sort((a, b) => new Date(a.closedAt ?? 0).getTime() - new Date(b.closedAt ?? 0).getTime());
+  return html`<h2 id="answered-h">Answered</h2>
+${done.length
+  ? html`<ul class="plain" aria-labelledby="answered-h">${done.map((s) => {
+      const at = s.closedAt ? new Date(s.closedAt) : null;
+      return html`<li data-answered="${s.alias}${s.element === null ? "" : `[${s.element}]`}"><strong>${s.alias}${s.element === null ? "" : `[${s.element}]`}</strong> (${s.event}) — answered ${answeredByText(s.answeredBy)}${at ? html` at <time datetime="${at.toISOString()}">${utc(at)}</time>` : null}</li>`;
+    })}</ul>`
+  : html`<p class="muted">No slot answered yet.</p>`}`;
+}
+
 /** The run page's body. */
 export async function runBody(d: RunData, user: ConsoleUser, csrf: string, notice: string | null): Promise<Html> {
   const { view, wf } = d;
@@ -237,6 +259,7 @@ ${view.finishedAt ? html`<dt>Ended</dt><dd><time datetime="${new Date(view.finis
 </dl>
 ${waitingPanel(d, user, csrf, now)}
 ${elementsPanel(view, wf, d.source, d.elementLinks, user, csrf)}
+${answeredPanel(view)}
 <h2 id="graph-h">States</h2>
 <figure class="graph" aria-labelledby="graph-h">${graph}</figure>
 <p class="muted">Filled: the current state; blue: states and transitions this run has taken. ▶ initial, ■ terminal.</p>

@@ -52,6 +52,9 @@ button:disabled { opacity: 0.6; cursor: not-allowed; }
 h2 { font-size: 1.15rem; margin: 2rem 0 0.5rem; }
 .forward { border-top: 1px solid var(--line); margin-top: 2rem; }
 .receipt textarea { font-family: ui-monospace, monospace; font-size: 0.8rem; overflow-wrap: anywhere; }
+.facts dt { font-weight: 600; }
+.facts dd { margin: 0 0 0.5rem; overflow-wrap: anywhere; }
+a { color: var(--accent); }
 footer { color: var(--muted); font-size: 0.8rem; margin-top: 2rem; }
 `;
 
@@ -59,7 +62,12 @@ const FOOTER = "Answered through a single-use link: the link itself is the permi
 /** With the forward form (v0.4): the link is still not to be shared, but the form passes the question on. */
 const FORWARD_FOOTER = "Answered through a single-use link: the link itself is the permission, so do not share it; to pass the question on, use “Send this to someone else”.";
 
-function documentShell(nonce: string, title: string, body: Html, withScript: boolean, footer = FOOTER): string {
+/**
+ * A whole page in the responder page's look (one inline style under `nonce`; the page script only
+ * when `withScript`), with `footer` at the bottom. Shared by the responder page and the task page
+ * (src/web/task/).
+ */
+export function pageShell(nonce: string, title: string, body: Html, opts: { withScript: boolean; footer: Html }): string {
   return html`<!doctype html>
 <html lang="en">
 <head>
@@ -73,9 +81,9 @@ function documentShell(nonce: string, title: string, body: Html, withScript: boo
 <body>
 <main>
 ${body}
-<footer>${footer}</footer>
+<footer>${opts.footer}</footer>
 </main>
-${withScript ? html`<script nonce="${nonce}">${raw(SCRIPT)}</script>` : null}
+${opts.withScript ? html`<script nonce="${nonce}">${raw(SCRIPT)}</script>` : null}
 </body>
 </html>
 `.text;
@@ -103,6 +111,10 @@ export function markedHtml(text: string): Html {
   }
   out.push(html`${text.slice(last).replace(STRAY_MARK, "")}`);
   return html`${out}`;
+}
+
+function documentShell(nonce: string, title: string, body: Html, withScript: boolean, footer = FOOTER): string {
+  return pageShell(nonce, title, body, { withScript, footer: html`${footer}` });
 }
 
 export interface FormPage {
@@ -164,7 +176,7 @@ export function formDocument(nonce: string, page: FormPage, forward: ForwardForm
   const body = html`<h1>${markedHtml(title)}</h1>
 ${page.intro ? html`<p class="intro">${markedHtml(page.intro)}</p>` : null}
 <form id="answer" novalidate>
-${page.params.map(field)}
+${page.params.map((p) => field(p))}
 ${page.params.length === 0 ? html`<p>Nothing to fill in: send to answer.</p>` : null}
 <noscript><p class="notice">This page needs JavaScript to send your answer. Turn it on and reload, or ask whoever sent you this link for another way to answer.</p></noscript>
 <button type="submit" disabled>Send answer</button>

@@ -18,12 +18,30 @@
  *
  * Each parameter's block carries `data-param`, `data-label` (the label text, for the words of its
  * field errors), `data-kind` and `data-optional`; the page script
- * (script.ts) reads the controls back into the JSON body by these. Each block has an error line
+ * (script.ts) reads the controls back into the JSON body by these. Every control also carries a
+ * `name`, so that the same form works as a plain HTML form post (the task page, v0.4 "People
+ * inside the company"; form-body.ts reads such a post back into the JSON body): `<param>` for the
+ * value (the radio group of a bool), `<param>.offset` / `<param>.unit` for a datetime's offset and
+ * a duration's unit, `<param>.<row>` (and `.offset` / `.unit`) for a list item, `<param>.none` for
+ * a list's "None". Each block has an error line
  * (`id="err-<name>"`, referenced by `aria-describedby`) that the script fills from a 422's
  * `errors`. Labels and help come from `@label` / `@help`, else the parameter's name.
  */
 import type { CompiledParam, TypeSpec } from "../../lang/compiled.js";
 import { html, type Html } from "./html.js";
+
+/**
+ * A form posted without script (`post` mode of `field`): the values to show again, the refusal
+ * beside each parameter (the reader's words), and the row ids of each list parameter.
+ */
+export interface PostedForm {
+  /** The submitted controls by name (form-body.ts's names); empty for a fresh form. */
+  values: URLSearchParams;
+  /** Parameter name → the sentence shown beside it. */
+  errors: Record<string, string>;
+  /** List parameter name → its rows' ids, in order (form-body.ts `listRows`); a fresh form has one blank row. */
+  rows: Record<string, string[]>;
+}
 
 /** UTC offsets in quarter hours from −12:00 to +14:00, as RFC 3339 writes them ("Z" for zero). */
 export const OFFSETS: string[] = (() => {
@@ -50,95 +68,153 @@ function optionalHint(type: TypeSpec): string | null {
   return "Optional: leave it empty for none.";
 }
 
-/** The control (inputs only, no label) for a value of `type` whose element id is `id`. */
-function control(type: TypeSpec, id: string, describedBy: string, multiline: boolean, labelText: string): Html {
+/** Attributes to show a submitted value again (post mode). */
+function shown(post: PostedForm | undefined, name: string): string | undefined {
+  return post?.values.get(name) ?? undefined;
+}
+
+/** `aria-invalid="true"` when the parameter was refused (post mode). */
+function invalid(post: PostedForm | undefined, param: string): Html | null {
+  return post?.errors[param] ? html` aria-invalid="true"` : null;
+}
+
+/** The control (inputs only, no label) for a value of `type` named `name` whose element id is `id`. */
+function control(type: TypeSpec, id: string, name: string, describedBy: string, multiline: boolean, labelText: string, post?: PostedForm, param = name): Html {
   const req = type.optional ? "" : " required";
+  const v = shown(post, name);
+  const bad = invalid(post, param);
+  const value = v === undefined ? null : html` value="${v}"`;
   switch (type.kind) {
     case "string":
       return multiline
-        ? html`<textarea id="${id}" rows="4" aria-describedby="${describedBy}" data-value></textarea>`
-        : html`<input id="${id}" type="text" autocomplete="off" aria-describedby="${describedBy}" data-value>`;
+        ? html`<textarea id="${id}" rows="4" name="${name}" aria-describedby="${describedBy}"${bad} data-value>${v ?? ""}</textarea>`
+        : html`<input id="${id}" type="text" autocomplete="off" name="${name}" aria-describedby="${describedBy}"${bad}${value} data-value>`;
     case "int":
-      return html`<input id="${id}" type="number" step="1" inputmode="numeric" aria-describedby="${describedBy}" data-value${req}>`;
+      return html`<input id="${id}" type="number" step="1" inputmode="numeric" name="${name}" aria-describedby="${describedBy}"${bad}${value} data-value${req}>`;
     case "decimal":
-      return html`<input id="${id}" type="number" step="any" inputmode="decimal" aria-describedby="${describedBy}" data-value${req}>`;
-    case "datetime":
-      return html`<span class="pair"><input id="${id}" type="datetime-local" aria-describedby="${describedBy}" data-value${req}>
-<select id="${id}-offset" aria-label="${labelText}: offset from UTC" data-offset>${OFFSETS.map((o) => html`<option value="${o}"${o === "Z" ? " selected" : ""}>${o === "Z" ? "UTC" : `UTC${o}`}</option>`)}</select></span>`;
+      return html`<input id="${id}" type="number" step="any" inputmode="decimal" name="${name}" aria-describedby="${describedBy}"${bad}${value} data-value${req}>`;
+    case "datetime": {
+      const off = shown(post, `${name}.offset`) ?? "Z";
+      return html`<span class="pair"><input id="${id}" type="datetime-local" name="${name}" aria-describedby="${describedBy}"${bad}${value} data-value${req}>
+<select id="${id}-offset" name="${name}.offset" aria-label="${labelText}: offset from UTC" data-offset>${OFFSETS.map((o) => html`<option value="${o}"${o === off ? " selected" : ""}>${o === "Z" ? "UTC" : `UTC${o}`}</option>`)}</select></span>`;
+    }
     case "date":
-      return html`<input id="${id}" type="date" aria-describedby="${describedBy}" data-value${req}>`;
-    case "duration":
-      return html`<span class="pair"><input id="${id}" type="number" min="0" step="1" inputmode="numeric" aria-describedby="${describedBy}" data-value${req}>
-<select id="${id}-unit" aria-label="${labelText}: unit" data-unit><option value="M">minutes</option><option value="H" selected>hours</option><option value="D">days</option></select></span>`;
+      return html`<input id="${id}" type="date" name="${name}" aria-describedby="${describedBy}"${bad}${value} data-value${req}>`;
+    case "duration": {
+      const unit = shown(post, `${name}.unit`) ?? "H";
+      const opt = (u: string, text: string) => html`<option value="${u}"${u === unit ? " selected" : ""}>${text}</option>`;
+      return html`<span class="pair"><input id="${id}" type="number" min="0" step="1" inputmode="numeric" name="${name}" aria-describedby="${describedBy}"${bad}${value} data-value${req}>
+<select id="${id}-unit" name="${name}.unit" aria-label="${labelText}: unit" data-unit>${opt("M", "minutes")}${opt("H", "hours")}${opt("D", "days")}</select></span>`;
+    }
     default:
       // A list of lists (or any shape without a control of its own): JSON typed by hand.
-      return html`<textarea id="${id}" rows="3" aria-describedby="${describedBy}" data-value data-json></textarea>`;
+      return html`<textarea id="${id}" rows="3" name="${name}" aria-describedby="${describedBy}"${bad} data-value data-json>${v ?? ""}</textarea>`;
   }
 }
 
+/** The error line under a parameter: hidden and empty unless a post was refused there. */
+function errorLine(p: CompiledParam, post?: PostedForm): Html {
+  const e = post?.errors[p.name];
+  return e ? html`<p class="error" id="err-${p.name}">${e}</p>` : html`<p class="error" id="err-${p.name}" hidden></p>`;
+}
+
 /** A bool's radio group (its own fieldset and legend). */
-function boolField(p: CompiledParam, labelText: string, describedBy: string, helpLine: Html): Html {
-  const id = `f-${p.name}`;
+function boolField(p: CompiledParam, labelText: string, describedBy: string, helpLine: Html, post?: PostedForm): Html {
+  const given = shown(post, p.name);
   const radio = (value: string, text: string, checked = false) =>
-    html`<label class="choice"><input type="radio" name="${id}" value="${value}"${checked ? " checked" : ""}${p.type.optional ? "" : " required"}> ${text}</label>`;
+    html`<label class="choice"><input type="radio" name="${p.name}" value="${value}"${(given === undefined ? checked : given === value) ? " checked" : ""}${p.type.optional ? "" : " required"}${invalid(post, p.name)}> ${text}</label>`;
   return html`<fieldset class="field" data-param="${p.name}" data-kind="bool" data-optional="${String(p.type.optional)}" data-label="${labelText}" aria-describedby="${describedBy}">
 <legend>${labelText}</legend>${helpLine}
 <div class="choices">${radio("true", "Yes")}${radio("false", "No")}${p.type.optional ? radio("null", "No answer", true) : null}</div>
-<p class="error" id="err-${p.name}" hidden></p>
+${errorLine(p, post)}
 </fieldset>`;
 }
 
 /** A string's allowed answers as a radio group (its own fieldset and legend); `string?` adds "No answer". */
-function choiceField(p: CompiledParam, options: string[], labelText: string, describedBy: string, helpLine: Html): Html {
-  const id = `f-${p.name}`;
+function choiceField(p: CompiledParam, options: string[], labelText: string, describedBy: string, helpLine: Html, post?: PostedForm): Html {
+  // script mode: the page script reads the group by its id-like name; post mode: the parameter's name (form-body.ts)
+  const id = post ? p.name : `f-${p.name}`;
+  const given = shown(post, p.name);
   const req = p.type.optional ? "" : " required";
   return html`<fieldset class="field" data-param="${p.name}" data-kind="choice" data-optional="${String(p.type.optional)}" data-label="${labelText}" aria-describedby="${describedBy}">
 <legend>${labelText}</legend>${helpLine}
-<div class="choices">${options.map((o) => html`<label class="choice"><input type="radio" name="${id}" value="${o}"${req}> ${o}</label>`)}${
-    p.type.optional ? html`<label class="choice"><input type="radio" name="${id}" value="" data-null checked> No answer</label>` : null
+<div class="choices">${options.map((o) => html`<label class="choice"><input type="radio" name="${id}" value="${o}"${given === o ? " checked" : ""}${req}> ${o}</label>`)}${
+    p.type.optional ? html`<label class="choice"><input type="radio" name="${id}" value="" data-null${given ? "" : " checked"}> No answer</label>` : null
   }</div>
-<p class="error" id="err-${p.name}" hidden></p>
+${errorLine(p, post)}
 </fieldset>`;
 }
 
-/** A list's rows, a template for one more row, and its buttons. */
-function listField(p: CompiledParam, labelText: string, describedBy: string, helpLine: Html): Html {
+/**
+ * One list row with id `rowId` (`__ID__` in the script's template). In post mode its "Remove"
+ * button is a submit button (`_remove=<param>.<row>`): the server shows the form again without it.
+ */
+function listRow(p: CompiledParam, element: TypeSpec, rowId: string, labelText: string, post?: PostedForm): Html {
+  const name = `${p.name}.${rowId}`;
+  const itemId = `f-${p.name}-${rowId}`;
+  const remove = post
+    ? html`<button type="submit" class="secondary" name="_remove" value="${name}" formnovalidate>Remove item</button>`
+    : html`<button type="button" class="secondary" data-remove>Remove item</button>`;
+  if (element.kind === "bool") {
+    const given = shown(post, name);
+    const radio = (value: string, text: string, req: boolean) =>
+      html`<label class="choice"><input type="radio" name="${name}" value="${value}"${given === value ? " checked" : ""}${req ? " required" : ""}> ${text}</label>`;
+    return html`<div class="row" data-row><fieldset class="item" data-kind="bool" data-optional="${String(element.optional)}"><legend>Item</legend>
+${radio("true", "Yes", true)}${radio("false", "No", false)}</fieldset>
+${remove}</div>`;
+  }
+  return html`<div class="row" data-row><span class="item" data-kind="${element.kind === "list" ? "json" : element.kind}" data-optional="${String(element.optional)}"><label for="${itemId}">Item${element.kind === "list" ? " (as JSON)" : ""}</label>
+${control(element, itemId, name, `err-${p.name}`, false, `${labelText}, item`, post, p.name)}</span>
+${remove}</div>`;
+}
+
+/**
+ * A list's rows, a template for one more row, and its buttons. Script mode: no rows, "Add" and
+ * "Remove" are script buttons. Post mode: the rows of `post.rows`, "Add" is a submit button
+ * (`_add=<param>`) and the server shows the form again with one more blank row.
+ */
+function listField(p: CompiledParam, labelText: string, describedBy: string, helpLine: Html, post?: PostedForm): Html {
   const type = p.type as Extract<TypeSpec, { kind: "list" }>;
   const element = type.element;
-  const itemId = `f-${p.name}-__ID__`;
-  const row =
-    element.kind === "bool"
-      ? html`<div class="row" data-row><fieldset class="item" data-kind="bool" data-optional="${String(element.optional)}"><legend>Item</legend>
-<label class="choice"><input type="radio" name="${itemId}" value="true" required> Yes</label><label class="choice"><input type="radio" name="${itemId}" value="false"> No</label></fieldset>
-<button type="button" class="secondary" data-remove>Remove item</button></div>`
-      : html`<div class="row" data-row><span class="item" data-kind="${element.kind === "list" ? "json" : element.kind}" data-optional="${String(element.optional)}"><label for="${itemId}">Item${element.kind === "list" ? " (as JSON)" : ""}</label>
-${control(element, itemId, `err-${p.name}`, false, `${labelText}, item`)}</span>
-<button type="button" class="secondary" data-remove>Remove item</button></div>`;
+  const rows = post ? (post.rows[p.name] ?? []).map((id) => listRow(p, element, id, labelText, post)) : [];
+  const add = post
+    ? html`<button type="submit" class="secondary" name="_add" value="${p.name}" formnovalidate>Add an item</button>`
+    : html`<button type="button" class="secondary" data-add>Add an item</button>`;
+  const none = post?.values.get(`${p.name}.none`) === "true";
   return html`<fieldset class="field" data-param="${p.name}" data-kind="list" data-optional="${String(type.optional)}" data-label="${labelText}" aria-describedby="${describedBy}">
 <legend>${labelText}</legend>${helpLine}
-<div class="rows" data-rows></div>
-<template data-template>${row}</template>
-<p class="buttons"><button type="button" class="secondary" data-add>Add an item</button>${
-    type.optional ? html` <label class="choice"><input type="checkbox" data-none> None (send no list)</label>` : null
+<div class="rows" data-rows>${rows}</div>
+${post ? null : html`<template data-template>${listRow(p, element, "__ID__", labelText)}</template>`}
+<p class="buttons">${add}${
+    type.optional ? html` <label class="choice"><input type="checkbox" name="${p.name}.none" value="true"${none ? " checked" : ""} data-none> None (send no list)</label>` : null
   }</p>
-<p class="error" id="err-${p.name}" hidden></p>
+${errorLine(p, post)}
 </fieldset>`;
 }
 
-/** One parameter's block: label, help, control, error line. */
-export function field(p: CompiledParam): Html {
+/**
+ * One parameter's block: label, help, control, error line. Without `post` it is the responder
+ * page's (its script adds list rows and shows refusals); with `post` it is a plain HTML form's
+ * (the task page): values shown again, the refusal beside the field, server-rendered list rows.
+ */
+export function field(p: CompiledParam, post?: PostedForm): Html {
   const labelText = p.page?.label ?? humanName(p.name);
   const helps = [p.page?.help, p.page?.options?.length ? null : optionalHint(p.type)].filter((h): h is string => !!h);
   const helpId = `help-${p.name}`;
   const describedBy = helps.length > 0 ? `${helpId} err-${p.name}` : `err-${p.name}`;
   const helpLine = helps.length > 0 ? html`<p class="help" id="${helpId}">${helps.join(" ")}</p>` : html``;
-  if (p.type.kind === "bool") return boolField(p, labelText, describedBy, helpLine);
-  if (p.type.kind === "string" && p.page?.options?.length) return choiceField(p, p.page.options, labelText, describedBy, helpLine);
-  if (p.type.kind === "list") return listField(p, labelText, describedBy, helpLine);
+  if (p.type.kind === "bool") return boolField(p, labelText, describedBy, helpLine, post);
+  if (p.type.kind === "string" && p.page?.options?.length) return choiceField(p, p.page.options, labelText, describedBy, helpLine, post);
+  if (p.type.kind === "list") return listField(p, labelText, describedBy, helpLine, post);
   const id = `f-${p.name}`;
   return html`<div class="field" data-param="${p.name}" data-kind="${p.type.kind}" data-optional="${String(p.type.optional)}" data-label="${labelText}">
 <label for="${id}">${labelText}</label>${helpLine}
-${control(p.type, id, describedBy, p.page?.multiline === true, labelText)}
-<p class="error" id="err-${p.name}" hidden></p>
+${control(p.type, id, p.name, describedBy, p.page?.multiline === true, labelText, post)}
+${errorLine(p, post)}
 </div>`;
+}
+
+/** The label a parameter's field shows (`@label`, else its name made readable). */
+export function labelOf(p: CompiledParam): string {
+  return p.page?.label ?? humanName(p.name);
 }

@@ -1,0 +1,124 @@
+/**
+ * What a task page shows (v0.4 "People inside the company": `GET /inbox/tasks/{runId}/{alias}
+ * [?element=N]`), read without the run lock and changing nothing.
+ *
+ * `taskView(deps, runId, alias, element, principal)` answers null when the run or its slot is
+ * unknown (a run id that is not a UUID, no slot of that alias — the slot of the latest visit that
+ * has one — or of that element; a fanned-out slot without `?element`): the page is then a 404.
+ * Otherwise:
+ *   slot        the slot's status, times and who answered (`answeredBy`, v0.4 "Who answered");
+ *   live        true when the slot is open or waiting in the run's current state and visit of a
+ *               running run (only then is there a form);
+ *   params      the event's parameters in the run's current version (the responder page's form);
+ *   title/intro the slot's `Title`/`Intro` evaluated now (responder.ts `slotTexts`);
+ *   candidates  who may answer (the `Candidates` matchers evaluated now: user ids and role names),
+ *               null when the slot has none (anyone signed in may answer);
+ *   refusal     for a live slot, why `principal` may not answer: 403 not-a-candidate when
+ *               `Candidates` admits it not, 403 authorize-denied when an `[Authorize]` predicate of
+ *               the event is false for it (a predicate that needs the answer's arguments cannot be
+ *               judged before the answer: the raise judges it); else null.
+ * The raise itself (`POST`) checks everything again under the run lock (commands/raise.ts).
+ */
+import type { Db } from "../../db.js";
+import type { CompiledParam, CompiledWorkflow } from "../../lang/compiled.js";
+import { admits, evaluate, RuntimeFault, Scope, type Principal } from "../interpreter.js";
+import { slotScope } from "../lifecycles/slot.js";
+import { LIFECYCLES } from "../lifecycles/lifecycles.js";
+import type { PrincipalClaims, AnsweredBy } from "../commands/types.js";
+import { RUN_ID } from "../commands/prepare.js";
+import { RefusalCode, refuse, type Refusal } from "../refusals.js";
+import type { Sealer } from "../sealing/seal.js";
+import { Step } from "../step.js";
+import { loadVersion } from "../versions/workflows.js";
+import { slotTexts } from "./responder.js";
+
+export interface TaskDeps {
+  db: Db;
+  sealer: Sealer;
+  baseUrl: string;
+}
+
+export interface TaskView {
+  run: { id: string; workflow: string; version: number; state: string; status: string };
+  slot: {
+    alias: string;
+    element: number | null;
+    event: string;
+    status: string;
+    openedAt: Date | null;
+    deadline: Date | null;
+    closedAt: Date | null;
+    answeredBy: AnsweredBy | null;
+  };
+  live: boolean;
+  params: CompiledParam[];
+  title: string | null;
+  intro: string | null;
+  candidates: { users: string[]; roles: string[] } | null;
+  refusal: Refusal | null;
+}
+
+interface MatcherValue {
+  matcher: "role" | "user";
+  value: string;
+}
+
+/** The task page of slot `alias` (element `element`) of run `runId` for `principal`; see the module header. */
+export async function taskView(deps: TaskDeps, runId: string, alias: string, element: number | null, principal: PrincipalClaims): Promise<TaskView | null> {
+  if (!RUN_ID.test(runId)) return null;
+  const run = await deps.db.run.findUnique({ where: { id: runId.toLowerCase() }, select: { id: true, workflowName: true, version: true, state: true, status: true, visit: true } });
+  if (!run) return null;
+  const row = await deps.db.slot.findFirst({ where: { runId: run.id, alias, element }, orderBy: { visit: "desc" } });
+  if (!row) return null;
+  const wf: CompiledWorkflow = await loadVersion(deps.db, run.workflowName, run.version);
+  const decl = wf.states[row.state]?.slots.find((s) => s.alias === alias);
+  const event = wf.events[row.event];
+  const live = run.status === "running" && row.state === run.state && row.visit === run.visit && (row.status === "open" || row.status === "waiting");
+  const view: TaskView = {
+    run: { id: run.id, workflow: run.workflowName, version: run.version, state: run.state, status: run.status },
+    slot: {
+      alias,
+      element,
+      event: row.event,
+      status: row.status,
+      openedAt: row.openedAt,
+      deadline: row.deadline,
+      closedAt: row.closedAt,
+      answeredBy: (row.answeredBy ?? null) as AnsweredBy | null,
+    },
+    live,
+    params: event?.params ?? [],
+    title: null,
+    intro: null,
+    candidates: null,
+    refusal: null,
+  };
+  if (!decl) return view;
+  const step = await Step.load({ tx: deps.db, sealer: deps.sealer, baseUrl: deps.baseUrl, lifecycles: LIFECYCLES }, wf, run);
+  const slot = step.slots.find((s) => s.id === row.id);
+  Object.assign(view, slotTexts(step, decl, slot ? slotScope(step, slot) : undefined));
+  const who: Principal = { kind: "principal", ...principal };
+  if (decl.candidates && slot) {
+    try {
+      const matchers = decl.candidates.map((m) => evaluate(step, slotScope(step, slot), m));
+      const list = matchers as unknown as MatcherValue[];
+      view.candidates = { users: list.filter((m) => m.matcher === "user").map((m) => m.value), roles: list.filter((m) => m.matcher === "role").map((m) => m.value) };
+      if (live && !admits(matchers, who)) view.refusal = refuse(RefusalCode.NotACandidate, `The principal is not a candidate for slot "${alias}".`);
+    } catch (err) {
+      if (!(err instanceof RuntimeFault)) throw err;
+    }
+  }
+  if (live && !view.refusal && event) {
+    for (const attr of event.authorize) {
+      try {
+        if (!evaluate(step, Scope.of({ [attr.param.name]: who }), attr.body)) {
+          view.refusal = refuse(RefusalCode.AuthorizeDenied, `The principal is not authorized to raise ${event.name}.`);
+          break;
+        }
+      } catch (err) {
+        if (!(err instanceof RuntimeFault)) throw err; // needs the answer's arguments: judged by the raise
+      }
+    }
+  }
+  return view;
+}

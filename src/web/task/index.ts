@@ -1,0 +1,234 @@
+/**
+ * The task page (v0.4 "People inside the company"): one page per slot for a signed-in principal,
+ * with the responder page's form (page/form.ts in post mode), answered on the ordinary raise path.
+ *
+ * `GET /inbox/tasks/{runId}/{alias}[?element=N]` — signed in (else 303 to `/auth/login?returnTo=…`,
+ * identity/signed-in.ts); answers
+ *   200 the task: title, intro, who may answer, the form (an open slot), "not open yet" (a slot
+ *       waiting on `After`), or how it ended and who answered ("Answered by you at …");
+ *   403 a page saying why, when `Candidates` or an `[Authorize]` rule of the event refuses this
+ *       principal (views/task.ts);
+ *   404 a page, for an unknown run, alias or element (and `?element` that is not a non-negative
+ *       integer; a fanned-out slot needs `?element`).
+ * `POST` the same path — `application/x-www-form-urlencoded` (at most 64 KiB) with the form's
+ * fields and `csrf`; refused with a 403 page when `Origin` names another origin or
+ * `Sec-Fetch-Site` is `cross-site` / `same-site`, or when the CSRF token is wrong (identity/
+ * signed-in.ts `csrfOk`); 415 / 413 pages for another body. Then the form fields become the event's
+ * JSON body (page/form-body.ts, the responder page's mapping) and the ordinary raise path runs as
+ * this principal (web/raise.ts: `Candidates`, `[Authorize]`, `Requires`, `After`):
+ *   303 to the task page once applied (it then says "Answered by you at …");
+ *   202 a page "accepted, being applied" when the worker was late;
+ *   422 the form again with each refusal beside its field (values kept);
+ *   409 the form again with the `Requires` refusal (its `else` words) or a handler failure above
+ *       it; a closed or not-yet-open slot: the page as it now stands;
+ *   403 the page saying why (not a candidate, not authorized);  404 the 404 page.
+ *   A submit button `_add=<param>` / `_remove=<param>.<row>` (a list's "Add an item" / "Remove
+ *   item") raises nothing: 200, the form again with one row more or less.
+ * A refusal is never a 5xx page; 503 `unavailable` (problem JSON) when PostgreSQL or Redis cannot be
+ * reached. Headers: CSP `default-src 'none'` with a nonce for the one style, no script,
+ * `form-action 'self'`, `frame-ancestors 'none'`; no-store; no-referrer; nosniff; DENY.
+ */
+import { randomBytes } from "node:crypto";
+import getRawBody from "raw-body";
+import Router from "@koa/router";
+import type { Context } from "koa";
+import { taskView, type TaskView } from "../../engine/views/task.js";
+import { RefusalError, type Refusal } from "../../engine/refusals.js";
+import type { BodyProblem } from "../../engine/values/body.js";
+import { valueDepthExceeds } from "../../json/depth.js";
+import { isStorableString } from "../../json/storable.js";
+import type { Runtime } from "../../runtime.js";
+import { dependency } from "../dependency.js";
+import { csrfOk, signedInPage, type SignedIn } from "../identity/signed-in.js";
+import { formBody, listRows } from "../page/form-body.js";
+import { labelOf, type PostedForm } from "../page/form.js";
+import { fieldError } from "../page/wording.js";
+import { raiseAsPrincipal } from "../raise.js";
+import { acceptedDocument, notFoundDocument, refusedDocument, taskDocument } from "./document.js";
+
+/** The route of a task page (interfaces.md "People inside the company"). */
+export const TASK_ROUTE = "/inbox/tasks/:runId/:alias";
+
+/** The largest task form accepted, in bytes. */
+export const TASK_FORM_LIMIT_BYTES = 64 * 1024;
+
+/** The most rows a list field is shown with (a form cannot grow a page without bound). */
+const MAX_ROWS = 200;
+
+function setHeaders(ctx: Context, nonce: string): void {
+  ctx.set(
+    "Content-Security-Policy",
+    ["default-src 'none'", `style-src 'nonce-${nonce}'`, "img-src 'none'", "form-action 'self'", "base-uri 'none'", "frame-ancestors 'none'"].join("; "),
+  );
+  ctx.set("Referrer-Policy", "no-referrer");
+  ctx.set("Cache-Control", "no-store");
+  ctx.set("X-Robots-Tag", "noindex, nofollow");
+  ctx.set("X-Content-Type-Options", "nosniff");
+  ctx.set("X-Frame-Options", "DENY");
+}
+
+function send(ctx: Context, status: number, text: string): void {
+  ctx.status = status;
+  ctx.type = "text/html; charset=utf-8";
+  ctx.body = text;
+}
+
+/** `?element`: absent → null; a non-negative integer → it; anything else → undefined (404). */
+function elementOf(ctx: Context): number | null | undefined {
+  const raw = ctx.query.element;
+  if (raw === undefined) return null;
+  if (typeof raw !== "string" || !/^\d{1,9}$/.test(raw)) return undefined;
+  return Number(raw);
+}
+
+/** True when the request comes from this server's own pages (see the module header). */
+function sameOrigin(ctx: Context, baseUrl: string): boolean {
+  const site = ctx.get("sec-fetch-site");
+  if (site && site !== "same-origin" && site !== "none") return false;
+  const origin = ctx.get("origin");
+  if (!origin || origin === "null") return true;
+  return origin === `${ctx.protocol}://${ctx.host}` || origin === new URL(baseUrl).origin;
+}
+
+/** The list rows to show for a posted form; a fresh form shows one blank row per list. */
+function rowsOf(view: TaskView, values: URLSearchParams, fresh: boolean): Record<string, string[]> {
+  const rows: Record<string, string[]> = {};
+  for (const p of view.params) {
+    if (p.type.kind !== "list") continue;
+    const ids = listRows(p.name, values, MAX_ROWS);
+    rows[p.name] = fresh && ids.length === 0 ? ["r1"] : ids;
+  }
+  return rows;
+}
+
+/** A fresh row id for list `param` (`r<n>`, unused so far). */
+function nextRowId(ids: string[]): string {
+  let n = ids.length + 1;
+  while (ids.includes(`r${n}`)) n += 1;
+  return `r${n}`;
+}
+
+/** A 422's `errors`, in the reader's words, beside their parameters (nested paths go to their parameter). */
+function fieldErrors(view: TaskView, refusal: Refusal): { errors: Record<string, string>; rest: string[] } {
+  const problems = ((refusal.extra as { errors?: BodyProblem[] } | undefined)?.errors ?? []) as BodyProblem[];
+  const errors: Record<string, string> = {};
+  const rest: string[] = [];
+  for (const pr of problems) {
+    const name = pr.name.split(/[.[]/)[0] ?? "";
+    const param = view.params.find((p) => p.name === name);
+    if (param) errors[name] ??= fieldError(labelOf(param), pr.problem);
+    else rest.push(pr.name ? `“${pr.name}” ${pr.problem}.` : `${pr.problem}.`);
+  }
+  return { errors, rest };
+}
+
+export function taskRouter(rt: Runtime): Router {
+  const router = new Router({ sensitive: true, strict: true });
+
+  /** The principal, the nonce and the view, or null once a page (303, 404) was answered. */
+  async function load(ctx: Context): Promise<{ who: SignedIn; nonce: string; view: TaskView; element: number | null } | null> {
+    const nonce = randomBytes(16).toString("base64");
+    setHeaders(ctx, nonce);
+    const who = await signedInPage(ctx, rt);
+    if (!who) return null;
+    const element = elementOf(ctx);
+    const alias = ctx.params.alias ?? "";
+    const view =
+      element === undefined || !isStorableString(alias)
+        ? null
+        : await dependency(rt.log, "database", () => taskView({ db: rt.db, sealer: rt.sealer, baseUrl: rt.config.baseUrl }, ctx.params.runId ?? "", alias, element, who.principal));
+    if (!view || element === undefined) {
+      send(ctx, 404, notFoundDocument(nonce, who));
+      return null;
+    }
+    return { who, nonce, view, element };
+  }
+
+  const actionOf = (ctx: Context) => ctx.originalUrl;
+
+  router.get(TASK_ROUTE, async (ctx) => {
+    const got = await load(ctx);
+    if (!got) return;
+    const { who, nonce, view } = got;
+    if (view.refusal) return send(ctx, 403, refusedDocument(nonce, who, view, view.refusal.code as "not-a-candidate" | "authorize-denied"));
+    const values = new URLSearchParams();
+    const post: PostedForm = { values, errors: {}, rows: rowsOf(view, values, true) };
+    send(ctx, 200, taskDocument(nonce, who, view, { csrf: who.csrf ?? "", action: actionOf(ctx), post, message: null }));
+  });
+
+  router.post(TASK_ROUTE, async (ctx) => {
+    const got = await load(ctx);
+    if (!got) return;
+    const { who, nonce, element } = got;
+    let view = got.view;
+    if (!sameOrigin(ctx, rt.config.baseUrl)) return send(ctx, 403, refusedDocument(nonce, who, view, "origin"));
+    if (!ctx.is("application/x-www-form-urlencoded")) {
+      return send(ctx, 415, taskDocument(nonce, who, view, { csrf: who.csrf ?? "", action: actionOf(ctx), post: { values: new URLSearchParams(), errors: {}, rows: rowsOf(view, new URLSearchParams(), true) }, message: "Send the task's form as a web form (application/x-www-form-urlencoded)." }));
+    }
+    let values: URLSearchParams;
+    try {
+      values = new URLSearchParams(await getRawBody(ctx.req, { limit: TASK_FORM_LIMIT_BYTES, encoding: "utf-8" }));
+    } catch {
+      return send(ctx, 413, taskDocument(nonce, who, view, { csrf: who.csrf ?? "", action: actionOf(ctx), post: { values: new URLSearchParams(), errors: {}, rows: rowsOf(view, new URLSearchParams(), true) }, message: `The form is larger than ${TASK_FORM_LIMIT_BYTES} bytes: shorten the answer.` }));
+    }
+    if (!csrfOk(who, values.get("csrf"))) return send(ctx, 403, refusedDocument(nonce, who, view, "csrf"));
+    const again = (status: number, errors: Record<string, string>, message: string | null, rows = rowsOf(view, values, false)) =>
+      send(ctx, status, taskDocument(nonce, who, view, { csrf: who.csrf ?? "", action: actionOf(ctx), post: { values, errors, rows }, message }));
+
+    if (view.refusal) return send(ctx, 403, refusedDocument(nonce, who, view, view.refusal.code as "not-a-candidate" | "authorize-denied"));
+    if (!view.live || view.slot.status !== "open") return again(409, {}, null);
+
+    // A list's "Add an item" / "Remove item" without script: the form again, nothing raised.
+    const add = values.get("_add");
+    const remove = values.get("_remove");
+    if (add !== null || remove !== null) {
+      const rows = rowsOf(view, values, false);
+      if (add !== null && rows[add] && rows[add].length < MAX_ROWS) rows[add] = [...rows[add], nextRowId(rows[add])];
+      if (remove !== null) {
+        const [param, id] = remove.split(".");
+        if (param && rows[param]) rows[param] = rows[param].filter((r) => r !== id);
+      }
+      return again(200, {}, null, rows);
+    }
+
+    const body = formBody(view.params, values);
+    if (valueDepthExceeds(body, rt.config.limits.maxInputDepth)) {
+      return again(422, {}, `An answer is nested deeper than ${rt.config.limits.maxInputDepth} levels (SLOTFLOW_MAX_INPUT_DEPTH).`);
+    }
+    try {
+      const raised = await raiseAsPrincipal(rt, { runId: view.run.id, alias: view.slot.alias, element }, body, who.principal);
+      if (raised.status === "accepted") return send(ctx, 202, acceptedDocument(nonce, who, view, actionOf(ctx)));
+      ctx.status = 303;
+      ctx.redirect(actionOf(ctx));
+    } catch (err) {
+      if (!(err instanceof RefusalError)) throw err;
+      const refusal: Refusal = { code: err.code, detail: err.message, extra: err.extra };
+      switch (refusal.code) {
+        case "invalid-body": {
+          const { errors, rest } = fieldErrors(view, refusal);
+          return again(422, errors, rest.length ? `Please check the answer: ${rest.join(" ")}` : null);
+        }
+        case "not-a-candidate":
+        case "authorize-denied":
+          return send(ctx, 403, refusedDocument(nonce, who, view, refusal.code));
+        case "requires-failed":
+          return again(409, {}, refusal.detail);
+        case "handler-failed":
+        case "configuration-fault":
+          return again(409, {}, "The workflow could not apply this answer: nothing was changed. Tell the workflow's owner.");
+        case "slot-closed":
+        case "slot-not-open": {
+          const fresh = await dependency(rt.log, "database", () => taskView({ db: rt.db, sealer: rt.sealer, baseUrl: rt.config.baseUrl }, view.run.id, view.slot.alias, element, who.principal));
+          if (fresh) view = fresh;
+          return send(ctx, 409, taskDocument(nonce, who, view, { csrf: who.csrf ?? "", action: actionOf(ctx), post: { values, errors: {}, rows: rowsOf(view, values, false) }, message: refusal.detail }, "Your answer was not applied."));
+        }
+        case "not-found":
+          return send(ctx, 404, notFoundDocument(nonce, who));
+        default:
+          throw err;
+      }
+    }
+  });
+
+  return router;
+}
