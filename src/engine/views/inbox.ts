@@ -15,6 +15,7 @@
  * titles read-only and name the predecessors not yet completed. Nothing is written.
  */
 import type { Db } from "../../db.js";
+import { nextDepth } from "../../json/depth.js";
 import type { CompiledWorkflow, TypeSpec } from "../../lang/compiled.js";
 import { RefusalCode, RefusalError, refuse } from "../refusals.js";
 import type { Sealer } from "../sealing/seal.js";
@@ -153,8 +154,8 @@ export function parseInboxQuery(query: Record<string, string | string[] | undefi
 }
 
 /** A parameter's type as the language writes it, without the `?` of an optional (`list<string?>`, `Vendor`). */
-export function typeText(type: TypeSpec): string {
-  if (type.kind === "list") return `list<${typeText(type.element)}${type.element.optional ? "?" : ""}>`;
+export function typeText(type: TypeSpec, depth = 0): string {
+  if (type.kind === "list") return `list<${typeText(type.element, nextDepth(depth))}${type.element.optional ? "?" : ""}>`;
   if (type.kind === "entity") return type.name;
   return type.kind;
 }
