@@ -18,7 +18,7 @@ import type { Browser, BrowserContext, Page } from "playwright-core";
 import { exportSPKI, SignJWT } from "jose";
 import { launchBrowser } from "../helpers/browser.js";
 import { dropDatabase } from "../helpers/db.js";
-import { CLIENT_ID, issuerKey, startIssuer, type TestIssuer } from "../helpers/oidc-issuer.js";
+import { CLIENT_ID, issuerKey, signInAtIssuer, startIssuer, type TestIssuer } from "../helpers/oidc-issuer.js";
 import { JWT_SECRET, startCluster, type Cluster } from "../helpers/server.js";
 import { signPrincipal } from "../../src/web/auth.js";
 import { SESSION_COOKIE, LOGIN_COOKIE, seal, unseal } from "../../src/web/identity/session.js";
@@ -82,24 +82,12 @@ function setCookie(headers: Headers, name: string): { value: string; attributes:
   return null;
 }
 
-/** Drives the provider's login (and consent, when it asks) pages until the browser is back at slotflow. */
-async function signInAtIssuer(page: Page, login: string): Promise<void> {
-  await page.locator('input[name="login"]').fill(login);
-  await page.locator('input[name="password"]').fill("any password");
-  await page.getByRole("button", { name: "Sign-in" }).click();
-  await page.waitForURL((url) => url.href.startsWith(base) || url.pathname.includes("/interaction/"));
-  if (!page.url().startsWith(base)) {
-    await page.getByRole("button", { name: "Continue" }).click();
-  }
-  await page.waitForURL((url) => url.href.startsWith(base));
-}
-
 async function newSignedInContext(login: string, returnTo: string): Promise<{ context: BrowserContext; page: Page }> {
   const context = await browser.newContext();
   const page = await context.newPage();
   await page.goto(`${base}/auth/login?returnTo=${encodeURIComponent(returnTo)}`);
   if (!page.url().startsWith(idp.issuer)) throw new Error(`expected the issuer's login page, got ${page.url()}`);
-  await signInAtIssuer(page, login);
+  await signInAtIssuer(page, base, login);
   return { context, page };
 }
 

@@ -15,6 +15,7 @@
  */
 import { createServer, type Server } from "node:http";
 import Provider from "oidc-provider";
+import type { Page } from "playwright-core";
 import { exportJWK, generateKeyPair, SignJWT, type CryptoKey, type JWK, type JWTPayload } from "jose";
 import { freePort } from "./server.js";
 
@@ -35,7 +36,24 @@ export async function issuerKey(kid: string): Promise<IssuerKey> {
 export const CLIENT_ID = "slotflow";
 
 export function accountClaims(id: string): Record<string, unknown> {
-  return { sub: id, email: `${id}@example.test`, email_verified: true, name: id, roles: ["top-level"], realm_access: { roles: ["approver", "finance"] } };
+  // a login starting with "sales-" is someone outside finance (the 403 of a task only finance may answer)
+  const realmRoles = id.startsWith("sales-") ? ["sales"] : ["approver", "finance"];
+  return { sub: id, email: `${id}@example.test`, email_verified: true, name: id, roles: ["top-level"], realm_access: { roles: realmRoles } };
+}
+
+/**
+ * Drives the provider's login page (and consent, when it asks) with `login` until the browser is
+ * back at `slotflowBase`. The page must be on the provider's login page.
+ */
+export async function signInAtIssuer(page: Page, slotflowBase: string, login: string): Promise<void> {
+  await page.locator('input[name="login"]').fill(login);
+  await page.locator('input[name="password"]').fill("any password");
+  await page.getByRole("button", { name: "Sign-in" }).click();
+  await page.waitForURL((url) => url.href.startsWith(slotflowBase) || url.pathname.includes("/interaction/"));
+  if (!page.url().startsWith(slotflowBase)) {
+    await page.getByRole("button", { name: "Continue" }).click();
+  }
+  await page.waitForURL((url) => url.href.startsWith(slotflowBase));
 }
 
 export interface TestIssuer {
