@@ -8,6 +8,7 @@
 import test from "ava";
 import { execFileSync } from "node:child_process";
 import { Redis } from "ioredis";
+import { launchBrowser } from "../helpers/browser.js";
 import { dropDatabase } from "../helpers/db.js";
 import { ADMIN_TOKEN, eventually, printedLinks, request, startCluster, type Cluster } from "../helpers/server.js";
 
@@ -94,4 +95,37 @@ test.serial("a vendor approves through the emailed link; the link is then spent,
   } finally {
     redis.disconnect();
   }
+});
+
+test.serial("the README's inbox session: the development sign-in as fiona (finance), the task in /inbox marked as development, answered in Chromium, answeredBy on the run", async (t) => {
+  const started = await request(cluster.baseUrl, "POST", "/api/workflows/VendorApproval/runs", {
+    token: ADMIN_TOKEN,
+    json: { vendor: { name: "Acme Inbox", contactEmail: "ap@acme.example" }, amount: 1200 },
+  });
+  t.is(started.status, 201);
+  const runId = (started.body as { id: string }).id;
+  const browser = await launchBrowser();
+  try {
+    const page = await browser.newPage();
+    await page.goto(`${cluster.baseUrl}/inbox`);
+    t.is(new URL(page.url()).pathname, "/auth/login");
+    await page.getByLabel("User id").fill("fiona");
+    await page.getByLabel("Email (optional)").fill("fiona@example.com");
+    await page.getByLabel("Roles (optional)").fill("finance");
+    await Promise.all([page.waitForNavigation(), page.getByRole("button", { name: "Sign in" }).click()]);
+    t.is(new URL(page.url()).pathname, "/inbox");
+    t.regex(await page.getByRole("note").innerText(), /Development sign-in — not for production/);
+    await Promise.all([page.waitForNavigation(), page.getByRole("link", { name: /Approve Acme Inbox\?/ }).click()]);
+    t.is(new URL(page.url()).pathname, `/inbox/tasks/${runId}/decision`);
+    await page.getByRole("group", { name: "Do you approve this vendor?" }).getByLabel("Yes").check();
+    await page.getByLabel("Note for our finance team").fill("Bank details verified");
+    await Promise.all([page.waitForNavigation(), page.getByRole("button", { name: "Send answer" }).click()]);
+    t.regex(await page.locator("body").innerText(), /Answered by you at/);
+  } finally {
+    await browser.close();
+  }
+  const run = await request(cluster.baseUrl, "GET", `/api/runs/${runId}`, { token: ADMIN_TOKEN });
+  const body = run.body as { state: string; slots: { alias: string; answeredBy: unknown }[] };
+  t.is(body.state, "Approved");
+  t.deepEqual(body.slots.find((s) => s.alias === "decision")?.answeredBy, { via: "principal", id: "fiona", email: "fiona@example.com" });
 });
