@@ -117,6 +117,7 @@ test.serial("the README's inbox session: the development sign-in as fiona (finan
     t.regex(await page.getByRole("note").innerText(), /Development sign-in — not for production/);
     await Promise.all([page.waitForNavigation(), page.getByRole("link", { name: /Approve Acme Inbox\?/ }).click()]);
     t.is(new URL(page.url()).pathname, `/inbox/tasks/${runId}/decision`);
+    t.regex(await page.getByRole("note").innerText(), /Development sign-in — not for production/);
     await page.getByRole("group", { name: "Do you approve this vendor?" }).getByLabel("Yes").check();
     await page.getByLabel("Note for our finance team").fill("Bank details verified");
     await Promise.all([page.waitForNavigation(), page.getByRole("button", { name: "Send answer" }).click()]);

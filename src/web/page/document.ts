@@ -67,7 +67,7 @@ const FORWARD_FOOTER = "Answered through a single-use link: the link itself is t
  * when `withScript`), with `footer` at the bottom. Shared by the responder page and the task page
  * (src/web/task/).
  */
-export function pageShell(nonce: string, title: string, body: Html, opts: { withScript: boolean; footer: Html }): string {
+export function pageShell(nonce: string, title: string, body: Html, opts: { withScript: boolean; footer: Html; style?: string }): string {
   return html`<!doctype html>
 <html lang="en">
 <head>
@@ -76,7 +76,7 @@ export function pageShell(nonce: string, title: string, body: Html, opts: { with
 <meta name="referrer" content="no-referrer">
 <meta name="robots" content="noindex, nofollow">
 <title>${title}</title>
-<style nonce="${nonce}">${raw(PAGE_STYLE)}</style>
+<style nonce="${nonce}">${raw(PAGE_STYLE)}${raw(opts.style ?? "")}</style>
 </head>
 <body>
 <main>
