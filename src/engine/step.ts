@@ -14,7 +14,6 @@
 import { randomBytes, randomUUID } from "node:crypto";
 import type { Limits } from "../config.js";
 import type { Tx } from "../db.js";
-import type { AnsweredBy } from "./commands/types.js";
 import type { QueuedDelivery, World } from "./interpreter.js";
 import { jsonDate, readStepUnlocked, type StepRead } from "./sql/step-read.js";
 import { writeStep, type SlotWriteRow, type StepWrite } from "./sql/step-write.js";
@@ -46,6 +45,15 @@ export interface RunRecord {
   milestones: string[];
   finishedAt: Date | null;
 }
+
+/**
+ * How the answer that completed a slot came (v0.4 "Who answered"): through its link, as a signed-in
+ * or bearer principal, or as a Slack user. Stored in `slots.answered_by`, shown as `answeredBy`.
+ */
+export type AnsweredBy =
+  | { via: "link" }
+  | { via: "principal"; id: string; email: string | null }
+  | { via: "slack"; id: string; email: string | null };
 
 export interface SlotRecord {
   id: string;

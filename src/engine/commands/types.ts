@@ -14,14 +14,7 @@ export interface PrincipalClaims {
   roles: string[];
 }
 
-/**
- * How the answer that completed a slot came (v0.4 "Who answered"): through its link, as a signed-in
- * or bearer principal, or as a Slack user. Stored in `slots.answered_by`, shown as `answeredBy`.
- */
-export type AnsweredBy =
-  | { via: "link" }
-  | { via: "principal"; id: string; email: string | null }
-  | { via: "slack"; id: string; email: string | null };
+export type { AnsweredBy } from "../step.js";
 
 export type Command =
   | { kind: "start"; commandId: string; runId: string; workflow: string; version: number; input: Record<string, unknown> }
