@@ -11,37 +11,22 @@
  * Fixture: test/fixtures/forwarding.flow.
  */
 import test from "ava";
-import type { Browser, Page } from "playwright-core";
-import { DESKTOP, launchBrowser } from "../helpers/browser.js";
-import { dropDatabase } from "../helpers/db.js";
-import { deployFixture, postLink, startRun, uniqueTitle } from "../helpers/callback.js";
+import { useBrowserSuite } from "../helpers/browser-suite.js";
+import type { Page } from "playwright-core";
+import { DESKTOP } from "../helpers/browser.js";
+import { postLink, startRun, uniqueTitle } from "../helpers/callback.js";
 import { linkIn, parseEmails, waitForEmail } from "../helpers/mail.js";
-import { startCluster, type Cluster } from "../helpers/server.js";
 
-let cluster: Cluster;
-let base: string;
-let browser: Browser;
-
-test.before(async () => {
-  [cluster, browser] = await Promise.all([startCluster("fwbrowser"), launchBrowser()]);
-  base = cluster.baseUrl;
-  await deployFixture(base, "forwarding.flow");
-});
-
-test.after.always(async () => {
-  await browser?.close();
-  await cluster?.stop();
-  if (cluster) await dropDatabase(cluster.databaseUrl);
-});
+const suite = useBrowserSuite(test, "fwbrowser", ["forwarding.flow"]);
 
 async function begin(prefix: string) {
   const title = uniqueTitle(prefix);
-  await startRun(base, "Fwd", { job: { title, contact: `${title}@example.test`, handled: 0 } });
-  return { title, link: async (alias: string) => linkIn(await waitForEmail(() => cluster.output(), `${alias} ${title}`)) };
+  await startRun(suite.base, "Fwd", { job: { title, contact: `${title}@example.test`, handled: 0 } });
+  return { title, link: async (alias: string) => linkIn(await waitForEmail(() => suite.cluster.output(), `${alias} ${title}`)) };
 }
 
 async function openPage(url: string, javaScriptEnabled: boolean): Promise<Page> {
-  const context = await browser.newContext({ viewport: DESKTOP, javaScriptEnabled, acceptDownloads: true });
+  const context = await suite.browser.newContext({ viewport: DESKTOP, javaScriptEnabled, acceptDownloads: true });
   const page = await context.newPage();
   await page.goto(url);
   return page;
@@ -57,7 +42,7 @@ test.serial("without JavaScript, the forward form sends the link on: the page th
   t.is(await page.getByRole("heading", { level: 1 }).textContent(), "This link was passed on");
   const until = Date.now() + 15_000;
   let mail;
-  while (!(mail = parseEmails(cluster.output()).find((m) => m.to === `colleague-${title}@example.test`)) && Date.now() < until) await new Promise((r) => setTimeout(r, 50));
+  while (!(mail = parseEmails(suite.cluster.output()).find((m) => m.to === `colleague-${title}@example.test`)) && Date.now() < until) await new Promise((r) => setTimeout(r, 50));
   t.truthy(mail);
   t.is(mail!.subject, `Review ${title}`);
   t.is((await postLink(linkIn(mail!), { ok: true, note: "the colleague" })).status, 200);

@@ -6,39 +6,23 @@
  * JSON sent and stored is unchanged. Fixture: test/fixtures/responder-dates.flow.
  */
 import test from "ava";
-import type { Browser } from "playwright-core";
-import { DESKTOP, launchBrowser } from "../helpers/browser.js";
-import { dropDatabase } from "../helpers/db.js";
-import { deployFixture, showRun, startRun, uniqueTitle } from "../helpers/callback.js";
+import { useBrowserSuite } from "../helpers/browser-suite.js";
+import { DESKTOP } from "../helpers/browser.js";
+import { showRun, startRun, uniqueTitle } from "../helpers/callback.js";
 import { linkIn, waitForEmail } from "../helpers/mail.js";
-import { startCluster, type Cluster } from "../helpers/server.js";
 
-let cluster: Cluster;
-let base: string;
-let browser: Browser;
-
-test.before(async () => {
-  [cluster, browser] = await Promise.all([startCluster("rdates"), launchBrowser()]);
-  base = cluster.baseUrl;
-  await deployFixture(base, "responder-dates.flow");
-});
-
-test.after.always(async () => {
-  await browser?.close();
-  await cluster?.stop();
-  if (cluster) await dropDatabase(cluster.databaseUrl);
-});
+const suite = useBrowserSuite(test, "rdates", ["responder-dates.flow"]);
 
 async function begin(prefix: string) {
   const title = uniqueTitle(prefix);
-  const runId = await startRun(base, "RpDates", { order: { title, contact: `${title}@example.test`, amount: 25000, price: 2.5 } });
-  const url = linkIn(await waitForEmail(() => cluster.output(), `confirm ${title}`));
+  const runId = await startRun(suite.base, "RpDates", { order: { title, contact: `${title}@example.test`, amount: 25000, price: 2.5 } });
+  const url = linkIn(await waitForEmail(() => suite.cluster.output(), `confirm ${title}`));
   return { runId, url, title };
 }
 
 test.serial("in Kolkata with a German browser: a date picker, a datetime without seconds at +05:30, numbers as 25.000 and 2,5", async (t) => {
   const { runId, url, title } = await begin("kolkata");
-  const context = await browser.newContext({ viewport: DESKTOP, locale: "de-DE", timezoneId: "Asia/Kolkata" });
+  const context = await suite.browser.newContext({ viewport: DESKTOP, locale: "de-DE", timezoneId: "Asia/Kolkata" });
   const page = await context.newPage();
   await page.goto(url);
   t.is(await page.locator("h1").innerText(), `Confirm ${title}`);
@@ -59,7 +43,7 @@ test.serial("in Kolkata with a German browser: a date picker, a datetime without
   const body = JSON.parse((await sent).postData() ?? "{}");
   t.deepEqual(body, { delivery: "2026-12-01", pickup: "2026-12-01T09:30:00+05:30" });
   await page.locator("#outcome").filter({ hasText: "Done" }).waitFor({ timeout: 15_000 });
-  const order = (await showRun(base, runId)).entities.order;
+  const order = (await showRun(suite.base, runId)).entities.order;
   t.is(order.delivery, "2026-12-01");
   t.is(new Date(order.pickup).toISOString(), "2026-12-01T04:00:00.000Z");
   t.is(order.amount, 25000, "the JSON keeps the plain number");
@@ -68,7 +52,7 @@ test.serial("in Kolkata with a German browser: a date picker, a datetime without
 
 test.serial("in New York (winter) with an English browser: offset −05:00, numbers as 25,000 and 2.5", async (t) => {
   const { url } = await begin("newyork");
-  const context = await browser.newContext({ viewport: DESKTOP, locale: "en-US", timezoneId: "America/New_York" });
+  const context = await suite.browser.newContext({ viewport: DESKTOP, locale: "en-US", timezoneId: "America/New_York" });
   const page = await context.newPage();
   await page.goto(url);
   t.is(await page.locator(".intro").innerText(), "Order of 25,000 USD at 2.5 USD each.");

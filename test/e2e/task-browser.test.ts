@@ -8,42 +8,28 @@
  * any page. Screenshots: test/artifacts/task-{phone,desktop}.png. Fixture: test/fixtures/task-page.flow.
  */
 import test from "ava";
+import { useBrowserSuite } from "../helpers/browser-suite.js";
 import AxeBuilder from "@axe-core/playwright";
 import { join } from "node:path";
-import type { Browser, Page } from "playwright-core";
-import { ARTIFACTS, DESKTOP, launchBrowser, PHONE } from "../helpers/browser.js";
-import { dropDatabase } from "../helpers/db.js";
-import { deployFixture, eventsOn, principalJwt, showRun, startRun, uniqueTitle } from "../helpers/callback.js";
-import { startCluster, type Cluster } from "../helpers/server.js";
+import type { Page } from "playwright-core";
+import { ARTIFACTS, DESKTOP, PHONE } from "../helpers/browser.js";
+import { eventsOn, principalJwt, showRun, startRun, uniqueTitle } from "../helpers/callback.js";
 
-let cluster: Cluster;
-let base: string;
-let browser: Browser;
 /** Every URL any page of the suite requested. */
 const requested: string[] = [];
 
-test.before(async () => {
-  [cluster, browser] = await Promise.all([startCluster("taskbrowser"), launchBrowser()]);
-  base = cluster.baseUrl;
-  await deployFixture(base, "task-page.flow");
-});
-
-test.after.always(async () => {
-  await browser?.close();
-  await cluster?.stop();
-  if (cluster) await dropDatabase(cluster.databaseUrl);
-});
+const suite = useBrowserSuite(test, "taskbrowser", ["task-page.flow"]);
 
 async function begin(prefix: string) {
   const title = uniqueTitle(prefix);
-  const runId = await startRun(base, "TkPage", { job: { title, contact: `${title}@example.test`, vendor: "Acme Tools", maxQty: 10 }, reviewers: ["ann"] });
-  return { runId, url: (alias: string) => `${base}/inbox/tasks/${runId}/${alias}` };
+  const runId = await startRun(suite.base, "TkPage", { job: { title, contact: `${title}@example.test`, vendor: "Acme Tools", maxQty: 10 }, reviewers: ["ann"] });
+  return { runId, url: (alias: string) => `${suite.base}/inbox/tasks/${runId}/${alias}` };
 }
 
 /** A page signed in as `sub` with `roles` (bearer JWT on every request), JavaScript off unless asked. */
 async function signedInPage(sub: string, roles: string[], viewport = DESKTOP, javaScriptEnabled = false): Promise<Page> {
   const jwt = await principalJwt(sub, roles);
-  const context = await browser.newContext({ viewport, javaScriptEnabled, extraHTTPHeaders: { authorization: `Bearer ${jwt}` } });
+  const context = await suite.browser.newContext({ viewport, javaScriptEnabled, extraHTTPHeaders: { authorization: `Bearer ${jwt}` } });
   context.setDefaultTimeout(10_000);
   const page = await context.newPage();
   page.on("request", (r) => requested.push(r.url()));
@@ -82,7 +68,7 @@ test.serial("a principal opens the task page, fills the form without JavaScript 
   t.is(answer?.status(), 200);
   t.is(page.url(), run.url("order"), "303 back to the task page");
   t.regex(await page.locator("#outcome").innerText(), /^Answered by you at \d{1,2} \w+ \d{4} at \d\d:\d\d UTC\.$/);
-  const view = await showRun(base, run.runId);
+  const view = await showRun(suite.base, run.runId);
   const order = view.slots.find((s) => s.alias === "order") as unknown as { status: string; answeredBy: unknown };
   t.is(order.status, "completed");
   t.deepEqual(order.answeredBy, { via: "principal", id: "alice", email: "alice@example.test" });
@@ -113,7 +99,7 @@ test.serial("refusals show beside their fields, values kept; the Requires else w
   const [over] = await Promise.all([page.waitForNavigation(), page.getByRole("button", { name: "Send answer" }).click()]);
   t.is(over?.status(), 409);
   t.is(await page.getByRole("alert").innerText(), "We can take at most 10 items; you offered 11.");
-  t.is((await showRun(base, run.runId)).slots.find((s) => s.alias === "order")?.status, "open");
+  t.is((await showRun(suite.base, run.runId)).slots.find((s) => s.alias === "order")?.status, "open");
   await page.context().close();
 });
 
