@@ -9,6 +9,8 @@
  */
 import test from "ava";
 import { execFileSync } from "node:child_process";
+import { readFileSync } from "node:fs";
+import { join } from "node:path";
 import { redisText } from "../helpers/redis-text.js";
 import { dropDatabase, sql } from "../helpers/db.js";
 import { deployFixture, postLink, showRun, startRun, uniqueTitle, type Answer } from "../helpers/callback.js";
@@ -185,4 +187,37 @@ test.serial("no token of a forwarded or minted link is in the database, in Redis
   t.true(logs.some((l) => l.includes("/api/workflow/callback/[redacted]/forward")), "the access log records forwards, redacted");
   for (const line of logs) found.push(...leaks("log", line));
   t.deepEqual(found, []);
+});
+
+test.serial("examples/contract-signing.flow: a signer forwards their own link; the colleague's answer counts toward the quorum of two, the forwarded link is retired, the third dies quorum-reached", async (t) => {
+  const source = readFileSync(join(import.meta.dirname, "..", "..", "examples", "contract-signing.flow"), "utf8");
+  const deployed = await fetch(`${base}/api/workflows`, {
+    method: "POST",
+    headers: { authorization: `Bearer ${cluster.env.SLOTFLOW_ADMIN_TOKEN}`, "content-type": "text/plain", "x-slotflow-filename": "contract-signing.flow" },
+    body: source,
+  });
+  t.true(deployed.ok, await deployed.clone().text());
+  const title = uniqueTitle("nda");
+  const signers = ["ann", "bob", "cem"].map((n) => `${n}-${title}@example.test`);
+  const runId = await startRun(base, "ContractSigning", { contract: { title, value: 5000 }, signers });
+  const linkOf = async (to: string) => linkIn(await mailTo(to, `Please sign ${title}`));
+  const [ann, bob, cem] = await Promise.all(signers.map(linkOf));
+
+  const deputy = `deputy-${title}@example.test`;
+  t.is((await forward(ann!, { email: deputy })).status, 200);
+  const passedOn = linkIn(await mailTo(deputy, `Sign ${title}`));
+  t.is((await postLink(passedOn, { agree: true })).status, 200);
+  t.is((await postLink(bob!, { agree: true })).status, 200);
+
+  const retired = await postLink(ann!, { agree: true });
+  problem(t, retired, 410, "link-retired");
+  t.is(retired.body.reason, "forwarded");
+  const late = await postLink(cem!, { agree: true });
+  problem(t, late, 410, "link-dead");
+  t.is(late.body.reason, "quorum-reached");
+
+  const run = await showRun(base, runId);
+  t.deepEqual(run.slots.filter((s) => s.alias === "signatures").map((s) => s.status), ["completed", "completed", "cancelled"]);
+  t.is(run.slots.find((s) => s.alias === "counter")?.status, "open");
+  t.like(run.history.find((h) => h.kind === "link-forwarded")?.data, { alias: "signatures", element: 0, to: deputy });
 });
