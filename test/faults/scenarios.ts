@@ -91,7 +91,7 @@ test.after.always(async () => {
 const base = (i: number) => `http://127.0.0.1:${webPorts[i]}`;
 
 const HEADER = ["scenario", "deposits", "200", "202", "503", "lost", "retried", "→completed", "applied once", "refusals kept", "seconds"];
-const QUORUM_HEADER = ["scenario", "runs", "deposits", "200", "202", "410 quorum", "503", "lost", "retried", "202→200", "202→410", "2 completed", "links dead", "seconds"];
+const QUORUM_HEADER = ["scenario", "runs", "deposits", "active at kill", "200", "202", "410 quorum", "503", "lost", "retried", "202→200", "202→410", "2 completed", "links dead", "seconds"];
 function table(lines: string[], header = HEADER): string {
   const cells = [header, ...lines.map((l) => l.split("\t"))];
   const widths = header.map((_, i) => Math.max(...cells.map((r) => (r[i] ?? "").length)));
@@ -365,12 +365,26 @@ test.serial("kill -9 a worker during quorum races: never more than k completions
   const started = Date.now();
   let sent = 0;
   let faultDone: Promise<void> | null = null;
-  // Eight runs at a time (40 posts in flight, more than both workers' 2 × 8 slots, so the killed
-  // worker is busy when it dies); the five links of a run all at once, alternating web processes.
+  let burstOver = false;
+  // Deposit jobs being processed when the worker was killed (BullMQ's active list). More than one
+  // worker's SLOTFLOW_WORKER_CONCURRENCY (8) means both workers held some: the kill hit work.
+  let activeAtKill = -1;
+  const activeKey = `${cluster.env.SLOTFLOW_QUEUE_PREFIX}:commands:active`;
+  // Eight runs at a time (40 posts in flight); the five links of a run all at once, alternating
+  // web processes.
   await pool(clients, 8, async (run) => {
     if (++sent === Math.ceil(QUORUM_RUNS / 3)) {
       pendingFault = faultDone = (async () => {
         const w = cluster.processes.find((x) => x.role === "worker" && !killed.has(x))!;
+        // From a third of the way in, wait (up to the end of the burst) until both workers are busy.
+        for (;;) {
+          const active = Number(await redis.command("LLEN", activeKey));
+          if (active > 8 || burstOver) {
+            activeAtKill = active;
+            break;
+          }
+          await sleep(5);
+        }
         killed.add(w);
         await kill(w);
         await cluster.spawn("worker");
@@ -378,6 +392,7 @@ test.serial("kill -9 a worker during quorum races: never more than k completions
     }
     await Promise.all(run.map(async (c) => (c.first = await post((c.run + c.element) % 2, c.url, c.body, c.key))));
   });
+  burstOver = true;
   await faultDone;
   await ready();
 
@@ -446,6 +461,7 @@ test.serial("kill -9 a worker during quorum races: never more than k completions
     "kill -9 worker, quorum",
     String(QUORUM_RUNS),
     String(all.length),
+    String(activeAtKill),
     n(won),
     n((a) => a.status === 202),
     n(lostRace),
@@ -461,6 +477,7 @@ test.serial("kill -9 a worker during quorum races: never more than k completions
   quorumRows.push(row);
   t.log(`\n${table([row], QUORUM_HEADER)}`);
 
+  t.true(activeAtKill > 8, `the kill hit work: ${activeAtKill} deposit jobs active, more than one worker's 8`);
   t.deepEqual(problems, [], "every run: two completed, three cancelled with dead links; every client's answer agrees with its element");
   t.is(all.filter((c) => won(c.final)).length, 2 * QUORUM_RUNS, "exactly k = 2 clients per run learned completed");
   const bad5xx = [...firsts, ...all.map((c) => c.final!)].filter((a) => a.status >= 500 && a.status !== 503);
