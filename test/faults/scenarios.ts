@@ -293,8 +293,9 @@ test.serial("kill -9 a worker during a burst", (t) =>
  * runs of a slot fanned out over five people with `Quorum: 2`, each element with its own link
  * (`each { … }`). For every run the five links are posted at once (split over both web processes,
  * each with its own Idempotency-Key), while a worker is killed with `kill -9` a third of the way
- * in and replaced. Clients that lost their answer or got 503 or 202 retry with the same key and
- * body until they get a definite answer.
+ * in and replaced — once BullMQ's active list holds more deposit jobs than one worker's
+ * concurrency (8), so both workers hold some and the kill hits work (asserted). Clients that lost
+ * their answer or got 503 or 202 retry with the same key and body until they get a definite answer.
  *
  * The honest expectation for a 202 ("will be applied whatever fails in between"): the deposit is
  * applied — but applying it may be a refusal, when two other elements reached the quorum first.
