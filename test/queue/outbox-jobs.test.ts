@@ -35,8 +35,10 @@ event Answer(ok: bool)
 initial state Waiting {
   subscribe Answer(ok) as answer
   enter {
-    send email to "ann@example.test" { subject: "For " + owner.name, body: "Answer: " + answer.CallbackUrl() }
-    send webhook to "hook" { type: "notify.created", name: owner.name, url: answer.CallbackUrl() }
+    // one link for both: minting again would retire the first, and its mail would be withdrawn
+    let link = answer.CallbackUrl()
+    send email to "ann@example.test" { subject: "For " + owner.name, body: "Answer: " + link }
+    send webhook to "hook" { type: "notify.created", name: owner.name, url: link }
   }
   on answer(ok) -> Done
 }

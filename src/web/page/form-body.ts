@@ -21,6 +21,7 @@
  * Nothing here refuses: every judgement is the ordinary body check's (src/engine/values/body.ts).
  */
 import type { CompiledParam, TypeSpec } from "../../lang/compiled.js";
+import { nextDepth } from "../../json/depth.js";
 
 const ROW_ID = /^[A-Za-z0-9_-]{1,40}$/;
 const NUMERAL = /^[+-]?(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][+-]?\d+)?$/;
@@ -40,7 +41,7 @@ export function listRows(param: string, form: URLSearchParams, max = 1000): stri
 }
 
 /** One value of `type` from the control named `name`; undefined when nothing was given. */
-function readValue(type: TypeSpec, name: string, form: URLSearchParams): unknown {
+function readValue(type: TypeSpec, name: string, form: URLSearchParams, depth = 0): unknown {
   const raw = form.get(name);
   const empty = (): unknown => (type.optional ? null : undefined);
   switch (type.kind) {
@@ -55,7 +56,7 @@ function readValue(type: TypeSpec, name: string, form: URLSearchParams): unknown
         const rowName = `${name}.${id}`;
         const v = form.get(rowName);
         if (type.element.kind !== "bool" && (v === null || v.trim() === "")) continue; // a blank row
-        const item = readValue({ ...type.element, optional: type.element.optional }, rowName, form);
+        const item = readValue({ ...type.element, optional: type.element.optional }, rowName, form, nextDepth(depth));
         if (item !== undefined) items.push(item);
       }
       return items;
@@ -73,6 +74,10 @@ function readValue(type: TypeSpec, name: string, form: URLSearchParams): unknown
       const v = raw.trim();
       return (v.length === 16 ? `${v}:00` : v) + off;
     }
+    case "date":
+      // a date picker's value is already the JSON form, "YYYY-MM-DD"; the event's check judges it
+      if (raw === null || raw.trim() === "") return empty();
+      return raw.trim();
     case "duration": {
       if (raw === null || raw.trim() === "") return empty();
       const unit = form.get(`${name}.unit`);
