@@ -60,7 +60,7 @@ module.exports = {
       name: "values-and-sealing-at-the-bottom",
       severity: "error",
       comment: "Value checks, sealing and tokens are leaves: they use no step, lifecycle, command, view or SQL at run time (a record's type, such as step.ts's EntityRecord, may be named).",
-      from: { path: "^src/engine/(values|sealing)/" },
+      from: { path: "^src/engine/(values|sealing|receipts)/" },
       to: { path: "^src/engine/((lifecycles|commands|views|versions|sql|sweeps)/|step\\.ts|interpreter\\.ts)", dependencyTypesNot: ["type-only"] },
     },
   ],

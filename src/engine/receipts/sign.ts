@@ -11,7 +11,7 @@
 import { createHash, randomUUID } from "node:crypto";
 import canonicalize from "canonicalize";
 import { SignJWT } from "jose";
-import type { AnsweredBy } from "../commands/types.js";
+import type { AnsweredBy } from "../step.js";
 import type { ReceiptKey } from "./keys.js";
 
 /** What a receipt says, before `iss`, `jti` and `iat` are added. */
