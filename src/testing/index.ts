@@ -27,6 +27,7 @@ import { kitDatabaseUrl, loadConfig } from "../config.js";
 import { checkPostgres } from "../cli/startup.js";
 import { createDb, type Db } from "../db.js";
 import { applyCommand, type EngineDeps } from "../engine/commands/apply.js";
+import { receiptKeySource } from "../engine/receipts/keys.js";
 import type { PrincipalClaims, RunSummary } from "../engine/commands/types.js";
 import { deploy } from "../engine/versions/deploy.js";
 import { compile, formatDiagnostic } from "../lang/compile.js";
@@ -48,7 +49,11 @@ function engine(): Promise<EngineDeps> {
     const databaseUrl = kitDatabaseUrl();
     const config = loadConfig(process.env, { secrets: ["SLOTFLOW_SEAL_KEY"] });
     await checkPostgres(databaseUrl);
-    return { db: createDb(databaseUrl, 5), sealer: new Sealer(config.sealKeys), baseUrl: config.baseUrl, limits: config.limits };
+    const db = createDb(databaseUrl, 5);
+    const sealer = new Sealer(config.sealKeys);
+    // receipts as a development server signs them: SLOTFLOW_RECEIPT_KEYS, else a key kept in the database
+    const receiptKeys = receiptKeySource({ configured: config.receiptKeys, production: false, db, sealer });
+    return { db, sealer, baseUrl: config.baseUrl, limits: config.limits, receiptKeys };
   })().catch((err: unknown) => {
     shared = null;
     throw err;
@@ -71,10 +76,10 @@ export function durationMs(duration: string | number): number {
   return parts.reduce((sum, p) => sum + Number(p[1]) * UNIT_MS[p[2] as keyof typeof UNIT_MS], 0);
 }
 
-async function apply(cmd: Parameters<typeof applyCommand>[1]): Promise<RunSummary> {
+async function apply(cmd: Parameters<typeof applyCommand>[1]): Promise<RunSummary & { receipt?: string }> {
   const { outcome } = await applyCommand(await engine(), cmd);
   if (!outcome.ok) throw new RefusalError(outcome.refusal);
-  return outcome.run;
+  return outcome.receipt ? { ...outcome.run, receipt: outcome.receipt } : outcome.run;
 }
 
 /** A principal for `run.raise`. */
@@ -150,18 +155,21 @@ export class Workflow {
   /**
    * Redeems a callback link exactly as `POST {url}` would: the same body checks at the minting
    * version and the same gates (slot open, `Requires`, run not finished; `Candidates` and
-   * `[Authorize]` bypassed). Resolves `{ status: "completed" }`; rejects with a RefusalError.
+   * `[Authorize]` bypassed). Resolves `{ status: "completed", receipt }` — `receipt` the compact JWS
+   * a server would answer (v0.4 "Receipts"; absent on a same-key retry, which applies nothing
+   * here); rejects with a RefusalError.
    * `opts.idempotencyKey` is the request's `Idempotency-Key` header: a retry with the same key
    * and args resolves "completed" again instead of rejecting with `link-burned`.
    */
-  static async Redeem(url: string, args?: Record<string, unknown>, opts: { idempotencyKey?: string } = {}): Promise<{ status: "completed" }> {
+  static async Redeem(url: string, args?: Record<string, unknown>, opts: { idempotencyKey?: string } = {}): Promise<{ status: "completed"; receipt?: string }> {
     const token = new URL(url).pathname.split("/").pop() ?? "";
     const idempotency = fingerprint(opts.idempotencyKey, args);
     if (idempotency !== null && "code" in idempotency) throw new RefusalError(idempotency);
     const prepared = await prepareDeposit((await engine()).db, decodeURIComponent(token), args, idempotency);
     if (!prepared.ok) throw new RefusalError(prepared.refusal);
-    if (prepared.cmd) await apply(prepared.cmd);
-    return { status: "completed" };
+    if (!prepared.cmd) return { status: "completed" };
+    const applied = await apply(prepared.cmd);
+    return applied.receipt ? { status: "completed", receipt: applied.receipt } : { status: "completed" };
   }
 
   /**

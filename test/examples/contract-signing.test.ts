@@ -6,6 +6,7 @@
  * firing once, drop slot, and Requires over run data.
  */
 import test from "ava";
+import { decodeJwt } from "jose";
 import { RefusalError, Workflow, type TestRun } from "../../src/testing/index.js";
 import { useKitDatabase } from "../helpers/kit.js";
 
@@ -32,7 +33,9 @@ test.serial("three signers each receive their own link; two answer, the contract
   const early = await t.throwsAsync(Workflow.Redeem(url, { signedAt: "2026-11-21T10:00:00Z" }), { instanceOf: RefusalError });
   t.is(early!.code, "slot-not-open");
 
-  await Workflow.Redeem(links.get("cem@example.com")!, { agree: true });
+  const signed = await Workflow.Redeem(links.get("cem@example.com")!, { agree: true });
+  // the kit answers with the receipt a server would give (v0.4 "Receipts"): this element's slot
+  t.like(decodeJwt(signed.receipt!), { sub: `runs/${run.id}/slots/signatures/2`, workflow: "ContractSigning", event: "Sign" });
   await run.refresh();
   t.is(run.slots.find((s) => s.alias === "counter")!.status, "waiting");
   t.deepEqual(run.slots.filter((s) => s.alias === "signatures").map((s) => s.status), ["open", "open", "completed"]);
