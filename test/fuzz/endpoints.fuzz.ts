@@ -2,7 +2,8 @@
  * Fuzz suite (issue 8 "Suites that keep it so"): generated requests against one real
  * `slotflow serve` on PostgreSQL and Redis — the public callback endpoint (tokens, bodies,
  * encodings, content types, methods, Idempotency-Key), raw malformed HTTP over a socket, the admin API (auth,
- * mutated `.flow` sources, malformed input) and the raise path (forged JWTs).
+ * mutated `.flow` sources, malformed input), the raise path (forged JWTs) and the v0.4 doors
+ * (sign-in, inbox, task pages, Slack interactions, forwarding).
  *
  * Generation is fast-check with a fixed seed (`FUZZ_SEED`, default 20261122), so a run is
  * reproducible; at least 10,000 requests in all. Invariants:
@@ -415,7 +416,12 @@ async function quiet(): Promise<string> {
  * whose answers were all refusals (or reads), the database fingerprint must not change. Returns
  * status counts; `onAnswer` sees every request and its answer.
  */
-async function runBatches(t: ExecutionContext, requests: FuzzRequest[], onAnswer?: (req: FuzzRequest, res: FuzzAnswer) => void): Promise<Map<number, number>> {
+async function runBatches(
+  t: ExecutionContext,
+  requests: FuzzRequest[],
+  onAnswer?: (req: FuzzRequest, res: FuzzAnswer) => void,
+  check: (req: FuzzRequest, res: FuzzAnswer) => string[] = checkAnswer,
+): Promise<Map<number, number>> {
   const statuses = new Map<number, number>();
   let before = await quiet();
   for (let start = 0; start < requests.length; start += BATCH) {
@@ -428,7 +434,7 @@ async function runBatches(t: ExecutionContext, requests: FuzzRequest[], onAnswer
       statuses.set(res.status, (statuses.get(res.status) ?? 0) + 1);
       onAnswer?.(req, res);
       if (res.status >= 200 && res.status < 300 && req.method !== "GET" && req.method !== "HEAD") accepted = true;
-      const broken = checkAnswer(req, res).filter((b) => !(res.status === 500 && res.text.includes('"code":"handler-failed"') && b === "status 500"));
+      const broken = check(req, res).filter((b) => !(res.status === 500 && res.text.includes('"code":"handler-failed"') && b === "status 500"));
       if (res.status <= 0) broken.push(`no answer (${res.text.slice(0, 80)})`);
       if (broken.length) t.fail(`${req.label}\n  → ${res.status} ${res.contentType} ${res.text.slice(0, 300)}\n  broken: ${broken.join("; ")}`);
     });
@@ -505,6 +511,51 @@ test.serial("the raise path: forged, expired and odd JWTs, odd elements and bodi
   const statuses = await runBatches(t, await raiseRequests(1500));
   t.log(Object.fromEntries(statuses));
   t.true((statuses.get(401) ?? 0) > 0);
+});
+
+/**
+ * The v0.4 doors (sign-in, the inbox and its API, task pages, Slack interactions, forwarding, the
+ * receipts' key set): odd methods, paths, queries, cookies, bearer tokens, signatures and bodies.
+ * Invariants as everywhere (no 5xx but 503, no stack trace, refusals change no row), except that
+ * the pages a person's browser opens (`/inbox…`, `/auth/login`) and the forward form's post answer
+ * their refusals as HTML pages (text/html), never as a 5xx.
+ */
+test.serial("the v0.4 doors: /auth/*, /inbox, task pages, /api/inbox, Slack interactions, forward, JWKS — odd methods, paths, cookies, tokens and bodies", async (t) => {
+  const runId = fc.oneof(fc.integer({ min: 0, max: 1000 }).map((i) => runIds[i % runIds.length]), fc.uuid(), fc.constantFrom("%00", "x", "..%2F..", "a".repeat(300)));
+  const alias = fc.constantFrom("answer", "typed", "nope", "%00", "..", "a".repeat(200));
+  const query = fc.constantFrom("", "?element=0", "?element=-1", "?element=x", "?workflow=CbBasic", "?order=deadline", "?order=sideways", "?cursor=x", "?cursor=%00", "?limit=0", "?limit=1000", "?returnTo=//evil.example", "?returnTo=https%3A%2F%2Fevil.example", "?state=x&code=y", "?error=access_denied");
+  const path = fc.oneof(
+    fc.constantFrom("/auth/login", "/auth/callback", "/auth/logout", "/auth/whoami", "/inbox", "/api/inbox", "/api/slack/interactions", "/.well-known/jwks.json"),
+    fc.tuple(runId, alias).map(([r, a]) => `/inbox/tasks/${r}/${a}`),
+    fc.integer({ min: 0, max: 1000 }).map((i) => `/api/workflow/callback/${tokens[i % tokens.length]}x/forward`),
+    fc.constantFrom("/api/workflow/callback/sfl_nope/forward", "/api/workflow/callback//forward"),
+  );
+  const cookie = fc.constantFrom("", "slotflow_session=junk", `slotflow_session=${"A".repeat(5000)}`, "slotflow_login=eyJhbGciOiJub25lIn0.e30.", "slotflow_session=a.b.c.d.e");
+  const authorization = fc.constantFrom("", "Bearer a.b.c", `Bearer ${Buffer.from('{"alg":"none"}').toString("base64url")}.${Buffer.from('{"sub":"x"}').toString("base64url")}.`, "Basic eDp5");
+  const slack = fc.constantFrom<Record<string, string>>({}, { "x-slack-signature": "v0=00", "x-slack-request-timestamp": "1531420618" }, { "x-slack-signature": "v0=" + "a".repeat(64), "x-slack-request-timestamp": String(Math.floor(Date.now() / 1000)) });
+  const body = fc.oneof(
+    fc.constant(""),
+    fc.constantFrom("payload=%7B%7D", "payload=not-json", "csrf=x&id=mallory&roles=admin", "email=a%40example.test", "email=", '{"email":"a@example.test"}', '{"email": 7}', "ok=true&note=x&csrf=x"),
+    fc.string({ unit: "binary", maxLength: 200 }),
+  );
+  const type = fc.constantFrom("application/x-www-form-urlencoded", "application/json", "text/plain", "");
+  const requests = fc.sample(fc.tuple(fc.constantFrom("GET", "GET", "POST", "POST", "HEAD", "PUT", "DELETE", "PATCH"), path, query, cookie, authorization, slack, body, type), { seed: SEED + 9, numRuns: 1500 }).map(
+    ([m, p, q, c, a, sl, b, ty]): FuzzRequest => ({
+      method: m,
+      path: `${p}${q}`,
+      headers: { ...(c ? { cookie: c } : {}), ...(a ? { authorization: a } : {}), ...sl, ...(ty && m !== "GET" && m !== "HEAD" ? { "content-type": ty } : {}), origin: cluster.baseUrl },
+      ...(m !== "GET" && m !== "HEAD" && b ? { body: Buffer.from(b) } : {}),
+      label: `${m} ${p}${q} cookie=${c.slice(0, 30)} auth=${a.slice(0, 20)}`,
+    }),
+  );
+  // browsers' doors: the pages, and the responder page's no-JavaScript forward form (a form post)
+  const isPage = (req: FuzzRequest) =>
+    /^\/(inbox|auth\/(login|callback|logout))/.test(req.path) || (req.path.includes("/forward") && req.headers["content-type"] !== "application/json");
+  const check = (req: FuzzRequest, res: FuzzAnswer): string[] =>
+    isPage(req) && /^text\/html/.test(res.contentType) ? checkAnswer(req, { ...res, status: res.status >= 400 && res.status !== 503 ? 399 : res.status }).concat(res.status >= 500 && res.status !== 503 ? [`status ${res.status}`] : []) : checkAnswer(req, res);
+  const statuses = await runBatches(t, requests, undefined, check);
+  t.log(Object.fromEntries(statuses));
+  t.true((statuses.get(401) ?? 0) > 0 && (statuses.get(404) ?? 0) > 0, "the doors refused what they should");
 });
 
 /**
