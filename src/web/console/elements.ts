@@ -69,10 +69,10 @@ ${groups.map(({ decl, elements }) => {
     const completed = elements.filter((s) => s.status === "completed").length;
     const needs = decl.quorum ? html`Quorum <code>${exprText(decl.quorum)}</code>` : html`every element`;
     return html`<h3 id="responders-${decl.alias}">${decl.alias} <span class="muted">— ${completed} of ${elements.length} completed; needs ${needs}</span></h3>
-<div class="table-wrap" tabindex="0" role="region" aria-labelledby="responders-${decl.alias}"><table class="stack"><thead><tr><th scope="col">Element</th><th scope="col">Value</th><th scope="col">Status</th><th scope="col">Link</th>${user.role === "operator" ? html`<th scope="col">Revoke</th>` : null}</tr></thead><tbody>${elements.map((s) => {
+<div class="table-wrap" tabindex="0" role="region" aria-labelledby="responders-${decl.alias}"><table class="stack"><thead><tr><th scope="col">Element</th><th scope="col">Value</th><th scope="col">Status</th><th scope="col">Link</th><th scope="col">Answered</th>${user.role === "operator" ? html`<th scope="col">Revoke</th>` : null}</tr></thead><tbody>${elements.map((s) => {
       const link = linkText(links.get(elementKey(s.alias, s.element!)));
       const fid = `e-${s.alias}-${s.element}`;
-      return html`<tr data-element="${s.alias}[${s.element}]"><td data-label="Element">${s.alias}[${s.element}]</td><td data-label="Value"><code>${JSON.stringify(s.elementValue)}</code></td><td data-label="Status"><span class="badge ${s.status}">${s.status}</span></td><td data-label="Link"><span class="badge ${link.badge}">link ${link.text}</span></td>${
+      return html`<tr data-element="${s.alias}[${s.element}]"><td data-label="Element">${s.alias}[${s.element}]</td><td data-label="Value"><code>${JSON.stringify(s.elementValue)}</code></td><td data-label="Status"><span class="badge ${s.status}">${s.status}</span></td><td data-label="Link"><span class="badge ${link.badge}">link ${link.text}</span></td><td data-label="Answered">${s.status === "completed" ? answeredByText(s.answeredBy) : html`<span class="muted">—</span>`}</td>${
         user.role === "operator"
           ? html`<td data-label="Revoke">${
               link.badge === "live" && view.status === "running"
@@ -88,4 +88,12 @@ ${groups.map(({ decl, elements }) => {
   })}
 <p class="muted">Each element has a link of its own (minted in <code>each { … }</code>); a token is never shown.</p>
 </section>`;
+}
+
+/** How a completed slot was answered, in words (v0.4 "Who answered"). */
+export function answeredByText(a: RunView["slots"][number]["answeredBy"]): string {
+  if (!a) return "not recorded";
+  if (a.via === "link") return "through its link";
+  const who = a.email ? `${a.id} (${a.email})` : a.id;
+  return a.via === "slack" ? `in Slack by ${who}` : `by principal ${who}`;
 }

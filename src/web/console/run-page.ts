@@ -32,7 +32,7 @@ import { showDeliveries } from "../../outbox/deliveries-view.js";
 import { waitingOf } from "../../operators/runs-list.js";
 import { html, type Html } from "../page/html.js";
 import type { ConsoleUser } from "./access.js";
-import { elementsPanel, readElementLinks, type ElementLinks } from "./elements.js";
+import { answeredByText, elementsPanel, readElementLinks, type ElementLinks } from "./elements.js";
 import { stateGraph } from "./graph.js";
 import { ago, countdown, offset, utc } from "./time.js";
 
@@ -218,13 +218,6 @@ ${cancel}
 </section>`;
 }
 
-/** How a completed slot was answered, in words (v0.4 "Who answered"). */
-export function answeredByText(a: RunView["slots"][number]["answeredBy"]): string {
-  if (!a) return "not recorded";
-  if (a.via === "link") return "through its link";
-  const who = a.email ? `${a.id} (${a.email})` : a.id;
-  return a.via === "slack" ? `in Slack by ${who}` : `by principal ${who}`;
-}
 
 /** The completed slots of the run, newest last, each with who answered (v0.4 "Who answered"). */
 function answeredPanel(view: RunView): Html {
