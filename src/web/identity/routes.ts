@@ -22,14 +22,12 @@ import { readForm, safeReturnTo, sameOrigin } from "./forms.js";
 import { beginLogin, finishLogin, logoutUrl } from "./oidc.js";
 import { LOGIN_COOKIE, LOGIN_LIFETIME_S, endSession, readSession, seal, setCookie, startSession, unseal } from "./session.js";
 import { csrfOk, signedIn } from "./signed-in.js";
+import { setScriptlessPageHeaders } from "../page/headers.js";
 
 const notFound = () => new RefusalError(refuse(RefusalCode.NotFound, "No such page."));
 
 function pageHeaders(ctx: Context, nonce: string): void {
-  ctx.set("Content-Security-Policy", `default-src 'none'; style-src 'nonce-${nonce}'; form-action 'self'; frame-ancestors 'none'; base-uri 'none'`);
-  ctx.set("X-Frame-Options", "DENY");
-  ctx.set("X-Content-Type-Options", "nosniff");
-  ctx.set("Referrer-Policy", "same-origin");
+  setScriptlessPageHeaders(ctx, nonce);
   ctx.type = "text/html; charset=utf-8";
 }
 

@@ -23,6 +23,7 @@ import { ago, countdown } from "../console/time.js";
 import { dependency } from "../dependency.js";
 import { DEVELOPMENT_BANNER_STYLE, developmentBanner, signedInPage, type SignedIn } from "../identity/signed-in.js";
 import { pageHeading, PAGE_STYLE } from "../page/document.js";
+import { setScriptlessPageHeaders } from "../page/headers.js";
 import { html, raw, type Html } from "../page/html.js";
 import { plainDate } from "../page/wording.js";
 import { readInbox } from "./api.js";
@@ -48,17 +49,6 @@ dl.facts dd { margin: 0; overflow-wrap: anywhere; }
 
 const ORDER_WORDS: Record<string, string> = { newest: "Newest first", deadline: "Deadline soonest" };
 
-function setHeaders(ctx: Context, nonce: string): void {
-  ctx.set(
-    "Content-Security-Policy",
-    ["default-src 'none'", `style-src 'nonce-${nonce}'`, "img-src 'none'", "form-action 'self'", "base-uri 'none'", "frame-ancestors 'none'"].join("; "),
-  );
-  ctx.set("Referrer-Policy", "same-origin");
-  ctx.set("Cache-Control", "no-store");
-  ctx.set("X-Content-Type-Options", "nosniff");
-  ctx.set("X-Frame-Options", "DENY");
-  ctx.set("X-Robots-Tag", "noindex, nofollow");
-}
 
 /**
  * The page around `body`: the development banner when `who` signed in through the development
@@ -168,7 +158,7 @@ export async function inboxPageHandler(rt: Runtime, ctx: Context): Promise<void>
   const who = await signedInPage(ctx, rt);
   if (!who) return;
   const nonce = randomBytes(16).toString("base64");
-  setHeaders(ctx, nonce);
+  setScriptlessPageHeaders(ctx, nonce);
   ctx.type = "text/html; charset=utf-8";
   let page: InboxPage;
   try {

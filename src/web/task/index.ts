@@ -40,6 +40,7 @@ import { isStorableString } from "../../json/storable.js";
 import type { Runtime } from "../../runtime.js";
 import { dependency } from "../dependency.js";
 import { csrfOk, signedInPage, type SignedIn } from "../identity/signed-in.js";
+import { setScriptlessPageHeaders } from "../page/headers.js";
 import { formBody, listRows } from "../page/form-body.js";
 import { labelOf, type PostedForm } from "../page/form.js";
 import { fieldError } from "../page/wording.js";
@@ -55,17 +56,6 @@ export const TASK_FORM_LIMIT_BYTES = 64 * 1024;
 /** The most rows a list field is shown with (a form cannot grow a page without bound). */
 const MAX_ROWS = 200;
 
-function setHeaders(ctx: Context, nonce: string): void {
-  ctx.set(
-    "Content-Security-Policy",
-    ["default-src 'none'", `style-src 'nonce-${nonce}'`, "img-src 'none'", "form-action 'self'", "base-uri 'none'", "frame-ancestors 'none'"].join("; "),
-  );
-  ctx.set("Referrer-Policy", "no-referrer");
-  ctx.set("Cache-Control", "no-store");
-  ctx.set("X-Robots-Tag", "noindex, nofollow");
-  ctx.set("X-Content-Type-Options", "nosniff");
-  ctx.set("X-Frame-Options", "DENY");
-}
 
 function send(ctx: Context, status: number, text: string): void {
   ctx.status = status;
@@ -128,7 +118,7 @@ export function taskRouter(rt: Runtime): Router {
   /** The principal, the nonce and the view, or null once a page (303, 404) was answered. */
   async function load(ctx: Context): Promise<{ who: SignedIn; nonce: string; view: TaskView; element: number | null } | null> {
     const nonce = randomBytes(16).toString("base64");
-    setHeaders(ctx, nonce);
+    setScriptlessPageHeaders(ctx, nonce);
     const who = await signedInPage(ctx, rt);
     if (!who) return null;
     const element = elementOf(ctx);
