@@ -36,7 +36,8 @@ CREATE INDEX "inbox_entries_deadline_idx" ON "inbox_entries" ("principal", "dead
 
 -- The step's write (20261125080000) writing the new slot columns and keeping inbox_entries.
 -- In slotsChanged a missing (NULL) answered_by, receipt, forwards or candidate list keeps the
--- stored value; a slot whose status leaves open/waiting loses its inbox rows.
+-- stored value; a slot with Candidates whose status leaves open/waiting loses its inbox rows (a
+-- slot without them has none, and costs no statement).
 CREATE OR REPLACE FUNCTION slotflow_step_write(p jsonb) RETURNS void
 LANGUAGE plpgsql AS $$
 DECLARE
@@ -91,7 +92,8 @@ BEGIN
             ELSE
                 UPDATE inbox_entries SET deadline = r.deadline WHERE run_id = v_run AND slot_id = r.id AND deadline IS DISTINCT FROM r.deadline;
             END IF;
-        ELSE
+        ELSIF r.candidate_users IS NOT NULL OR r.candidate_roles IS NOT NULL THEN
+            -- only a slot with Candidates has inbox rows (the step sends its lists with every change)
             DELETE FROM inbox_entries WHERE run_id = v_run AND slot_id = r.id;
         END IF;
     END LOOP;
