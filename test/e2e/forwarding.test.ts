@@ -16,6 +16,7 @@ import { dropDatabase, sql } from "../helpers/db.js";
 import { deployFixture, postLink, showRun, startRun, uniqueTitle, type Answer } from "../helpers/callback.js";
 import { linkIn, linksIn, parseEmails, tokenOf, waitForEmail, type PrintedEmail } from "../helpers/mail.js";
 import { startCluster, type Cluster } from "../helpers/server.js";
+import { verifyReceiptOutside } from "../helpers/receipts.js";
 
 let cluster: Cluster;
 let base: string;
@@ -206,8 +207,14 @@ test.serial("examples/contract-signing.flow: a signer forwards their own link; t
   const deputy = `deputy-${title}@example.test`;
   t.is((await forward(ann!, { email: deputy })).status, 200);
   const passedOn = linkIn(await mailTo(deputy, `Sign ${title}`));
-  t.is((await postLink(passedOn, { agree: true })).status, 200);
-  t.is((await postLink(bob!, { agree: true })).status, 200);
+  const byDeputy = await postLink(passedOn, { agree: true });
+  t.is(byDeputy.status, 200);
+  const byBob = await postLink(bob!, { agree: true });
+  t.is(byBob.status, 200);
+  // each signer who answered holds a receipt that a JOSE library outside slotflow verifies
+  t.like(await verifyReceiptOutside(base, byDeputy.body.receipt, `runs/${runId}/slots/signatures/0`), { workflow: "ContractSigning", event: "Sign" });
+  t.like(await verifyReceiptOutside(base, byBob.body.receipt, `runs/${runId}/slots/signatures/1`), { workflow: "ContractSigning", event: "Sign" });
+  t.is(await verifyReceiptOutside(base, byBob.body.receipt, `runs/${runId}/slots/signatures/0`), null, "a receipt is for its own element only");
 
   const retired = await postLink(ann!, { agree: true });
   problem(t, retired, 410, "link-retired");

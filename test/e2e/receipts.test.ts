@@ -9,15 +9,13 @@
  * the JWK.
  */
 import test from "ava";
-import { execFile } from "node:child_process";
 import { createHash, generateKeyPairSync, randomBytes } from "node:crypto";
-import { promisify } from "node:util";
 import { dropDatabase, sql } from "../helpers/db.js";
 import { deployFixture, postLink, startRun, uniqueTitle } from "../helpers/callback.js";
 import { linkIn, waitForEmail } from "../helpers/mail.js";
-import { ADMIN_TOKEN, ROOT, request, startCluster, type Cluster } from "../helpers/server.js";
+import { ADMIN_TOKEN, request, startCluster, type Cluster } from "../helpers/server.js";
+import { verifyReceiptOutside } from "../helpers/receipts.js";
 
-const run = promisify(execFile);
 const JWS = /^[\w-]+\.[\w-]+\.[\w-]+$/;
 
 const jwkKey = { ...(generateKeyPairSync("ec", { namedCurve: "P-256" }).privateKey.export({ format: "jwk" }) as Record<string, string>), kid: "test-newest" };
@@ -38,15 +36,7 @@ test.after.always(async () => {
 });
 
 /** Verifies `receipt` with python3-jwcrypto against the JWKS now published; the payload, or null when it fails. */
-async function verify(receipt: string, sub: string): Promise<Record<string, unknown> | null> {
-  const jwks = await fetch(`${base}/.well-known/jwks.json`).then((r) => r.text());
-  try {
-    const { stdout } = await run("/usr/bin/python3", [`${ROOT}test/helpers/verify-receipt.py`, jwks, receipt, sub]);
-    return JSON.parse(stdout) as Record<string, unknown>;
-  } catch {
-    return null;
-  }
-}
+const verify = (receipt: string, sub: string) => verifyReceiptOutside(base, receipt, sub);
 
 async function answered(prefix: string, body: Record<string, unknown>, headers: Record<string, string> = {}) {
   const title = uniqueTitle(prefix);
