@@ -203,6 +203,14 @@ export async function serve(opts: ServeOptions, config: Config): Promise<Runtime
   return rt;
 }
 
+/** Where people inside the company answer (v0.4): the inbox, through the issuer or the development sign-in (not in production). */
+function inboxHint(rt: Runtime): string {
+  const base = rt.config.baseUrl;
+  if (rt.config.oidc) return `People inside the company answer from ${base}/inbox, signed in through ${rt.config.oidc.issuer}.\n`;
+  if (rt.config.nodeEnv === "production") return "";
+  return `Or answer as finance from ${base}/inbox (the development sign-in: any user id, roles "finance").\n`;
+}
+
 /** What `npm start` prints once the server is up. */
 export function nextSteps(rt: Runtime): string {
   const base = rt.config.baseUrl;
@@ -215,5 +223,5 @@ Try the vendor-approval example (README.md walks through it):
     -H 'Authorization: Bearer ${auth}' -H 'Content-Type: application/json' \\
     -d '{"vendor": {"name": "Acme", "contactEmail": "ap@acme.example"}, "amount": 1200}'
 Then open the link from the email printed below in a browser and answer, or POST {"ok": true, "note": "..."} to it.
-`;
+${inboxHint(rt)}`;
 }
