@@ -109,7 +109,9 @@ test("a database at the previous migration comes forward: its live link resolves
 
     // The engine of this release on the migrated database: the link resolves and the deposit lands.
     process.env.DATABASE_URL = databaseUrl;
-    t.deepEqual(await Workflow.Redeem(link, { ok: true }), { status: "completed" });
+    const redeemed = await Workflow.Redeem(link, { ok: true });
+    t.is(redeemed.status, "completed");
+    t.regex(redeemed.receipt ?? "", /^[\w-]+\.[\w-]+\.[\w-]+$/, "with its receipt (v0.4)");
     const [run] = await sql<{ state: string; status: string }>(databaseUrl, "SELECT state, status FROM runs WHERE id = $1", [runId]);
     t.deepEqual(run, { state: "Done", status: "finished" });
   } finally {

@@ -120,7 +120,7 @@ test.serial("reseal moves every stored value to the newest key; the ring opens b
   // The old key can now leave the ring: the link minted under it still works.
   await Workflow.disconnect();
   process.env.SLOTFLOW_SEAL_KEY = "new-key";
-  t.deepEqual(await Workflow.Redeem(replyUrl, { text: "after rotation" }), { status: "completed" });
+  t.like(await Workflow.Redeem(replyUrl, { text: "after rotation" }), { status: "completed" });
   await run.refresh();
   t.is(run.entities.job.text, "after rotation");
 });

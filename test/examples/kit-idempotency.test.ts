@@ -14,8 +14,10 @@ test("a retried Redeem with its Idempotency-Key resolves completed once; other a
   const run = await wf.start({ order: { item: "3 crates", supplierEmail: "sales@supplier.example" } });
   const [mail] = await run.outbox();
 
-  t.deepEqual(await Workflow.Redeem(mail.body!, { reference: "SUP-1" }, { idempotencyKey: "k-1" }), { status: "completed" });
-  t.deepEqual(await Workflow.Redeem(mail.body!, { reference: "SUP-1" }, { idempotencyKey: "k-1" }), { status: "completed" });
+  const first = await Workflow.Redeem(mail.body!, { reference: "SUP-1" }, { idempotencyKey: "k-1" });
+  t.is(first.status, "completed");
+  t.regex(first.receipt ?? "", /^[\w-]+\.[\w-]+\.[\w-]+$/, "the first answer carries its receipt (v0.4)");
+  t.deepEqual(await Workflow.Redeem(mail.body!, { reference: "SUP-1" }, { idempotencyKey: "k-1" }), { status: "completed" }, "a same-key retry applies nothing in the kit");
   await run.refresh();
   t.is(run.entities.order.reference, "SUP-1");
 
