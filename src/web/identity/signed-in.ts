@@ -116,3 +116,9 @@ export function developmentBanner(who: SignedIn | null): Html {
   if (!who?.development) return html``;
   return html`<div class="dev-banner" role="note">Development sign-in — not for production. Signed in as ${who.principal.id} without an identity provider.</div>`;
 }
+
+/** A session's "Sign out" form (`POST /auth/logout` with its CSRF token); empty for a bearer client. */
+export function signOutForm(who: SignedIn | null): Html {
+  if (who?.via !== "session" || !who.csrf) return html``;
+  return html`<form class="sign-out" method="post" action="/auth/logout"><input type="hidden" name="csrf" value="${who.csrf}"><button type="submit" class="secondary">Sign out</button></form>`;
+}

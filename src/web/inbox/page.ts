@@ -21,8 +21,8 @@ import { RefusalError } from "../../engine/refusals.js";
 import type { Runtime } from "../../runtime.js";
 import { ago, countdown } from "../console/time.js";
 import { dependency } from "../dependency.js";
-import { DEVELOPMENT_BANNER_STYLE, developmentBanner, signedInPage, type SignedIn } from "../identity/signed-in.js";
-import { pageHeading, PAGE_STYLE } from "../page/document.js";
+import { DEVELOPMENT_BANNER_STYLE, developmentBanner, signedInPage, signOutForm, type SignedIn } from "../identity/signed-in.js";
+import { pageHeading, pageShell } from "../page/document.js";
 import { setScriptlessPageHeaders } from "../page/headers.js";
 import { html, raw, type Html } from "../page/html.js";
 import { plainDate } from "../page/wording.js";
@@ -51,28 +51,12 @@ const ORDER_WORDS: Record<string, string> = { newest: "Newest first", deadline: 
 
 
 /**
- * The page around `body`: the development banner when `who` signed in through the development
- * sign-in (v0.4: marked as such on every page it signs into), and a sign-out form for a session.
+ * The page around `body`, in the responder page's look (page/document.ts `pageShell`): the
+ * development banner when `who` signed in through the development sign-in (v0.4: marked as such on
+ * every page it signs into), and a sign-out form for a session.
  */
 function shell(nonce: string, title: string, body: Html, who: SignedIn | null): string {
-  return html`<!doctype html>
-<html lang="en">
-<head>
-<meta charset="utf-8">
-<meta name="viewport" content="width=device-width, initial-scale=1">
-<meta name="robots" content="noindex, nofollow">
-<title>${title}</title>
-<style nonce="${nonce}">${raw(PAGE_STYLE)}${raw(INBOX_STYLE)}${raw(DEVELOPMENT_BANNER_STYLE)}</style>
-</head>
-<body>
-<main>
-${developmentBanner(who)}
-${body}
-${who?.via === "session" && who.csrf ? html`<form class="sign-out" method="post" action="/auth/logout"><input type="hidden" name="csrf" value="${who.csrf}"><button type="submit">Sign out</button></form>` : null}
-</main>
-</body>
-</html>
-`.text;
+  return pageShell(nonce, title, html`${developmentBanner(who)}${body}${signOutForm(who)}`, { withScript: false, style: INBOX_STYLE + DEVELOPMENT_BANNER_STYLE });
 }
 
 /** `/inbox` with these parameters (empty ones left out). */

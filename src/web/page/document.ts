@@ -64,10 +64,10 @@ const FORWARD_FOOTER = "Answered through a single-use link: the link itself is t
 
 /**
  * A whole page in the responder page's look (one inline style under `nonce`; the page script only
- * when `withScript`), with `footer` at the bottom. Shared by the responder page and the task page
- * (src/web/task/).
+ * when `withScript`), with `footer` at the bottom when given and `style` after the page's own.
+ * Shared by the responder page, the task page (src/web/task/) and the inbox (src/web/inbox/).
  */
-export function pageShell(nonce: string, title: string, body: Html, opts: { withScript: boolean; footer: Html; style?: string }): string {
+export function pageShell(nonce: string, title: string, body: Html, opts: { withScript: boolean; footer?: Html; style?: string }): string {
   return html`<!doctype html>
 <html lang="en">
 <head>
@@ -81,7 +81,7 @@ export function pageShell(nonce: string, title: string, body: Html, opts: { with
 <body>
 <main>
 ${body}
-<footer>${opts.footer}</footer>
+${opts.footer ? html`<footer>${opts.footer}</footer>` : null}
 </main>
 ${opts.withScript ? html`<script nonce="${nonce}">${raw(SCRIPT)}</script>` : null}
 </body>

@@ -7,7 +7,7 @@
  * mode). Author text and anything read from a run enter only through the `html` tag (escaped).
  */
 import type { TaskView } from "../../engine/views/task.js";
-import { DEVELOPMENT_BANNER_STYLE, developmentBanner, type SignedIn } from "../identity/signed-in.js";
+import { DEVELOPMENT_BANNER_STYLE, developmentBanner, signOutForm, type SignedIn } from "../identity/signed-in.js";
 import { pageShell } from "../page/document.js";
 import { field, type PostedForm } from "../page/form.js";
 import { html, type Html } from "../page/html.js";
@@ -26,10 +26,7 @@ function footer(who: SignedIn): Html {
 
 function shell(nonce: string, who: SignedIn, title: string, body: Html): string {
   // the same banner as the inbox (identity/signed-in.ts): the development sign-in is marked on every page
-  const signOut = who.via === "session" && who.csrf
-    ? html`<form class="sign-out" method="post" action="/auth/logout"><input type="hidden" name="csrf" value="${who.csrf}"><button type="submit" class="secondary">Sign out</button></form>`
-    : null;
-  return pageShell(nonce, title, html`${developmentBanner(who)}${body}${signOut}`, { withScript: false, footer: footer(who), style: DEVELOPMENT_BANNER_STYLE });
+  return pageShell(nonce, title, html`${developmentBanner(who)}${body}${signOutForm(who)}`, { withScript: false, footer: footer(who), style: DEVELOPMENT_BANNER_STYLE });
 }
 
 /** "role staff, role boss or user alice"; "anyone signed in" without `Candidates`. */
