@@ -11,7 +11,7 @@
  * and retries failed jobs; every other change is refused.
  */
 import test from "ava";
-import { Queue, type ConnectionOptions } from "bullmq";
+import { Queue, type ConnectionOptions, type Job } from "bullmq";
 import { Redis } from "ioredis";
 import { randomUUID } from "node:crypto";
 import { createServer, type Server } from "node:http";
@@ -46,8 +46,20 @@ test.after.always(async () => {
   if (cluster) await dropDatabase(cluster.databaseUrl);
 });
 
-const basic = (user: string, pass: string) => `Basic ${Buffer.from(`${user}:${pass}`).toString("base64")}`;
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+const basic = (user: string, pass: string) => `Basic ${Buffer.from(`${user}:${pass}`).toString("base64")}`;
+
+/**
+ * The command job `id` once BullMQ has recorded it finished: `finishedOn` and `failedReason` are
+ * written in the same script that moves it to the failed set, so a job read with `finishedOn` set
+ * carries its reason.
+ */
+async function finishedJob(id: string): Promise<Job> {
+  return eventually(async () => {
+    const j = await commands.getJob(id);
+    return j?.finishedOn ? j : null;
+  }, 30_000);
+}
 
 async function runningRun(prefix: string): Promise<string> {
   const title = uniqueTitle(prefix);
@@ -129,16 +141,18 @@ test.serial("a command job put straight into Redis is refused by the worker at o
   const otherId = randomUUID();
   await commands.add("cancel", new CommandSigner(["not-the-cluster-key"]).signed({ ...forged, commandId: otherId }), { jobId: otherId, attempts: 5 });
   for (const id of [commandId, otherId]) {
-    const job = await eventually(async () => {
-      const j = await commands.getJob(id);
-      return (await j?.getState()) === "failed" ? j : null;
-    }, 20_000);
-    t.regex(job!.failedReason, /^command job refused: /);
+    // Wait for the recorded fact — the job's own record saying it finished — not for a state read
+    // after an earlier snapshot of the job (the snapshot could predate the failure: issue 39).
+    const job = await finishedJob(id);
+    t.is(await job.getState(), "failed");
+    t.regex(job.failedReason ?? "(no failedReason)", /^command job refused: /);
+    // Failed is final: a retry (5 attempts, 10 ms apart) would have left it delayed or waiting.
+    t.is(job.attemptsStarted, 1, "not retried");
   }
-  await sleep(1000); // a retry (5 attempts, 10 ms apart) would have started by now
   for (const id of [commandId, otherId]) {
-    t.is((await commands.getJob(id))!.attemptsStarted, 1, "not retried");
-    t.is(cluster.output().filter((l) => l.includes("command job refused: not signed by slotflow") && l.includes(id)).length, 1, "refused once");
+    const refusals = () => cluster.output().filter((l) => l.includes("command job refused: not signed by slotflow") && l.includes(id));
+    await eventually(async () => refusals().length > 0); // the worker's log line, read from its pipe
+    t.is(refusals().length, 1, "refused once");
   }
   const run = await showRun(cluster.baseUrl, runId);
   t.is(run.status, "running");
@@ -158,11 +172,9 @@ test.serial("a signed command's data copied under another job id is refused too"
   const signed = new CommandSigner([cluster.env.SLOTFLOW_SEAL_KEY!]).signed({ kind: "cancel", commandId: randomUUID(), runId, reason: "copied", actor: "attacker" });
   const jobId = randomUUID();
   await commands.add("cancel", signed, { jobId });
-  const job = await eventually(async () => {
-    const j = await commands.getJob(jobId);
-    return (await j?.getState()) === "failed" ? j : null;
-  }, 20_000);
-  t.regex(job!.failedReason, /job id is not its command id/);
+  const job = await finishedJob(jobId);
+  t.is(await job.getState(), "failed");
+  t.regex(job.failedReason ?? "(no failedReason)", /job id is not its command id/);
   t.is((await showRun(cluster.baseUrl, runId)).status, "running");
 });
 
