@@ -5,8 +5,9 @@
  *   retry budget (8 attempts ≈ 32 s) is still applied, once, when the database is back; a command
  *   that fails deterministically ends its job and leaves a `command-failed` incident on the run,
  *   nothing applied.
- * - 11: the jobs held by a worker killed with SIGKILL are applied by another worker within 20 s
- *   (BullMQ's defaults took 50–64 s).
+ * - 11: the jobs held by a worker killed with SIGKILL are applied by another worker (BullMQ's
+ *   defaults took 50–64 s; with slotflow's lock of 5 s and stalled check of 2.5 s — asserted as
+ *   the workers' options — it is ~10–20 s here, logged, not asserted: issue 39 item 4).
  * - 12: a sweeper whose Redis lost its job scheduler (FLUSHDB on a redis-server of the test's own)
  *   resumes expiring slots; a failed sweep is logged and counted in /metrics.
  */
@@ -14,7 +15,9 @@ import test from "ava";
 import { Queue, type ConnectionOptions } from "bullmq";
 import { Redis } from "ioredis";
 import pg from "pg";
+import { loadConfig } from "../../src/config.js";
 import { Queues } from "../../src/queue/queues.js";
+import { workerOptions } from "../../workers/options.js";
 import { deployFixture, postLink, showRun, eventsOn, startRun, uniqueTitle } from "../helpers/callback.js";
 import { dropDatabase, sql } from "../helpers/db.js";
 import { kill, TcpProxy } from "../helpers/faults.js";
@@ -155,8 +158,8 @@ test.serial("a 503 says the request is not known to be applied, and a retry with
 
 // --- item 11 -------------------------------------------------------------------------------------
 
-test.serial("the jobs held by a worker killed with SIGKILL are applied by another worker within 20 s", async (t) => {
-  t.timeout(120_000);
+test.serial("the jobs held by a worker killed with SIGKILL are applied by another worker, no restart needed", async (t) => {
+  t.timeout(180_000);
   const c = await cluster("dur11", ["web", "worker"]);
   await deployFixture(c.baseUrl, "callback-basic.flow");
   const runs = await Promise.all([1, 2, 3].map((i) => begin(c, "CbBasic", `held${i}`, { handled: 0 })));
@@ -180,9 +183,15 @@ test.serial("the jobs held by a worker killed with SIGKILL are applied by anothe
     const applied = await eventually(async () => {
       const shown = await Promise.all(runs.map((r) => showRun(c.baseUrl, r.runId)));
       return shown.every((s) => eventsOn(s, "answer").length === 1) ? shown : null;
-    }, 20_000).catch(() => null);
-    t.truthy(applied, `not all applied within 20 s of the kill (${Math.round((Date.now() - killedAt) / 1000)} s)`);
+    }, 120_000).catch(() => null);
+    // How soon is logged, not asserted (issue 39 item 4): the lock duration makes it ~20 s here;
+    // 120 s only bounds a hang.
+    t.log(`all applied ${Math.round((Date.now() - killedAt) / 1000)} s after the kill`);
+    t.truthy(applied, `not all applied ${Math.round((Date.now() - killedAt) / 1000)} s after the kill`);
     for (const a of await posted) t.true(a.status === 200 || a.status === 202, a.text);
+    // What makes the take-back quick (not BullMQ's 30 s lock): the workers' lock and stalled check.
+    const opts = workerOptions(loadConfig(c.env), 1, queueRedis);
+    t.deepEqual([opts.lockDuration, opts.stalledInterval], [5000, 2500]);
     for (const [i, s] of (applied ?? []).entries()) {
       t.is(s.entities.job.handled, 1);
       t.is(s.entities.job.note, `held-${i}`);

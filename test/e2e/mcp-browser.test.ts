@@ -175,7 +175,6 @@ test.serial("the client cancels its call and closes the connection: the wait end
   let client = await httpClient();
   const before = printedLinks(cluster.output()).length;
   const cancel = new AbortController();
-  const started = Date.now();
   const call = client.callTool({ name: "request_approval", arguments: { to: "approver@example.com", title: "Scale down the staging cluster?", waitSeconds: 600 } }, undefined, { signal: cancel.signal, timeout: 700_000 });
   const link = await nextLink(before);
   const running = await eventually(async () => (await runsOf("slotflow.RequestApproval")).filter((r) => r.status === "running"));
@@ -184,9 +183,8 @@ test.serial("the client cancels its call and closes the connection: the wait end
   cancel.abort();
   await t.throwsAsync(call, { message: /AbortError/ }); // the SDK client rejects at once
   await client.close(); // the HTTP request of the call ends here
-  const logged = await eventually(async () => cluster.output().find((l) => l.includes("the caller went away") && l.includes(runId)), 10_000);
-  t.truthy(logged);
-  t.true(Date.now() - started < 60_000, "the server did not wait for waitSeconds (600 s)");
+  const logged = await eventually(async () => cluster.output().find((l) => l.includes("the caller went away") && l.includes(runId)), 30_000);
+  t.truthy(logged, "the server ended the wait when the caller left, not at waitSeconds (600 s)");
 
   const page = await openPage(link);
   await page.getByRole("group", { name: "Do you approve?" }).getByLabel("Yes").check();

@@ -134,12 +134,14 @@ test.serial("also check: a client that never finishes its headers is answered 40
   const s = await open(portOf(base));
   s.write("POST /api/workflow/callback/x HTTP/1.1\r\nHost: x\r\nX-Slow: ");
   const drip = setInterval(() => s.writable && s.write("a"), 200);
-  const closed = await closedWithin(s, 8000);
+  // Node's own default would hold it 60 s; the server's 1 s bound closes it long before the 30 s
+  // this waits at most (a hang guard, not a stopwatch: issue 39 item 4).
+  const closed = await closedWithin(s, 30_000);
   clearInterval(drip);
   s.destroy();
-  t.not(closed, "open", "still open after 8 s (Node's default: 60 s)");
+  t.not(closed, "open", "still open after 30 s (Node's default: 60 s)");
   if (closed !== "open") {
-    t.true(closed.ms < 4000, `closed after ${closed.ms} ms`);
+    t.log(`closed after ${closed.ms} ms`);
     t.regex(closed.text, /^HTTP\/1\.1 408/);
   }
   // and the server still answers others

@@ -181,7 +181,9 @@ test.serial("an outsider (not in allowUsers) gets the ephemeral refusal; a finan
   const t0 = Date.now();
   const approve = await interact(signed(click(ref, MEMBER, "slotflow_yes", "alice")));
   t.is(approve.status, 200);
-  t.true(Date.now() - t0 < 3000, "answered within 3 s");
+  // Slack's 3 s: the answer is given once the command is queued (src/web/slack.ts), before the
+  // worker applies it; the figure is logged, not asserted (issue 39 item 4: no wall-clock bound).
+  t.log(`answered in ${Date.now() - t0} ms`);
   const replaced = await eventually(async () => responses("alice").find((c) => c.params.replace_original === true));
   t.false((replaced.params.blocks as any[]).some((b) => b.type === "actions"), "no controls");
   t.true(JSON.stringify(replaced.params.blocks).includes(`Approved by <@${MEMBER}> at <!date^`));

@@ -13,7 +13,8 @@
  * Checks (test/helpers/burst.ts): every 200/202 applied exactly once, every 503 honest (a
  * same-key retry learns "completed"), refusals changed nothing, no 5xx but 503, no process died;
  * and the installation resumes by itself: probe deposits sent right after the re-point all
- * complete within 30 s.
+ * complete, no process restarted. How long that took is logged and kept in the scenario's table
+ * (well under 30 s here); no wall-clock bound is asserted (issue 39 item 4).
  */
 import test from "ava";
 import { migrate } from "../../src/migrate.js";
@@ -25,7 +26,7 @@ import { freePort, startCluster, type Cluster } from "../helpers/server.js";
 import { startPostgres, startRedis, startStandby, type PostgresServer, type RedisServer, type StandbyServer } from "../helpers/services.js";
 
 const DEPOSITS = Number(process.env.SLOTFLOW_FAULTS_DEPOSITS || 300);
-const RESUME_MS = 30_000;
+const RESUME_MS = 180_000;
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 let primary: PostgresServer;
@@ -98,12 +99,13 @@ test.serial("(d) PostgreSQL primary → synchronous standby promotion, PgBouncer
     await bouncer.repoint(standby.port);
     const repointed = Date.now();
     // The installation resumes by itself: deposits sent now complete (200 "completed", through a
-    // web process and a worker) within RESUME_MS, without restarting any process.
+    // web process and a worker), without restarting any process. How long it took is logged and
+    // kept in the table; RESUME_MS only bounds a hang (issue 39: no wall-clock bound in a test).
     const results = await pool(probes, 8, async (d, i) => {
       for (;;) {
         const a = await post(target.bases[i % 2]!, d.url, d.body, d.key);
         if (a.status === 200 && a.code === "completed") return Date.now() - repointed;
-        if (Date.now() - repointed > 90_000) return { a };
+        if (Date.now() - repointed > RESUME_MS) return { a };
         await sleep(250);
       }
     });
@@ -113,6 +115,6 @@ test.serial("(d) PostgreSQL primary → synchronous standby promotion, PgBouncer
   const row = await runBurst(t, target, "PostgreSQL failover", deposits, () => (pendingFault = fault()));
   rows.push(row);
   t.log(`resumed ${resumedMs} ms after the re-point`);
-  t.true(resumedMs >= 0 && resumedMs <= RESUME_MS, `every probe deposit completed within ${RESUME_MS / 1000} s of the re-point: ${JSON.stringify(probeAnswers)}`);
+  t.true(resumedMs >= 0, `every probe deposit completed after the re-point, no process restarted: ${JSON.stringify(probeAnswers)}`);
   t.regex(bouncer.log(), /RELOAD command issued/, "PgBouncer was re-pointed with RELOAD");
 });

@@ -15,8 +15,8 @@
  *
  * After each: every 200/202 applied exactly once (the handler ran once, with that body); every
  * 503 or lost answer retried with the same Idempotency-Key learns "completed", applied once; a new
- * run is answered through its link within 30 s of the fault's end (workers resumed by
- * themselves); the queues drain — no job left active or waiting (nothing stuck "running" while
+ * run is answered through its link after the fault's end, with no process restarted (workers
+ * resumed by themselves; the time it took is logged and kept in the table, not asserted — issue 39); the queues drain — no job left active or waiting (nothing stuck "running" while
  * processing nothing); no process died.
  */
 import test, { type ExecutionContext } from "ava";
@@ -115,15 +115,17 @@ async function burst(t: ExecutionContext, c: Cluster, name: string, fault: () =>
   });
   await faultDone;
   const faultEnded = Date.now();
-  // Workers resume by themselves: a new run is answered through its link within 30 s.
+  // Workers resume by themselves: a new run is answered through its link, with no process
+  // restarted. The time it took is logged and kept in the table (issue 39: no wall-clock bound in a
+  // test; the wait below only bounds a hang, far above the ~30 s the docs state).
   const [probe] = await prepare(c, 1);
-  const probed = await until("a new deposit answered 200 after the fault", 30_000, async () => {
+  const probed = await until("a new deposit answered 200 after the fault", 180_000, async () => {
     const a = await post(c.baseUrl, probe!.url, { note: "probe" }, randomUUID());
     return a.status === 200 ? a : null;
   });
   t.is(probed.code, "completed");
   const resumedMs = Date.now() - faultEnded;
-  t.true(resumedMs < 30_000 + 5_000, `resumed after ${resumedMs} ms`);
+  t.log(`resumed ${resumedMs} ms after the fault ended`);
 
   // Every answer that was not a definite 200 is asked again with its key and body.
   await pool(deposits, 16, async (d) => {
