@@ -4,7 +4,8 @@
  * test/preload/durations.mjs appended (`{"file", "ms"}`, one per test file's process) from each
  * file named on the command line, and prints the `--top N` (default 10) longest, with the suite
  * each ran in (the file's name without `.jsonl`), their wall time in seconds, and per suite the sum,
- * how many databases were made and processes started, and the time they took (test/helpers/costs.ts).
+ * how many databases were made (copies of a migrated template), templates migrated and processes
+ * started, and the time they took (test/helpers/costs.ts).
  *
  * Usage: node .ci/test-durations.mjs [--top N] suite-a.jsonl suite-b.jsonl …
  * A missing or empty file is skipped (a suite that failed before running a test).
@@ -25,7 +26,7 @@ if (!Number.isInteger(top) || top < 1) {
 }
 const rows = [];
 const perSuite = new Map();
-/** suite → {database: {n, ms}, process: {n, ms}} (test/helpers/costs.ts) */
+/** suite → {database: {n, ms}, template: {n, ms}, process: {n, ms}} (test/helpers/costs.ts) */
 const costs = new Map();
 for (const f of files) {
   if (!existsSync(f)) continue;
@@ -34,7 +35,8 @@ for (const f of files) {
     if (!line.trim()) continue;
     const entry = JSON.parse(line);
     if (entry.cost) {
-      const c = costs.get(suite) ?? { database: { n: 0, ms: 0 }, process: { n: 0, ms: 0 } };
+      const c = costs.get(suite) ?? { database: { n: 0, ms: 0 }, template: { n: 0, ms: 0 }, process: { n: 0, ms: 0 } };
+      if (!c[entry.cost]) continue; // a kind this script does not know
       c[entry.cost].n++;
       c[entry.cost].ms += entry.ms;
       costs.set(suite, c);
@@ -52,7 +54,7 @@ for (const r of rows.slice(0, top)) process.stdout.write(`  ${(r.ms / 1000).toFi
 for (const [suite, ms] of perSuite) {
   const c = costs.get(suite);
   const made = c
-    ? `; ${c.database.n} databases made and migrated (${(c.database.ms / 1000).toFixed(0)} s), ${c.process.n} slotflow processes started (${(c.process.ms / 1000).toFixed(0)} s until ready)`
+    ? `; ${c.database.n} databases made (${(c.database.ms / 1000).toFixed(0)} s), ${c.template.n} migrated as templates (${(c.template.ms / 1000).toFixed(1)} s), ${c.process.n} slotflow processes started (${(c.process.ms / 1000).toFixed(0)} s until ready)`
     : "";
   process.stdout.write(`  ${suite}: ${rows.filter((r) => r.suite === suite).length} files, ${(ms / 1000).toFixed(0)} s of file time in all${made}\n`);
 }

@@ -3,26 +3,94 @@
  * runner as production (`slotflow migrate`), on the server of DATABASE_URL (default local).
  * With SLOTFLOW_TEST_PARTITIONED=1 its run tables are then hash-partitioned (partitioned.ts,
  * issue 20 item 2), so a suite runs on the partitioned schema.
+ *
+ * Template (issue 39 item 4): the migrations run once per set of migrations, into a template
+ * database `<prefix>_tpl_<fingerprint>` (the fingerprint hashes every migration's name and SQL, so
+ * a branch that adds or edits one gets its own); each fresh database is then a copy of it
+ * (`CREATE DATABASE … TEMPLATE …`: a file copy, no SQL replayed). The first process to need it
+ * builds it under a PostgreSQL advisory lock, in a database of another name renamed when complete,
+ * so no process ever copies a half-migrated template; the others wait on the lock and copy.
+ * The copy is the migrated schema byte for byte, `_prisma_migrations` included. CI drops it with
+ * the run's other databases (they share SLOTFLOW_TEST_DB_PREFIX); locally it is kept and reused
+ * by the next run with the same migrations. SLOTFLOW_TEST_TEMPLATE=0 migrates each database
+ * instead (the previous way).
  */
-import { randomBytes } from "node:crypto";
+import { createHash, randomBytes } from "node:crypto";
+import { readFileSync } from "node:fs";
+import { join } from "node:path";
 import pg from "pg";
-import { migrate } from "../../src/migrate.js";
+import { listMigrations, migrate, MIGRATIONS_DIR } from "../../src/migrate.js";
 import { recordCost } from "./costs.js";
 import { partitionedTests, partitionRunTables } from "./partitioned.js";
 
 const SERVER = new URL(process.env.DATABASE_URL || "postgresql://postgres@127.0.0.1:5432/slotflow");
 
-/** Creates and migrates a new database (partitioned when SLOTFLOW_TEST_PARTITIONED=1); returns its URL. */
-export async function freshDatabase(label: string): Promise<string> {
-  const prefix = process.env.SLOTFLOW_TEST_DB_PREFIX || "slotflow_t";
-  const name = `${prefix}_${label.replace(/\W/g, "_").slice(0, 20)}_${randomBytes(4).toString("hex")}`.toLowerCase();
+const prefix = () => process.env.SLOTFLOW_TEST_DB_PREFIX || "slotflow_t";
+
+/** The URL of database `name` on the test server. */
+function urlOf(name: string): string {
   const url = new URL(SERVER.toString());
   url.pathname = `/${name}`;
-  const started = performance.now();
-  await migrate(url.toString());
-  if (partitionedTests()) await partitionRunTables(url.toString());
-  recordCost("database", performance.now() - started);
   return url.toString();
+}
+
+/** Runs `fn` with a client connected to the server's `postgres` database. */
+async function withAdmin<T>(fn: (client: pg.Client) => Promise<T>): Promise<T> {
+  const client = new pg.Client({ connectionString: urlOf("postgres") });
+  await client.connect();
+  try {
+    return await fn(client);
+  } finally {
+    await client.end();
+  }
+}
+
+/** A fingerprint of the migrations (names and SQL): the template's name carries it. */
+export function migrationsFingerprint(): string {
+  const hash = createHash("sha256");
+  for (const name of listMigrations()) hash.update(`${name}\0`).update(readFileSync(join(MIGRATIONS_DIR, name, "migration.sql"))).update("\0");
+  return hash.digest("hex").slice(0, 16);
+}
+
+let template: Promise<string> | null = null;
+
+/**
+ * The name of the migrated template database, built on first use (see the module's comment).
+ * Resolved once per process.
+ */
+export function templateDatabase(): Promise<string> {
+  template ??= (async () => {
+    const name = `${prefix()}_tpl_${migrationsFingerprint()}`.toLowerCase();
+    await withAdmin(async (admin) => {
+      // one builder at a time, across processes (a session lock, released when the client ends)
+      await admin.query("SELECT pg_advisory_lock(hashtext($1))", [name]);
+      const found = await admin.query("SELECT 1 FROM pg_database WHERE datname = $1", [name]);
+      if (found.rowCount) return;
+      const building = `${prefix()}_tplb_${randomBytes(4).toString("hex")}`.toLowerCase();
+      const started = performance.now();
+      await migrate(urlOf(building));
+      await admin.query(`ALTER DATABASE "${building}" RENAME TO "${name}"`);
+      recordCost("template", performance.now() - started);
+    });
+    return name;
+  })();
+  template.catch(() => (template = null));
+  return template;
+}
+
+/** Creates a new database, a copy of the migrated template (partitioned when SLOTFLOW_TEST_PARTITIONED=1); returns its URL. */
+export async function freshDatabase(label: string): Promise<string> {
+  const name = `${prefix()}_${label.replace(/\W/g, "_").slice(0, 20)}_${randomBytes(4).toString("hex")}`.toLowerCase();
+  const url = urlOf(name);
+  const started = performance.now();
+  if (process.env.SLOTFLOW_TEST_TEMPLATE === "0") await migrate(url);
+  else {
+    const from = await templateDatabase();
+    await withAdmin((admin) => admin.query(`CREATE DATABASE "${name}" TEMPLATE "${from}"`));
+  }
+  if (partitionedTests()) await partitionRunTables(url);
+  recordCost("database", performance.now() - started);
+  return url;
 }
 
 /** Drops a database made by freshDatabase (connections are terminated first). */
