@@ -11,6 +11,8 @@ import { createServer } from "node:http";
 import type { Worker } from "bullmq";
 import { join } from "node:path";
 import { RefusalError } from "../engine/refusals.js";
+import { ReceiptKeyError } from "../engine/receipts/keys.js";
+import { UnsealError } from "../engine/sealing/seal.js";
 import type { Config } from "../config.js";
 import { installFaultHandlers } from "../process-faults.js";
 import { checkRedisPersistence } from "../queue/persistence.js";
@@ -142,12 +144,30 @@ export interface ServeOptions extends Roles {
   shards?: number[];
 }
 
+/**
+ * A receipt key the process cannot read is a configuration fault, told in one line like every other
+ * (issue 38 defect 5; cli/failure.ts): a development key in `receipt_keys` sealed under a key
+ * SLOTFLOW_SEAL_KEY does not hold (another environment's database, a rotation that dropped the old
+ * key) used to end the start with an UnsealError's stack trace. Other errors pass unchanged.
+ */
+export function receiptKeyFault(err: unknown): unknown {
+  if (err instanceof UnsealError) {
+    return new StartupError(
+      "SLOTFLOW_SEAL_KEY cannot open the development receipt key stored in the database (table receipt_keys): it was sealed under another key — " +
+        "another environment's, or one a rotation dropped. Put that key back in SLOTFLOW_SEAL_KEY (docs/operations.md, \"Rotating the seal key\"), " +
+        "or set SLOTFLOW_RECEIPT_KEYS",
+    );
+  }
+  if (err instanceof ReceiptKeyError) return new StartupError(`the receipt keys cannot be read: ${err.message}`);
+  return err;
+}
+
 /** Starts the roles with a configuration `preflight()` checked; rejects with StartupError when the port was taken meanwhile. */
 export async function serve(opts: ServeOptions, config: Config): Promise<Runtime> {
   const rt = createRuntime({ config });
   const faults = installFaultHandlers(rt.log); // issue 8 item 10: log, keep serving or drain and exit
   warnDevDefaults(rt);
-  await loadReceiptKeys(rt).catch(async (err) => Promise.reject(await rt.close().then(() => err, () => err)));
+  await loadReceiptKeys(rt).catch(async (err) => Promise.reject(await rt.close().then(() => receiptKeyFault(err), () => receiptKeyFault(err))));
   await checkRedisPersistence(rt.config, rt.log).catch(async (err) => Promise.reject(await rt.close().then(() => err, () => err)));
   const closers: Closer[] = [];
   let web: WebApp | null = null;

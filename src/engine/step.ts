@@ -168,6 +168,15 @@ interface PendingMail {
   linkHashes: string[];
 }
 
+/**
+ * A message the step withdrew because a link it carries is not live at commit (issue 38): which
+ * channel, its outbox or delivery id, the endpoint of a chat message, and the reason
+ * (`withdrawn: link burned`). Never its text: it may carry a link.
+ */
+export type WithdrawnNote =
+  | { channel: "email"; outboxId: string; reason: string }
+  | { channel: "message"; deliveryId: string; endpoint: string; reason: string };
+
 export class Step implements World {
   readonly now = new Date();
   /** State entries during this step (bounded by run.ts). */
@@ -201,8 +210,17 @@ export class Step implements World {
   readonly queuedDeliveries: DeliveryJob[] = [];
   /** Whether the run had pending webhook/chat deliveries when read (issue 18 item 4). */
   hasPendingDeliveries = false;
-  /** Messages of this step withdrawn at flush because a link they carry is not live (outbox/dead-at-commit.ts). */
+  /**
+   * Messages of this step withdrawn at flush because a link they carry is not live
+   * (outbox/dead-at-commit.ts): `send email` and `send message` only — a `send webhook` is data
+   * (v0.5 "Answers people can trust", issue 38) and is queued whatever links it carries.
+   */
   private readonly withdrawnMail: WithdrawnMail[] = [];
+  /**
+   * What was withdrawn (`{channel, id, reason}`, no text, no token), for the caller to log at
+   * `warn` once the step committed (commands/apply.ts `logWithdrawn`).
+   */
+  readonly withdrawn: WithdrawnNote[] = [];
   private readonly withdrawnDeliveries: WithdrawnDelivery[] = [];
   /** Message id → its creation offset in ms after `now`, fixed when some of the step's messages are withdrawn (keeps the order of the rest). */
   private readonly createdOffsets = new Map<string, number>();
@@ -470,14 +488,16 @@ export class Step implements World {
   }
 
   /**
-   * Takes out of the step's mail and deliveries every message carrying a link that is not live at
-   * commit (outbox/dead-at-commit.ts), to be written as withdrawn with the reason, and records
-   * `message-withdrawn` {outboxId | deliveryId, reason} in the history. The others keep their order.
+   * Takes out of the step's mail and chat/`send message` deliveries every message carrying a link
+   * that is not live at commit (outbox/dead-at-commit.ts), to be written as withdrawn with the
+   * reason, records `message-withdrawn` {outboxId | deliveryId, reason} in the history and notes
+   * it in `withdrawn` (logged at `warn` after commit). A `send webhook` is data: never withdrawn
+   * here, whatever links it carries (issue 38). The others keep their order.
    */
   private async withdrawDeadLinkMessages(links: LinkSettlement): Promise<void> {
     const messages = [
       ...this.mail.map((m) => ({ id: m.id, hashes: m.linkHashes })),
-      ...this.deliveries.map((d) => ({ id: d.id, hashes: d.link_sha256 })),
+      ...this.deliveries.filter((d) => d.statement !== "webhook").map((d) => ({ id: d.id, hashes: d.link_sha256 })),
     ];
     const dead = await deadAtCommit(this.services.tx, this.run.id, this.isNewRun, links, messages);
     if (dead.size === 0) return;
@@ -488,6 +508,7 @@ export class Step implements World {
       const reason = dead.get(m.id)!;
       this.withdrawnMail.push({ id: m.id, to: m.to, subject: m.subject, replyTo: m.replyTo, cc: m.cc, createdAt: at(this.createdOffsets.get(m.id)!), reason });
       this.addHistory("message-withdrawn", { outboxId: m.id, reason });
+      this.withdrawn.push({ channel: "email", outboxId: m.id, reason });
     }
     for (const d of this.deliveries.filter((x) => dead.has(x.id))) {
       const reason = dead.get(d.id)!;
@@ -495,6 +516,7 @@ export class Step implements World {
         id: d.id, endpoint: d.endpoint, statement: d.statement, webhookId: d.webhook_id, linkSha256: d.link_sha256, createdAt: at(this.createdOffsets.get(d.id)!), reason,
       });
       this.addHistory("message-withdrawn", { deliveryId: d.id, reason });
+      this.withdrawn.push({ channel: "message", deliveryId: d.id, endpoint: d.endpoint, reason });
     }
     const keepMail = this.mail.filter((m) => !dead.has(m.id));
     const keepDeliveries = this.deliveries.filter((d) => !dead.has(d.id));

@@ -4,8 +4,9 @@
  * its step commits, not sent (outbox/dead-at-commit.ts); this says so at `slotflow check`.
  *
  * A tracked-row field (`po.link`) assigned from an expression containing `x.CallbackUrl()` — in any
- * state — *holds x's link*. The warning is given where a `send email`, `send message` or
- * `send webhook` uses such a field:
+ * state — *holds x's link*. The warning is given where a `send email` or `send message` uses such
+ * a field (a `send webhook` is data, delivered whatever links it carries: issue 38, so it is never
+ * reported):
  *   - in the handler of `x.expired` of x's own state: x's link died with the deadline;
  *   - in any member (`enter`, `on …`, a timer, a milestone) of a state x does not belong to: x's
  *     slots are closed when their state is left, and their links with them.
@@ -82,13 +83,11 @@ function flat(statements: Statement[], out: Statement[] = []): Statement[] {
   return out;
 }
 
-/** The expressions a send statement sends. */
+/** The expressions a send statement sends that can hand a person a link (not a `send webhook`'s: data). */
 function sent(st: Statement): Expr[] {
   switch (st.kind) {
     case "sendEmail":
       return [st.to, st.subject, st.body, ...(st.replyTo ? [st.replyTo] : []), ...(st.cc ? [st.cc] : [])];
-    case "sendWebhook":
-      return [st.type, ...st.data.map((d) => d.value)];
     case "sendMessage":
       return [st.text, ...(st.link ? [st.link] : []), ...(st.label ? [st.label] : [])];
     default:

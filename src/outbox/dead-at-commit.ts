@@ -1,14 +1,17 @@
 /**
  * Messages that would carry a dead link, withdrawn when their step commits (language reference,
  * "Sending email" and "Delivering through endpoints"; README: a link is never sent "once the link
- * is no longer live"). A `send email`, `send message` or `send webhook` whose text carries a
- * callback link of its run that is not live once the step's own link changes are applied — burned,
- * retired by a newer link, or dead (expired, cancelled, dropped, completed, run finished, revoked) —
- * is not sent:
+ * is no longer live"). A `send email` or `send message` whose text carries a callback link of its
+ * run that is not live once the step's own link changes are applied — burned, retired by a newer
+ * link, or dead (expired, cancelled, dropped, completed, run finished, revoked) — is not sent:
  *
  *   mail        outbox row status `withdrawn`, body NULL, `last_error` the reason
- *   webhook     deliveries row status `failed`, payload NULL, `end_reason` the reason
- *   and message
+ *   message     deliveries row status `failed`, payload NULL, `end_reason` the reason
+ *
+ * and the worker logs it at `warn` once the step committed (engine/commands/apply.ts): the run,
+ * the message's id and the reason, never its text. A `send webhook` is **data** (v0.5 "Answers
+ * people can trust", issue 38): it is never handed to this module, and goes whatever links it
+ * carries.
  *
  * The reason reads `withdrawn: link dead (expired)`, `withdrawn: link retired`, … — the words
  * deliveries.ts uses for a link that died later (`link dead (revoked)`), after `withdrawn: `. A
@@ -85,7 +88,7 @@ export interface WithdrawnMail {
   reason: string;
 }
 
-/** A withdrawn webhook / chat delivery row. */
+/** A withdrawn `send message` delivery row. */
 export interface WithdrawnDelivery {
   id: string;
   endpoint: string;

@@ -5,13 +5,20 @@
  *   pending --2xx--> sent
  *   pending --non-2xx, network error, refused address--> pending (next attempt on the schedule)
  *   pending --last attempt failed--> failed ("gave up after N attempts")
- *   pending --every link it carries is no longer live--> failed ("link burned" …; never retried),
- *            at once by the step that ended the link (endDeliveriesOfDeadLinks), else at the attempt
+ *   pending --a `send message` whose every link is no longer live--> failed ("link burned" …;
+ *            never retried), at once by the step that ended the link (endDeliveriesOfDeadLinks),
+ *            else at the attempt
  *   pending --no such endpoint / endpoint disabled / statement does not fit the endpoint--> failed
  *   pending --410 Gone--> failed, and the endpoint is disabled (endpoints.ts)
  *   pending --an operator cancels the run (issue 23)--> failed ("withdrawn: the run was cancelled";
  *            payload dropped, so a redelivery is refused with 409)
- *   sent|failed --redeliver while its link is live--> pending (same sealed payload, same webhook-id)
+ *   sent|failed --redeliver (a message: while its link is live)--> pending (same sealed payload,
+ *            same webhook-id)
+ *
+ * A `send webhook` is data (v0.5 "Answers people can trust", issue 38): it is delivered, retried
+ * and redeliverable whatever the state of any link it carries — the link rules above apply to
+ * `send message` only (and `send email`, outbox/dead-at-commit.ts), whose text hands a person a
+ * link to follow.
  *
  * A delivery row is written in the step's transaction (engine/sql/deliveries-write.ts), so it
  * exists only if the step committed; the worker enqueues its first attempt after commit, and the
@@ -150,8 +157,8 @@ interface ClaimedRow extends Row {
  * sending:
  *
  * - claim: one UPDATE moves `next_attempt_at` past the attempt (DELIVERY_CLAIM_MS) where the row is
- *   pending and due, returning the row, whether its links are still live (deadLinkReason's rule)
- *   and its endpoint's row. A second job for the same delivery re-checks the WHERE after the first
+ *   pending and due, returning the row, whether its links are still live (deadLinkReason's rule;
+ *   never asked of a `send webhook`) and its endpoint's row. A second job for the same delivery re-checks the WHERE after the first
  *   commits and finds it claimed: one attempt is sent once (test `engine/deliveries`).
  *   With the job's run id the claim names `(run_id, id)` and reads the links of that run id: a
  *   router statement under a distributed PostgreSQL (docs/scaling.md; `endpoints` is a reference
@@ -176,7 +183,7 @@ export async function attemptDelivery(deps: DeliveryDeps, ref: DeliveryRef): Pro
          AND (next_attempt_at IS NULL OR next_attempt_at <= now() + make_interval(secs => ${DUE_SLACK_MS / 1000}))
       RETURNING id, run_id, endpoint, statement, webhook_id, payload, link_sha256, status, attempts)
     SELECT c.*,
-           CASE WHEN cardinality(c.link_sha256) = 0 THEN NULL
+           CASE WHEN cardinality(c.link_sha256) = 0 OR c.statement = 'webhook' THEN NULL
                 WHEN EXISTS (SELECT 1 FROM links l WHERE l.run_id = ${run} AND l.token_sha256 = ANY(c.link_sha256) AND l.status = 'live') THEN NULL
                 ELSE (SELECT 'link ' || l.status || coalesce(' (' || l.end_reason || ')', '') FROM links l WHERE l.run_id = ${run} AND l.token_sha256 = ANY(c.link_sha256) LIMIT 1)
            END AS dead,
@@ -203,7 +210,7 @@ export async function attemptDelivery(deps: DeliveryDeps, ref: DeliveryRef): Pro
                           WHERE run_id = ${row.run_id}::uuid AND id = ${row.id}::uuid AND status = 'pending'`;
     return finish({ kind: "failed", reason });
   };
-  if (row.dead !== null || row.payload === null) return fail(row.dead ?? "link no longer live", true);
+  if (row.dead !== null || row.payload === null) return fail(row.dead ?? (row.statement === "webhook" ? "its stored message was dropped" : "link no longer live"), true);
   if (row.e_name === null) return fail(`no endpoint named "${row.endpoint}"`, false);
   const now = new Date();
   const endpoint = openEndpointRow(
@@ -323,7 +330,9 @@ async function sendHttp(
  * `POST /api/runs/{id}/outbox/{messageId}/redeliver` (issue 18 item 4): puts a delivered or failed
  * delivery back to pending — the same sealed payload, the same `webhook-id`, its attempts counted
  * afresh — and returns its id to enqueue. `not-found` when the run has no such delivery;
- * `link-not-live` when the link it carries is no longer live (its payload is then dropped).
+ * `link-not-live` when a `send message`'s link is no longer live (its payload is then dropped), or
+ * when its stored message was dropped already (a cancelled run; a webhook withdrawn by a release
+ * before v0.5). A `send webhook` is redelivered whatever its links (issue 38: a webhook is data).
  */
 export async function redeliver(db: Db, runId: string, deliveryId: string): Promise<{ ok: true } | { ok: false; code: "not-found" | "link-not-live"; reason: string }> {
   return db.$transaction(async (tx) => {
@@ -332,7 +341,10 @@ export async function redeliver(db: Db, runId: string, deliveryId: string): Prom
       FROM deliveries WHERE id = ${deliveryId}::uuid AND run_id = ${runId}::uuid FOR UPDATE`;
     const row = rows[0];
     if (!row) return { ok: false as const, code: "not-found" as const, reason: "This run has no such outbox message." };
-    const dead = row.payload === null ? "link no longer live" : await deadLinkReason(tx, row.run_id, row.link_sha256);
+    const dead =
+      row.payload === null ? (row.statement === "webhook" ? "its stored message was dropped" : "link no longer live")
+      : row.statement === "webhook" ? null
+      : await deadLinkReason(tx, row.run_id, row.link_sha256);
     if (dead !== null) {
       if (row.payload !== null) await tx.delivery.update({ where: { runId_id: { runId: row.run_id, id: row.id } }, data: { payload: null } });
       return { ok: false as const, code: "link-not-live" as const, reason: dead };
@@ -355,9 +367,9 @@ export async function withdrawPendingDeliveries(tx: Tx, runId: string): Promise<
 }
 
 /**
- * Ends, at once, every pending delivery of `runId` that carries links none of which is live any
- * more (issue 18 item 4: "stops being retried the moment that link is no longer live and records
- * why"): status `failed`, `end_reason` e.g. "link burned" or "link dead (revoked)" — the words of
+ * Ends, at once, every pending `send message` delivery of `runId` that carries links none of which
+ * is live any more (issue 18 item 4: "stops being retried the moment that link is no longer live
+ * and records why"; a `send webhook` is data and is never ended here, issue 38): status `failed`, `end_reason` e.g. "link burned" or "link dead (revoked)" — the words of
  * `deadLinkReason` — payload dropped, no further attempt. Called by a step that ended a link of a
  * run with pending deliveries, inside its transaction (engine/step.ts flush), so it commits with
  * the step. A delivery whose attempt is under way (claimed by `attemptDelivery`, issue 22) is
@@ -370,7 +382,7 @@ export async function endDeliveriesOfDeadLinks(tx: Tx, runId: string): Promise<n
            end_reason = (SELECT 'link ' || l.status || coalesce(' (' || l.end_reason || ')', '')
                            FROM links l WHERE l.run_id = d.run_id AND l.token_sha256 = ANY(d.link_sha256) LIMIT 1)
      WHERE d.run_id = ${runId}::uuid AND d.id IN (SELECT p.id FROM deliveries p
-                     WHERE p.run_id = ${runId}::uuid AND p.status = 'pending' AND cardinality(p.link_sha256) > 0
+                     WHERE p.run_id = ${runId}::uuid AND p.status = 'pending' AND p.statement <> 'webhook' AND cardinality(p.link_sha256) > 0
                        AND EXISTS (SELECT 1 FROM links l WHERE l.run_id = p.run_id AND l.token_sha256 = ANY(p.link_sha256))
                        AND NOT EXISTS (SELECT 1 FROM links l WHERE l.run_id = p.run_id AND l.token_sha256 = ANY(p.link_sha256) AND l.status = 'live')
                        FOR UPDATE SKIP LOCKED)`;

@@ -89,17 +89,42 @@ export interface TestPrincipal {
   roles?: string[];
 }
 
+/**
+ * One entry of `run.outbox()` (issue 38: every delivery, so an author's test sees a webhook that
+ * was not sent): a `send email` (`channel: "email"`), or a `send webhook` / `send message`
+ * delivery (`channel: "webhook"` / `"message"`). One shape for all three, so a test reading mail
+ * needs no narrowing; the fields that do not apply to a channel say so below.
+ */
 export interface OutboxMessage {
+  /** Which statement queued it: `send email`, `send webhook` or `send message`. */
+  channel: "email" | "webhook" | "message";
+  /** Email: the recipient. Webhook and message: the endpoint's name. */
   to: string;
+  /** Email: the subject. Webhook: its `type`. Message: its text. */
   subject: string;
-  /** The body as queued (links included) while undelivered; null once delivered. */
+  /**
+   * Email: the body as queued (links included) while undelivered; null once delivered.
+   * Webhook and message: the stored payload as JSON text (links included); null once dropped
+   * (a withdrawn message, a cancelled run).
+   */
   body: string | null;
+  /** Email: `pending`, `sent`, `failed`, `withdrawn`. Webhook and message: `pending`, `sent`, `failed`. */
   status: string;
-  /** `replyTo` / `cc` of the `send email` (issue 19); null when not given. */
+  /** `replyTo` / `cc` of the `send email` (issue 19); null when not given, and for deliveries. */
   replyTo: string | null;
   cc: string | null;
-  /** Why it failed or was withdrawn (`withdrawn: link dead (expired)`: it carried a link no longer live); null otherwise. */
+  /**
+   * Why it failed or was withdrawn (`withdrawn: link dead (expired)`: an email or message that
+   * carried a link no longer live); for a delivery its `endReason`, else its last attempt's
+   * error; null otherwise.
+   */
   lastError: string | null;
+  /** Webhook and message: the endpoint's name; null for an email. */
+  endpoint: string | null;
+  /** Webhook: its data fields; message: `{text, link?, label?}`; null for an email or once dropped. */
+  data: Record<string, unknown> | null;
+  /** Attempts made so far (email: sending attempts; delivery: HTTP attempts). */
+  attempts: number;
 }
 
 /**
@@ -280,12 +305,17 @@ export class TestRun {
     return this;
   }
 
-  /** Messages the run queued, in order (bodies as queued while undelivered). */
+  /**
+   * Everything the run queued (issue 38): its emails in creation order, then its `send webhook` /
+   * `send message` deliveries in creation order — as `GET /api/runs/{id}/outbox` lists them — each
+   * with its status. Unlike the API, it shows bodies and payloads (links included) while stored.
+   */
   async outbox(): Promise<OutboxMessage[]> {
     const { db, sealer } = await engine();
     const rows = await db.outboxMessage.findMany({ where: { runId: this.id }, orderBy: { createdAt: "asc" } });
-    return rows.map((m) => {
+    const mails = rows.map((m): OutboxMessage => {
       return {
+        channel: "email",
         to: sealer.openText(m.to),
         subject: sealer.openText(m.subject),
         status: m.status,
@@ -293,8 +323,37 @@ export class TestRun {
         replyTo: m.replyTo === null ? null : sealer.openText(m.replyTo),
         cc: m.cc === null ? null : sealer.openText(m.cc),
         lastError: m.lastError,
+        endpoint: null,
+        data: null,
+        attempts: m.attempts,
       };
     });
+    const deliveries = await db.delivery.findMany({ where: { runId: this.id }, orderBy: { createdAt: "asc" } });
+    return [
+      ...mails,
+      ...deliveries.map((d): OutboxMessage => {
+        const body = d.payload === null ? null : sealer.openText(d.payload);
+        const payload = body === null ? null : (JSON.parse(body) as { type?: string; data?: Record<string, unknown>; text?: string; link?: string; label?: string; answer?: unknown });
+        const webhook = d.statement === "webhook";
+        let data: Record<string, unknown> | null = null;
+        if (payload !== null) {
+          data = webhook ? (payload.data ?? {}) : { text: payload.text, ...(payload.link !== undefined ? { link: payload.link } : {}), ...(payload.label !== undefined ? { label: payload.label } : {}) };
+        }
+        return {
+          channel: webhook ? "webhook" : "message",
+          to: d.endpoint,
+          subject: payload === null ? "" : webhook ? String(payload.type ?? "") : String(payload.text ?? ""),
+          body,
+          status: d.status,
+          replyTo: null,
+          cc: null,
+          lastError: d.endReason ?? d.lastError,
+          endpoint: d.endpoint,
+          data,
+          attempts: d.attempts,
+        };
+      }),
+    ];
   }
 }
 

@@ -6,7 +6,8 @@
  * `/console` (console/), the queue dashboard at `/admin/queues` (dashboard.ts), `GET /healthz`, `GET /readyz`,
  * `GET /metrics`, `GET /api/openapi.json`, MCP for AI agents at `POST /mcp` (src/mcp/http.ts), and
  * the inbox of a signed-in principal, `GET /inbox` and `GET /api/inbox` (inbox/).
- * the sign-in of people inside the company at `/auth/*` (identity/routes.ts).
+ * the sign-in of people inside the company at `/auth/*` (identity/routes.ts), and the home page
+ * `GET /` (home.ts).
  * The access log writes route templates, never raw paths (access-log.ts); requests no route takes
  * and requests Node's parser refuses are answered with problem documents (fallback.ts).
  */
@@ -34,6 +35,7 @@ import { requireAdmin } from "./auth.js";
 import { mcpRouter } from "../mcp/http.js";
 import { inboxRouter } from "./inbox/index.js";
 import { identityRouter } from "./identity/routes.js";
+import { homeRouter } from "./home.js";
 
 export interface WebApp {
   app: Koa;
@@ -102,7 +104,7 @@ export function createWebApp(rt: Runtime): WebApp {
     ctx.body = openApiDocument(rt.config.baseUrl);
   });
 
-  const routers = [ops, callbackRouter(rt, rateLimit), adminRouter(rt), endpointsRouter(rt), slackRouter(rt), runsApiRouter(rt), receiptsRouter(rt), consoleRouter(rt), taskRouter(rt), mcpRouter(rt), inboxRouter(rt), identityRouter(rt)];
+  const routers = [ops, callbackRouter(rt, rateLimit), adminRouter(rt), endpointsRouter(rt), slackRouter(rt), runsApiRouter(rt), receiptsRouter(rt), consoleRouter(rt), taskRouter(rt), mcpRouter(rt), inboxRouter(rt), identityRouter(rt), homeRouter(rt)];
   for (const router of routers) app.use(router.routes());
   app.use(unmatchedRoute(routers));
 

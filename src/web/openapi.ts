@@ -212,6 +212,12 @@ export function openApiDocument(baseUrl: string) {
           ),
         },
       },
+      "/": {
+        get: {
+          summary: "The home page (v0.5): a browser that is signed in gets 303 to /inbox, one that is not a small page with a Sign in link (HTML); any other client {name, signIn, inbox, openapi}",
+          responses: responses({ "200": { description: "The home page (HTML), or where to go next (JSON)", content: { "text/html": {}, "application/json": {} } }, "303": { description: "Signed in: to /inbox" } }, ["unauthorized", "unavailable"]),
+        },
+      },
       "/auth/login": {
         get: {
           summary: "Sign-in: 302 to SLOTFLOW_OIDC_ISSUER's authorization endpoint (code, PKCE S256, state, nonce); without an issuer and outside production the development sign-in page; 404 in production without an issuer",
@@ -449,7 +455,7 @@ export function openApiDocument(baseUrl: string) {
           { name: "messageId", in: "path", required: true, schema: { type: "string", format: "uuid" }, description: "The id of a send webhook / send message delivery in the run's outbox" },
         ],
         post: {
-          summary: "Sends a delivered or failed message again: the same sealed message, the same webhook-id, attempts counted afresh; refused while the link it carries is no longer live",
+          summary: "Sends a delivered or failed message again: the same sealed message, the same webhook-id, attempts counted afresh; a send webhook whatever its links (v0.5: a webhook is data), a send message refused once the link it carries is no longer live",
           security: admin,
           responses: responses({ "202": jsonOk("Queued: {id, status: pending}") }, ["unauthorized", "not-found", "link-not-live", "unavailable"]),
         },

@@ -287,18 +287,19 @@ test.serial("retries: a failed attempt is retried with the same webhook-id and a
   for (const r of got) links.add(verify(portalSecret, r).data.url);
 });
 
-test.serial("a message whose link is no longer live stops being retried, and says why", async (t) => {
+test.serial("a send message whose link is no longer live stops being retried, and says why; its redelivery is 409", async (t) => {
   await putEndpoint("portal", "webhook", `${rx.url}/portal-down`);
   rx.reply("/portal-down", { status: 500 });
-  const { runId } = await start("webhook");
+  const { runId } = await start("portal-message");
   const first = await eventually(async () => rx.at("/portal-down")[0]);
-  const url = verify(portalSecret, first).data.url as string;
+  const url = verify(portalSecret, first).data.link as string;
   links.add(url);
   t.is((await postLink(url, { ok: true })).status, 200);
   const [d] = await eventually(async () => {
     const ds = await deliveries(runId);
     return ds[0]?.status === "failed" ? ds : null;
   });
+  t.is(d.channel, "message");
   t.regex(d.endReason!, /link burned/);
   const seen = rx.at("/portal-down").length;
   await new Promise((r) => setTimeout(r, 1500));
@@ -308,9 +309,36 @@ test.serial("a message whose link is no longer live stops being retried, and say
   t.is(again.body.code, "link-not-live");
 });
 
-test.serial("redeliver resends the same message with the same webhook-id while its link is live; 409 once it is not; 404 for another message", async (t) => {
-  await putEndpoint("portal", "webhook", `${rx.url}/portal-redeliver`);
+test.serial("a send webhook is data (issue 38): retried after its link is burned until delivered, and redelivered after that", async (t) => {
+  await putEndpoint("portal", "webhook", `${rx.url}/portal-later`);
+  let down = true;
+  // while down, each attempt asks for 2 s (Retry-After): the schedule's attempts outlast the burn below
+  rx.reply("/portal-later", () => (down ? { status: 503, headers: { "retry-after": "2" } } : { status: 204 }));
   const { runId } = await start("webhook");
+  const first = await eventually(async () => rx.at("/portal-later")[0]);
+  const url = verify(portalSecret, first).data.url as string;
+  links.add(url);
+  t.is((await postLink(url, { ok: true })).status, 200, "the link is burned");
+  const seen = rx.at("/portal-later").length;
+  down = false;
+  const [d] = await eventually(async () => {
+    const ds = await deliveries(runId);
+    return ds[0]?.status === "sent" ? ds : null;
+  }, 20_000);
+  t.is(d.endReason, null);
+  const after = rx.at("/portal-later");
+  t.true(after.length > seen, "attempted again after the burn");
+  t.is(after.at(-1)!.headers["webhook-id"], first.headers["webhook-id"]);
+  t.is(verify(portalSecret, after.at(-1)! as never).data.url, url);
+  const again = await api("POST", `/api/runs/${runId}/outbox/${d.id}/redeliver`);
+  t.is(again.status, 202, again.text);
+  await eventually(async () => rx.at("/portal-later").length > after.length);
+  t.is(rx.at("/portal-later").at(-1)!.headers["webhook-id"], first.headers["webhook-id"]);
+});
+
+test.serial("redeliver resends the same message with the same webhook-id while its link is live; a send message 409 once it is not; 404 for another message", async (t) => {
+  await putEndpoint("portal", "webhook", `${rx.url}/portal-redeliver`);
+  const { runId } = await start("portal-message");
   const [d] = await eventually(async () => {
     const ds = await deliveries(runId);
     return ds[0]?.status === "sent" ? ds : null;
@@ -321,9 +349,9 @@ test.serial("redeliver resends the same message with the same webhook-id while i
   t.is(a.headers["webhook-id"], b.headers["webhook-id"]);
   const [ea, eb] = [verify(portalSecret, a as never), verify(portalSecret, b as never)];
   t.deepEqual(ea.data, eb.data, "the same sealed message");
-  links.add(ea.data.url);
+  links.add(ea.data.link);
   await eventually(async () => (await deliveries(runId))[0].status === "sent");
-  t.is((await postLink(ea.data.url, { ok: true })).status, 200);
+  t.is((await postLink(ea.data.link, { ok: true })).status, 200);
   const refused = await api("POST", `/api/runs/${runId}/outbox/${d.id}/redeliver`);
   t.is(refused.status, 409);
   t.is(refused.body.code, "link-not-live");

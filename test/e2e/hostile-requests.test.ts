@@ -146,7 +146,11 @@ test.serial("an unknown method answers a problem whose status matches the status
   const run = await basic("propfind");
   const url = await run.link("ping");
   const port = portOf(base);
-  problem(t, await rawRequest({ port, method: "PROPFIND", path: "/" }), 404, "not-found", "PROPFIND /");
+  problem(t, await rawRequest({ port, method: "PROPFIND", path: "/no-such-page" }), 404, "not-found", "PROPFIND /no-such-page");
+  // `/` is the home page (v0.5): a known path, so an unknown method on it is 405 like on any other
+  const root = await rawRequest({ port, method: "PROPFIND", path: "/" });
+  problem(t, root, 405, "method-not-allowed", "PROPFIND /");
+  t.is(root.headers.allow, "HEAD, GET");
   problem(t, await rawRequest({ port, method: "DELETE", path: "/nowhere" }), 404, "not-found", "DELETE /nowhere");
   for (const method of ["PROPFIND", "MKCOL", "LOCK", "PURGE"]) {
     const res = await rawRequest({ port, method, path: new URL(url).pathname });

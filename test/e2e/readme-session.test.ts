@@ -7,10 +7,11 @@
  */
 import test from "ava";
 import { execFileSync } from "node:child_process";
+import { readFileSync } from "node:fs";
 import { Redis } from "ioredis";
 import { launchBrowser } from "../helpers/browser.js";
 import { dropDatabase } from "../helpers/db.js";
-import { ADMIN_TOKEN, eventually, printedLinks, request, startCluster, type Cluster } from "../helpers/server.js";
+import { ADMIN_TOKEN, eventually, printedLinks, request, ROOT, startCluster, type Cluster } from "../helpers/server.js";
 
 let cluster: Cluster;
 
@@ -59,6 +60,10 @@ test.serial("a vendor approves through the emailed link; the link is then spent,
   t.is(posted.status, 200, posted.text);
   t.like(posted.body, { status: "completed" }); // v0.4: with its receipt
   t.regex(String((posted.body as { receipt?: unknown } | undefined)?.receipt), /^[\w-]+\.[\w-]+\.[\w-]+$/);
+  // the README shows this answer with every member it has (issue 38 defect 4: it lacked the receipt)
+  const readme = readFileSync(`${ROOT}/README.md`, "utf8");
+  const shownAnswer = /curl -s -X POST "\$LINK"[^\n]*\n# → (\{"status":"completed"[^\n]*)/.exec(readme)?.[1] ?? "";
+  t.deepEqual([...shownAnswer.matchAll(/"(\w+)":/g)].map((m) => m[1]).sort(), Object.keys(posted.body).sort(), shownAnswer);
 
   const again = await request(base, "POST", path, { json: { ok: true, note: "Looks right" } });
   t.is(again.status, 410);

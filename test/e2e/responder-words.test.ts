@@ -53,7 +53,11 @@ test.serial("the heading is the author's Title; an empty submit names each field
   await t.notThrowsAsync(page.locator("#err-approved").filter({ hasText: "required" }).waitFor({ timeout: 15_000 }));
   t.is(await page.locator("#err-approved").innerText(), "“Approve this expense?” is required: please answer it.");
   t.true(await page.locator("#err-reason").isHidden(), "an empty text is an answer (the empty string)");
-  t.is(await page.locator("#outcome").innerText(), "Please check the fields marked below.");
+  // above the fields, not under the button (issue 38 defect 4)
+  t.is(await page.locator("#check-fields").innerText(), "Please check the fields marked below.");
+  const [summary, firstField] = [await page.locator("#check-fields").boundingBox(), await page.locator("[data-param]").first().boundingBox()];
+  t.true(summary!.y < firstField!.y, "the message is above the first field");
+  t.is(await page.locator("#outcome").innerText(), "");
   const text = await page.locator("main").innerText();
   t.notRegex(text, INTERNAL, text);
   await page.context().close();

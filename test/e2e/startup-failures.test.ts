@@ -176,3 +176,31 @@ test("deploy: a file that cannot be read is one line, before any server is asked
   t.is(r.code, 1);
   t.deepEqual(r.stderr, ["error: cannot read test/fixtures/no-such-file.flow: ENOENT"]);
 });
+
+test("a development receipt key sealed under another SLOTFLOW_SEAL_KEY is one line naming the variable, exit 1, no stack trace (issue 38 defect 5)", async (t) => {
+  const { createDb } = await import("../../src/db.js");
+  const { Sealer } = await import("../../src/engine/sealing/seal.js");
+  const { developmentKey } = await import("../../src/engine/receipts/keys.js");
+  const url = await freshDatabase("startupseal");
+  try {
+    // another environment's process kept its development key, sealed under its own seal key
+    const db = createDb(url, 1);
+    try {
+      await developmentKey(db, new Sealer(["another-environments-seal-key"]));
+    } finally {
+      await db.$disconnect();
+    }
+    t.is((await sql(url, "SELECT count(*)::int AS n FROM receipt_keys")).at(0)?.n, 1);
+    for (const role of ["serve", "web", "worker"]) {
+      const r = await cli([role], { DATABASE_URL: url, REDIS_URL: REDIS, PORT: String(await freePort()), SLOTFLOW_SEAL_KEY: "this-environments-seal-key" });
+      t.is(r.code, 1, `${role}: ${r.stderr.join("\n")}`);
+      t.is(r.stderr.length, 1, `${role}: ${r.stderr.join("\n")}`);
+      t.regex(r.stderr[0], /^error: SLOTFLOW_SEAL_KEY cannot open the development receipt key stored in the database \(table receipt_keys\)/, role);
+      t.regex(r.stderr[0], /SLOTFLOW_RECEIPT_KEYS$/);
+      t.notRegex(r.stderr.join("\n"), /UnsealError|\n\s+at /, role);
+      t.false([...r.stdout, ...r.stderr].join("\n").includes("this-environments-seal-key"), "the key is never printed");
+    }
+  } finally {
+    await dropDatabase(url);
+  }
+});

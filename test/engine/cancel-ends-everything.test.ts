@@ -48,7 +48,8 @@ test.serial("cancel: timers cancelled and never fired, mail and deliveries withd
     ["failed", "withdrawn: the run was cancelled", null],
     ["failed", "withdrawn: the run was cancelled", null],
   ]);
-  t.deepEqual((await run.outbox()).map((m) => m.status), ["withdrawn"]);
+  // run.outbox() lists the mail, then the deliveries (issue 38)
+  t.deepEqual((await run.outbox()).map((m) => [m.channel, m.status]), [["email", "withdrawn"], ["webhook", "failed"], ["message", "failed"]]);
   const links = await sql(db, `SELECT status, end_reason FROM links WHERE run_id = '${run.id}'`);
   t.deepEqual(links.map((l) => [l.status, l.end_reason]), [["dead", "run-cancelled"]]);
   const withdrawn = run.history.find((h) => h.kind === "messages-withdrawn");
@@ -56,7 +57,7 @@ test.serial("cancel: timers cancelled and never fired, mail and deliveries withd
 
   // the timer's day passes: nothing fires, no reminder is queued
   await run.advanceTime("2d");
-  t.is((await run.outbox()).length, 1);
+  t.is((await run.outbox()).length, 3);
   t.false(run.history.some((h) => h.kind === "timer-fired"));
 
   const again = await t.throwsAsync(run.cancel("twice"), { instanceOf: RefusalError });

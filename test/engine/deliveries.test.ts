@@ -18,7 +18,7 @@ import { Sealer } from "../../src/engine/sealing/seal.js";
 import type { LookupAddress } from "node:dns";
 import { fetch } from "undici";
 import { checkLiteralHost, deliveryAgent, guardedLookup, guardedLookupWith, isRefusedAddress, refusalReason, type Resolver } from "../../src/outbox/address-guard.js";
-import { attemptDelivery, parseRetryAfter, retryDelayMs } from "../../src/outbox/deliveries.js";
+import { attemptDelivery, parseRetryAfter, redeliver, retryDelayMs } from "../../src/outbox/deliveries.js";
 import { Workflow } from "../../src/testing/index.js";
 import { sql } from "../helpers/db.js";
 import { useKitDatabase } from "../helpers/kit.js";
@@ -118,19 +118,22 @@ test.serial("the SSRF guard refuses a loopback endpoint on every attempt unless 
   t.is(rx.at("/ssrf").length, 1);
 });
 
-test.serial("a pending delivery ends the moment its link does: the deposit fails it in its own step, saying why, payload dropped (issue 18 item 4)", async (t) => {
+/** SOURCE with a `send message` to the same endpoint: a message hands a person its link. */
+const MESSAGE_SOURCE = SOURCE.replace("workflow Notify(", "workflow NotifyMessage(").replace('send webhook to "local" { type: "job.created", url: job.url, title: job.title }', 'send message to "local" { text: job.title, link: job.url }');
+
+test.serial("a pending message ends the moment its link does: the deposit fails it in its own step, saying why, payload dropped (issue 18 item 4)", async (t) => {
   await setup();
   const url = process.env.DATABASE_URL!;
   await setEndpoint(db, sealer, "local", "webhook", new URL(`${rx.url}/down`));
   rx.reply("/down", { status: 503 });
   const deps = { db, sealer, allowPrivate: true, retryMs: [0, 3_600_000] };
-  const run = await (await Workflow.deploy(SOURCE)).start({ job: { title: "later" } });
+  const run = await (await Workflow.deploy(MESSAGE_SOURCE)).start({ job: { title: "later" } });
   const [row] = await sql<Ref>(url, "SELECT id AS \"deliveryId\", run_id AS \"runId\" FROM deliveries WHERE run_id = $1", [run.id]);
   // the endpoint is down: the next attempt is an hour away
   t.like(await attemptDelivery(deps, row), { kind: "retry", attempt: 1 });
   t.like((await sql(url, "SELECT status, next_attempt_at > now() + interval '50 minutes' AS later FROM deliveries WHERE id = $1", [row.deliveryId]))[0], { status: "pending", later: true });
   // another run's delivery, whose link stays live, is not touched
-  const other = await (await Workflow.deploy(SOURCE)).start({ job: { title: "other" } });
+  const other = await (await Workflow.deploy(MESSAGE_SOURCE)).start({ job: { title: "other" } });
 
   // the responder answers: the link is burned, and in the same step the delivery stops for good
   await Workflow.Redeem(String(run.entities.job.url), { ok: true });
@@ -140,6 +143,66 @@ test.serial("a pending delivery ends the moment its link does: the deposit fails
   // a late job for the old attempt does nothing
   t.like(await attemptDelivery(deps, row), { kind: "skipped" });
   t.is(rx.at("/down").length, 1, "one attempt reached the endpoint, before the link was burned");
+  t.deepEqual(await redeliver(db, row.runId, row.deliveryId), { ok: false, code: "link-not-live", reason: "link no longer live" });
+});
+
+test.serial("a webhook is data (issue 38): its retries go on after the link it carries is burned, and it is delivered", async (t) => {
+  await setup();
+  const url = process.env.DATABASE_URL!;
+  await setEndpoint(db, sealer, "local", "webhook", new URL(`${rx.url}/flaky`));
+  rx.reply("/flaky", (n) => ({ status: n === 1 ? 503 : 204 }));
+  const deps = { db, sealer, allowPrivate: true, retryMs: [0, 0, 0] };
+  const run = await (await Workflow.deploy(SOURCE)).start({ job: { title: "flaky" } });
+  const [row] = await sql<Ref>(url, "SELECT id AS \"deliveryId\", run_id AS \"runId\" FROM deliveries WHERE run_id = $1", [run.id]);
+  t.like(await attemptDelivery(deps, row), { kind: "retry", attempt: 1 });
+  await Workflow.Redeem(String(run.entities.job.url), { ok: true });
+  t.like((await sql(url, "SELECT status, end_reason FROM deliveries WHERE id = $1", [row.deliveryId]))[0], { status: "pending", end_reason: null }, "the burn does not end a webhook");
+  t.like(await attemptDelivery(deps, row), { kind: "sent" });
+  const got = rx.at("/flaky");
+  t.is(got.length, 2);
+  t.is(got[1].headers["webhook-id"], got[0].headers["webhook-id"]);
+  t.is(JSON.parse(got[1].body).data.url, run.entities.job.url);
+});
+
+/** The issue's workflow: the supplier's row holds its (soon burned) link; the terminal state tells the ERP. */
+const ONBOARD = `workflow Onboard(supplier: Supplier)
+entity Supplier { name: string; link: string? @maxLength(400) }
+event Decide(ok: bool)
+initial state Waiting {
+  subscribe Decide(ok) as decide
+  enter { supplier.link = decide.CallbackUrl() }
+  on decide(ok) -> Approved
+}
+terminal state Approved {
+  enter { send webhook to "erp" { type: "supplier.onboarded", supplier: supplier } }
+}
+`;
+
+test.serial("a webhook carrying a link burned when its step commits reaches a real receiver, and is redelivered with the same webhook-id (issue 38)", async (t) => {
+  await setup();
+  const url = process.env.DATABASE_URL!;
+  await setEndpoint(db, sealer, "erp", "webhook", new URL(`${rx.url}/erp`));
+  const run = await (await Workflow.deploy(ONBOARD)).start({ supplier: { name: "Acme" } });
+  const link = String(run.entities.supplier.link);
+  await Workflow.Redeem(link, { ok: true });
+  await run.refresh();
+  t.is(run.state, "Approved");
+  t.false(run.history.some((h) => h.kind === "message-withdrawn"));
+  const [entry] = await run.outbox();
+  t.like(entry, { channel: "webhook", endpoint: "erp", subject: "supplier.onboarded", status: "pending", lastError: null });
+  const [row] = await sql<Ref>(url, "SELECT id AS \"deliveryId\", run_id AS \"runId\" FROM deliveries WHERE run_id = $1", [run.id]);
+  const deps = { db, sealer, allowPrivate: true, retryMs: [0] };
+  t.like(await attemptDelivery(deps, row), { kind: "sent" });
+  const [first] = rx.at("/erp");
+  t.like(JSON.parse(first.body), { type: "supplier.onboarded", data: { supplier: { name: "Acme", link } } });
+  t.like((await run.outbox())[0], { status: "sent" });
+  // redelivery: the same message again, whatever the link's state
+  t.deepEqual(await redeliver(db, row.runId, row.deliveryId), { ok: true });
+  t.like(await attemptDelivery(deps, row), { kind: "sent" });
+  const got = rx.at("/erp");
+  t.is(got.length, 2);
+  t.is(got[1].headers["webhook-id"], first.headers["webhook-id"]);
+  t.is(got[1].body.replace(/"timestamp":"[^"]*"/, ""), first.body.replace(/"timestamp":"[^"]*"/, ""), "the same sealed message");
 });
 
 /** Starts a run, points "local" at `url`, makes one attempt (the last of its schedule) and returns the attempt's error. */

@@ -49,7 +49,7 @@ state Escalated {
   subscribe Escalate(go) as boss { }
   enter {
     let old = po.link ?? ""
-    send webhook to "portal" { type: "po.escalated", url: ⟦old⟧ }
+    send message to "chat" { text: "escalated", link: ⟦old⟧ }
   }
   after 1d { send email to po.email { subject: "Still open", body: ⟦po.link⟧ ?? "" } }
   on boss(go) -> Done
@@ -83,6 +83,27 @@ state Escalated {
   on boss(go) -> Done
 }
 terminal state Done
+`,
+    "test.flow",
+  );
+  t.deepEqual(r.diagnostics.filter((d) => d.code === Codes.DeadLinkSent).map((d) => d.message), []);
+  t.truthy(r.workflow);
+});
+
+test("a send webhook is data (issue 38): a dead link in its fields is delivered as it is, so no FLOW350", (t) => {
+  const r = compile(
+    `${head}initial state Waiting {
+  subscribe Confirm(ok) as confirm { Deadline: 3d }
+  enter { po.link = confirm.CallbackUrl() }
+  on confirm(ok) -> Done
+  on confirm.expired {
+    send webhook to "portal" { type: "po.late", url: po.link, po: po }
+    default -> Done
+  }
+}
+terminal state Done {
+  enter { send webhook to "erp" { type: "po.closed", url: po.link } }
+}
 `,
     "test.flow",
   );

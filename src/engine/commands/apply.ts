@@ -39,7 +39,7 @@ import { RefusalCode, refuse, type LinkEndReason } from "../refusals.js";
 import { redactTokens, type Sealer } from "../sealing/seal.js";
 import { priorOutcome } from "../sql/applied.js";
 import { readStep } from "../sql/step-read.js";
-import { Step } from "../step.js";
+import { Step, type WithdrawnNote } from "../step.js";
 import { loadVersion } from "../versions/workflows.js";
 import { LIFECYCLES } from "../lifecycles/lifecycles.js";
 import type { ReceiptKeySource } from "../receipts/keys.js";
@@ -61,6 +61,8 @@ export interface Applied {
   queuedMail: MailJob[];
   /** Delivery rows queued by the step (`send webhook` / `send message`, issue 18; `{ deliveryId, runId }`), to enqueue once committed. */
   queuedDeliveries?: DeliveryJob[];
+  /** Messages the step withdrew because a link they carry was not live at commit (logged at `warn` by `applyCommand`). */
+  withdrawn?: WithdrawnNote[];
 }
 
 const TX_OPTIONS = { maxWait: 10_000, timeout: 30_000 };
@@ -105,7 +107,21 @@ async function applyStart(deps: EngineDeps, cmd: Extract<Command, { kind: "start
   }
   const prior = await result.step.flushStart({ id: cmd.commandId, kind: cmd.kind, outcome: result.outcome });
   if (prior !== null) return { outcome: prior as Outcome, queuedMail: [] };
-  return { outcome: result.outcome, queuedMail: result.step.queuedMail, queuedDeliveries: result.step.queuedDeliveries };
+  const applied = { outcome: result.outcome, queuedMail: result.step.queuedMail, queuedDeliveries: result.step.queuedDeliveries, withdrawn: result.step.withdrawn };
+  logWithdrawn(deps, cmd.runId, applied.withdrawn);
+  return applied;
+}
+
+/**
+ * Logs, at `warn`, each message a committed step withdrew because a link it carries was not live
+ * (v0.5 "Answers people can trust", issue 38): one line per message with the run, the message's
+ * outbox id (`send email`) or delivery id and endpoint (`send message`) and the reason
+ * (`withdrawn: link burned`) — never its text or a token.
+ */
+function logWithdrawn(deps: EngineDeps, runId: string, withdrawn: WithdrawnNote[] | undefined): void {
+  for (const w of withdrawn ?? []) {
+    deps.log?.warn({ runId, ...w }, "message withdrawn: it carries a link that is no longer live");
+  }
 }
 
 /** Applies `cmd`; see the module header for the contract. */
@@ -144,10 +160,11 @@ export async function applyCommand(deps: EngineDeps, cmd: Command): Promise<Appl
     }
     if (result.outcome.ok && result.step) {
       await result.step.flush({ id: cmd.commandId, kind: cmd.kind, outcome: result.outcome });
-      return { outcome: result.outcome, queuedMail: result.step.queuedMail, queuedDeliveries: result.step.queuedDeliveries };
+      return { outcome: result.outcome, queuedMail: result.step.queuedMail, queuedDeliveries: result.step.queuedDeliveries, withdrawn: result.step.withdrawn };
     }
     return { outcome: result.outcome, queuedMail: [] };
   }, TX_OPTIONS);
+  logWithdrawn(deps, cmd.runId, (applied as Applied).withdrawn);
   if (fault) deps.log?.warn({ command: cmd.kind, runId: cmd.runId, err: redactTokens((fault as RuntimeFault).message) }, "handler failed; step discarded");
   return applied;
 }

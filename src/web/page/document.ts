@@ -30,7 +30,7 @@ h1 { font-size: 1.5rem; line-height: 1.25; margin: 0.5rem 0 0.75rem; overflow-wr
 label, legend { display: block; font-weight: 600; margin-bottom: 0.25rem; padding: 0; }
 label.choice { display: inline-flex; align-items: center; gap: 0.4rem; font-weight: 400; margin-right: 1.25rem; min-height: 2.75rem; }
 .help { color: var(--muted); font-size: 0.9rem; margin: 0 0 0.4rem; }
-input[type=text], input[type=number], input[type=datetime-local], input[type=date], textarea, select {
+input[type=text], input[type=email], input[type=number], input[type=datetime-local], input[type=date], textarea, select {
   font: inherit; color: inherit; background: transparent; width: 100%; min-height: 2.75rem; padding: 0.5rem 0.6rem;
   border: 1px solid var(--line); border-radius: 0.375rem; }
 input[type=radio], input[type=checkbox] { width: 1.25rem; height: 1.25rem; accent-color: var(--accent); }
@@ -113,9 +113,17 @@ export function markedHtml(text: string): Html {
   return html`${out}`;
 }
 
-function documentShell(nonce: string, title: string, body: Html, withScript: boolean, footer = FOOTER): string {
-  return pageShell(nonce, title, body, { withScript, footer: html`${footer}` });
+/** `footer` null: no footer (a page where nothing was or will be answered through this link). */
+function documentShell(nonce: string, title: string, body: Html, withScript: boolean, footer: string | null = FOOTER): string {
+  return pageShell(nonce, title, body, { withScript, footer: footer === null ? undefined : html`${footer}` });
 }
+
+/**
+ * Refusals whose page keeps the single-use footer: a link that was answered (burned) or will be
+ * (live, not open yet). An expired, replaced, passed-on, dead or unknown link answered nothing
+ * (issue 38 defect 4), so its page has no "Answered through a single-use link…".
+ */
+const FOOTED = new Set(["link-burned", "slot-not-open"]);
 
 export interface FormPage {
   /** Internal names (never shown to the responder; issue 19 item 4). */
@@ -176,6 +184,7 @@ export function formDocument(nonce: string, page: FormPage, forward: ForwardForm
   const body = html`<h1>${markedHtml(title)}</h1>
 ${page.intro ? html`<p class="intro">${markedHtml(page.intro)}</p>` : null}
 <form id="answer" novalidate>
+<p id="check-fields" class="error" role="alert" hidden></p>
 ${page.params.map((p) => field(p))}
 ${page.params.length === 0 ? html`<p>Nothing to fill in: send to answer.</p>` : null}
 <noscript><p class="notice">This page needs JavaScript to send your answer. Turn it on and reload, or ask whoever sent you this link for another way to answer.</p></noscript>
@@ -211,5 +220,5 @@ export function endedDocument(nonce: string, refusal: Refusal, expiredAt: Date |
 <p>${words.todo}</p>
 <p id="outcome" class="outcome" role="status" aria-live="polite"></p>
 ${refusal.code === "link-burned" ? RECEIPT_SECTION : null}`;
-  return documentShell(nonce, words.title, body, true);
+  return documentShell(nonce, words.title, body, true, FOOTED.has(refusal.code) ? FOOTER : null);
 }

@@ -62,10 +62,15 @@ function humanName(name: string): string {
   return words.charAt(0).toUpperCase() + words.slice(1);
 }
 
-function optionalHint(type: TypeSpec): string | null {
+/**
+ * The help line's hint for an optional parameter: "Optional: leave it empty for none.", or just
+ * "Leave it empty for none." when the author's `@help` already says "Optional…" (issue 38 defect 4:
+ * the agents' built-ins read "Optional: … Optional: …").
+ */
+function optionalHint(type: TypeSpec, help: string | null | undefined): string | null {
   if (!type.optional) return null;
   if (type.kind === "bool" || type.kind === "list") return null;
-  return "Optional: leave it empty for none.";
+  return help && /^\s*optional\b/i.test(help) ? "Leave it empty for none." : "Optional: leave it empty for none.";
 }
 
 /** Attributes to show a submitted value again (post mode). */
@@ -199,7 +204,7 @@ ${errorLine(p, post)}
  */
 export function field(p: CompiledParam, post?: PostedForm): Html {
   const labelText = p.page?.label ?? humanName(p.name);
-  const helps = [p.page?.help, p.page?.options?.length ? null : optionalHint(p.type)].filter((h): h is string => !!h);
+  const helps = [p.page?.help, p.page?.options?.length ? null : optionalHint(p.type, p.page?.help)].filter((h): h is string => !!h);
   const helpId = `help-${p.name}`;
   const describedBy = helps.length > 0 ? `${helpId} err-${p.name}` : `err-${p.name}`;
   const helpLine = helps.length > 0 ? html`<p class="help" id="${helpId}">${helps.join(" ")}</p>` : html``;

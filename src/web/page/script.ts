@@ -8,9 +8,10 @@
  *   it makes a new key, since the corrected answer is a new request;
  * - reads the form back into the JSON body (form.ts says how each control maps to JSON), POSTs it
  *   to the page's own URL, and shows the outcome in the live region: "done" for 200/202, a plain
- *   sentence for the states of a link and for a 422 (wording.ts, given to the script as WORDS), the
- *   problem's `detail` otherwise (a `Requires` refusal); and each 422 `errors` entry next to its
- *   field in the author's words (`@label`: "“Quantity” is required…"; aria-invalid);
+ *   sentence for the states of a link (wording.ts, given to the script as WORDS), the problem's
+ *   `detail` otherwise (a `Requires` refusal); for a 422 "Please check the fields marked below."
+ *   at the top of the form (`#check-fields`, above the fields: issue 38) and each `errors` entry
+ *   next to its field in the author's words (`@label`: "“Quantity” is required…"; aria-invalid);
  * - keeps the answer and its key in sessionStorage (this tab only) until done, so that reloading
  *   the page after the answer went through — which now serves the "already used" page — can ask
  *   again with the same key and show "done" when the answer was this tab's own.
@@ -239,7 +240,15 @@ export const PAGE_SCRIPT = String.raw`
     key = crypto.randomUUID();
     if (r.status === 422 && Array.isArray(p.errors)) {
       const first = showFieldErrors(p.errors);
-      say(WORDS.checkFields, "error");
+      // above the fields (issue 38 defect 4), not under the button: the form's first line
+      const summary = document.getElementById("check-fields");
+      if (summary) {
+        summary.textContent = WORDS.checkFields;
+        summary.hidden = false;
+        say("", "");
+      } else {
+        say(WORDS.checkFields, "error");
+      }
       if (first) first.focus();
     } else {
       say(detail, "error");
