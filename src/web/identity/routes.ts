@@ -38,7 +38,7 @@ export function identityRouter(rt: Runtime): Router {
   const config = rt.config;
   const production = config.nodeEnv === "production";
   const devSignIn = !config.oidc && !production;
-  const router = new Router({ prefix: "/auth" });
+  const router = new Router({ prefix: "/auth", sensitive: true, strict: true });
 
   router.use(async (ctx, next) => {
     ctx.set("Cache-Control", "no-store");
