@@ -14,6 +14,7 @@ import { createServer, type Server } from "node:http";
 import Koa from "koa";
 import Router from "@koa/router";
 import { redisClient } from "../queue/redis.js";
+import { isLoopbackUrl } from "../config.js";
 import type { Runtime } from "../runtime.js";
 import { adminRouter } from "./admin.js";
 import { endpointsRouter } from "./endpoints.js";
@@ -74,9 +75,11 @@ function opsRouter(rt: Runtime, isDraining: () => boolean): Router {
     ctx.body = { status: database && redis ? "ready" : "unavailable", database, redis };
   });
   ops.get("/metrics", async (ctx) => {
-    // issue 16 item 5: in production the public port's /metrics needs the admin token; scrape
-    // SLOTFLOW_METRICS_PORT (served by every process when set) or send the token (docs/operations.md)
-    if (rt.config.nodeEnv === "production") requireAdmin(ctx, rt.config.adminToken);
+    // issue 16 item 5, issue 38 M3: the public port's /metrics needs the admin token unless this is
+    // a local development process (not production, and BASE_URL a loopback address) — NODE_ENV
+    // unset no longer opens it. Scrape SLOTFLOW_METRICS_PORT (served by every process when set) or
+    // send the token (docs/operations.md).
+    if (rt.config.nodeEnv === "production" || !isLoopbackUrl(rt.config.baseUrl)) requireAdmin(ctx, rt.config.adminToken);
     ctx.type = registry.contentType;
     ctx.body = await registry.metrics();
   });

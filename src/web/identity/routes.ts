@@ -3,8 +3,8 @@
  *
  * | route | does |
  * |---|---|
- * | `GET /auth/login?returnTo=PATH` | with SLOTFLOW_OIDC_ISSUER: 302 to its authorization endpoint (state, nonce, PKCE S256), the pending sign-in sealed in the `slotflow_login` cookie (path /auth, 10 min). Without one, outside production: the development sign-in page; in production: 404 |
- * | `POST /auth/login` (id, email, roles, csrf, returnTo) | the development sign-in (same-origin, the page's CSRF token): a session with `development: true`, 303 to returnTo; 422 page for a missing or over-long id; 404 with an issuer or in production |
+ * | `GET /auth/login?returnTo=PATH` | with SLOTFLOW_OIDC_ISSUER: 302 to its authorization endpoint (state, nonce, PKCE S256), the pending sign-in sealed in the `slotflow_login` cookie (path /auth, 10 min). Without one, with SLOTFLOW_DEV_SIGN_IN=1: the development sign-in page; otherwise 404 |
+ * | `POST /auth/login` (id, email, roles, csrf, returnTo) | the development sign-in (same-origin, the page's CSRF token): a session with `development: true`, 303 to returnTo; 422 page for a missing or over-long id; 404 unless SLOTFLOW_DEV_SIGN_IN=1 (and no issuer) |
  * | `GET /auth/callback` | completes the issuer's sign-in: `slotflow_session`, 303 to returnTo; 400 `sign-in-failed` on a wrong or stale state, nonce or code; 404 without an issuer |
  * | `POST /auth/logout` (`csrf` form field or `X-CSRF-Token` header) | ends the session; 303 to the issuer's end_session_endpoint (id_token_hint, else client_id; post_logout_redirect_uri `{BASE_URL}/`) when it has one, else `/`; 403 `csrf-refused` without the session's token or from another site |
  * | `GET /auth/whoami` | 200 `{id, email, roles, via, development, csrf, expiresAt}` for whoever is signed in (session or bearer; `csrf` and `expiresAt` null for bearer), else 401 |
@@ -36,8 +36,7 @@ const sameText = (a: string, b: string) => timingSafeEqual(createHash("sha256").
 /** The /auth/* routes. */
 export function identityRouter(rt: Runtime): Router {
   const config = rt.config;
-  const production = config.nodeEnv === "production";
-  const devSignIn = !config.oidc && !production;
+  const devSignIn = config.devSignIn; // SLOTFLOW_DEV_SIGN_IN=1, no issuer, not production, loopback BASE_URL (config.ts)
   const router = new Router({ prefix: "/auth", sensitive: true, strict: true });
 
   router.use(async (ctx, next) => {
@@ -119,7 +118,7 @@ export function identityRouter(rt: Runtime): Router {
   });
 
   router.post("/logout", async (ctx) => {
-    const session = await readSession(ctx, config.sessionKeys);
+    const session = await readSession(ctx, config);
     if (!session) {
       endSession(ctx, config.baseUrl);
       ctx.status = 303;
@@ -141,7 +140,7 @@ export function identityRouter(rt: Runtime): Router {
   router.get("/whoami", async (ctx) => {
     const who = await signedIn(ctx, rt);
     if (!who) throw new RefusalError(refuse(RefusalCode.Unauthorized, "Nobody is signed in: sign in at /auth/login, or send a principal's JWT as Authorization: Bearer <jwt>."));
-    const session = who.via === "session" ? await readSession(ctx, config.sessionKeys) : null;
+    const session = who.via === "session" ? await readSession(ctx, config) : null;
     ctx.body = {
       id: who.principal.id,
       email: who.principal.email,

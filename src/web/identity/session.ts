@@ -12,8 +12,14 @@
  *
  * Key rotation: SLOTFLOW_SESSION_SECRET is comma-separated, newest first; the first seals, all open.
  * Session content: `sub`, `email`, `roles`, `csrf` (random, 256 bits), `dev` (development sign-in),
- * `iat`, `exp` (at most SESSION_LIFETIME_S after `iat`), and `idt` (the id_token) when the cookie
- * stays under MAX_COOKIE_BYTES with it (else logout sends `client_id` instead).
+ * `aud` (BASE_URL's origin: the cookie is bound to the deployment that minted it), `iat`, `exp` (at
+ * most SESSION_LIFETIME_S after `iat`), and `idt` (the id_token) when the cookie stays under
+ * MAX_COOKIE_BYTES with it (else logout sends `client_id` instead).
+ *
+ * Refused on read (issue 38 M3; the cookie then counts as absent): a session whose `aud` is not this
+ * process's BASE_URL origin (a cookie minted by another deployment sharing SLOTFLOW_SESSION_SECRET),
+ * and a development session (`dev`) on a process where the development sign-in is off — so a
+ * production process never accepts one.
  */
 import { createHash, hkdfSync, randomBytes } from "node:crypto";
 import { EncryptJWT, jwtDecrypt, decodeProtectedHeader, type JWTPayload } from "jose";
@@ -125,7 +131,7 @@ export function boundedRoles(roles: unknown): string[] {
  * MAX_COOKIE_BYTES — a browser would drop it — so the caller can say so instead of looping.
  */
 export async function startSession(ctx: Context, cfg: { baseUrl: string; sessionKeys: string[] }, principal: PrincipalClaims, opts: { development: boolean; idToken?: string | null }): Promise<boolean> {
-  const base = { sub: principal.id, email: principal.email, roles: boundedRoles(principal.roles), csrf: randomBytes(32).toString("base64url"), dev: opts.development };
+  const base = { sub: principal.id, email: principal.email, roles: boundedRoles(principal.roles), csrf: randomBytes(32).toString("base64url"), dev: opts.development, aud: originOf(cfg.baseUrl) };
   let value = await seal(cfg.sessionKeys, "session", opts.idToken ? { ...base, idt: opts.idToken } : base, SESSION_LIFETIME_S);
   if (value.length > MAX_COOKIE_BYTES) value = await seal(cfg.sessionKeys, "session", base, SESSION_LIFETIME_S);
   if (value.length > MAX_COOKIE_BYTES) return false;
@@ -133,11 +139,30 @@ export async function startSession(ctx: Context, cfg: { baseUrl: string; session
   return true;
 }
 
-/** The request's session, or null when its cookie is absent, tampered with, sealed by an unknown key, or expired. */
-export async function readSession(ctx: Context, sessionKeys: string[]): Promise<Session | null> {
-  const p = await unseal(sessionKeys, "session", ctx.cookies.get(SESSION_COOKIE));
+/** BASE_URL's origin (`https://host[:port]`): the `aud` of every session cookie. */
+export function originOf(baseUrl: string): string {
+  return new URL(baseUrl).origin;
+}
+
+/** What reading a session needs of the configuration. */
+export interface SessionConfig {
+  sessionKeys: string[];
+  baseUrl: string;
+  /** The development sign-in is on here: only then is a development session accepted. */
+  devSignIn: boolean;
+}
+
+/**
+ * The request's session, or null when its cookie is absent, tampered with, sealed by an unknown key,
+ * expired, bound to another origin than BASE_URL's, or a development session where the development
+ * sign-in is off.
+ */
+export async function readSession(ctx: Context, cfg: SessionConfig): Promise<Session | null> {
+  const p = await unseal(cfg.sessionKeys, "session", ctx.cookies.get(SESSION_COOKIE));
   if (!p || typeof p.sub !== "string" || p.sub === "" || typeof p.csrf !== "string") return null;
   if (typeof p.exp !== "number" || typeof p.iat !== "number" || p.exp - p.iat > SESSION_LIFETIME_S) return null;
+  if (p.aud !== originOf(cfg.baseUrl)) return null;
+  if (p.dev === true && !cfg.devSignIn) return null;
   return {
     principal: { id: p.sub, email: typeof p.email === "string" ? p.email : null, roles: boundedRoles(p.roles) },
     csrf: p.csrf,
