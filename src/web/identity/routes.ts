@@ -84,7 +84,7 @@ export function identityRouter(rt: Runtime): Router {
       : roles.length > 100 || roles.some((r) => r.length > 200) ? "Enter at most 100 roles of at most 200 characters each."
       : null;
     if (problem) return showDevPage(ctx, 422, returnTo, values, problem);
-    if (!(await startSession(ctx, config, { id: values.id, email: values.email || null, roles }, { development: true }))) {
+    if (!(await startSession(ctx, config, rt, { id: values.id, email: values.email || null, roles }, { development: true }))) {
       return showDevPage(ctx, 422, returnTo, values, "These roles do not fit in a session cookie: enter fewer or shorter ones.");
     }
     setCookie(ctx, config.baseUrl, LOGIN_COOKIE, null, 0, "/auth");
@@ -101,13 +101,13 @@ export function identityRouter(rt: Runtime): Router {
       throw new RefusalError(refuse(RefusalCode.SignInFailed, "No sign-in is pending in this browser (it took longer than 10 minutes, or started elsewhere): start again from /auth/login."));
     }
     const currentUrl = new URL(ctx.originalUrl, config.baseUrl);
-    const { principal, idToken } = await finishLogin(config, config.oidc, currentUrl, {
+    const { principal, idToken, issuerSid } = await finishLogin(config, config.oidc, currentUrl, {
       state: pending.state,
       nonce: pending.nonce,
       verifier: pending.verifier,
       returnTo: String(pending.returnTo),
     });
-    if (!(await startSession(ctx, config, principal, { development: false, idToken }))) {
+    if (!(await startSession(ctx, config, rt, principal, { development: false, idToken, issuerSid }))) {
       throw new RefusalError(
         refuse(RefusalCode.SignInFailed, "The roles and email the issuer gives this person do not fit in a session cookie (about 3.8 KB): point SLOTFLOW_OIDC_ROLES_CLAIM at a claim with fewer roles."),
       );
@@ -118,9 +118,9 @@ export function identityRouter(rt: Runtime): Router {
   });
 
   router.post("/logout", async (ctx) => {
-    const session = await readSession(ctx, config);
+    const session = await readSession(ctx, config, rt);
     if (!session) {
-      endSession(ctx, config.baseUrl);
+      await endSession(ctx, config.baseUrl, rt, null);
       ctx.status = 303;
       ctx.redirect("/");
       return;
@@ -130,7 +130,7 @@ export function identityRouter(rt: Runtime): Router {
     if (!csrfOk({ principal: session.principal, via: "session", csrf: session.csrf, development: session.development }, given)) {
       throw new RefusalError(refuse(RefusalCode.CsrfRefused, "The logout's CSRF token is missing or wrong (send the session's token as the csrf form field or the X-CSRF-Token header)."));
     }
-    endSession(ctx, config.baseUrl);
+    await endSession(ctx, config.baseUrl, rt, session);
     rt.log.info({ principal: session.principal.id }, "signed out");
     const to = config.oidc && !session.development ? await logoutUrl(config, config.oidc, session.idToken) : null;
     ctx.status = 303;
@@ -140,7 +140,7 @@ export function identityRouter(rt: Runtime): Router {
   router.get("/whoami", async (ctx) => {
     const who = await signedIn(ctx, rt);
     if (!who) throw new RefusalError(refuse(RefusalCode.Unauthorized, "Nobody is signed in: sign in at /auth/login, or send a principal's JWT as Authorization: Bearer <jwt>."));
-    const session = who.via === "session" ? await readSession(ctx, config) : null;
+    const session = who.via === "session" ? await readSession(ctx, config, rt) : null;
     ctx.body = {
       id: who.principal.id,
       email: who.principal.email,
