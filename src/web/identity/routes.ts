@@ -6,7 +6,7 @@
  * | `GET /auth/login?returnTo=PATH` | with SLOTFLOW_OIDC_ISSUER: 302 to its authorization endpoint (state, nonce, PKCE S256), the pending sign-in sealed in the `slotflow_login` cookie (path /auth, 10 min). Without one, with SLOTFLOW_DEV_SIGN_IN=1: the development sign-in page; otherwise 404 |
  * | `POST /auth/login` (id, email, roles, csrf, returnTo) | the development sign-in (same-origin, the page's CSRF token): a session with `development: true`, 303 to returnTo; 422 page for a missing or over-long id; 404 unless SLOTFLOW_DEV_SIGN_IN=1 (and no issuer) |
  * | `GET /auth/callback` | completes the issuer's sign-in: `slotflow_session`, 303 to returnTo; 400 `sign-in-failed` on a wrong or stale state, nonce or code; 404 without an issuer |
- * | `POST /auth/logout` (`csrf` form field or `X-CSRF-Token` header) | ends the session; 303 to the issuer's end_session_endpoint (id_token_hint, else client_id; post_logout_redirect_uri `{BASE_URL}/`) when it has one, else `/`; 403 `csrf-refused` without the session's token or from another site |
+ * | `POST /auth/logout` (`csrf` form field or `X-CSRF-Token` header) | ends the session (its server-side row at once); 303 to the issuer's end_session_endpoint (id_token_hint, else client_id; post_logout_redirect_uri `{BASE_URL}/`) when it has one, else `/`; a browser's form (`Sec-Fetch-Dest: document`) gets instead a 200 page that moves on to that endpoint by itself (meta refresh and a link: a redirect of a form would be blocked by the page's CSP `form-action 'self'`); 403 `csrf-refused` without the session's token or from another site |
  * | `GET /auth/whoami` | 200 `{id, email, roles, via, development, csrf, expiresAt}` for whoever is signed in (session or bearer; `csrf` and `expiresAt` null for bearer), else 401 |
  *
  * returnTo: a path on this site only, else `/inbox` (forms.ts `safeReturnTo`). Every answer is
@@ -23,6 +23,7 @@ import { beginLogin, finishLogin, logoutUrl } from "./oidc.js";
 import { LOGIN_COOKIE, LOGIN_LIFETIME_S, endSession, readSession, seal, setCookie, startSession, unseal } from "./session.js";
 import { csrfOk, signedIn } from "./signed-in.js";
 import { setScriptlessPageHeaders } from "../page/headers.js";
+import { html } from "../page/html.js";
 
 const notFound = () => new RefusalError(refuse(RefusalCode.NotFound, "No such page."));
 
@@ -32,6 +33,32 @@ function pageHeaders(ctx: Context, nonce: string): void {
 }
 
 const sameText = (a: string, b: string) => timingSafeEqual(createHash("sha256").update(a).digest(), createHash("sha256").update(b).digest());
+
+/**
+ * The page a browser's sign-out gets when the issuer has an end-session endpoint (issue 38 defect
+ * 2): it moves on to `to` at once (`<meta http-equiv="refresh">`), with a link for a browser that
+ * does not. No script; the page's CSP is the scriptless pages'.
+ */
+function handOverPage(nonce: string, to: string): string {
+  return html`<!doctype html>
+<html lang="en">
+<head>
+<meta charset="utf-8">
+<meta name="viewport" content="width=device-width, initial-scale=1">
+<meta name="robots" content="noindex, nofollow">
+<meta http-equiv="refresh" content="0;url=${to}">
+<title>Signing out — slotflow</title>
+<style nonce="${nonce}">body { margin: 0; font: 1rem/1.5 system-ui, sans-serif; } main { max-width: 32rem; margin: 0 auto; padding: 1.25rem 1rem; } a { font-weight: 600; }</style>
+</head>
+<body>
+<main>
+<h1>You are signed out of slotflow</h1>
+<p><a href="${to}">Continue to sign out at your identity provider</a></p>
+</main>
+</body>
+</html>
+`.text;
+}
 
 /** The /auth/* routes. */
 export function identityRouter(rt: Runtime): Router {
@@ -133,6 +160,17 @@ export function identityRouter(rt: Runtime): Router {
     await endSession(ctx, config.baseUrl, rt, session);
     rt.log.info({ principal: session.principal.id }, "signed out");
     const to = config.oidc && !session.development ? await logoutUrl(config, config.oidc, session.idToken) : null;
+    if (to && ctx.get("sec-fetch-dest") === "document") {
+      // issue 38 defect 2: a browser's form submission. Chromium applies the page's CSP
+      // `form-action 'self'` to the redirects of a form's submission too, so a 303 to the issuer
+      // would be blocked. A same-origin page hands over instead: a new navigation (meta refresh,
+      // and a link for anyone it does not move on) that no form-action governs.
+      const nonce = randomBytes(16).toString("base64");
+      pageHeaders(ctx, nonce);
+      ctx.status = 200;
+      ctx.body = handOverPage(nonce, to.href);
+      return;
+    }
     ctx.status = 303;
     ctx.redirect(to ? to.href : "/");
   });
