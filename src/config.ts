@@ -56,6 +56,7 @@
  * | SLOTFLOW_OIDC_CLIENT_ID, SLOTFLOW_OIDC_CLIENT_SECRET | oidc.clientId, oidc.clientSecret: slotflow's client at the issuer (redirect URI `{BASE_URL}/auth/callback`); the id is required with an issuer, the secret optional (a public client with PKCE) | unset |
  * | SLOTFLOW_OIDC_AUDIENCE | oidc.audience: the `aud` a bearer JWT of the issuer must carry | the client id |
  * | SLOTFLOW_OIDC_ROLES_CLAIM | oidc.rolesClaim: the claim holding roles, a dotted path (`realm_access.roles`, at most 8 steps) | roles |
+ * | SLOTFLOW_DEV_SIGN_IN | devSignIn (`1`: the development sign-in at `/auth/login` when no SLOTFLOW_OIDC_ISSUER is set; refused with NODE_ENV=production and with a BASE_URL that is not a loopback address — issue 38 M3) | off (`npm start` sets it) |
  * | SLOTFLOW_SESSION_SECRET | sessionKeys: session cookie keys, comma-separated, newest first (the first seals, all open) | a dev value; required in production when SLOTFLOW_OIDC_ISSUER is set |
  * | SLOTFLOW_TEST_DATABASE_URL | the testing kit's database (`kitDatabaseUrl()`), before DATABASE_URL | unset: the kit uses DATABASE_URL, and refuses to run when neither is set |
  *
@@ -150,6 +151,11 @@ export interface Config {
   mail: MailSettings;
   /** Sign-in through an OpenID Connect issuer (SLOTFLOW_OIDC_*), or null: no issuer (v0.4 "People inside the company"). */
   oidc: OidcSettings | null;
+  /**
+   * SLOTFLOW_DEV_SIGN_IN=1: the development sign-in is offered (only without an issuer; never in
+   * production; only on a loopback BASE_URL — all checked here, issue 38 M3).
+   */
+  devSignIn: boolean;
   /** Session cookie keys, newest first (SLOTFLOW_SESSION_SECRET split on commas); never empty. */
   sessionKeys: string[];
   /** Names of secrets that fell back to their development values (the caller warns). */
@@ -368,6 +374,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, options: LoadOp
   if (queueShards > 256) problems.push(`SLOTFLOW_QUEUE_SHARDS must be at most 256, got "${env.SLOTFLOW_QUEUE_SHARDS}"`);
   const retentionMs = retentionOf(env.SLOTFLOW_RETENTION, problems);
   const oidc = oidcSettings(env, production, problems);
+  const devSignIn = devSignInOf(env, production, baseUrl, problems);
   const sessionKeys = sessionKeysOf(env, production, needed.includes("SLOTFLOW_SESSION_SECRET"), oidc !== null, problems, devDefaults);
   const config: Config = {
     nodeEnv,
@@ -424,6 +431,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, options: LoadOp
     mail: mailSettings(env, problems),
     receiptKeys: env.SLOTFLOW_RECEIPT_KEYS ?? "",
     oidc,
+    devSignIn: devSignIn && oidc === null,
     sessionKeys,
     devDefaults,
   };
@@ -439,6 +447,45 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, options: LoadOp
   if (missing.length > 0) problems.push(missingSecretsMessage(missing));
   if (problems.length > 0) throw new ConfigError(problems.join("; "));
   return config;
+}
+
+/**
+ * True when `url`'s host is a loopback address: `localhost` (and `*.localhost`, RFC 6761),
+ * 127.0.0.0/8 or `[::1]`. False for anything else, and for a URL that does not parse.
+ */
+export function isLoopbackUrl(url: string): boolean {
+  let host: string;
+  try {
+    host = new URL(url).hostname.toLowerCase();
+  } catch {
+    return false;
+  }
+  if (host === "localhost" || host.endsWith(".localhost")) return true;
+  if (host === "[::1]") return true;
+  return /^127\.\d{1,3}\.\d{1,3}\.\d{1,3}$/.test(host);
+}
+
+/**
+ * SLOTFLOW_DEV_SIGN_IN (issue 38 M3): `1` turns the development sign-in on, unset/`""`/`0` leaves
+ * it off; anything else, `1` with NODE_ENV=production, or `1` with a BASE_URL that is not a
+ * loopback address is a problem (the process refuses to start: one line naming the variable).
+ */
+function devSignInOf(env: NodeJS.ProcessEnv, production: boolean, baseUrl: string, problems: string[]): boolean {
+  const raw = env.SLOTFLOW_DEV_SIGN_IN ?? "";
+  if (raw === "" || raw === "0") return false;
+  if (raw !== "1") {
+    problems.push(`SLOTFLOW_DEV_SIGN_IN must be 1 (on) or 0 (off), got "${raw}"`);
+    return false;
+  }
+  if (production) {
+    problems.push("SLOTFLOW_DEV_SIGN_IN=1 is refused when NODE_ENV=production: the development sign-in lets anyone sign in as anyone (use SLOTFLOW_OIDC_ISSUER)");
+    return false;
+  }
+  if (!isLoopbackUrl(baseUrl)) {
+    problems.push(`SLOTFLOW_DEV_SIGN_IN=1 is refused with a BASE_URL that is not a loopback address (localhost, 127.0.0.1, [::1]), got "${baseUrl}": the development sign-in lets anyone sign in as anyone`);
+    return false;
+  }
+  return true;
 }
 
 /**

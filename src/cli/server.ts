@@ -223,12 +223,12 @@ export async function serve(opts: ServeOptions, config: Config): Promise<Runtime
   return rt;
 }
 
-/** Where people inside the company answer (v0.4): the inbox, through the issuer or the development sign-in (not in production). */
+/** Where people inside the company answer (v0.4): the inbox, through the issuer or the development sign-in (SLOTFLOW_DEV_SIGN_IN=1 only). */
 function inboxHint(rt: Runtime): string {
   const base = rt.config.baseUrl;
   if (rt.config.oidc) return `People inside the company answer from ${base}/inbox, signed in through ${rt.config.oidc.issuer}.\n`;
-  if (rt.config.nodeEnv === "production") return "";
-  return `Or answer as finance from ${base}/inbox (the development sign-in: any user id, roles "finance").\n`;
+  if (!rt.config.devSignIn) return "";
+  return `Or answer as finance from ${base}/inbox (the development sign-in, on because npm start sets SLOTFLOW_DEV_SIGN_IN=1: any user id, roles "finance"; never in production).\n`;
 }
 
 /** What `npm start` prints once the server is up. */

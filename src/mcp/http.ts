@@ -65,7 +65,7 @@ export function rebindingRefusal(baseUrl: string, host: string, origin: string |
 
 /** The router of `POST /mcp`. */
 export function mcpRouter(rt: Runtime): Router {
-  const router = new Router();
+  const router = new Router({ sensitive: true, strict: true });
   router.post("/mcp", async (ctx) => {
     const rebinding = rebindingRefusal(rt.config.baseUrl, ctx.get("host"), ctx.get("origin") || undefined);
     if (rebinding) {

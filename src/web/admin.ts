@@ -62,7 +62,7 @@ export async function startWorkflowRun(rt: Runtime, name: string, input: unknown
 }
 
 export function adminRouter(rt: Runtime): Router {
-  const router = new Router({ prefix: "/api" });
+  const router = new Router({ prefix: "/api", sensitive: true, strict: true });
   const admin = async (ctx: Context, next: () => Promise<unknown>) => {
     requireAdmin(ctx, rt.config.adminToken);
     await next();

@@ -15,6 +15,7 @@ import { createServer, type Server } from "node:http";
 import Koa from "koa";
 import Router from "@koa/router";
 import { redisClient } from "../queue/redis.js";
+import { isLoopbackUrl } from "../config.js";
 import type { Runtime } from "../runtime.js";
 import { adminRouter } from "./admin.js";
 import { endpointsRouter } from "./endpoints.js";
@@ -26,7 +27,7 @@ import { answerClientErrors, honestStatus, requireHost, unmatchedRoute } from ".
 import { bindClusterMetrics, countDeposits, registry } from "./metrics.js";
 import { openApiDocument } from "./openapi.js";
 import { problemMiddleware } from "./problems.js";
-import { redisRateLimit } from "./rate-limit.js";
+import { redisRateLimit, type RateLimit } from "./rate-limit.js";
 import { runsApiRouter } from "./runs-api.js";
 import { receiptsRouter } from "./receipts.js";
 import { consoleGate, consoleRouter } from "./console/index.js";
@@ -52,6 +53,53 @@ export interface WebApp {
   close(timeoutMs?: number): Promise<void>;
 }
 
+/** Router options of every router (issue 38 M1): paths match exactly — case-sensitive, and a trailing slash is another path. */
+export const EXACT_ROUTES = { sensitive: true, strict: true } as const;
+
+/** The operations routes: `/healthz`, `/readyz`, `/metrics`, `/api/openapi.json`. */
+function opsRouter(rt: Runtime, isDraining: () => boolean): Router {
+  const ops = new Router(EXACT_ROUTES);
+  ops.get("/healthz", (ctx) => {
+    ctx.body = { status: "ok" };
+  });
+  ops.get("/readyz", async (ctx) => {
+    if (isDraining()) {
+      ctx.status = 503;
+      ctx.body = { status: "stopping" };
+      return;
+    }
+    const [database, redis] = await Promise.all([
+      rt.db.$queryRaw`SELECT 1`.then(() => true, () => false),
+      // Every queue shard can run BullMQ's scripts, not just PING (issue 17 item 5).
+      rt.queues.unusable().then((problem) => problem === null),
+    ]);
+    ctx.status = database && redis ? 200 : 503;
+    ctx.body = { status: database && redis ? "ready" : "unavailable", database, redis };
+  });
+  ops.get("/metrics", async (ctx) => {
+    // issue 16 item 5, issue 38 M3: the public port's /metrics needs the admin token unless this is
+    // a local development process (not production, and BASE_URL a loopback address) — NODE_ENV
+    // unset no longer opens it. Scrape SLOTFLOW_METRICS_PORT (served by every process when set) or
+    // send the token (docs/operations.md).
+    if (rt.config.nodeEnv === "production" || !isLoopbackUrl(rt.config.baseUrl)) requireAdmin(ctx, rt.config.adminToken);
+    ctx.type = registry.contentType;
+    ctx.body = await registry.metrics();
+  });
+  ops.get("/api/openapi.json", (ctx) => {
+    ctx.body = openApiDocument(rt.config.baseUrl);
+  });
+
+  return ops;
+}
+
+/**
+ * Every router the web process mounts, in order (the route-variants test walks their stacks, so a
+ * route added here is covered by it). Each is created with EXACT_ROUTES.
+ */
+export function webRouters(rt: Runtime, rateLimit: RateLimit, isDraining: () => boolean): Router[] {
+  return [opsRouter(rt, isDraining), callbackRouter(rt, rateLimit), adminRouter(rt), endpointsRouter(rt), slackRouter(rt), runsApiRouter(rt), receiptsRouter(rt), consoleRouter(rt), taskRouter(rt), mcpRouter(rt), inboxRouter(rt), identityRouter(rt), homeRouter(rt)];
+}
+
 export function createWebApp(rt: Runtime): WebApp {
   // issue 28 item 4: behind N trusted proxies the client is the N-th X-Forwarded-For address from
   // the right (the one the outermost trusted proxy saw), never the client-supplied left-most one.
@@ -75,36 +123,7 @@ export function createWebApp(rt: Runtime): WebApp {
   app.use(dashboardMiddleware(rt.queues, rt.config.adminToken));
   app.use(consoleGate(rt));
 
-  const ops = new Router();
-  ops.get("/healthz", (ctx) => {
-    ctx.body = { status: "ok" };
-  });
-  ops.get("/readyz", async (ctx) => {
-    if (draining) {
-      ctx.status = 503;
-      ctx.body = { status: "stopping" };
-      return;
-    }
-    const [database, redis] = await Promise.all([
-      rt.db.$queryRaw`SELECT 1`.then(() => true, () => false),
-      // Every queue shard can run BullMQ's scripts, not just PING (issue 17 item 5).
-      rt.queues.unusable().then((problem) => problem === null),
-    ]);
-    ctx.status = database && redis ? 200 : 503;
-    ctx.body = { status: database && redis ? "ready" : "unavailable", database, redis };
-  });
-  ops.get("/metrics", async (ctx) => {
-    // issue 16 item 5: in production the public port's /metrics needs the admin token; scrape
-    // SLOTFLOW_METRICS_PORT (served by every process when set) or send the token (docs/operations.md)
-    if (rt.config.nodeEnv === "production") requireAdmin(ctx, rt.config.adminToken);
-    ctx.type = registry.contentType;
-    ctx.body = await registry.metrics();
-  });
-  ops.get("/api/openapi.json", (ctx) => {
-    ctx.body = openApiDocument(rt.config.baseUrl);
-  });
-
-  const routers = [ops, callbackRouter(rt, rateLimit), adminRouter(rt), endpointsRouter(rt), slackRouter(rt), runsApiRouter(rt), receiptsRouter(rt), consoleRouter(rt), taskRouter(rt), mcpRouter(rt), inboxRouter(rt), identityRouter(rt), homeRouter(rt)];
+  const routers = webRouters(rt, rateLimit, () => draining);
   for (const router of routers) app.use(router.routes());
   app.use(unmatchedRoute(routers));
 

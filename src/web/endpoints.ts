@@ -28,7 +28,7 @@ const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 const BODY_LIMIT_BYTES = 16 * 1024;
 
 export function endpointsRouter(rt: Runtime): Router {
-  const router = new Router({ prefix: "/api" });
+  const router = new Router({ prefix: "/api", sensitive: true, strict: true });
   const admin = async (ctx: Context, next: () => Promise<unknown>) => {
     requireAdmin(ctx, rt.config.adminToken);
     await next();

@@ -91,7 +91,7 @@ export async function submitCancel(rt: Runtime, runId: string, reason: string, a
 }
 
 export function runsApiRouter(rt: Runtime): Router {
-  const router = new Router({ prefix: "/api" });
+  const router = new Router({ prefix: "/api", sensitive: true, strict: true });
   const admin = async (ctx: Context, next: () => Promise<unknown>) => {
     requireAdmin(ctx, rt.config.adminToken);
     await next();

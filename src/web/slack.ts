@@ -76,7 +76,7 @@ function refOf(p: Payload | null): string | null {
 }
 
 export function slackRouter(rt: Runtime): Router {
-  const router = new Router();
+  const router = new Router({ sensitive: true, strict: true });
   const emails = new Map<string, { email: string | null; until: number }>();
   const inflight = new Map<string, Promise<Outcome | "accepted" | "failed">>();
   const apiBase = rt.config.slackApiUrl;

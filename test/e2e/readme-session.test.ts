@@ -16,7 +16,7 @@ import { ADMIN_TOKEN, eventually, printedLinks, request, ROOT, startCluster, typ
 let cluster: Cluster;
 
 test.before(async () => {
-  cluster = await startCluster("readme", { args: ["--deploy", "examples"] });
+  cluster = await startCluster("readme", { args: ["--deploy", "examples"], env: { SLOTFLOW_DEV_SIGN_IN: "1" } }); // as `npm start` sets it
 });
 
 test.after.always(async () => {

@@ -1,8 +1,9 @@
 /**
  * The development sign-in (v0.4 "People inside the company": "Without an issuer and outside
  * production: a development sign-in page (id, email, roles), marked as such on every page it signs
- * into; 404 in production without an issuer"), in headless Chromium against a real `slotflow serve`,
- * and a production one without an issuer.
+ * into; 404 in production without an issuer"; since v0.5 only with SLOTFLOW_DEV_SIGN_IN=1, see
+ * dev-sign-in-opt-in.test.ts), in headless Chromium against a real `slotflow serve`, and a
+ * production one without an issuer.
  */
 import test from "ava";
 import { spawn } from "node:child_process";
@@ -25,8 +26,9 @@ let browser: Browser;
 test.before(async () => {
   const closedPort = await freePort();
   [dev, https, prod, down, browser] = await Promise.all([
-    startCluster("devsignin"),
-    startCluster("httpssignin", { env: { BASE_URL: "https://slotflow.example.test" } }),
+    startCluster("devsignin", { env: { SLOTFLOW_DEV_SIGN_IN: "1" } }),
+    // https on a loopback name: the development sign-in is refused at start on any other BASE_URL (issue 38 M3)
+    startCluster("httpssignin", { env: { BASE_URL: "https://localhost", SLOTFLOW_DEV_SIGN_IN: "1" } }),
     startCluster("prodsignin", { env: { NODE_ENV: "production", SLOTFLOW_ALLOW_VOLATILE_REDIS: "1" } }),
     startCluster("downsignin", { env: { SLOTFLOW_OIDC_ISSUER: `http://127.0.0.1:${closedPort}`, SLOTFLOW_OIDC_CLIENT_ID: "slotflow" } }),
     launchBrowser(),
@@ -117,7 +119,7 @@ test("with an https BASE_URL the cookies are Secure; the session cookie is HttpO
   const csrf = /name="csrf" value="([^"]+)"/.exec(await page.text())![1]!;
   const res = await fetch(`${local}/auth/login`, {
     method: "POST",
-    headers: { ...form, cookie: pending.split(";")[0]!, origin: "https://slotflow.example.test" },
+    headers: { ...form, cookie: pending.split(";")[0]!, origin: "https://localhost" },
     body: new URLSearchParams({ id: "olivia", csrf, returnTo: "/auth/whoami" }).toString(),
     redirect: "manual",
   });

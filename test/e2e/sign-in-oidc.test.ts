@@ -23,6 +23,8 @@ import { JWT_SECRET, startCluster, type Cluster } from "../helpers/server.js";
 import { signPrincipal } from "../../src/web/auth.js";
 import { SESSION_COOKIE, LOGIN_COOKIE, seal, unseal } from "../../src/web/identity/session.js";
 import { JWKS_COOLDOWN_MS } from "../../src/web/identity/oidc.js";
+import { createHash, randomBytes } from "node:crypto";
+import { sql } from "../helpers/db.js";
 
 const NEW_KEY = "session-key-new-0123456789abcdef0123456789";
 const OLD_KEY = "session-key-old-0123456789abcdef0123456789";
@@ -80,6 +82,22 @@ function setCookie(headers: Headers, name: string): { value: string; attributes:
     if (pair!.slice(0, eq).trim() === name) return { value: pair!.slice(eq + 1), attributes: attrs.join(";").trim() };
   }
   return null;
+}
+
+/**
+ * A session cookie made with the keys alone, as an attacker holding SLOTFLOW_SESSION_SECRET would
+ * (`row`: also its server-side row, as the sign-in would record it — issue 38 L4).
+ */
+async function forgeSession(keys: string[], claims: Record<string, unknown>, ttlS: number, row = true): Promise<string> {
+  const sid = randomBytes(32).toString("base64url");
+  if (row) {
+    await sql(cluster.databaseUrl, "INSERT INTO sessions (id_sha256, principal_id, expires_at) VALUES ($1, $2, now() + make_interval(secs => $3))", [
+      createHash("sha256").update(sid).digest("hex"),
+      String(claims.sub),
+      Math.max(ttlS, 1),
+    ]);
+  }
+  return seal(keys, "session", { aud: new URL(base).origin, sid, ...claims }, ttlS);
 }
 
 async function newSignedInContext(login: string, returnTo: string): Promise<{ context: BrowserContext; page: Page }> {
@@ -153,12 +171,21 @@ test.serial("logout needs the session's CSRF token, ends the session, and hands 
   const otherSite = await call("/auth/logout", { method: "POST", cookie, headers: { "content-type": "application/x-www-form-urlencoded", origin: "https://evil.example", "sec-fetch-site": "cross-site" }, body: `csrf=${who.csrf}` });
   t.is(otherSite.status, 403);
   t.is((await context.request.get(`${base}/auth/whoami`)).status(), 200, "refused logouts end nothing");
+  // a script (no Sec-Fetch-Dest: document) gets the 303 to the issuer
+  const scripted = await newSignedInContext("bob", "/auth/whoami");
+  const scriptedWho = await (await scripted.context.request.get(`${base}/auth/whoami`)).json();
+  const scriptedOut = await call("/auth/logout", { method: "POST", cookie: `${SESSION_COOKIE}=${await sessionCookieOf(scripted.context)}`, headers: { "x-csrf-token": scriptedWho.csrf } });
+  t.is(scriptedOut.status, 303);
+  t.true(scriptedOut.headers.get("location")!.startsWith(`${idp.issuer}/session/end`));
+  await scripted.context.close();
 
   // the real thing: the browser posts a form from a page of this site
   await page.setContent(`<form method="post" action="${base}/auth/logout"><input name="csrf" value="${who.csrf}"><button>Sign out</button></form>`);
   const [response] = await Promise.all([page.waitForResponse((r) => r.url() === `${base}/auth/logout`), page.getByRole("button", { name: "Sign out" }).click()]);
-  t.is(response.status(), 303);
-  const to = new URL(response.headers().location!);
+  // issue 38 defect 2: a browser's form gets a same-origin page that moves on to the issuer by itself
+  // (a 303 would be blocked by the CSP `form-action 'self'` of the pages that carry the form)
+  t.is(response.status(), 200);
+  const to = new URL(/<a href="([^"]+)"/.exec(await response.text())![1]!.replaceAll("&amp;", "&"));
   t.is(`${to.origin}${to.pathname}`, `${idp.issuer}/session/end`);
   t.is(to.searchParams.get("post_logout_redirect_uri"), `${base}/`);
   t.truthy(to.searchParams.get("id_token_hint"), "the id_token kept sealed in the session is the hint");
@@ -169,7 +196,9 @@ test.serial("logout needs the session's CSRF token, ends the session, and hands 
   t.is(new URL(page.url()).pathname, "/");
   t.is((await context.cookies(base)).find((c) => c.name === SESSION_COOKIE), undefined);
   t.is((await context.request.get(`${base}/auth/whoami`)).status(), 401);
-  // the old cookie, replayed, was only cleared in the browser: it is the 12 h bound that ends it (documented)
+  // issue 38 L4: the cookie captured before the logout, replayed, is refused: the session ended server-side
+  const replayed = await call("/auth/whoami", { cookie });
+  t.is(replayed.status, 401);
   await context.close();
 });
 
@@ -232,7 +261,7 @@ test.serial("GET /auth/callback answers 400 sign-in-failed for a wrong state, a 
 
 test.serial("session cookies: a tampered one is nobody; one sealed with the older key of SLOTFLOW_SESSION_SECRET still works; an unknown key, a login cookie or an expired one is nobody", async (t) => {
   const claims = { sub: "grace", email: "grace@example.test", roles: ["finance"], csrf: "c".repeat(43), dev: false };
-  const byOld = await seal([OLD_KEY], "session", claims, 3600);
+  const byOld = await forgeSession([OLD_KEY], claims, 3600);
   const ok = await call("/auth/whoami", { cookie: `${SESSION_COOKIE}=${byOld}` });
   t.is(ok.status, 200);
   t.like(ok.body, { id: "grace", roles: ["finance"], via: "session" });
@@ -243,14 +272,19 @@ test.serial("session cookies: a tampered one is nobody; one sealed with the olde
   parts[3] = ct.toString("base64url");
   t.is((await call("/auth/whoami", { cookie: `${SESSION_COOKIE}=${parts.join(".")}` })).status, 401);
 
-  const unknown = await seal(["a-key-slotflow-never-had-0123456789abc"], "session", claims, 3600);
+  const unknown = await forgeSession(["a-key-slotflow-never-had-0123456789abc"], claims, 3600);
   t.is((await call("/auth/whoami", { cookie: `${SESSION_COOKIE}=${unknown}` })).status, 401);
-  const loginAsSession = await seal([NEW_KEY], "login", claims, 3600);
+  const loginAsSession = await seal([NEW_KEY], "login", { aud: new URL(base).origin, ...claims }, 3600);
   t.is((await call("/auth/whoami", { cookie: `${SESSION_COOKIE}=${loginAsSession}` })).status, 401);
-  const expired = await seal([NEW_KEY], "session", { ...claims, iat: Math.floor(Date.now() / 1000) - 7200 }, -60);
+  const expired = await forgeSession([NEW_KEY], { ...claims, iat: Math.floor(Date.now() / 1000) - 7200 }, -60);
   t.is((await call("/auth/whoami", { cookie: `${SESSION_COOKIE}=${expired}` })).status, 401);
-  const tooLong = await seal([NEW_KEY], "session", claims, 13 * 3600);
+  const tooLong = await forgeSession([NEW_KEY], claims, 13 * 3600);
   t.is((await call("/auth/whoami", { cookie: `${SESSION_COOKIE}=${tooLong}` })).status, 401, "a session living longer than 12 h is refused");
+  // issue 38: the key alone no longer makes a session — without its server-side row, or bound to another origin, it is nobody
+  const noRow = await forgeSession([NEW_KEY], claims, 3600, false);
+  t.is((await call("/auth/whoami", { cookie: `${SESSION_COOKIE}=${noRow}` })).status, 401, "no server-side session");
+  const otherOrigin = await forgeSession([NEW_KEY], { ...claims, aud: "https://elsewhere.example" }, 3600);
+  t.is((await call("/auth/whoami", { cookie: `${SESSION_COOKIE}=${otherOrigin}` })).status, 401, "bound to another origin");
 });
 
 test.serial("bearer JWTs signed by the issuer are principals; expired, wrong audience, wrong issuer, unknown kid, alg none, HS256 with the issuer's public key and not-yet-valid ones are 401", async (t) => {
@@ -313,7 +347,7 @@ test.serial("the raise path (POST /api/runs/{id}/slots/{alias}/events) takes eve
   t.is(issuerJwt.status, 404, "signed in: the run is what is missing");
   const badJwt = await call(path, { method: "POST", headers: json, body: "{}", token: await idp.sign({ sub: "kim", aud: "x" }) });
   t.is(badJwt.status, 401);
-  const session = await seal([NEW_KEY], "session", { sub: "kim", email: null, roles: [], csrf: "t".repeat(43), dev: false }, 3600);
+  const session = await forgeSession([NEW_KEY], { sub: "kim", email: null, roles: [], csrf: "t".repeat(43), dev: false }, 3600);
   const noCsrf = await call(path, { method: "POST", headers: json, body: "{}", cookie: `${SESSION_COOKIE}=${session}` });
   t.is(noCsrf.status, 403);
   t.is(noCsrf.body.code, "csrf-refused");

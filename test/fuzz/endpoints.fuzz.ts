@@ -43,7 +43,7 @@ let total = 0;
 let comparedBatches = 0;
 
 test.before(async () => {
-  cluster = await startCluster("fuzz", { env: { SLOTFLOW_RATE_LIMIT_PER_MINUTE: "10000000", SLOTFLOW_SWEEP_INTERVAL_MS: "1000" } });
+  cluster = await startCluster("fuzz", { env: { SLOTFLOW_RATE_LIMIT_PER_MINUTE: "10000000", SLOTFLOW_SWEEP_INTERVAL_MS: "1000", SLOTFLOW_DEV_SIGN_IN: "1" } });
   port = portOf(cluster.baseUrl);
   await deployFixture(cluster.baseUrl, "callback-basic.flow");
   const titles: string[] = [];

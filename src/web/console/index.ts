@@ -9,6 +9,10 @@
  *   POST /console/runs/{id}/cancel        reason → the cancel command (engine/commands/cancel.ts)
  *   POST /console/runs/{id}/slots/{alias}/revoke[?element=N]   reason → the revoke command (commands/revoke.ts)
  *
+ * Paths match exactly (case-sensitive, strict: issue 38 M1); the sign-in gate (`consoleGate`) runs
+ * in front of every router for any path under /console in any case, and again inside this router,
+ * so no path variant reaches a handler without it; a handler without the gate's state answers 401.
+ *
  * Sign-in: HTTP Basic (access.ts) — operator (admin token) or viewer (SLOTFLOW_VIEWER_TOKEN); 401
  * with `WWW-Authenticate: Basic` otherwise; a viewer's POST is 403 before anything is read. Every
  * POST is `application/x-www-form-urlencoded` (at most 16 KiB) carrying the user's CSRF token; a
@@ -102,7 +106,17 @@ function sameOrigin(ctx: Context): boolean {
   return !origin || origin === "null" || origin === `${ctx.protocol}://${ctx.host}`;
 }
 
-const underConsole = (path: string) => path === CONSOLE_PATH || path.startsWith(`${CONSOLE_PATH}/`);
+/**
+ * True for any path the console might be asked through: compared in lower case (issue 38 M1), so
+ * `/CONSOLE/runs` asks for credentials like `/console/runs` (the router, case-sensitive, then
+ * finds no route for it: 404).
+ */
+const underConsole = (path: string) => {
+  const p = path.toLowerCase();
+  return p === CONSOLE_PATH || p.startsWith(`${CONSOLE_PATH}/`);
+};
+
+const GATED = Symbol("slotflow.consoleGated");
 
 /**
  * Every request under /console, whether a route takes it or not: headers, sign-in, and for any
@@ -112,6 +126,9 @@ export function consoleGate(rt: Runtime) {
   const tokens = { adminToken: rt.config.adminToken, viewerToken: rt.config.viewerToken };
   return async (ctx: Context, next: Next) => {
     if (!underConsole(ctx.path)) return next();
+    const marks = ctx.state as Record<symbol, boolean | undefined>;
+    if (marks[GATED]) return next(); // already passed (the app's gate, then the router's)
+    marks[GATED] = true;
     const nonce = randomBytes(16).toString("base64");
     setHeaders(ctx, nonce);
     const user = consoleUser(ctx.get("authorization") || undefined, tokens);
@@ -134,8 +151,16 @@ export function consoleGate(rt: Runtime) {
 }
 
 export function consoleRouter(rt: Runtime): Router {
-  const router = new Router();
-  const st = (ctx: Context) => ctx.state.console as ConsoleState;
+  const router = new Router({ sensitive: true, strict: true });
+  // issue 38 M1: the gate runs inside the router too, so a route is never reached without it
+  // (whatever the app mounts in front); it is a no-op for a request the app's gate already passed.
+  router.use(consoleGate(rt));
+  /** The gate's state; a handler reached without it refuses 401 (fails closed, never a 500). */
+  const st = (ctx: Context): ConsoleState => {
+    const state = ctx.state.console as ConsoleState | undefined;
+    if (!state?.user || typeof state.nonce !== "string") throw new RefusalError({ code: RefusalCode.Unauthorized, detail: "Sign in to the console with HTTP Basic." });
+    return state;
+  };
   const show = (ctx: Context, status: number, title: string, body: Parameters<typeof consolePage>[3]) => page(ctx, status, consolePage(st(ctx).nonce, st(ctx).user, title, body));
   const notFound = (ctx: Context, what: string) => page(ctx, 404, messagePage(st(ctx).nonce, "Not found", what));
   const back = (ctx: Context, id: string, param: "done" | "error", value: keyof typeof NOTICES) => {

@@ -122,7 +122,7 @@ export async function beginLogin(config: Config, settings: OidcSettings, returnT
  * Throws 400 `sign-in-failed` for a wrong state, nonce or code (or the issuer's own error), 503 when
  * the issuer does not answer. Never quotes a code or token.
  */
-export async function finishLogin(config: Config, settings: OidcSettings, currentUrl: URL, pending: PendingLogin): Promise<{ principal: PrincipalClaims; idToken: string | null }> {
+export async function finishLogin(config: Config, settings: OidcSettings, currentUrl: URL, pending: PendingLogin): Promise<{ principal: PrincipalClaims; idToken: string | null; issuerSid: string | null }> {
   const { config: oidc } = await issuerOf(settings);
   let tokens: Awaited<ReturnType<typeof client.authorizationCodeGrant>>;
   try {
@@ -145,7 +145,8 @@ export async function finishLogin(config: Config, settings: OidcSettings, curren
       throw new RefusalError(refuse(RefusalCode.Unavailable, "The OpenID Connect issuer's userinfo endpoint did not answer; try signing in again."));
     }
   }
-  return { principal: principalOf(claims, settings), idToken: tokens.id_token ?? null };
+  const sid = idClaims.sid;
+  return { principal: principalOf(claims, settings), idToken: tokens.id_token ?? null, issuerSid: typeof sid === "string" && sid.length <= 500 ? sid : null };
 }
 
 /** Where logout sends the browser: the issuer's end_session_endpoint (id_token_hint or client_id, post_logout_redirect_uri), else null. */

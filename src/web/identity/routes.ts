@@ -3,10 +3,10 @@
  *
  * | route | does |
  * |---|---|
- * | `GET /auth/login?returnTo=PATH` | with SLOTFLOW_OIDC_ISSUER: 302 to its authorization endpoint (state, nonce, PKCE S256), the pending sign-in sealed in the `slotflow_login` cookie (path /auth, 10 min). Without one, outside production: the development sign-in page; in production: 404 |
- * | `POST /auth/login` (id, email, roles, csrf, returnTo) | the development sign-in (same-origin, the page's CSRF token): a session with `development: true`, 303 to returnTo; 422 page for a missing or over-long id; 404 with an issuer or in production |
+ * | `GET /auth/login?returnTo=PATH` | with SLOTFLOW_OIDC_ISSUER: 302 to its authorization endpoint (state, nonce, PKCE S256), the pending sign-in sealed in the `slotflow_login` cookie (path /auth, 10 min). Without one, with SLOTFLOW_DEV_SIGN_IN=1: the development sign-in page; otherwise 404 |
+ * | `POST /auth/login` (id, email, roles, csrf, returnTo) | the development sign-in (same-origin, the page's CSRF token): a session with `development: true`, 303 to returnTo; 422 page for a missing or over-long id; 404 unless SLOTFLOW_DEV_SIGN_IN=1 (and no issuer) |
  * | `GET /auth/callback` | completes the issuer's sign-in: `slotflow_session`, 303 to returnTo; 400 `sign-in-failed` on a wrong or stale state, nonce or code; 404 without an issuer |
- * | `POST /auth/logout` (`csrf` form field or `X-CSRF-Token` header) | ends the session; 303 to the issuer's end_session_endpoint (id_token_hint, else client_id; post_logout_redirect_uri `{BASE_URL}/`) when it has one, else `/`; 403 `csrf-refused` without the session's token or from another site |
+ * | `POST /auth/logout` (`csrf` form field or `X-CSRF-Token` header) | ends the session (its server-side row at once); 303 to the issuer's end_session_endpoint (id_token_hint, else client_id; post_logout_redirect_uri `{BASE_URL}/`) when it has one, else `/`; a browser's form (`Sec-Fetch-Dest: document`) gets instead a 200 page that moves on to that endpoint by itself (meta refresh and a link: a redirect of a form would be blocked by the page's CSP `form-action 'self'`); 403 `csrf-refused` without the session's token or from another site |
  * | `GET /auth/whoami` | 200 `{id, email, roles, via, development, csrf, expiresAt}` for whoever is signed in (session or bearer; `csrf` and `expiresAt` null for bearer), else 401 |
  *
  * returnTo: a path on this site only, else `/inbox` (forms.ts `safeReturnTo`). Every answer is
@@ -23,6 +23,7 @@ import { beginLogin, finishLogin, logoutUrl } from "./oidc.js";
 import { LOGIN_COOKIE, LOGIN_LIFETIME_S, endSession, readSession, seal, setCookie, startSession, unseal } from "./session.js";
 import { csrfOk, signedIn } from "./signed-in.js";
 import { setScriptlessPageHeaders } from "../page/headers.js";
+import { html } from "../page/html.js";
 
 const notFound = () => new RefusalError(refuse(RefusalCode.NotFound, "No such page."));
 
@@ -33,12 +34,37 @@ function pageHeaders(ctx: Context, nonce: string): void {
 
 const sameText = (a: string, b: string) => timingSafeEqual(createHash("sha256").update(a).digest(), createHash("sha256").update(b).digest());
 
+/**
+ * The page a browser's sign-out gets when the issuer has an end-session endpoint (issue 38 defect
+ * 2): it moves on to `to` at once (`<meta http-equiv="refresh">`), with a link for a browser that
+ * does not. No script; the page's CSP is the scriptless pages'.
+ */
+function handOverPage(nonce: string, to: string): string {
+  return html`<!doctype html>
+<html lang="en">
+<head>
+<meta charset="utf-8">
+<meta name="viewport" content="width=device-width, initial-scale=1">
+<meta name="robots" content="noindex, nofollow">
+<meta http-equiv="refresh" content="0;url=${to}">
+<title>Signing out — slotflow</title>
+<style nonce="${nonce}">body { margin: 0; font: 1rem/1.5 system-ui, sans-serif; } main { max-width: 32rem; margin: 0 auto; padding: 1.25rem 1rem; } a { font-weight: 600; }</style>
+</head>
+<body>
+<main>
+<h1>You are signed out of slotflow</h1>
+<p><a href="${to}">Continue to sign out at your identity provider</a></p>
+</main>
+</body>
+</html>
+`.text;
+}
+
 /** The /auth/* routes. */
 export function identityRouter(rt: Runtime): Router {
   const config = rt.config;
-  const production = config.nodeEnv === "production";
-  const devSignIn = !config.oidc && !production;
-  const router = new Router({ prefix: "/auth" });
+  const devSignIn = config.devSignIn; // SLOTFLOW_DEV_SIGN_IN=1, no issuer, not production, loopback BASE_URL (config.ts)
+  const router = new Router({ prefix: "/auth", sensitive: true, strict: true });
 
   router.use(async (ctx, next) => {
     ctx.set("Cache-Control", "no-store");
@@ -85,7 +111,7 @@ export function identityRouter(rt: Runtime): Router {
       : roles.length > 100 || roles.some((r) => r.length > 200) ? "Enter at most 100 roles of at most 200 characters each."
       : null;
     if (problem) return showDevPage(ctx, 422, returnTo, values, problem);
-    if (!(await startSession(ctx, config, { id: values.id, email: values.email || null, roles }, { development: true }))) {
+    if (!(await startSession(ctx, config, rt, { id: values.id, email: values.email || null, roles }, { development: true }))) {
       return showDevPage(ctx, 422, returnTo, values, "These roles do not fit in a session cookie: enter fewer or shorter ones.");
     }
     setCookie(ctx, config.baseUrl, LOGIN_COOKIE, null, 0, "/auth");
@@ -102,13 +128,13 @@ export function identityRouter(rt: Runtime): Router {
       throw new RefusalError(refuse(RefusalCode.SignInFailed, "No sign-in is pending in this browser (it took longer than 10 minutes, or started elsewhere): start again from /auth/login."));
     }
     const currentUrl = new URL(ctx.originalUrl, config.baseUrl);
-    const { principal, idToken } = await finishLogin(config, config.oidc, currentUrl, {
+    const { principal, idToken, issuerSid } = await finishLogin(config, config.oidc, currentUrl, {
       state: pending.state,
       nonce: pending.nonce,
       verifier: pending.verifier,
       returnTo: String(pending.returnTo),
     });
-    if (!(await startSession(ctx, config, principal, { development: false, idToken }))) {
+    if (!(await startSession(ctx, config, rt, principal, { development: false, idToken, issuerSid }))) {
       throw new RefusalError(
         refuse(RefusalCode.SignInFailed, "The roles and email the issuer gives this person do not fit in a session cookie (about 3.8 KB): point SLOTFLOW_OIDC_ROLES_CLAIM at a claim with fewer roles."),
       );
@@ -119,9 +145,9 @@ export function identityRouter(rt: Runtime): Router {
   });
 
   router.post("/logout", async (ctx) => {
-    const session = await readSession(ctx, config.sessionKeys);
+    const session = await readSession(ctx, config, rt);
     if (!session) {
-      endSession(ctx, config.baseUrl);
+      await endSession(ctx, config.baseUrl, rt, null);
       ctx.status = 303;
       ctx.redirect("/");
       return;
@@ -131,9 +157,20 @@ export function identityRouter(rt: Runtime): Router {
     if (!csrfOk({ principal: session.principal, via: "session", csrf: session.csrf, development: session.development }, given)) {
       throw new RefusalError(refuse(RefusalCode.CsrfRefused, "The logout's CSRF token is missing or wrong (send the session's token as the csrf form field or the X-CSRF-Token header)."));
     }
-    endSession(ctx, config.baseUrl);
+    await endSession(ctx, config.baseUrl, rt, session);
     rt.log.info({ principal: session.principal.id }, "signed out");
     const to = config.oidc && !session.development ? await logoutUrl(config, config.oidc, session.idToken) : null;
+    if (to && ctx.get("sec-fetch-dest") === "document") {
+      // issue 38 defect 2: a browser's form submission. Chromium applies the page's CSP
+      // `form-action 'self'` to the redirects of a form's submission too, so a 303 to the issuer
+      // would be blocked. A same-origin page hands over instead: a new navigation (meta refresh,
+      // and a link for anyone it does not move on) that no form-action governs.
+      const nonce = randomBytes(16).toString("base64");
+      pageHeaders(ctx, nonce);
+      ctx.status = 200;
+      ctx.body = handOverPage(nonce, to.href);
+      return;
+    }
     ctx.status = 303;
     ctx.redirect(to ? to.href : "/");
   });
@@ -141,7 +178,7 @@ export function identityRouter(rt: Runtime): Router {
   router.get("/whoami", async (ctx) => {
     const who = await signedIn(ctx, rt);
     if (!who) throw new RefusalError(refuse(RefusalCode.Unauthorized, "Nobody is signed in: sign in at /auth/login, or send a principal's JWT as Authorization: Bearer <jwt>."));
-    const session = who.via === "session" ? await readSession(ctx, config.sessionKeys) : null;
+    const session = who.via === "session" ? await readSession(ctx, config, rt) : null;
     ctx.body = {
       id: who.principal.id,
       email: who.principal.email,

@@ -12,13 +12,23 @@
  *
  * Key rotation: SLOTFLOW_SESSION_SECRET is comma-separated, newest first; the first seals, all open.
  * Session content: `sub`, `email`, `roles`, `csrf` (random, 256 bits), `dev` (development sign-in),
- * `iat`, `exp` (at most SESSION_LIFETIME_S after `iat`), and `idt` (the id_token) when the cookie
- * stays under MAX_COOKIE_BYTES with it (else logout sends `client_id` instead).
+ * `aud` (BASE_URL's origin: the cookie is bound to the deployment that minted it), `iat`, `exp` (at
+ * most SESSION_LIFETIME_S after `iat`), and `idt` (the id_token) when the cookie stays under
+ * MAX_COOKIE_BYTES with it (else logout sends `client_id` instead).
+ *
+ * `sid`: the server-side session id (store.ts, issue 38 L4): a session is live only while its row
+ * is — logout ends it at once, so a cookie copied before a logout is refused after it.
+ *
+ * Refused on read (issue 38 M3; the cookie then counts as absent): a session whose `aud` is not this
+ * process's BASE_URL origin (a cookie minted by another deployment sharing SLOTFLOW_SESSION_SECRET),
+ * and a development session (`dev`) on a process where the development sign-in is off — so a
+ * production process never accepts one.
  */
 import { createHash, hkdfSync, randomBytes } from "node:crypto";
 import { EncryptJWT, jwtDecrypt, decodeProtectedHeader, type JWTPayload } from "jose";
 import type { Context } from "koa";
 import type { PrincipalClaims } from "../../engine/commands/types.js";
+import { endSessionRow, openSessionRow, sessionLive, type SessionStore } from "./store.js";
 
 /** The session cookie's name (contract: `slotflow_session`). */
 export const SESSION_COOKIE = "slotflow_session";
@@ -92,6 +102,8 @@ export interface Session {
   development: boolean;
   /** The issuer's id_token, for `id_token_hint` at logout; null when it did not fit or there is none. */
   idToken: string | null;
+  /** The server-side session id (store.ts); a credential: never logged. */
+  sid: string;
   /** Seconds since the epoch. */
   issuedAt: number;
   expiresAt: number;
@@ -124,31 +136,61 @@ export function boundedRoles(roles: unknown): string[] {
  * returns true; false (nothing set) when even without the id_token the cookie would exceed
  * MAX_COOKIE_BYTES — a browser would drop it — so the caller can say so instead of looping.
  */
-export async function startSession(ctx: Context, cfg: { baseUrl: string; sessionKeys: string[] }, principal: PrincipalClaims, opts: { development: boolean; idToken?: string | null }): Promise<boolean> {
-  const base = { sub: principal.id, email: principal.email, roles: boundedRoles(principal.roles), csrf: randomBytes(32).toString("base64url"), dev: opts.development };
-  let value = await seal(cfg.sessionKeys, "session", opts.idToken ? { ...base, idt: opts.idToken } : base, SESSION_LIFETIME_S);
-  if (value.length > MAX_COOKIE_BYTES) value = await seal(cfg.sessionKeys, "session", base, SESSION_LIFETIME_S);
-  if (value.length > MAX_COOKIE_BYTES) return false;
-  setCookie(ctx, cfg.baseUrl, SESSION_COOKIE, value, SESSION_LIFETIME_S);
+export async function startSession(
+  ctx: Context,
+  cfg: { baseUrl: string; sessionKeys: string[] },
+  store: SessionStore,
+  principal: PrincipalClaims,
+  opts: { development: boolean; idToken?: string | null; issuerSid?: string | null },
+): Promise<boolean> {
+  // a placeholder sid of the real length first: the size check must not leave a row behind
+  const base = { sub: principal.id, email: principal.email, roles: boundedRoles(principal.roles), csrf: randomBytes(32).toString("base64url"), dev: opts.development, aud: originOf(cfg.baseUrl), sid: "x".repeat(43) };
+  let claims: JWTPayload = opts.idToken ? { ...base, idt: opts.idToken } : base;
+  if ((await seal(cfg.sessionKeys, "session", claims, SESSION_LIFETIME_S)).length > MAX_COOKIE_BYTES) claims = base;
+  if ((await seal(cfg.sessionKeys, "session", claims, SESSION_LIFETIME_S)).length > MAX_COOKIE_BYTES) return false;
+  const sid = await openSessionRow(store, { principalId: principal.id, issuerSid: opts.issuerSid ?? null, development: opts.development, expiresAt: new Date(Date.now() + SESSION_LIFETIME_S * 1000) });
+  setCookie(ctx, cfg.baseUrl, SESSION_COOKIE, await seal(cfg.sessionKeys, "session", { ...claims, sid }, SESSION_LIFETIME_S), SESSION_LIFETIME_S);
   return true;
 }
 
-/** The request's session, or null when its cookie is absent, tampered with, sealed by an unknown key, or expired. */
-export async function readSession(ctx: Context, sessionKeys: string[]): Promise<Session | null> {
-  const p = await unseal(sessionKeys, "session", ctx.cookies.get(SESSION_COOKIE));
+/** BASE_URL's origin (`https://host[:port]`): the `aud` of every session cookie. */
+export function originOf(baseUrl: string): string {
+  return new URL(baseUrl).origin;
+}
+
+/** What reading a session needs of the configuration. */
+export interface SessionConfig {
+  sessionKeys: string[];
+  baseUrl: string;
+  /** The development sign-in is on here: only then is a development session accepted. */
+  devSignIn: boolean;
+}
+
+/**
+ * The request's session, or null when its cookie is absent, tampered with, sealed by an unknown key,
+ * expired, bound to another origin than BASE_URL's, or a development session where the development
+ * sign-in is off, or whose server-side session has ended (logout) or is unknown (store.ts).
+ */
+export async function readSession(ctx: Context, cfg: SessionConfig, store: SessionStore): Promise<Session | null> {
+  const p = await unseal(cfg.sessionKeys, "session", ctx.cookies.get(SESSION_COOKIE));
   if (!p || typeof p.sub !== "string" || p.sub === "" || typeof p.csrf !== "string") return null;
   if (typeof p.exp !== "number" || typeof p.iat !== "number" || p.exp - p.iat > SESSION_LIFETIME_S) return null;
+  if (p.aud !== originOf(cfg.baseUrl)) return null;
+  if (p.dev === true && !cfg.devSignIn) return null;
+  if (typeof p.sid !== "string" || !(await sessionLive(store, p.sid))) return null;
   return {
     principal: { id: p.sub, email: typeof p.email === "string" ? p.email : null, roles: boundedRoles(p.roles) },
     csrf: p.csrf,
     development: p.dev === true,
     idToken: typeof p.idt === "string" ? p.idt : null,
+    sid: p.sid,
     issuedAt: p.iat,
     expiresAt: p.exp,
   };
 }
 
-/** Ends the session in this browser (the cookie is cleared). */
-export function endSession(ctx: Context, baseUrl: string): void {
+/** Ends the session: its server-side row at once (when there is one), and the cookie in this browser. */
+export async function endSession(ctx: Context, baseUrl: string, store: SessionStore, session: Session | null): Promise<void> {
+  if (session) await endSessionRow(store, session.sid);
   setCookie(ctx, baseUrl, SESSION_COOKIE, null, 0);
 }

@@ -49,7 +49,7 @@ export async function signedIn(ctx: Context, rt: Runtime): Promise<SignedIn | nu
   const state = ctx.state as Record<symbol, SignedIn | null | undefined>;
   if (state[MEMO] !== undefined) return state[MEMO];
   let found: SignedIn | null = null;
-  const session = await readSession(ctx, rt.config.sessionKeys);
+  const session = await readSession(ctx, rt.config, rt);
   if (session) {
     found = { principal: session.principal, via: "session", csrf: session.csrf, development: session.development };
   } else {
