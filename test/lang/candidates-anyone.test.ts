@@ -18,7 +18,7 @@ test("every compiled form says a slot without Candidates is link-only; one with 
   t.is(slotAccess(r.workflow!, h!), "candidates");
   // a form compiled before v0.5 has no such key: the v0.4 meaning (any signed-in principal)
   const { withoutCandidates: _, ...old } = r.workflow!;
-  t.is(slotAccess(old, g!), "anyone");
+  t.is(slotAccess(old as { withoutCandidates?: "link-only" }, g!), "anyone");
 });
 
 test("Candidates: anyone() checks clean, alone or beside role()/user(), with no warning when no link is minted", (t) => {
