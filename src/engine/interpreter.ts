@@ -99,7 +99,8 @@ export function elementRef(alias: string, element: number): Value {
 
 interface Matcher {
   kind: "matcher";
-  matcher: "role" | "user";
+  /** `anyone()` (v0.5): any signed-in principal; its `value` is "". */
+  matcher: "role" | "user" | "anyone";
   value: string;
 }
 
@@ -254,6 +255,8 @@ function call(step: World, scope: Scope, expr: Extract<Expr, { kind: "call" }>):
     case "user":
       if (a[0] === null) throw new RuntimeFault(`${fn}() of null`, expr.range);
       return { kind: "matcher", matcher: fn, value: String(a[0]) } satisfies Matcher;
+    case "anyone":
+      return { kind: "matcher", matcher: "anyone", value: "" } satisfies Matcher;
   }
   throw new RuntimeFault(`unknown function "${fn}"`, expr.range);
 }
@@ -368,22 +371,25 @@ export function equals(a: Value, b: Value, depth = 0): boolean {
 /**
  * The principals a `Candidates` setting names, from its evaluated matcher values: the ids of its
  * `user(…)` entries and the names of its `role(…)` entries, each once, in source order (v0.4
- * "People inside the company": the inbox lists a slot for exactly these).
+ * "People inside the company": the inbox lists a slot for exactly these). `anyone()` names nobody:
+ * such a slot is answered from its task page, listed in no inbox (docs/inbox.md).
  */
 export function candidateNames(matchers: Value[]): { users: string[]; roles: string[] } {
   const users = new Set<string>();
   const roles = new Set<string>();
   for (const m of matchers) {
     const matcher = m as Matcher;
+    if (matcher.matcher === "anyone") continue;
     (matcher.matcher === "role" ? roles : users).add(matcher.value);
   }
   return { users: [...users], roles: [...roles] };
 }
 
-/** True when the matcher values of a `Candidates` setting admit `principal`. */
+/** True when the matcher values of a `Candidates` setting admit `principal` (`anyone()` admits every one). */
 export function admits(matchers: Value[], principal: Principal): boolean {
   return matchers.some((m) => {
     const matcher = m as Matcher;
+    if (matcher.matcher === "anyone") return true;
     return matcher.matcher === "role" ? principal.roles.includes(matcher.value) : principal.id === matcher.value;
   });
 }

@@ -11,6 +11,7 @@
  * | `contains(xs, x)` | `list<T>, T -> bool` | element equality as `==` |
  * | `isEmailAddress(s)` | `string -> bool` | exactly one plain address, the rule of `send email to` (engine/values/email-address.ts) |
  * | `role(r)`, `user(id)` | `string -> matcher` | only as the entries of `Candidates` |
+ * | `anyone()` | `matcher` | only in `Candidates`: any signed-in principal (v0.5, issue 38 M2; a slot without `Candidates` is link-only) |
  *
  * Arguments must not be optional (give a fallback with `??`).
  */
@@ -23,7 +24,7 @@ export interface Builtin {
   /** How the signature reads in messages. */
   signature: string;
   arity: number;
-  /** True for `role` and `user`, which only `Candidates` may use. */
+  /** True for `role`, `user` and `anyone`, which only `Candidates` may use. */
   matcher: boolean;
   /** The result type; `bad` names the first argument that does not fit. */
   type(args: Ty[]): BuiltinResult;
@@ -73,6 +74,7 @@ const list: Builtin[] = [
   { name: "isEmailAddress", signature: "isEmailAddress(string): bool", arity: 1, matcher: false, type: needString(T.bool, "isEmailAddress()") },
   { name: "role", signature: "role(string)", arity: 1, matcher: true, type: needString(T.matcher, "role()") },
   { name: "user", signature: "user(string)", arity: 1, matcher: true, type: needString(T.matcher, "user()") },
+  { name: "anyone", signature: "anyone()", arity: 0, matcher: true, type: () => ({ type: T.matcher }) },
 ];
 
 export const BUILTINS: ReadonlyMap<string, Builtin> = new Map(list.map((b) => [b.name, b]));

@@ -86,7 +86,7 @@ export class ExprChecker {
     }
   }
 
-  /** A `Candidates` entry: `role(string)` or `user(string)`. */
+  /** A `Candidates` entry: `role(string)`, `user(string)` or `anyone()`. */
   checkMatcher(e: Expr, env: ExprEnv): void {
     if (e.kind === "call" && e.callee.kind === "name") {
       const b = BUILTINS.get(e.callee.name);
@@ -95,7 +95,7 @@ export class ExprChecker {
         return;
       }
     }
-    this.ctx.report.error(Codes.InvalidMatcher, 'a Candidates entry is role("…") or user("…")', e.range);
+    this.ctx.report.error(Codes.InvalidMatcher, 'a Candidates entry is role("…"), user("…") or anyone()', e.range);
   }
 
   /** Resolves a name, reporting FLOW105 (unknown) or FLOW309 (a slot alias out of its scope). */
@@ -255,12 +255,21 @@ export class ExprChecker {
         `cannot mint a link for '${slot.alias}' in its own handler: the slot is already closed here`,
         e.range,
       );
-    } else if (slot.event?.hasAuthorize) {
-      report.warning(
-        Codes.CallbackUrlAuthorize,
-        `event ${slot.event.name} has [Authorize]: the predicate will not be evaluated for deposits through this link; whoever holds the link can complete '${slot.alias}'`,
-        e.range,
-      );
+    } else {
+      if (slot.event?.hasAuthorize) {
+        report.warning(
+          Codes.CallbackUrlAuthorize,
+          `event ${slot.event.name} has [Authorize]: the predicate will not be evaluated for deposits through this link; whoever holds the link can complete '${slot.alias}'`,
+          e.range,
+        );
+      }
+      if (admitsAnyone(slot)) {
+        report.warning(
+          Codes.CallbackUrlAnyone,
+          `'${slot.alias}' has Candidates: anyone() and a link: anyone signed in can answer it as well as the link's holder (two doors for two audiences); name its candidates, or drop anyone() to make it link-only`,
+          e.range,
+        );
+      }
     }
     return T.string;
   }
@@ -337,4 +346,16 @@ export function exprText(e: Expr): string {
   if (e.kind === "name") return e.name;
   if (e.kind === "member") return `${exprText(e.object)}.${e.property.name}`;
   return "…";
+}
+
+/**
+ * True when slot `slot`'s `Candidates` has an `anyone()` entry: any signed-in principal may
+ * answer it through the ordinary path (v0.5, issue 38 M2; FLOW319 when it also mints a link).
+ */
+export function admitsAnyone(slot: Pick<SlotInfo, "decl">): boolean {
+  const candidates = slot.decl.settings.find((s) => s.kind === "candidates");
+  return (
+    candidates?.kind === "candidates" &&
+    candidates.matchers.some((m) => m.kind === "call" && m.callee.kind === "name" && m.callee.name === "anyone")
+  );
 }

@@ -86,6 +86,8 @@ export const Codes = {
   ExpressionNotCall: "FLOW317",
   /** v0.4 "Answers inside Slack": `answer:` of `send message` names no slot of this state, or a fanned-out one. */
   AnswerNotASlot: "FLOW318",
+  /** v0.5 (issue 38 M2): a link minted for a slot whose `Candidates` has `anyone()` (two doors for two audiences). */
+  CallbackUrlAnyone: "FLOW319",
   MapUnknownParam: "FLOW320",
   MapMissingParam: "FLOW321",
   UnknownEndpoint: "FLOW330",

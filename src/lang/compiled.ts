@@ -72,7 +72,10 @@ export interface CompiledSlot {
   params: string[];
   /** Fan-out: the variable, the list expression, and the type of its elements. */
   forEach: { variable: string; iterable: Expr; elementType: TypeSpec } | null;
-  /** Matcher expressions (`role("r")`, `user("id")`); null when the setting is absent. */
+  /**
+   * Matcher expressions (`role("r")`, `user("id")`, `anyone()`); null when the setting is absent —
+   * then who may answer through the ordinary path depends on the workflow's `withoutCandidates`.
+   */
   candidates: Expr[] | null;
   requires: Expr | null;
   /**
@@ -184,4 +187,12 @@ export interface CompiledWorkflow {
   initialState: string;
   states: Record<string, CompiledState>;
   maps: CompiledEventMap[];
+  /**
+   * Who may answer a slot without `Candidates` through the ordinary path (issue 38 M2; language
+   * reference "Who may answer a slot without Candidates"): `"link-only"` — nobody (the slot is
+   * answered only through its link); every form compiled since v0.5 says so. Absent in forms
+   * compiled before v0.5: any signed-in principal (the v0.4 meaning, kept by the runs of those
+   * versions). Read only through `engine/access.ts` (`whoMayRaise`).
+   */
+  withoutCandidates?: "link-only";
 }

@@ -58,6 +58,8 @@ export function emit(file: FlowFile, model: CheckedModel, source = ""): Compiled
       to: decl.to.name,
       args: decl.args.map((a) => ({ name: a.name.name, value: a.value })),
     })),
+    // v0.5 (issue 38 M2): a slot without Candidates is answered only through its link.
+    withoutCandidates: "link-only",
   };
 }
 

@@ -38,7 +38,7 @@ export const ASK_HUMAN = "slotflow.AskHuman";
 /** The source of slotflow.RequestApproval. */
 export const REQUEST_APPROVAL_SOURCE = `// slotflow.RequestApproval — built in (docs/agents.md): an agent asks a person to approve something.
 // The MCP tool request_approval starts it; the link goes to the person by mail, or through an endpoint.
-// Revision 2 (change this line with any change of completeBuiltin in src/mcp/builtins.ts).
+// Revision 3 (change this line with any change of completeBuiltin in src/mcp/builtins.ts).
 workflow RequestApproval(ask: Approval)
 
 entity Approval {
@@ -95,7 +95,7 @@ terminal state Expired
 export const ASK_HUMAN_SOURCE = `// slotflow.AskHuman — built in (docs/agents.md): an agent asks a person a question.
 // The MCP tool ask_human starts it; the link goes to the person by mail, or through an endpoint.
 // With choices, the page offers them as radio buttons and the answer must be one of them.
-// Revision 2 (change this line with any change of completeBuiltin in src/mcp/builtins.ts).
+// Revision 3 (change this line with any change of completeBuiltin in src/mcp/builtins.ts).
 workflow AskHuman(ask: Question)
 
 entity Question {

@@ -19,9 +19,9 @@ const FLOW = `workflow Who(owner: Owner)
 entity Owner { name: string }
 event Answer(ok: bool)
 initial state Open {
-  subscribe Answer(ok) as web
-  subscribe Answer(ok) as chat
-  subscribe Answer(ok) as api
+  subscribe Answer(ok) as web { Candidates: anyone() }
+  subscribe Answer(ok) as chat { Candidates: anyone() }
+  subscribe Answer(ok) as api { Candidates: anyone() }
   on api(ok) -> Done
 }
 terminal state Done

@@ -19,7 +19,7 @@ const flow = (fields: string) => `workflow Mailer(owner: Owner)
 entity Owner { name: string }
 event Notify(address: string)
 initial state Open {
-  subscribe Notify(address) as notify
+  subscribe Notify(address) as notify { Candidates: anyone() }
   on notify(address) {
     send email to "ann@example.test" { subject: "Hello", body: "Body"${fields} }
   }

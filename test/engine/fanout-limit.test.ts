@@ -15,7 +15,7 @@ event Sign(ok: bool)
 event Next()
 initial state Collect {
   subscribe Sign(ok) as sig for each n in names
-  subscribe Next() as next
+  subscribe Next() as next { Candidates: anyone() }
   on next() {
     when (wide) -> Wide
     default -> Done

@@ -18,6 +18,7 @@ event Signed(agree: bool)
 event Stop()
 initial state Collect {
   subscribe Signed(agree) as sigs for each s in signers {
+    Candidates: anyone()
     ${quorum}
     each {
       send email to s { subject: "sign " + s, body: sigs.CallbackUrl() + " " + sigs.TaskUrl() }

@@ -21,7 +21,7 @@ initial state Triage {
   }
 }
 state Waiting {
-  subscribe Approve(ok) as decision
+  subscribe Approve(ok) as decision { Candidates: anyone() }
   every 1d after 12h {
     doc.reminders = doc.reminders + 1
     send email to "boss@example.com" { subject: "Reminder " + doc.reminders, body: decision.CallbackUrl() }

@@ -17,7 +17,7 @@ event Withdraw(reason: string)
 event Sign()
 initial state Review {
   enter { order.entered = order.entered + 1 }
-  subscribe Approve(ok) as decision
+  subscribe Approve(ok) as decision { Candidates: anyone() }
   on decision(ok) -> Done
 }
 terminal state Done
@@ -39,7 +39,7 @@ test.serial("a slot added with a Deadline is open in the upgraded run, its deadl
   await run.advanceTime("5h"); // the run has waited 5 hours when v2 is deployed
   const before = Date.now();
   const v2 = await Workflow.deploy(
-    withAdded("UpDeadline", "  subscribe Withdraw(reason) as withdraw { Deadline: 2h }\n  on withdraw(reason) { order.withdrawn = true\n default -> Withdrawn }\n  on withdraw.expired { order.pinged = 99 }"),
+    withAdded("UpDeadline", "  subscribe Withdraw(reason) as withdraw {\n Candidates: anyone()\n Deadline: 2h }\n  on withdraw(reason) { order.withdrawn = true\n default -> Withdrawn }\n  on withdraw.expired { order.pinged = 99 }"),
   );
   t.is(v2.version, 2);
   await run.refresh();
@@ -60,7 +60,7 @@ test.serial("a slot added with After waits until its predecessor completes, then
   const source = (name: string) =>
     v1(name)
       .replace("event Sign()", "event Sign()\nevent Check()")
-      .replace("  subscribe Approve(ok) as decision\n", "  subscribe Approve(ok) as decision\n  subscribe Check() as check\n");
+      .replace("  subscribe Approve(ok) as decision { Candidates: anyone() }\n", "  subscribe Approve(ok) as decision { Candidates: anyone() }\n  subscribe Check() as check { Candidates: anyone() }\n");
   const wf = await Workflow.deploy(source("UpAfter"));
   const run = await wf.start(input);
   await Workflow.deploy(source("UpAfter").replace("  on decision(ok) -> Done\n", "  on decision(ok) -> Done\n  subscribe Sign() as sign { After: check\n Deadline: 1d }\n"));

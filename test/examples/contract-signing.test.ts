@@ -105,13 +105,33 @@ test.serial("Requires over run data refuses the countersign of a contract worth 
   t.is(err!.code, "requires-failed");
 });
 
-test.serial("a signed-in principal may sign one element, not two; a fanned-out slot must be raised with an element index", async (t) => {
+test.serial("issue 38 M2 (the audit's scenario): insiders cannot sign the outside signers' elements, and a user with no role cannot countersign", async (t) => {
   const run = await (await Workflow.deploy("examples/contract-signing.flow")).start(input());
+  // v0.4 let two `legal` users complete the signers' quorum and anyone signed in countersign: no more
+  for (const [id, element] of [["lee", 0], ["lou", 1]] as const) {
+    const err = await t.throwsAsync(run.raise("signatures", { agree: true }, { as: { id, roles: ["legal"] }, element }), { instanceOf: RefusalError });
+    t.is(err!.code, "not-a-candidate", `${id} (legal) on element ${element}`);
+    t.regex(err!.message, /answered only through its link/);
+  }
   const bare = await t.throwsAsync(run.raise("signatures", { agree: true }, { as: { id: "ann" } }), { instanceOf: RefusalError });
-  t.is(bare!.code, "not-found");
-  await run.raise("signatures", { agree: true }, { as: { id: "ann" }, element: 0 });
-  const twice = await t.throwsAsync(run.raise("signatures", { agree: true }, { as: { id: "ann" }, element: 1 }), { instanceOf: RefusalError });
-  t.is(twice!.code, "already-answered-by-you");
+  t.is(bare!.code, "not-found", "a fanned-out slot must still be named with an element index");
+  await run.refresh();
+  t.deepEqual(run.slots.filter((s) => s.alias === "signatures").map((s) => s.status), ["open", "open", "open"], "no element was answered");
+  // the signers sign through their links; the countersign opens — and still refuses every principal
+  const links = await signerLinks(run);
+  await Workflow.Redeem(links.get("ann@example.com")!, { agree: true });
+  await Workflow.Redeem(links.get("bob@example.com")!, { agree: true });
+  await run.refresh();
+  t.is(run.slots.find((s) => s.alias === "counter")!.status, "open");
+  for (const who of [{ id: "nobody", roles: [] }, { id: "lee", roles: ["legal"] }]) {
+    const err = await t.throwsAsync(run.raise("counter", { signedAt: "2026-11-21T10:00:00Z" }, { as: who }), { instanceOf: RefusalError });
+    t.is(err!.code, "not-a-candidate", who.id);
+  }
+  await run.refresh();
+  t.is(run.state, "Collecting", "not Executed without the countersign link");
+  await Workflow.Redeem(run.entities.contract.counterSignUrl as string, { signedAt: "2026-11-21T10:00:00Z" });
+  await run.refresh();
+  t.is(run.state, "Executed");
 });
 
 test.serial("fewer than two signers is a runtime error of the start: the quorum cannot be met", async (t) => {

@@ -56,6 +56,11 @@ test.serial("five days without an answer: finance is told; a large amount moves 
   const told = (await modest.outbox()).find((m) => m.to === "finance-leads@example.com" && m.subject === "Escalation: Laptop (500)");
   t.truthy(told);
   t.regex(told!.body!, new RegExp(`Follow the request here: https?://\\S+/inbox/tasks/${modest.id}/decision$`), "the task page (x.TaskUrl(), v0.4)");
+  // issue 38 M2: the task page is for finance leads (Candidates), not for anyone signed in
+  const stranger = await t.throwsAsync(modest.raise("decision", { ok: true, note: null }, { as: { id: "eve", roles: [] } }), { instanceOf: RefusalError });
+  t.is(stranger!.code, "not-a-candidate");
+  await modest.raise("decision", { ok: true, note: "approved by finance" }, { as: { id: "fin", roles: ["finance-lead"] } });
+  t.is(modest.state, "Approved");
   const large = await wf.start(input(5000));
   await large.advanceTime("5d");
   t.is(large.state, "Escalated");

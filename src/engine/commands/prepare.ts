@@ -11,6 +11,7 @@ import { checkInput } from "../values/input.js";
 import type { Command, PrincipalClaims } from "./types.js";
 import type { EngineDeps } from "./apply.js";
 import { checkBeforeBody } from "./raise.js";
+import { slotAccess } from "../../lang/slot-access.js";
 import { RuntimeFault } from "../interpreter.js";
 import { NO_SUCH_RUN_OR_SLOT, RefusalCode, refuse, type Refusal } from "../refusals.js";
 import { LIFECYCLES } from "../lifecycles/lifecycles.js";
@@ -49,7 +50,8 @@ export type RaiseDeps = Pick<EngineDeps, "db" | "sealer" | "baseUrl">;
  * Early checks of an ordinary raise, in this order (issue 28 items 6–7):
  *   404 not-found — `runId` is not a UUID, no run has it, or its current state has no slot `alias`:
  *       one detail for all (NO_SUCH_RUN_OR_SLOT), naming no state;
- *   for a slot with `Candidates`: the worker's checks before the body, read-only on the run as it is
+ *   for a slot with `Candidates`, or without them in a version compiled since v0.5 (link-only,
+ *       lang/slot-access.ts): the worker's checks before the body, read-only on the run as it is
  *       now (commands/raise.ts `checkBeforeBody`: 404 element, 409 slot-closed / slot-not-open,
  *       403 not-a-candidate) — so a non-candidate never learns the event's signature;
  *   422 invalid-body — the arguments do not match the slot's event.
@@ -71,7 +73,7 @@ export async function prepareRaise(
   const wf = await loadVersion(db, run.workflowName, run.version);
   const decl = wf.states[run.state]?.slots.find((s) => s.alias === alias);
   if (!decl) return notFound;
-  if (decl.candidates) {
+  if (slotAccess(wf, decl) !== "anyone") {
     const step = await Step.load({ tx: db, sealer: deps.sealer, baseUrl: deps.baseUrl, lifecycles: LIFECYCLES }, wf, run).catch(() => null);
     if (!step) return notFound; // deleted since the read above
     try {

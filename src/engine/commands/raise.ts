@@ -9,7 +9,9 @@
  *   409 slot-closed — the run finished, or the slot was completed, cancelled, expired or dropped
  *       (a passed deadline counts even before the sweeper runs);
  *   409 slot-not-open — the slot waits on `After`;
- *   403 not-a-candidate — `Candidates` admits no matcher for the principal;
+ *   403 not-a-candidate — `Candidates` admits no matcher for the principal, or the slot has no
+ *       `Candidates` in a version compiled since v0.5: it is answered only through its link
+ *       (lang/slot-access.ts; issue 38 M2);
  *   409 already-answered-by-you — the principal completed another element of this fanned-out slot
  *       (v0.4 Many responders: distinct responders);
  *   403 authorize-denied — an `[Authorize]` predicate of the event is false;
@@ -29,6 +31,7 @@ import { acceptEvent } from "../lifecycles/run.js";
 import { slotScope, slotsOf } from "../lifecycles/slot.js";
 import type { SlotRecord, Step } from "../step.js";
 import type { CompiledSlot } from "../../lang/compiled.js";
+import { linkOnlyDetail, slotAccess } from "../../lang/slot-access.js";
 import { requiresRefusal } from "./requires.js";
 import { applied, refused, type CommandResult } from "./result.js";
 import type { AnsweredBy, Command } from "./types.js";
@@ -59,6 +62,8 @@ export function checkBeforeBody(
     const status = slot.status === "open" ? "expired" : slot.status;
     return no(refuse(RefusalCode.SlotClosed, `Slot "${alias}" is ${status}.`, { slotStatus: status }));
   }
+  const access = slotAccess(step.workflow, decl);
+  if (access === "link-only") return no(refuse(RefusalCode.NotACandidate, linkOnlyDetail(alias)));
   if (decl.candidates) {
     const base = slotScope(step, slot);
     const matchers = decl.candidates.map((m) => evaluate(step, base, m));

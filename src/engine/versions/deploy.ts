@@ -5,7 +5,11 @@
  * - A source over the size limit is refused: `payload-too-large` (413), before compiling.
  * - Source with errors is refused: `invalid-workflow` (422) with its diagnostics (at most 100 and
  *   a FLOW008 that counts the rest).
- * - The same source as the current version changes nothing (`created: false`).
+ * - The same source as the current version changes nothing (`created: false`) — unless the
+ *   current version was compiled under an older rule of the language that changes what the same
+ *   source means (`withoutCandidates`, v0.5, issue 38 M2: a version deployed before v0.5 let any
+ *   signed-in principal answer a slot without Candidates): then the same source becomes version
+ *   N+1 with the new meaning, and the live runs move to it as on any deploy.
  * - Otherwise version N+1 is stored and becomes current, and every live run is upgraded to it in
  *   the same transaction, with its row locked. Refused with `version-conflict` (409), storing
  *   nothing, when:
@@ -45,6 +49,14 @@ function signature(params: CompiledParam[]): string {
 function typeText(t: CompiledParam["type"]): string {
   const base = t.kind === "list" ? `list<${typeText(t.element)}>` : t.kind === "entity" ? t.name : t.kind;
   return t.optional ? `${base}?` : base;
+}
+
+/**
+ * True when two compiled forms of the same source mean the same: compiled under the same rules of
+ * the language (today: who may answer a slot without Candidates, lang/slot-access.ts).
+ */
+export function sameMeaning(stored: Pick<CompiledWorkflow, "withoutCandidates">, fresh: Pick<CompiledWorkflow, "withoutCandidates">): boolean {
+  return (stored.withoutCandidates ?? null) === (fresh.withoutCandidates ?? null);
 }
 
 /** Problems that forbid moving from `prev` to `next` (empty when the deploy may proceed). */
@@ -161,7 +173,9 @@ export async function deploy(db: Db, source: string, file = "<source>", options:
       const current = await tx.workflowVersion.findUnique({
         where: { workflowName_version: { workflowName: workflow.name, version: existing.currentVersion } },
       });
-      if (current?.sourceSha256 === sha) return { name: workflow.name, version: existing.currentVersion, created: false, warnings, upgradedRuns: 0 };
+      if (current?.sourceSha256 === sha && sameMeaning(current.compiled as unknown as CompiledWorkflow, workflow)) {
+        return { name: workflow.name, version: existing.currentVersion, created: false, warnings, upgradedRuns: 0 };
+      }
       const prev = await loadVersion(tx, workflow.name, existing.currentVersion);
       const problems = versionProblems(prev, workflow);
       const runs = await tx.$queryRaw<{ id: string; state: string; visit: number }[]>`

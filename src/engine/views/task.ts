@@ -10,17 +10,23 @@
  *   live        true when the slot is open or waiting in the run's current state and visit of a
  *               running run (only then is there a form);
  *   params      the event's parameters in the run's current version (the responder page's form);
- *   title/intro the slot's `Title`/`Intro` evaluated now (responder.ts `slotTexts`);
- *   candidates  who may answer (the `Candidates` matchers evaluated now: user ids and role names),
- *               null when the slot has none (anyone signed in may answer);
- *   refusal     for a live slot, why `principal` may not answer: 403 not-a-candidate when
- *               `Candidates` admits it not, 403 authorize-denied when an `[Authorize]` predicate of
- *               the event is false for it (a predicate that needs the answer's arguments cannot be
- *               judged before the answer: the raise judges it); else null.
+ *   title/intro the slot's `Title`/`Intro` evaluated now (responder.ts `slotTexts`) — only when
+ *               the principal may answer (else null, and `answeredBy` null: issue 38 L1);
+ *   candidates  who may answer (the `Candidates` matchers evaluated now: user ids, role names and
+ *               `anyone()`; for a slot of an earlier visit, as recorded at its creation), null when
+ *               the slot has none;
+ *   access      lang/slot-access.ts: "candidates", "link-only" (no Candidates, v0.5: nobody
+ *               signed in) or "anyone" (no Candidates in a version compiled before v0.5);
+ *   refusal     whether the slot is open or closed, why `principal` may not answer: 403
+ *               not-a-candidate when the slot is link-only or `Candidates` admits it not, 403
+ *               authorize-denied when an `[Authorize]` predicate of the event is false for it (a
+ *               predicate that needs the answer's arguments cannot be judged before the answer:
+ *               the raise judges it); else null.
  * The raise itself (`POST`) checks everything again under the run lock (commands/raise.ts).
  */
 import type { Db } from "../../db.js";
 import type { CompiledParam, CompiledWorkflow } from "../../lang/compiled.js";
+import { linkOnlyDetail, slotAccess, type SlotAccess } from "../../lang/slot-access.js";
 import { admits, evaluate, RuntimeFault, Scope, type Principal } from "../interpreter.js";
 import { slotScope } from "../lifecycles/slot.js";
 import { LIFECYCLES } from "../lifecycles/lifecycles.js";
@@ -54,12 +60,15 @@ export interface TaskView {
   params: CompiledParam[];
   title: string | null;
   intro: string | null;
-  candidates: { users: string[]; roles: string[] } | null;
+  /** `anyone`: an `anyone()` entry admits any signed-in principal. */
+  candidates: { users: string[]; roles: string[]; anyone: boolean } | null;
+  /** Who may answer through the ordinary path (lang/slot-access.ts); null when the version lacks the slot. */
+  access: SlotAccess | null;
   refusal: Refusal | null;
 }
 
 interface MatcherValue {
-  matcher: "role" | "user";
+  matcher: "role" | "user" | "anyone";
   value: string;
 }
 
@@ -91,24 +100,39 @@ export async function taskView(deps: TaskDeps, runId: string, alias: string, ele
     title: null,
     intro: null,
     candidates: null,
+    access: null,
     refusal: null,
   };
   if (!decl) return view;
   const step = await Step.load({ tx: deps.db, sealer: deps.sealer, baseUrl: deps.baseUrl, lifecycles: LIFECYCLES }, wf, run);
   const slot = step.slots.find((s) => s.id === row.id);
-  Object.assign(view, slotTexts(step, decl, slot ? slotScope(step, slot) : undefined));
   const who: Principal = { kind: "principal", ...principal };
-  if (decl.candidates && slot) {
+  view.access = slotAccess(wf, decl);
+  if (view.access === "link-only") {
+    view.refusal = refuse(RefusalCode.NotACandidate, linkOnlyDetail(alias));
+  } else if (decl.candidates) {
     try {
-      const matchers = decl.candidates.map((m) => evaluate(step, slotScope(step, slot), m));
-      const list = matchers as unknown as MatcherValue[];
-      view.candidates = { users: list.filter((m) => m.matcher === "user").map((m) => m.value), roles: list.filter((m) => m.matcher === "role").map((m) => m.value) };
-      if (live && !admits(matchers, who)) view.refusal = refuse(RefusalCode.NotACandidate, `The principal is not a candidate for slot "${alias}".`);
+      if (slot) {
+        // the slot of the run's current visit: its Candidates evaluated now, as the raise does
+        const matchers = decl.candidates.map((m) => evaluate(step, slotScope(step, slot), m));
+        const list = matchers as unknown as MatcherValue[];
+        view.candidates = { users: list.filter((m) => m.matcher === "user").map((m) => m.value), roles: list.filter((m) => m.matcher === "role").map((m) => m.value), anyone: list.some((m) => m.matcher === "anyone") };
+        if (!admits(matchers, who)) view.refusal = refuse(RefusalCode.NotACandidate, `The principal is not a candidate for slot "${alias}".`);
+      } else {
+        // a slot of an earlier visit: the candidates recorded when it was created (lifecycles/slot.ts)
+        const anyone = decl.candidates.some((m) => m.kind === "call" && m.callee.kind === "name" && m.callee.name === "anyone");
+        view.candidates = { users: row.candidateUsers, roles: row.candidateRoles, anyone };
+        if (!anyone && !row.candidateUsers.includes(who.id) && !row.candidateRoles.some((r) => who.roles.includes(r))) {
+          view.refusal = refuse(RefusalCode.NotACandidate, `The principal is not a candidate for slot "${alias}".`);
+        }
+      }
     } catch (err) {
       if (!(err instanceof RuntimeFault)) throw err;
+      // Candidates that cannot be evaluated now admit nobody (the raise would refuse too)
+      view.refusal = refuse(RefusalCode.NotACandidate, `The candidates of slot "${alias}" cannot be evaluated now.`);
     }
   }
-  if (live && !view.refusal && event) {
+  if (!view.refusal && event) {
     for (const attr of event.authorize) {
       try {
         if (!evaluate(step, Scope.of({ [attr.param.name]: who }), attr.body)) {
@@ -120,5 +144,12 @@ export async function taskView(deps: TaskDeps, runId: string, alias: string, ele
       }
     }
   }
+  // L1 (issue 38): a principal who may not answer learns nothing of the task — open or closed —
+  // but who may answer it: no Title, no Intro, no answerer.
+  if (view.refusal) {
+    view.slot.answeredBy = null;
+    return view;
+  }
+  Object.assign(view, slotTexts(step, decl, slot ? slotScope(step, slot) : undefined));
   return view;
 }

@@ -23,6 +23,7 @@
  */
 import type { Db } from "../../db.js";
 import type { CompiledWorkflow, TypeSpec } from "../../lang/compiled.js";
+import { slotAccess } from "../../lang/slot-access.js";
 import type { Expr } from "../../lang/ast.js";
 import type { Sealer } from "../../engine/sealing/seal.js";
 import { redactTokens } from "../../engine/sealing/seal.js";
@@ -161,6 +162,7 @@ function waitingPanel(d: RunData, user: ConsoleUser, csrf: string, now: Date): H
     const after = (decl?.after ?? []).map((a) => ({ alias: a, done: quorumReached.has(a) || inVisit.filter((x) => x.alias === a).every((x) => x.status === "completed") }));
     const name = `${s.alias}${s.element === null ? "" : `[${s.element}]`}`;
     const fid = `r-${s.alias}-${s.element ?? "x"}`;
+    const linkOnly = decl !== undefined && slotAccess(wf, decl) === "link-only";
     return html`<section class="slot" aria-labelledby="slot-${fid}">
 <h3 id="slot-${fid}">${name} <span class="badge ${s.status}">${s.status}</span> <span class="badge ${link}">link ${link}</span></h3>
 <dl class="facts">
@@ -170,9 +172,9 @@ ${s.element !== null ? html`<dt>Element</dt><dd><code>${json(s.elementValue)}</c
 <dt>Deadline</dt><dd>${deadline ? html`<time datetime="${deadline.toISOString()}">${utc(deadline)}</time> — <time class="countdown" datetime="${deadline.toISOString()}">${countdown(deadline, now)}</time>` : html`<span class="muted">none</span>`}</dd>
 <dt>After</dt><dd>${after.length ? html`<ul class="plain">${after.map((a) => html`<li>${a.alias}: ${a.done ? "done" : "not done yet"}</li>`)}</ul>` : html`<span class="muted">nothing (opens with the state)</span>`}</dd>
 <dt>Requires</dt><dd>${decl?.requires ? html`<code>${exprText(source, decl.requires)}</code>` : html`<span class="muted">nothing</span>`}</dd>
-<dt>Candidates</dt><dd>${decl?.candidates ? html`<code>${decl.candidates.map((c) => exprText(source, c)).join(", ")}</code>` : html`<span class="muted">anyone signed in</span>`}</dd>
+<dt>Candidates</dt><dd>${decl?.candidates ? html`<code>${decl.candidates.map((c) => exprText(source, c)).join(", ")}</code>` : linkOnly ? html`<span class="muted">none: answered only through its link</span>` : html`<span class="muted">anyone signed in (no Candidates, deployed before v0.5)</span>`}</dd>
 <dt>Link</dt><dd>${link === "live" ? "live: whoever holds it can answer (the token is never shown)" : link === "none" ? "none minted" : `${link}: it cannot be used`}</dd>
-<dt>Unblocks it</dt><dd>${s.status === "waiting" ? "its After predecessors completing, then " : null}${link === "live" ? "an answer through the link, or " : null}a raise by a candidate (<code>POST /api/runs/${view.id}/slots/${s.alias}/events</code>)${deadline ? ", or the deadline" : null}.</dd>
+<dt>Unblocks it</dt><dd>${s.status === "waiting" ? "its After predecessors completing, then " : null}${linkOnly ? html`${link === "live" ? "an answer through the link" : "a link minted by the workflow, then an answer through it"}${deadline ? ", or the deadline" : null}.` : html`${link === "live" ? "an answer through the link, or " : null}a raise by a candidate (<code>POST /api/runs/${view.id}/slots/${s.alias}/events</code>)${deadline ? ", or the deadline" : null}.`}</dd>
 </dl>
 ${user.role === "operator" && link === "live" && s.element === null
   ? html`<form class="action" method="post" action="/console/runs/${view.id}/slots/${s.alias}/revoke">

@@ -29,9 +29,14 @@ function shell(nonce: string, who: SignedIn, title: string, body: Html): string 
   return pageShell(nonce, title, html`${developmentBanner(who)}${body}${signOutForm(who)}`, { withScript: false, footer: footer(who), style: DEVELOPMENT_BANNER_STYLE });
 }
 
-/** "role staff, role boss or user alice"; "anyone signed in" without `Candidates`. */
-export function candidatesText(c: TaskView["candidates"]): string {
-  if (!c) return "anyone signed in";
+/**
+ * "anyone with the role “staff”, … or user “alice”"; "anyone signed in" for `anyone()` (and for a
+ * slot without `Candidates` in a version deployed before v0.5); without `Candidates` since v0.5,
+ * "only the holder of its link" (issue 38 M2).
+ */
+export function candidatesText(c: TaskView["candidates"], access: TaskView["access"] = "candidates"): string {
+  if (access === "link-only") return "only the person its link was sent to (through the link), never someone signed in";
+  if (!c || c.anyone) return "anyone signed in";
   const all = [...c.roles.map((r) => `anyone with the role “${r}”`), ...c.users.map((u) => `user “${u}”`)];
   if (all.length === 0) return "nobody (the list of candidates is empty)";
   return all.length === 1 ? all[0]! : `${all.slice(0, -1).join(", ")} or ${all[all.length - 1]}`;
@@ -72,7 +77,7 @@ function kicker(view: TaskView): Html {
 function facts(view: TaskView): Html {
   const s = view.slot;
   return html`<dl class="facts">
-<dt>Who may answer</dt><dd id="candidates">${candidatesText(view.candidates)}</dd>
+<dt>Who may answer</dt><dd id="candidates">${candidatesText(view.candidates, view.access)}</dd>
 ${s.openedAt ? html`<dt>Waiting since</dt><dd><time datetime="${s.openedAt.toISOString()}">${plainDate(s.openedAt)}</time></dd>` : null}
 ${s.deadline ? html`<dt>Deadline</dt><dd><time datetime="${s.deadline.toISOString()}">${plainDate(s.deadline)}</time></dd>` : null}
 </dl>`;
@@ -123,12 +128,16 @@ export function acceptedDocument(nonce: string, who: SignedIn, view: TaskView, a
 <p class="outcome done" id="outcome" role="status">Accepted — your answer was received and is being applied. <a href="${action}">See how the task stands</a>.</p>`);
 }
 
-/** The 403 page: why this principal may not answer (`Candidates` or `[Authorize]`). */
+/**
+ * The 403 page: why this principal may not answer (`Candidates`, a link-only slot, `[Authorize]`),
+ * a CSRF or origin refusal. It never shows the task's Title, Intro or answerer (issue 38 L1): only
+ * the workflow, the slot's alias and who may answer.
+ */
 export function refusedDocument(nonce: string, who: SignedIn, view: TaskView | null, why: "not-a-candidate" | "authorize-denied" | "csrf" | "origin"): string {
   const me = nameOf(who.principal);
   const roles = who.principal.roles.length ? `your roles: ${who.principal.roles.join(", ")}` : "you hold no role";
   const sentence = {
-    "not-a-candidate": `This task may be answered by ${candidatesText(view?.candidates ?? null)}; you are signed in as ${me} (${roles}).`,
+    "not-a-candidate": `This task may be answered by ${candidatesText(view?.candidates ?? null, view?.access ?? "candidates")}; you are signed in as ${me} (${roles}).`,
     "authorize-denied": `The workflow allows this answer only to some people (an [Authorize] rule of its event${view ? ` ${view.slot.event}` : ""}), and you, ${me} (${roles}), are not one of them.`,
     csrf: "The form's CSRF token is missing or wrong: reload the task page and send the form again.",
     origin: "This form was sent from another site: open the task page and answer there.",
@@ -136,7 +145,6 @@ export function refusedDocument(nonce: string, who: SignedIn, view: TaskView | n
   const title = why === "csrf" || why === "origin" ? "Refused" : "You cannot answer this task";
   const body = html`${view ? kicker(view) : null}
 <h1 data-refused="${why}">${title}</h1>
-${view ? html`<p>${heading(view)}</p>` : null}
 <p id="why">${sentence}</p>
 <p>If you think that is wrong, ask the workflow's owner.</p>`;
   return shell(nonce, who, title, body);
