@@ -14,7 +14,8 @@
  *   422 invalid-body — job data that does not match the event (the web process checked it first), or
  *       breaks a constraint of the minting version's event (v0.5; `today` is the step's day).
  * Bypasses `Candidates` and `[Authorize]`: a deposit has no principal (spec §1 "Bypassed gates").
- * Who answered (v0.4): the completed slot records `{via: "link"}` (never the token).
+ * Who answered (v0.4): the completed slot records `{via: "link"}` (never the token); v0.5 adds
+ * `element`, `recipient` (whom slotflow mailed or forwarded the link to) and `forwardedBy`.
  * Throws RuntimeFault from the handler; the caller refuses with handler-failed, the link stays live.
  * A completion carries the slot's receipt (commands/receipt.ts; v0.4 "Receipts"); a retry under the
  * burning request's Idempotency-Key gets the same receipt again, read from the slot.
@@ -31,6 +32,7 @@ import { replay } from "../values/idempotency.js";
 import { requiresRefusal } from "./requires.js";
 import { issueReceipt } from "./receipt.js";
 import { receiptOfLinkSlot } from "../sql/receipts.js";
+import { linkEvidence } from "../sql/link-recipient.js";
 import { applied, refused, summary, type CommandResult } from "./result.js";
 import type { Command } from "./types.js";
 
@@ -76,9 +78,11 @@ export async function deposit(step: Step, cmd: Extract<Command, { kind: "deposit
   const scope = slotScope(step, slot, Scope.of(checked.args));
   const requires = requiresRefusal(step, scope, decl, "This response cannot be accepted now: a condition of the workflow does not hold. The link stays valid.");
   if (requires) return refused(requires);
+  // Who answered (v0.4), with the evidence of v0.5 (issue 43 item 2): the element, whom slotflow
+  // sent the link to, and who forwarded it (read before the burn: the history as committed).
+  const evidence = await linkEvidence(step.services.tx, step.run.id, link.id);
   burnLink(step, slot, link.id, cmd.idempotency ?? null);
-  // Who answered (v0.4): a link deposit, unless the slot already says otherwise.
-  acceptEvent(step, slot, checked.args, translated.args, { via: "link" });
+  acceptEvent(step, slot, checked.args, translated.args, { via: "link", ...(slot.element !== null ? { element: slot.element } : {}), ...evidence });
   // The receipt is signed on the body as the web accepted it (cmd.args: the event's arguments in JSON form).
   const receipt = await issueReceipt(step, slot, cmd.args);
   const result = applied(step, "completed");
