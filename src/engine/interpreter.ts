@@ -49,6 +49,8 @@ export interface World {
   /** `send webhook` / `send message` (issue 18): queues a delivery in the step's outbox; returns its id. */
   queueDelivery(delivery: QueuedDelivery): string;
   addHistory(kind: string, data?: Record<string, unknown>): void;
+  /** v0.5: the ids of the links minted in this step that queued mail `outboxId` carries (steps only). */
+  mailedLinks?(outboxId: string): string[];
   markEntityDirty(name: string): void;
   /**
    * How an int or decimal reads where it joins a string; absent, as JavaScript prints it (`25000`,
@@ -436,7 +438,9 @@ function executeOne(step: World, scope: Scope, st: Statement): void {
         extra[name] = display(v);
       }
       const id = step.queueMail(display(to), display(subject), display(body), extra);
-      step.addHistory("email-queued", { outboxId: id, to: display(to), ...extra });
+      // v0.5: the links this mail carries, so a deposit can say whom slotflow sent its link to
+      const links = step.mailedLinks?.(id) ?? [];
+      step.addHistory("email-queued", { outboxId: id, to: display(to), ...extra, ...(links.length > 0 ? { links } : {}) });
       return;
     }
     case "sendWebhook": {

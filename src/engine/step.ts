@@ -51,7 +51,12 @@ export interface RunRecord {
  * or bearer principal, or as a Slack user. Stored in `slots.answered_by`, shown as `answeredBy`.
  */
 export type AnsweredBy =
-  | { via: "link" }
+  /**
+   * v0.5 (issue 43 item 2): `element` the fanned-out element answered; `recipient` the address
+   * slotflow mailed or forwarded the link to (when it did); `forwardedBy` the address of the holder
+   * who forwarded it. Each absent when not known (and in answers recorded before v0.5).
+   */
+  | { via: "link"; element?: number; recipient?: string; forwardedBy?: string }
   | { via: "principal"; id: string; email: string | null }
   | { via: "slack"; id: string; email: string | null };
 
@@ -428,6 +433,17 @@ export class Step implements World {
     if (!slot) return null;
     const event = this.workflow.events[slot.event];
     return { ref: randomBytes(16).toString("base64url"), slotId: slot.id, alias, element: null, controls: controlsFor(event.name, event.params) };
+  }
+
+  /**
+   * The links minted in this step whose token the queued mail `outboxId` carries (v0.5: who a link
+   * was mailed to, sql/link-recipient.ts); empty when none.
+   */
+  mailedLinks(outboxId: string): string[] {
+    const mail = this.mail.find((m) => m.id === outboxId);
+    if (!mail || mail.linkHashes.length === 0) return [];
+    const hashes = new Set(mail.linkHashes);
+    return this.mints.filter((m) => hashes.has(m.tokenSha256)).map((m) => m.linkId);
   }
 
   addHistory(kind: string, data: Record<string, unknown> = {}): void {

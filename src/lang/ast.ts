@@ -62,8 +62,15 @@ export interface FlowFile {
 
 export interface Annotation {
   name: Ident;
-  /** The literal in `@name(literal)`; null for a bare `@name` (such as `@multiline`). */
+  /** The literal in `@name(literal)`; null for a bare `@name` (such as `@multiline`) or `@name(word)`. */
   value: LiteralExpr | null;
+  /**
+   * v0.5 constraints (issue 43): a bare word as the only argument, `@max(today)`; absent otherwise
+   * (and in trees made before it existed).
+   */
+  word?: Ident;
+  /** v0.5 constraints: the literals after the first, `@oneOf("a", "b", "c")`; absent when none. */
+  more?: LiteralExpr[];
   range: Range;
 }
 

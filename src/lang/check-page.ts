@@ -11,26 +11,38 @@
  *   FLOW200 otherwise), in the scope of `Deadline`; they are evaluated read-only when the page is
  *   shown (a `null` falls back to the default wording). Typed in check-states.ts.
  *
- * None of this changes an event's signature: deploys compare names and types only.
+ * - on an event parameter, the constraints (v0.5, issue 43) `@min`, `@max`, `@minLength`,
+ *   `@maxLength`, `@pattern`, `@email`, `@oneOf`: checked in check-constraints.ts.
+ *
+ * None of this changes what a deploy compares (names and types); constraints are kept with each
+ * version, and a link is held to the rules of the version that minted it.
  */
 import type { Param } from "./ast.js";
 import { Codes } from "./codes.js";
-import type { ParamPage } from "./compiled.js";
+import type { ParamPage, ParamRules } from "./compiled.js";
+import { checkConstraint, checkRuleBounds, CONSTRAINT_NAMES } from "./check-constraints.js";
 import type { Reporter } from "./info.js";
 import { showType, type Ty } from "./types.js";
 
-const PAGE_ANNOTATIONS = "the annotations of an event parameter are @label(\"…\"), @help(\"…\") and @multiline";
+const PAGE_ANNOTATIONS =
+  "the annotations of an event parameter are @label(\"…\"), @help(\"…\"), @multiline and the constraints @min, @max, @minLength, @maxLength, @pattern, @email, @oneOf";
 
 /**
  * Checks the annotations of one parameter. `eventParam` is false for workflow and `map event`
- * parameters, which take none. Returns the page wording (undefined when there is none).
+ * parameters, which take none. Returns the page wording and the constraints (v0.5, issue 43;
+ * check-constraints.ts), each undefined when there is none.
  */
-export function checkParamAnnotations(report: Reporter, p: Param, type: Ty, eventParam: boolean): ParamPage | undefined {
+export function checkParamAnnotations(report: Reporter, p: Param, type: Ty, eventParam: boolean): { page?: ParamPage; rules?: ParamRules } {
   const page: ParamPage = {};
+  const rules: ParamRules = {};
   for (const a of p.annotations) {
     const name = a.name.name;
     if (!eventParam) {
       report.error(Codes.UnknownAnnotation, `'@${name}': only event parameters take annotations (${PAGE_ANNOTATIONS})`, a.name.range);
+      continue;
+    }
+    if (CONSTRAINT_NAMES.has(name)) {
+      checkConstraint(report, p, type, a, rules);
       continue;
     }
     if (name !== "label" && name !== "help" && name !== "multiline") {
@@ -59,7 +71,8 @@ export function checkParamAnnotations(report: Reporter, p: Param, type: Ty, even
     }
     page[name] = a.value.value;
   }
-  return Object.keys(page).length > 0 ? page : undefined;
+  checkRuleBounds(report, p, rules);
+  return { ...(Object.keys(page).length > 0 ? { page } : {}), ...(Object.keys(rules).length > 0 ? { rules } : {}) };
 }
 
 /** FLOW200 unless `t` is a `string` or `string?` (the type of `Title` and `Intro`). */

@@ -160,8 +160,8 @@ class Checker {
         continue;
       }
       seen.add(p.name.name);
-      const page = checkParamAnnotations(this.report, p, type, site === "event");
-      out.push(page ? { name: p.name.name, type, range: p.name.range, page } : { name: p.name.name, type, range: p.name.range });
+      const { page, rules } = checkParamAnnotations(this.report, p, type, site === "event");
+      out.push({ name: p.name.name, type, range: p.name.range, ...(page ? { page } : {}), ...(rules ? { rules } : {}) });
     }
     return out;
   }

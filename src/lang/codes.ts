@@ -55,6 +55,13 @@ export const Codes = {
   Shadowing: "FLOW119",
   UnknownFunction: "FLOW120",
   NotCallable: "FLOW121",
+  // --- added for v0.5 (issue 43): constraints on event parameters (check-constraints.ts) ---------
+  /** `@min`/`@max`/`@minLength`/… on a parameter of a type the rule does not apply to. */
+  ConstraintNotForType: "FLOW130",
+  /** A constraint's argument is wrong, it is given twice, or its minimum exceeds its maximum. */
+  InvalidConstraint: "FLOW131",
+  /** `@pattern("…")` that RE2 cannot compile (backreferences, look-arounds): never run by a backtracking engine. */
+  PatternNotRe2: "FLOW132",
   // --- types ----------------------------------------------------------------------------------
   TypeMismatch: "FLOW200",
   OperatorTypes: "FLOW201",

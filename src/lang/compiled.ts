@@ -27,6 +27,31 @@ export interface CompiledParam {
    * key is absent when the author gave none (and in forms compiled before it existed).
    */
   page?: ParamPage;
+  /**
+   * Constraints on an event parameter (v0.5, issue 43: `@min`, `@max`, `@minLength`, `@maxLength`,
+   * `@pattern`, `@email`, `@oneOf`), checked on every door by engine/values/body.ts; the key is
+   * absent when there are none (and in forms compiled before they existed).
+   */
+  rules?: ParamRules;
+}
+
+/**
+ * The constraints of one event parameter (language reference "Constraints on event parameters").
+ * A `null` value of an optional parameter satisfies them all.
+ */
+export interface ParamRules {
+  /** `int`/`decimal`: a number; `date`: `"YYYY-MM-DD"` or `"today"` (the UTC day of the check). Inclusive. */
+  min?: number | string;
+  max?: number | string;
+  /** `string`: a length in UTF-16 code units (JavaScript string length), inclusive. */
+  minLength?: number;
+  maxLength?: number;
+  /** `string`: an RE2 pattern the whole value must match (anchored at both ends), run in linear time. */
+  pattern?: string;
+  /** `string`: one plain email address, as `send email to` checks it. */
+  email?: true;
+  /** `string`: the value is one of these, exactly. */
+  oneOf?: string[];
 }
 
 /** From `@label("…")`, `@help("…")`, `@multiline` on an event parameter. */

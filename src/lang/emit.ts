@@ -22,7 +22,7 @@ function record<T>(entries: Iterable<[string, T]>): Record<string, T> {
 }
 
 function params(list: ParamInfo[]): CompiledParam[] {
-  return list.map((p) => (p.page ? { name: p.name, type: toTypeSpec(p.type), page: p.page } : { name: p.name, type: toTypeSpec(p.type) }));
+  return list.map((p) => ({ name: p.name, type: toTypeSpec(p.type), ...(p.page ? { page: p.page } : {}), ...(p.rules ? { rules: p.rules } : {}) }));
 }
 
 /** The compiled form of `file`, which `check` accepted without errors. */

@@ -373,13 +373,33 @@ class FlowParser extends EmbeddedActionsParser {
       const at = this.CONSUME(At);
       const name = this.CONSUME(Identifier);
       let value: LiteralExpr | null = null;
+      let word: IToken | null = null;
+      const more: LiteralExpr[] = [];
       let close: IToken | null = null;
       this.OPTION(() => {
         this.CONSUME(LParen);
-        value = this.SUBRULE(this.literal);
+        this.OR([
+          alt(() => {
+            value = this.SUBRULE(this.literal);
+            // v0.5 constraints: `@oneOf("a", "b", …)`, with a trailing comma allowed
+            this.MANY(() => {
+              this.CONSUME(Comma);
+              more.push(this.SUBRULE2(this.literal));
+            });
+            this.OPTION2(() => this.CONSUME2(Comma));
+          }),
+          // v0.5 constraints: a bare word, `@max(today)`
+          alt(() => (word = this.CONSUME2(Identifier))),
+        ]);
         close = this.CONSUME(RParen);
       });
-      return this.ACTION(() => ({ name: this.b.ident(name), value, range: this.b.span(at, close ?? name) }));
+      return this.ACTION(() => ({
+        name: this.b.ident(name),
+        value,
+        ...(word ? { word: this.b.ident(word) } : {}),
+        ...(more.length > 0 ? { more } : {}),
+        range: this.b.span(at, close ?? name),
+      }));
     },
     { recoveryValueFunc: () => ({ name: ERROR_IDENT, value: ERROR_LITERAL, range: NOWHERE }) },
   );

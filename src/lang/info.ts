@@ -3,7 +3,7 @@
  * collects diagnostics.
  */
 import type { EntityDecl, Range, StateDecl, Subscribe } from "./ast.js";
-import type { ParamPage } from "./compiled.js";
+import type { ParamPage, ParamRules } from "./compiled.js";
 import type { Diagnostic } from "./diagnostics.js";
 import type { Ty } from "./types.js";
 
@@ -27,6 +27,8 @@ export interface ParamInfo {
   range: Range;
   /** An event parameter's responder-page wording (check-page.ts); absent when none is given. */
   page?: ParamPage;
+  /** An event parameter's constraints (check-constraints.ts); absent when none is given. */
+  rules?: ParamRules;
 }
 
 export interface EventInfo {

@@ -53,7 +53,7 @@ entity Approval {
 
 event Answer(
   approved: bool @label("Do you approve?"),
-  comment: string? @label("Comment") @help("Optional: a note for the agent that asked.") @multiline,
+  comment: string? @label("Comment") @help("Optional: a note for the agent that asked.") @multiline @maxLength(4000),
 )
 
 initial state Waiting {
@@ -110,8 +110,8 @@ entity Question {
 }
 
 event Reply(
-  answer: string @label("Your answer") @multiline,
-  comment: string? @label("Comment") @help("Optional: a note for the agent that asked.") @multiline,
+  answer: string @label("Your answer") @multiline @minLength(1) @maxLength(4000),
+  comment: string? @label("Comment") @help("Optional: a note for the agent that asked.") @multiline @maxLength(4000),
 )
 
 initial state Waiting {

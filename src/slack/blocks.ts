@@ -130,7 +130,9 @@ interface InputState {
  * A modal's submission as the event's arguments, validated like the responder page (the event's
  * parameter rules, `checkBody`): the arguments, or the errors by block id for Slack's
  * `response_action: "errors"`. Empty optional inputs are `null`; an unchecked box is `false` (`null`
- * for a `bool?`); a date is that day at 00:00 UTC; a list input is read as JSON.
+ * for a `bool?`); a datetime is that day at 00:00 UTC, a `date` the day; a list input is read as JSON.
+ * Constraints (v0.5) are checked here by the same `checkBody` as every other door; each broken
+ * rule is the error of its input ("Annual revenue must be at least 0").
  */
 export function readSubmission(
   controls: Extract<AnswerControls, { kind: "modal" }>,
@@ -147,7 +149,7 @@ export function readSubmission(
         args[p.name] = (st.selected_options ?? []).some((o) => o.value === "true") ? true : p.type.optional ? null : false;
         return;
       case "date":
-        args[p.name] = st.selected_date ? `${st.selected_date}T00:00:00Z` : empty;
+        args[p.name] = st.selected_date ? (p.type.kind === "date" ? st.selected_date : `${st.selected_date}T00:00:00Z`) : empty;
         return;
       case "number": {
         const raw = st.value?.trim();

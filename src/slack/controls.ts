@@ -8,12 +8,12 @@
  *   Approve / Reject;
  * - any other event (none bool, several, or required non-bool ones) → one button that opens a
  *   modal with one input per parameter: `string` and `duration` a text input (multi-line with
- *   `@multiline`), `int` / `decimal` a number input, `datetime` a date picker (the day at 00:00 UTC),
+ *   `@multiline`), `int` / `decimal` a number input, `datetime` a date picker (the day at 00:00 UTC), `date` a date picker (v0.5),
  *   `bool` a checkbox, anything else (lists) a text input read as JSON.
  *
  * Pure: no I/O. `AnswerSpec` is stored inside the delivery's sealed payload.
  */
-import type { CompiledParam, TypeSpec } from "../lang/compiled.js";
+import type { CompiledParam, ParamRules, TypeSpec } from "../lang/compiled.js";
 
 export type ModalInput = "text" | "number" | "date" | "checkbox" | "json";
 
@@ -24,6 +24,8 @@ export interface ModalParam {
   label: string;
   help: string | null;
   multiline: boolean;
+  /** The parameter's constraints (v0.5), checked on submission like every door's (body.ts); absent when none. */
+  rules?: ParamRules;
 }
 
 export type AnswerControls =
@@ -51,6 +53,7 @@ function inputOf(t: TypeSpec): ModalInput {
     case "decimal":
       return "number";
     case "datetime":
+    case "date":
       return "date";
     case "bool":
       return "checkbox";
@@ -78,6 +81,7 @@ export function controlsFor(event: string, params: readonly CompiledParam[]): An
       label: p.page?.label ?? p.name,
       help: p.page?.help ?? null,
       multiline: p.page?.multiline === true,
+      ...(p.rules ? { rules: p.rules } : {}),
     })),
   };
 }

@@ -256,3 +256,14 @@ test("completion in send message { } offers its fields; after answer: the slot a
   const answer = at(src('    send message to "finance-slack" { text: "Approve?", answer: ‸ }'), parsed);
   t.deepEqual(labels(completion(answer.a, answer.pos)).sort(), ["decision", "other"]);
 });
+
+test("completion after @ offers the annotations and the constraints (v0.5); hover of a constraint says what it checks", (t) => {
+  const src = "workflow W\nevent E(revenue: decimal @‸)\ninitial state S\nterminal state T\n";
+  const items = completion(at(src).a, at(src).pos);
+  t.deepEqual(labels(items).sort(), ["email", "help", "label", "max", "maxLength", "min", "minLength", "multiline", "oneOf", "pattern"]);
+  t.is(items.find((i) => i.label === "min")?.insertText, "min($1)");
+  const hovered = at("workflow W\nevent E(revenue: decimal @m‸in(0))\ninitial state S {\n  subscribe E(revenue) as e\n  on e(revenue) -> T\n}\nterminal state T\n");
+  const text = JSON.stringify(hover(hovered.a, hovered.pos));
+  t.regex(text, /\(annotation\) `@min\(n\)`/);
+  t.regex(text, /every door/);
+});

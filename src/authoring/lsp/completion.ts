@@ -15,6 +15,7 @@
  * | after `answer:` in `send message … { }` | the slot aliases of the enclosing state (v0.4) |
  * | after `x.`                              | x's fields (entity), `done`/`count`/`CallbackUrl()`/`TaskUrl()` (slot), a principal's members |
  * | after `:` in a declaration, in `list<`  | the types (scalars and entities)           |
+ * | after `@`                               | the annotations: `@label` … and the constraints `@min` … `@oneOf` (v0.5) |
  * | elsewhere                               | keywords, builtins, the names in scope     |
  */
 import { CompletionItemKind, InsertTextFormat, type CompletionItem, type Position } from "vscode-languageserver";
@@ -23,6 +24,7 @@ import { BUILTINS } from "../../lang/builtins.js";
 import { lexWithComments } from "../format.js";
 import type { FlowSymbol } from "../symbols.js";
 import type { Analysis } from "./analysis.js";
+import { ANNOTATIONS } from "./annotations.js";
 
 const KEYWORDS = [
   "workflow", "entity", "event", "state", "initial", "terminal", "subscribe", "as", "for", "each", "in", "enter", "on", "when",
@@ -103,6 +105,15 @@ export function completion(a: Analysis, pos: Position): CompletionItem[] {
   if (inMessage && /\banswer\s*:\s*[A-Za-z_0-9]*$/.test(before)) return aliases();
   if (inMessage && /(^|[{,])\s*[A-Za-z_]*$/.test(before)) {
     return MESSAGE_FIELDS.map((f) => ({ ...item(f, CompletionItemKind.Property, "field of send message"), insertText: `${f}: ` }));
+  }
+  // after `@` on an event parameter: the page annotations and the constraints (v0.5)
+  if (/@[A-Za-z_0-9]*$/.test(before) && !/"[^"]*@[A-Za-z_0-9]*$/.test(before)) {
+    return Object.entries(ANNOTATIONS).map(([name, d]) => ({
+      ...item(name, CompletionItemKind.Property, d.signature),
+      documentation: d.text,
+      insertText: d.snippet,
+      insertTextFormat: InsertTextFormat.Snippet,
+    }));
   }
   const member = /((?:[A-Za-z_][A-Za-z_0-9]*\s*\.\s*)+)[A-Za-z_0-9]*$/.exec(before);
   if (member) return members(a, member[1].split(".").map((s) => s.trim()).filter(Boolean), offset, stateName);

@@ -3,6 +3,7 @@
  * hover, definition, references, rename edits, the outline, formatting and quick fixes. The
  * protocol wiring is server.ts; completion is completion.ts.
  */
+import { ANNOTATIONS } from "./annotations.js";
 import {
   CodeActionKind, DiagnosticSeverity, DocumentSymbol, MarkupKind, SymbolKind as LspSymbolKind,
   type CodeAction, type Diagnostic as LspDiagnostic, type Hover, type Location, type Position, type TextEdit, type WorkspaceEdit,
@@ -115,6 +116,10 @@ export function hover(a: Analysis, pos: Position): Hover | null {
     } else if (slotMember && /\.\s*$/.test(a.text.slice(Math.max(0, s - 8), s))) {
       parts.push(`(slot member) \`${slotMember.signature}\`\n\n${slotMember.text}`);
       range = { start: a.position(s), end: a.position(e) };
+    } else if (ANNOTATIONS[word] && a.text[s - 1] === "@") {
+      // an annotation's name (v0.5: the constraints too)
+      parts.push(`(annotation) \`${ANNOTATIONS[word]!.signature}\`\n\n${ANNOTATIONS[word]!.text}`);
+      range = { start: a.position(s - 1), end: a.position(e) };
     } else if (setting && setting.follows.test(a.text.slice(e, e + 8))) {
       parts.push(`(slot setting) \`${setting.signature}\`\n\n${setting.text}`);
       range = { start: a.position(s), end: a.position(e) };

@@ -11,9 +11,11 @@
  *       run-finished) — a deadline that has passed counts even if the sweeper has not run yet;
  *   409 slot-not-open — the slot waits on `After` (the link stays live);
  *   409 requires-failed — `Requires` does not hold (the link stays live; worded by its `else`, if any);
- *   422 invalid-body — job data that does not match the event (the web process checked it first).
+ *   422 invalid-body — job data that does not match the event (the web process checked it first), or
+ *       breaks a constraint of the minting version's event (v0.5; `today` is the step's day).
  * Bypasses `Candidates` and `[Authorize]`: a deposit has no principal (spec §1 "Bypassed gates").
- * Who answered (v0.4): the completed slot records `{via: "link"}` (never the token).
+ * Who answered (v0.4): the completed slot records `{via: "link"}` (never the token); v0.5 adds
+ * `element`, `recipient` (whom slotflow mailed or forwarded the link to) and `forwardedBy`.
  * Throws RuntimeFault from the handler; the caller refuses with handler-failed, the link stays live.
  * A completion carries the slot's receipt (commands/receipt.ts; v0.4 "Receipts"); a retry under the
  * burning request's Idempotency-Key gets the same receipt again, read from the slot.
@@ -25,11 +27,12 @@ import { RefusalCode, refuse } from "../refusals.js";
 import { acceptEvent } from "../lifecycles/run.js";
 import { slotScope } from "../lifecycles/slot.js";
 import type { Step } from "../step.js";
-import { translateArgs } from "../versions/versioning.js";
+import { eventAtVersion, translateArgs } from "../versions/versioning.js";
 import { replay } from "../values/idempotency.js";
 import { requiresRefusal } from "./requires.js";
 import { issueReceipt } from "./receipt.js";
 import { receiptOfLinkSlot } from "../sql/receipts.js";
+import { linkEvidence } from "../sql/link-recipient.js";
 import { applied, refused, summary, type CommandResult } from "./result.js";
 import type { Command } from "./types.js";
 
@@ -57,18 +60,29 @@ export async function deposit(step: Step, cmd: Extract<Command, { kind: "deposit
   if (slot.deadline && slot.deadline.getTime() <= step.now.getTime()) {
     return refused(refuse(RefusalCode.LinkDead, deadDetail("expired"), { reason: "expired" }));
   }
+  // v0.5 constraints (issue 43): the body keeps the rules of the version that minted the link (its
+  // holder was shown those), checked again here under the lock with the step's clock (`today`);
+  // the translated arguments are then checked against the current event's names and types only.
+  const current = link.mintedVersion === step.run.version;
+  if (!current) {
+    const minted = await eventAtVersion(step, slot.state, slot.alias, link.mintedVersion);
+    const first = minted ? checkBody(cmd.args, minted.params, { now: step.now }) : null;
+    if (first && !first.ok) return refused(refuse(RefusalCode.InvalidBody, first.detail, { expects: first.expects, errors: first.problems }));
+  }
   const translated = await translateArgs(step, slot.alias, slot.state, link.mintedVersion, cmd.args);
   if (!translated.ok) return refused(translated.refusal);
   const event = step.workflow.events[slot.event];
-  const checked = checkBody(translated.args, event.params);
+  const checked = checkBody(translated.args, event.params, { now: step.now, rules: current });
   if (!checked.ok) return refused(refuse(RefusalCode.InvalidBody, checked.detail, { expects: checked.expects, errors: checked.problems }));
   const decl = step.workflow.states[slot.state].slots.find((s) => s.alias === slot.alias)!;
   const scope = slotScope(step, slot, Scope.of(checked.args));
   const requires = requiresRefusal(step, scope, decl, "This response cannot be accepted now: a condition of the workflow does not hold. The link stays valid.");
   if (requires) return refused(requires);
+  // Who answered (v0.4), with the evidence of v0.5 (issue 43 item 2): the element, whom slotflow
+  // sent the link to, and who forwarded it (read before the burn: the history as committed).
+  const evidence = await linkEvidence(step.services.tx, step.run.id, link.id);
   burnLink(step, slot, link.id, cmd.idempotency ?? null);
-  // Who answered (v0.4): a link deposit, unless the slot already says otherwise.
-  acceptEvent(step, slot, checked.args, translated.args, { via: "link" });
+  acceptEvent(step, slot, checked.args, translated.args, { via: "link", ...(slot.element !== null ? { element: slot.element } : {}), ...evidence });
   // The receipt is signed on the body as the web accepted it (cmd.args: the event's arguments in JSON form).
   const receipt = await issueReceipt(step, slot, cmd.args);
   const result = applied(step, "completed");

@@ -6,7 +6,8 @@
  * so of two concurrent forwards (or a forward and a deposit) of one link exactly one finds it live.
  * On success, in one step: the link is retired with reason "forwarded" (410 `link-retired`,
  * `reason: "forwarded"` from then on), a new link is minted for the same slot and mailed to
- * `email` with the slot's title (through the outbox: sent only if the step commits), the slot's
+ * `email` with the slot's title and the forwarding holder's address when slotflow sent them the
+ * link (v0.5; through the outbox: sent only if the step commits), the slot's
  * `forwards` count goes up by one, and the history records `link-forwarded` (the address, the
  * link ids — never a token).
  * Refuses, changing nothing:
@@ -23,6 +24,7 @@ import { declOf, slotScope } from "../lifecycles/slot.js";
 import { RefusalCode, refuse } from "../refusals.js";
 import type { SlotRecord, Step } from "../step.js";
 import { redactTokens } from "../sealing/seal.js";
+import { linkRecipient } from "../sql/link-recipient.js";
 import { applied, refused, type CommandResult } from "./result.js";
 import type { Command } from "./types.js";
 
@@ -48,16 +50,22 @@ export async function forward(step: Step, cmd: Extract<Command, { kind: "forward
   if (slot.forwards >= FORWARD_LIMIT) {
     return refused(refuse(RefusalCode.ForwardLimit, `This request was already passed on ${FORWARD_LIMIT} times, the most allowed; answer it yourself.`, { limit: FORWARD_LIMIT }));
   }
+  // v0.5 (issue 43 item 2): the mail names who passed the request on — the address slotflow sent
+  // the forwarded link to, when it did (read before this step's history is written)
+  const holder = await linkRecipient(step.services.tx, step.run.id, link.id);
   const url = forwardLink(step, slot, link.id, cmd.email);
   slot.forwards += 1;
   step.markSlotDirty(slot);
-  const { subject, body } = forwardMail(step, slot, url);
+  const { subject, body } = forwardMail(step, slot, url, holder?.to ?? null);
   step.queueMail(cmd.email, subject, body);
   return applied(step, "forwarded");
 }
 
-/** The slot's Title (evaluated now; a failure or null gives the default), and the mail around the new link. */
-function forwardMail(step: Step, slot: SlotRecord, url: string): { subject: string; body: string } {
+/**
+ * The slot's Title (evaluated now; a failure or null gives the default), and the mail around the
+ * new link; `from` is the address of the holder who forwarded it (null: "Someone").
+ */
+function forwardMail(step: Step, slot: SlotRecord, url: string, from: string | null): { subject: string; body: string } {
   const decl = declOf(step, slot);
   const text = (expr: typeof decl.title): string | null => {
     if (!expr) return null;
@@ -72,7 +80,7 @@ function forwardMail(step: Step, slot: SlotRecord, url: string): { subject: stri
   const title = text(decl.title) ?? `A response is requested (${step.run.workflowName})`;
   const intro = text(decl.intro);
   const body = [
-    "Someone passed this request on to you:",
+    from ? `${from} passed this request on to you:` : "Someone passed this request on to you:",
     "",
     title,
     ...(intro ? ["", intro] : []),

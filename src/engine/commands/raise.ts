@@ -89,7 +89,7 @@ export async function raise(step: Step, cmd: Extract<Command, { kind: "raise" }>
   if (!before.ok) return refused(before.refusal);
   const { slot, decl } = before;
   const event = step.workflow.events[slot.event];
-  const checked = checkBody(cmd.args, event.params);
+  const checked = checkBody(cmd.args, event.params, { now: step.now });
   if (!checked.ok) return refused(refuse(RefusalCode.InvalidBody, checked.detail, { expects: checked.expects, errors: checked.problems }));
   for (const attr of event.authorize) {
     const scope = Scope.of({ ...checked.args, [attr.param.name]: principal });

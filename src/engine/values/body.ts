@@ -17,19 +17,42 @@
  * - no value nests deeper than MAX_JSON_DEPTH (512; depth.ts), checked without recursion first
  *   (issue 16; over HTTP the tighter SLOTFLOW_MAX_INPUT_DEPTH already applied before parsing).
  *
+ * - v0.5 (issue 43): a value of the right type must also keep its parameter's constraints
+ *   (`@min`, `@max`, `@minLength`, `@maxLength`, `@pattern`, `@email`, `@oneOf`; rules.ts); each
+ *   broken rule is a problem naming the parameter and the rule (`{name, problem, rule}`).
+ *
+ * This is the one check of an event's body on every door: the link (JSON and the responder page),
+ * the task page, the raise API, the Slack modal and the built-in workflows MCP agents start.
+ *
  * `checkBody` never throws on any input: it returns the converted runtime arguments, or the list of
- * problems plus the `expects` map (name → JSON type) for the 422 `invalid-body` answer.
+ * problems plus the `expects` map for the 422 `invalid-body` answer: name → the JSON type, followed
+ * by the parameter's constraints as written when it has any (`"number @min(0)"`,
+ * `"string @minLength(1) @maxLength(200)"`) — a parameter without constraints reads as before.
  */
 import * as yup from "yup";
 import type { CompiledParam, TypeSpec } from "../../lang/compiled.js";
 import { UNSTORABLE_PROBLEM, unstorablePaths } from "../../json/storable.js";
 import { fromJson, jsonTypeName, parseCalendarDate, parseIsoDuration, parseRfc3339, type Value } from "./values.js";
 import { MAX_JSON_DEPTH, valueDepthExceeds } from "../../json/depth.js";
+import { ruleProblems, rulesText } from "./rules.js";
 
 export interface BodyProblem {
   /** The parameter (or nested path, `tags[2]`) the problem is about; "" for the body itself. */
   name: string;
   problem: string;
+  /** v0.5: the constraint broken, as written in the workflow (`@min(0)`); absent for a type problem. */
+  rule?: string;
+}
+
+/** How `checkBody` checks. */
+export interface BodyCheckOptions {
+  /** The instant of the check, for `today` in date rules (default: the clock now; a step passes its `now`). */
+  now?: Date;
+  /**
+   * False to check names and types only: a link minted under an earlier version was held to that
+   * version's rules, and its translated arguments are not held to the current ones (versioning.ts).
+   */
+  rules?: boolean;
 }
 
 export type BodyCheck =
@@ -106,17 +129,20 @@ function objectSchema(params: readonly CompiledParam[]): yup.ObjectSchema<yup.An
   return schema;
 }
 
-/** Name → JSON type, for the `expects` member of an `invalid-body` answer. */
+/**
+ * Name → JSON type, then the parameter's constraints as written when it has any (v0.5:
+ * `"number @min(0)"`), for the `expects` member of an `invalid-body` answer.
+ */
 export function expectsOf(params: readonly CompiledParam[]): Record<string, string> {
   const out: Record<string, string> = {};
-  for (const p of params) out[p.name] = jsonTypeName(p.type);
+  for (const p of params) out[p.name] = [jsonTypeName(p.type), ...rulesText(p.rules)].join(" ");
   return out;
 }
 
 /** A sentence saying what the response takes, for the `detail` of an `invalid-body` answer. */
 export function describeExpected(params: readonly CompiledParam[]): string {
   if (params.length === 0) return "This response takes no body (send nothing, or {}).";
-  const parts = params.map((p) => `"${p.name}" (${jsonTypeName(p.type)})`);
+  const parts = params.map((p) => `"${p.name}" (${[jsonTypeName(p.type), ...rulesText(p.rules)].join(" ")})`);
   return `This response takes a JSON object with exactly these properties, all required: ${parts.join(", ")}.`;
 }
 
@@ -124,12 +150,12 @@ export function describeExpected(params: readonly CompiledParam[]): string {
  * Checks `body` (the parsed JSON, or `undefined` when the request carried no body) against `params`.
  * Returns the arguments converted to runtime values, by name.
  */
-export function checkBody(body: unknown, params: readonly CompiledParam[]): BodyCheck {
+export function checkBody(body: unknown, params: readonly CompiledParam[], options: BodyCheckOptions = {}): BodyCheck {
   const refuse = (problems: BodyProblem[]): BodyCheck => ({
     ok: false,
     problems,
     expects: expectsOf(params),
-    detail: `${describeExpected(params)} ${problems.map((p) => (p.name ? `"${p.name}" ${p.problem}` : p.problem)).join("; ")}.`,
+    detail: `${describeExpected(params)} ${problems.map((p) => (p.name ? `"${p.name}" ${p.problem}${p.rule ? ` (${p.rule})` : ""}` : p.problem)).join("; ")}.`,
   });
   if (body === undefined) body = {};
   if (typeof body !== "object" || body === null || Array.isArray(body)) {
@@ -159,6 +185,15 @@ export function checkBody(body: unknown, params: readonly CompiledParam[]): Body
   }
   for (const p of params) {
     for (const at of unstorablePaths(copy[p.name], p.name)) problems.push({ name: at, problem: UNSTORABLE_PROBLEM });
+  }
+  if (options.rules !== false) {
+    // Constraints (v0.5) on the parameters whose type is right: a type problem is reported alone.
+    const typeWrong = new Set(problems.map((p) => p.name.split(/[.[]/)[0]));
+    const now = options.now ?? new Date();
+    for (const p of params) {
+      if (!p.rules || typeWrong.has(p.name)) continue;
+      for (const r of ruleProblems(copy[p.name], p.type, p.rules, now)) problems.push({ name: p.name, problem: r.problem, rule: r.rule });
+    }
   }
   if (problems.length > 0) return refuse(problems);
   const args: Record<string, Value> = {};

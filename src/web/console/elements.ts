@@ -90,10 +90,16 @@ ${groups.map(({ decl, elements }) => {
 </section>`;
 }
 
-/** How a completed slot was answered, in words (v0.4 "Who answered"). */
+/** How a completed slot was answered, in words (v0.4 "Who answered"; v0.5 the link's recipient and who forwarded it). */
 export function answeredByText(a: RunView["slots"][number]["answeredBy"]): string {
   if (!a) return "not recorded";
-  if (a.via === "link") return "through its link";
+  if (a.via === "link") {
+    // v0.5 (issue 43 item 2): whom slotflow sent the link to, and who forwarded it
+    const sentTo = a.recipient ? `sent to ${a.recipient}` : null;
+    const by = a.forwardedBy ? `forwarded by ${a.forwardedBy}` : null;
+    const evidence = [sentTo, by].filter(Boolean).join(", ");
+    return evidence ? `through its link (${evidence})` : "through its link";
+  }
   const who = a.email ? `${a.id} (${a.email})` : a.id;
   return a.via === "slack" ? `in Slack by ${who}` : `by principal ${who}`;
 }

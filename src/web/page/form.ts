@@ -26,8 +26,11 @@
  * a list's "None". Each block has an error line
  * (`id="err-<name>"`, referenced by `aria-describedby`) that the script fills from a 422's
  * `errors`. Labels and help come from `@label` / `@help`, else the parameter's name.
+ *
+ * Constraints (v0.5, issue 43) add HTML hints (`hints`: min, max, minlength, maxlength, pattern,
+ * type=email); `@oneOf` shows radio buttons. The forms are `novalidate`: the server decides.
  */
-import type { CompiledParam, TypeSpec } from "../../lang/compiled.js";
+import type { CompiledParam, ParamRules, TypeSpec } from "../../lang/compiled.js";
 import { html, type Html } from "./html.js";
 
 /**
@@ -83,28 +86,58 @@ function invalid(post: PostedForm | undefined, param: string): Html | null {
   return post?.errors[param] ? html` aria-invalid="true"` : null;
 }
 
+/** True when `pattern` (RE2, already checked by the compiler) also compiles as an HTML `pattern` (a JavaScript `v`-flag RegExp). */
+function validAsHtmlPattern(pattern: string): boolean {
+  try {
+    new RegExp(`^(?:${pattern})$`, "v");
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+/**
+ * The HTML attributes that hint a parameter's constraints to the browser (v0.5, issue 43): `min` /
+ * `max` (numbers; dates, `today` as today's UTC day), `minlength` / `maxlength` (and `required` for
+ * `@minLength(1)` or more on a `string`), `pattern` only when the RE2 pattern is also a valid
+ * JavaScript pattern. Hints only: the forms are `novalidate` and the server decides (body.ts).
+ */
+function hints(type: TypeSpec, rules: ParamRules | undefined): Html | null {
+  if (!rules) return null;
+  const day = (v: number | string) => (v === "today" ? new Date().toISOString().slice(0, 10) : String(v));
+  const parts: Html[] = [];
+  if (rules.min !== undefined) parts.push(html` min="${day(rules.min)}"`);
+  if (rules.max !== undefined) parts.push(html` max="${day(rules.max)}"`);
+  if (rules.minLength !== undefined) parts.push(html` minlength="${rules.minLength}"`);
+  if (rules.maxLength !== undefined) parts.push(html` maxlength="${rules.maxLength}"`);
+  if (rules.minLength !== undefined && rules.minLength > 0 && type.kind === "string" && !type.optional) parts.push(html` required`);
+  if (rules.pattern !== undefined && validAsHtmlPattern(rules.pattern)) parts.push(html` pattern="${rules.pattern}"`);
+  return parts.length > 0 ? html`${parts}` : null;
+}
+
 /** The control (inputs only, no label) for a value of `type` named `name` whose element id is `id`. */
-function control(type: TypeSpec, id: string, name: string, describedBy: string, multiline: boolean, labelText: string, post?: PostedForm, param = name): Html {
+function control(type: TypeSpec, id: string, name: string, describedBy: string, multiline: boolean, labelText: string, post?: PostedForm, param = name, rules?: ParamRules): Html {
   const req = type.optional ? "" : " required";
   const v = shown(post, name);
   const bad = invalid(post, param);
   const value = v === undefined ? null : html` value="${v}"`;
+  const hint = hints(type, rules);
   switch (type.kind) {
     case "string":
       return multiline
-        ? html`<textarea id="${id}" rows="4" name="${name}" aria-describedby="${describedBy}"${bad} data-value>${v ?? ""}</textarea>`
-        : html`<input id="${id}" type="text" autocomplete="off" name="${name}" aria-describedby="${describedBy}"${bad}${value} data-value>`;
+        ? html`<textarea id="${id}" rows="4" name="${name}" aria-describedby="${describedBy}"${bad}${hint} data-value>${v ?? ""}</textarea>`
+        : html`<input id="${id}" type="${rules?.email ? "email" : "text"}" autocomplete="off" name="${name}" aria-describedby="${describedBy}"${bad}${value}${hint} data-value>`;
     case "int":
-      return html`<input id="${id}" type="number" step="1" inputmode="numeric" name="${name}" aria-describedby="${describedBy}"${bad}${value} data-value${req}>`;
+      return html`<input id="${id}" type="number" step="1" inputmode="numeric" name="${name}" aria-describedby="${describedBy}"${bad}${value}${hint} data-value${req}>`;
     case "decimal":
-      return html`<input id="${id}" type="number" step="any" inputmode="decimal" name="${name}" aria-describedby="${describedBy}"${bad}${value} data-value${req}>`;
+      return html`<input id="${id}" type="number" step="any" inputmode="decimal" name="${name}" aria-describedby="${describedBy}"${bad}${value}${hint} data-value${req}>`;
     case "datetime": {
       const off = shown(post, `${name}.offset`) ?? "Z";
       return html`<span class="pair"><input id="${id}" type="datetime-local" name="${name}" aria-describedby="${describedBy}"${bad}${value} data-value${req}>
 <select id="${id}-offset" name="${name}.offset" aria-label="${labelText}: offset from UTC" data-offset>${OFFSETS.map((o) => html`<option value="${o}"${o === off ? " selected" : ""}>${o === "Z" ? "UTC" : `UTC${o}`}</option>`)}</select></span>`;
     }
     case "date":
-      return html`<input id="${id}" type="date" name="${name}" aria-describedby="${describedBy}"${bad}${value} data-value${req}>`;
+      return html`<input id="${id}" type="date" name="${name}" aria-describedby="${describedBy}"${bad}${value}${hint} data-value${req}>`;
     case "duration": {
       const unit = shown(post, `${name}.unit`) ?? "H";
       const opt = (u: string, text: string) => html`<option value="${u}"${u === unit ? " selected" : ""}>${text}</option>`;
@@ -210,11 +243,13 @@ export function field(p: CompiledParam, post?: PostedForm): Html {
   const helpLine = helps.length > 0 ? html`<p class="help" id="${helpId}">${helps.join(" ")}</p>` : html``;
   if (p.type.kind === "bool") return boolField(p, labelText, describedBy, helpLine, post);
   if (p.type.kind === "string" && p.page?.options?.length) return choiceField(p, p.page.options, labelText, describedBy, helpLine, post);
+  // v0.5: `@oneOf(…)` shows its choices as radio buttons, like a built-in's allowed answers
+  if (p.type.kind === "string" && p.rules?.oneOf?.length) return choiceField(p, p.rules.oneOf, labelText, describedBy, helpLine, post);
   if (p.type.kind === "list") return listField(p, labelText, describedBy, helpLine, post);
   const id = `f-${p.name}`;
   return html`<div class="field" data-param="${p.name}" data-kind="${p.type.kind}" data-optional="${String(p.type.optional)}" data-label="${labelText}">
 <label for="${id}">${labelText}</label>${helpLine}
-${control(p.type, id, p.name, describedBy, p.page?.multiline === true, labelText, post)}
+${control(p.type, id, p.name, describedBy, p.page?.multiline === true, labelText, post, p.name, p.rules)}
 ${errorLine(p, post)}
 </div>`;
 }

@@ -193,8 +193,9 @@ export const PAGE_SCRIPT = String.raw`
       line.hidden = false;
       const block = line.closest("[data-param]");
       const label = block.getAttribute("data-label") || name;
-      const words = /^is required/.test(String(e.problem)) ? WORDS.required : WORDS.invalid;
-      const sentence = words.replace("{label}", label);
+      // a broken constraint (v0.5) is said with its phrase: "“Revenue” must be at least 0."
+      const words = e.rule ? WORDS.rule : /^is required/.test(String(e.problem)) ? WORDS.required : WORDS.invalid;
+      const sentence = words.replace("{label}", () => label).replace("{problem}", () => String(e.problem));
       if (!line.textContent.includes(sentence)) line.textContent = (line.textContent ? line.textContent + " " : "") + sentence;
       for (const c of block.querySelectorAll("input, textarea, select")) c.setAttribute("aria-invalid", "true");
       first = first || block.querySelector("input, textarea, select");

@@ -140,9 +140,13 @@ export function forwardWords(refusal: Pick<Refusal, "code" | "extra">): Pick<Lin
 /**
  * The sentence under a field the server refused (a 422 `errors` entry), in the author's words:
  * `label` is the field's `@label` (else its name made readable). `problem` is the API's problem
- * text for that field; only whether it says the field is missing is used.
+ * text for that field; only whether it says the field is missing is used — unless `rule` is given
+ * (a broken constraint, v0.5): then the sentence is the label and the problem ("“Revenue” must be at
+ * least 0.").
  */
-export function fieldError(label: string, problem: string): string {
+export function fieldError(label: string, problem: string, rule?: string): string {
+  // v0.5 constraints (issue 43): a broken rule says which, in the API's phrase ("must not be empty")
+  if (rule) return `“${label}” ${problem}.`;
   return /^is required/.test(problem) ? `“${label}” is required: please answer it.` : `“${label}” is not a valid answer: please check it.`;
 }
 
@@ -154,6 +158,7 @@ export const SCRIPT_WORDS = {
   checkFields: "Please check the fields marked below.",
   required: fieldError("{label}", "is required"),
   invalid: fieldError("{label}", "is not valid"),
+  rule: fieldError("{label}", "{problem}", "rule"),
   byCode: {
     "link-burned": linkWords("answered").sentence,
     "link-retired": `${linkWords("replaced").sentence} ${linkWords("replaced").todo}`,

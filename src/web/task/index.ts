@@ -106,7 +106,7 @@ function fieldErrors(view: TaskView, refusal: Refusal): { errors: Record<string,
   for (const pr of problems) {
     const name = pr.name.split(/[.[]/)[0] ?? "";
     const param = view.params.find((p) => p.name === name);
-    if (param) errors[name] ??= fieldError(labelOf(param), pr.problem);
+    if (param) errors[name] ??= fieldError(labelOf(param), pr.problem, pr.rule);
     else rest.push(pr.name ? `“${pr.name}” ${pr.problem}.` : `${pr.problem}.`);
   }
   return { errors, rest };
