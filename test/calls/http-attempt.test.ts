@@ -251,7 +251,7 @@ test.serial("hostile callees: huge, lying Content-Length, deep, slow, non-JSON, 
   handlers.set("/v1/latin1", (_req, res) => res.writeHead(200).end(Buffer.from([0x7b, 0x22, 0x61, 0x22, 0x3a, 0x22, 0xff, 0x22, 0x7d])));
   handlers.set("/v1/empty", (_req, res) => res.writeHead(204).end());
 
-  const expect: [string, string, RegExp][] = [
+  const expect: [string, "answer" | "retry" | "fail", RegExp][] = [
     ["/huge", "fail", /^invalid-response: larger than 1048576 bytes$/],
     ["/declared-huge", "fail", /^invalid-response: larger than 1048576 bytes$/],
     ["/lying-short", "retry", /^connection error/],

@@ -94,6 +94,7 @@ ${groups.map(({ decl, elements }) => {
 export function answeredByText(a: RunView["slots"][number]["answeredBy"]): string {
   if (!a) return "not recorded";
   if (a.via === "link") return "through its link";
+  if (a.via === "call") return "by its callee";
   const who = a.email ? `${a.id} (${a.email})` : a.id;
   return a.via === "slack" ? `in Slack by ${who}` : `by principal ${who}`;
 }
