@@ -40,9 +40,25 @@ export interface CallAttemptDeps {
   maxDepth: number;
   /** Enqueues the outcome's command (Queues.enqueue: signed). */
   enqueue(cmd: Command): Promise<unknown>;
+  /**
+   * Makes the attempt instead of an HTTP request (the testing kit's `Workflow.mockHttp`): handed
+   * the endpoint's name and the request as the callee would see it; no endpoint row is needed.
+   */
+  send?(request: MockedRequest): Promise<CallAttemptResult>;
   /** Runs `fn` within the per-endpoint bound (workers/calls.ts); runs it at once when absent. */
   limit?<T>(endpoint: string, fn: () => Promise<T>): Promise<T>;
   resolve?: Resolver;
+}
+
+/** What a stand-in callee is handed (the testing kit): the request as it would go out. */
+export interface MockedRequest {
+  endpoint: string;
+  method: HttpMethod;
+  path: string | null;
+  /** The JSON body (null for GET and DELETE). */
+  body: Record<string, unknown> | null;
+  callId: string;
+  attempt: number;
 }
 
 /** A claimed attempt is under way in another worker: BullMQ tries this job again later. */
@@ -105,11 +121,16 @@ async function attempt(deps: CallAttemptDeps, call: Claimed, attemptNo: number):
   const failNow = (error: string): CallAttemptResult => ({ kind: "fail", status: null, ms: 0, error });
   const row = call.endpoint_row;
   if (call.type !== "http" || !call.endpoint) return failNow(`call ${call.type} is not available in this version of slotflow`);
+  const method = (HTTP_METHODS as readonly string[]).includes(call.method ?? "") ? (call.method as HttpMethod) : "POST";
+  if (deps.send) {
+    const req = JSON.parse(deps.sealer.openText(call.request)) as { path: string | null; input: Record<string, unknown> };
+    const body = method === "GET" || method === "DELETE" ? null : req.input;
+    return deps.send({ endpoint: call.endpoint, method, path: req.path, body, callId: call.id, attempt: attemptNo });
+  }
   if (!row || row.kind !== "http") return failNow(`no http endpoint named "${call.endpoint}"`);
   const endpoint = openEndpointRow(deps.sealer, { ...row, previousSecretUntil: row.previousSecretUntil ? new Date(row.previousSecretUntil) : null, disabledAt: row.disabledAt ? new Date(row.disabledAt as unknown as string) : null });
   if (endpoint.disabledReason) return failNow(`endpoint "${call.endpoint}" is disabled (${endpoint.disabledReason})`);
   const request = JSON.parse(deps.sealer.openText(call.request)) as { path: string | null; input: Record<string, unknown> };
-  const method = (HTTP_METHODS as readonly string[]).includes(call.method ?? "") ? (call.method as HttpMethod) : "POST";
   const run = () =>
     attemptHttpCall({
       endpoint: { name: endpoint.name, url: endpoint.url, headers: endpoint.headers ?? {}, secrets: endpoint.secrets },

@@ -97,6 +97,18 @@ export function callHeaders(a: Pick<HttpAttempt, "endpoint" | "callId">, body: s
   };
 }
 
+/**
+ * What a non-2xx status means for the call (null for a 2xx): `retry` for 408, 425, 429, 500, 502,
+ * 503, 504 (with `Retry-After` in ms when given), else `fail`; a 3xx says redirects are not
+ * followed. Used by the attempt and by the testing kit's stand-in callee.
+ */
+export function judgeStatus(status: number, endpoint: string, retryAfter: string | null): { kind: "retry"; error: string; retryAfterMs: number | null } | { kind: "fail"; error: string } | null {
+  if (status >= 200 && status <= 299) return null;
+  const what = `HTTP ${status} from ${endpoint}`;
+  if (RETRYABLE_STATUSES.has(status)) return { kind: "retry", error: what, retryAfterMs: parseRetryAfter(retryAfter) };
+  return { kind: "fail", error: status >= 300 && status < 400 ? `${what} (redirects are not followed)` : what };
+}
+
 /** Makes one attempt; never throws (every failure is an outcome). */
 export async function attemptHttpCall(a: HttpAttempt): Promise<HttpAttemptOutcome> {
   const started = performance.now();
@@ -121,11 +133,10 @@ export async function attemptHttpCall(a: HttpAttempt): Promise<HttpAttemptOutcom
     // undici's request() follows no redirect (a 3xx comes back as it is)
     const res = await request(url, { method: a.method, headers, body: hasBody ? body : undefined, dispatcher: agent, signal: timeout });
     status = res.statusCode;
-    if (status < 200 || status > 299) {
+    const judged = judgeStatus(status, a.endpoint.name, headerText(res.headers["retry-after"]));
+    if (judged) {
       discard(res.body);
-      const what = `HTTP ${status} from ${a.endpoint.name}`;
-      if (RETRYABLE_STATUSES.has(status)) return retry(status, what, parseRetryAfter(headerText(res.headers["retry-after"])));
-      return fail(status, status >= 300 && status < 400 ? `${what} (redirects are not followed)` : what);
+      return judged.kind === "retry" ? retry(status, judged.error, judged.retryAfterMs) : fail(status, judged.error);
     }
     const declared = Number(headerText(res.headers["content-length"]) ?? NaN);
     if (Number.isFinite(declared) && declared > MAX_RESPONSE_BYTES) {
