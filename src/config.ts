@@ -47,6 +47,8 @@
  * | SLOTFLOW_REDIS_WAIT_MS | redisWaitMs: on a Cluster or Sentinel, how long a 202 waits for a replica to acknowledge the queued command (`WAIT 1 <ms>`; none: 503) | 1000 |
  * | SLOTFLOW_SLACK_API_URL | slackApiUrl (the Slack Web API base a `slack-app` endpoint posts through; v0.4 "Answers inside Slack") | https://slack.com/api/ |
  * | SLOTFLOW_ENDPOINTS_ALLOW_PRIVATE | endpointsAllowPrivate (`1`: endpoints may be `http://` and resolve to loopback, private, link-local addresses — development and tests; issue 18) | off |
+ * | SLOTFLOW_CALL_CONCURRENCY | callConcurrency: attempts of `call http` a worker process makes at once (v0.5 calls) | 16 |
+ * | SLOTFLOW_CALL_ENDPOINT_CONCURRENCY | callEndpointConcurrency: of those, at most this many to one endpoint (per process) | 4 |
  * | SLOTFLOW_DELIVERY_RETRY_MS | deliveryRetryMs: delays before each attempt of a webhook/chat delivery, ms, comma-separated (the first is the first attempt's) | the Standard Webhooks schedule: 0, 5 s, 5 min, 30 min, 2 h, 5 h, 10 h, 14 h, 20 h, 24 h |
  * | SLOTFLOW_MAIL_FROM | mail.from: the From of every email (`Name <addr@domain>` or `addr@domain`); Message-IDs take its domain (issue 18 item 6) | `slotflow <no-reply@slotflow.local>` |
  * | SLOTFLOW_DKIM_DOMAIN, SLOTFLOW_DKIM_SELECTOR, SLOTFLOW_DKIM_PRIVATE_KEY (PEM; `\n` escapes allowed) or SLOTFLOW_DKIM_PRIVATE_KEY_FILE | mail.dkim: DKIM-sign every email (nodemailer's `dkim`); all or none | unset: not signed |
@@ -143,6 +145,10 @@ export interface Config {
   limits: Limits;
   /** Endpoints may be plain http and resolve to private addresses (SLOTFLOW_ENDPOINTS_ALLOW_PRIVATE=1; issue 18). */
   endpointsAllowPrivate: boolean;
+  /** Attempts of calls a worker process makes at once (SLOTFLOW_CALL_CONCURRENCY; v0.5 calls). */
+  callConcurrency: number;
+  /** Of those, at most this many to one endpoint (SLOTFLOW_CALL_ENDPOINT_CONCURRENCY). */
+  callEndpointConcurrency: number;
   /** Delay before each delivery attempt, ms (SLOTFLOW_DELIVERY_RETRY_MS; issue 18). Its length is the number of attempts. */
   deliveryRetryMs: number[];
   /** The Slack Web API base, ending in `/` (SLOTFLOW_SLACK_API_URL; v0.4 "Answers inside Slack"). */
@@ -428,6 +434,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, options: LoadOp
     endpointsAllowPrivate: env.SLOTFLOW_ENDPOINTS_ALLOW_PRIVATE === "1",
     slackApiUrl: slackApiUrl(env.SLOTFLOW_SLACK_API_URL, problems),
     deliveryRetryMs: DEFAULT_DELIVERY_RETRY_MS,
+    callConcurrency: int("SLOTFLOW_CALL_CONCURRENCY", 16, 1),
+    callEndpointConcurrency: int("SLOTFLOW_CALL_ENDPOINT_CONCURRENCY", 4, 1),
     mail: mailSettings(env, problems),
     receiptKeys: env.SLOTFLOW_RECEIPT_KEYS ?? "",
     oidc,

@@ -28,7 +28,7 @@ import { QUEUE } from "../src/queue/queues.js";
 import { UnsignedJobError } from "../src/queue/signature.js";
 import { UNKNOWN_FAILURE_LIMIT, classifyFailure, decideRetry } from "../src/queue/retry.js";
 import type { Runtime } from "../src/runtime.js";
-import { metrics } from "../src/web/metrics.js";
+import { callMetrics, metrics } from "../src/web/metrics.js";
 import { workerOptions } from "./options.js";
 
 const messageOf = (err: unknown) => redactTokens(err instanceof Error ? err.message : String(err));
@@ -47,6 +47,17 @@ export function logOutcome(rt: Pick<Runtime, "log">, kind: string, runId: string
   if (!outcome.ok) rt.log.info({ command: kind, runId, code: outcome.refusal.code, ms, queuedMs }, "command refused");
   else if (outcome.status === "skipped") rt.log.info({ command: kind, runId, status: outcome.status, ms, queuedMs }, "command skipped");
   else rt.log.info({ command: kind, runId, status: outcome.status, ms, queuedMs }, "command applied");
+}
+
+/**
+ * slotflow_calls_total (v0.5): each call's end or retry counted once, when the step deciding it
+ * committed — a `call` command answered, failed or retried it; any step may cancel calls.
+ */
+function countCalls(cmd: Command, outcome: Outcome, cancelled: number): void {
+  if (cancelled > 0) callMetrics.calls.inc({ type: "http", outcome: "cancelled" }, cancelled);
+  if (cmd.kind !== "call" || !outcome.ok) return;
+  const what = outcome.status === "completed" ? "answered" : outcome.status === "failed" ? "failed" : outcome.status === "retried" ? "retried" : null;
+  if (what) callMetrics.calls.inc({ type: "http", outcome: what });
 }
 
 /**
@@ -132,6 +143,12 @@ export function startCommandWorker(rt: Runtime, mail: MailPump, shard = 0, concu
         // The sweeper re-enqueues overdue deliveries (issue 18); the step itself has committed.
         rt.log.warn({ err: String(err) }, "could not enqueue deliveries; the sweeper will retry");
       });
+      // calls (v0.5): attempts the step opened or scheduled go to the calls queue once it committed;
+      // the sweeper re-enqueues a pending call whose job was lost
+      await rt.queues.enqueueCalls(applied.queuedCalls ?? []).catch((err: unknown) => {
+        rt.log.warn({ err: String(err) }, "could not enqueue calls; the sweeper will retry");
+      });
+      countCalls(cmd, outcome, applied.cancelledCalls ?? 0);
       logOutcome(rt, cmd.kind, cmd.runId, outcome, performance.now() - t0, Math.max(0, (job.processedOn ?? job.timestamp) - job.timestamp));
       return outcome;
     },

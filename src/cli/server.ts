@@ -178,10 +178,11 @@ export async function serve(opts: ServeOptions, config: Config): Promise<Runtime
   // does not hold the web app, the console's graph layout and highlighter or the compiler in
   // memory, nor a web the workers' (docs/performance.md "Memory").
   if (opts.worker) {
-    const [{ mailPump, startCommandWorker }, { startMailWorker }, { startDeliveryWorker }] = await Promise.all([
+    const [{ mailPump, startCommandWorker }, { startMailWorker }, { startDeliveryWorker }, { startCallWorker }] = await Promise.all([
       import("../../workers/commands.js"),
       import("../../workers/mail.js"),
       import("../../workers/deliveries.js"),
+      import("../../workers/calls.js"),
     ]);
     // One command and one mail worker per shard consumed; the process's SLOTFLOW_WORKER_CONCURRENCY
     // is shared among its command shards (at least 1 each).
@@ -202,6 +203,8 @@ export async function serve(opts: ServeOptions, config: Config): Promise<Runtime
     });
     // deliveries through endpoints (issue 18): one worker per process, on shard 0's prefix
     closers.push(workerCloser(rt, "deliveries", startDeliveryWorker(rt)));
+    // attempts of calls (v0.5): one worker per process, on shard 0's prefix
+    closers.push(workerCloser(rt, "calls", startCallWorker(rt)));
   }
   if (opts.sweeper) {
     const { startSweeper } = await import("../../workers/sweeper.js");

@@ -4,7 +4,9 @@
  *
  * Words: an *endpoint* is a destination an operator names (`vendor-portal`, `finance-chat`) and a
  * `.flow` source refers to by that name only. Its *kind* is `webhook` (Standard Webhooks 1.0,
- * signed), `slack` (an incoming-webhook URL) or `teams` (an incoming-webhook / workflow URL).
+ * signed), `slack` (an incoming-webhook URL), `teams` (an incoming-webhook / workflow URL) or — v0.5,
+ * issue 40 — `http` (a service `call http "name"` calls: a base URL, a signing secret and extra
+ * request headers, http-headers.ts).
  *
  * Lifecycle:
  *
@@ -16,7 +18,8 @@
  * Secrets: the URL of every endpoint (a chat-webhook URL is a credential) and a webhook's signing
  * secret are sealed at rest (engine/sealing/seal.ts `Sealer.seal`, the JSON text of the envelope); only
  * the host is kept clear, for `GET /api/endpoints`. A secret is returned once, by the call that
- * made it. A `slack-app` endpoint (v0.4 "Answers inside Slack"; slack-app.ts) keeps its settings in
+ * made it. An `http` endpoint's headers are sealed the same way (the JSON text of `{name: value}` in
+ * `headers`; their names in clear in `header_names`), never shown again. A `slack-app` endpoint (v0.4 "Answers inside Slack"; slack-app.ts) keeps its settings in
  * `slack`, its bot token and signing secret sealed there, never shown again. Rotation keeps the previous secret for ROTATION_OVERLAP_MS (24 h) and deliveries are
  * signed with both meanwhile (Standard Webhooks: several space-separated signatures).
  */
@@ -24,10 +27,15 @@ import { randomBytes } from "node:crypto";
 import type { Db } from "../db.js";
 import { RefusalCode, RefusalError, refuse } from "../engine/refusals.js";
 import type { Sealer } from "../engine/sealing/seal.js";
+import { validateHttpHeaders } from "./http-headers.js";
 import { openSlackApp, sealSlackApp, slackAppView, type SlackAppBody, type SlackAppSettings } from "./slack-app.js";
 
-export const ENDPOINT_KINDS = ["webhook", "slack", "teams", "slack-app"] as const;
+export const ENDPOINT_KINDS = ["webhook", "slack", "teams", "slack-app", "http"] as const;
 export type EndpointKind = (typeof ENDPOINT_KINDS)[number];
+
+/** Kinds whose requests are signed with a `whsec_…` secret (generated on create, rotatable). */
+export const SIGNED_KINDS: readonly EndpointKind[] = ["webhook", "http"];
+const isSigned = (kind: string) => (SIGNED_KINDS as readonly string[]).includes(kind);
 
 /** Endpoint names: 1–64 of letters, digits, `.`, `_`, `-`, starting with a letter or digit. */
 export const ENDPOINT_NAME = /^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$/;
@@ -50,6 +58,8 @@ export interface EndpointView {
   disabledReason: string | null;
   /** slack-app only: its settings, the token and secret redacted. */
   slack?: SlackAppSettings & { botToken: string; signingSecret: string };
+  /** http only: the names of its extra request headers (never their values). */
+  headers?: string[];
 }
 
 /** What a delivery needs, opened (inside the worker only). */
@@ -62,6 +72,8 @@ export interface OpenEndpoint {
   disabledReason: string | null;
   /** slack-app only: its settings and secrets, opened. */
   slack?: SlackAppBody;
+  /** http only: its extra request headers, opened (credentials: never logged or recorded). */
+  headers?: Record<string, string>;
 }
 
 const invalid = (detail: string) => new RefusalError(refuse(RefusalCode.InvalidBody, detail));
@@ -72,16 +84,19 @@ export function endpointNameOr404(name: string): void {
 }
 
 /**
- * Validates a `PUT /api/endpoints/{name}` body `{kind, url}`. Throws RefusalError invalid-body
- * (422) naming what is wrong: kind not webhook/slack/teams; url not an absolute https URL (http
- * only with SLOTFLOW_ENDPOINTS_ALLOW_PRIVATE=1), longer than 2048, or with a fragment.
+ * Validates a `PUT /api/endpoints/{name}` body `{kind, url}` (and `headers` for kind `http`,
+ * http-headers.ts). Throws RefusalError invalid-body (422) naming what is wrong: kind not
+ * webhook/slack/teams/http; url not an absolute https URL (http only with
+ * SLOTFLOW_ENDPOINTS_ALLOW_PRIVATE=1), longer than 2048, or with a fragment; `headers` on another
+ * kind, or not headers an endpoint may carry; an http URL with a query (a call's `Path` brings its own).
  */
-export function validateEndpointBody(body: unknown, allowPrivate: boolean): { kind: EndpointKind; url: URL } {
+export function validateEndpointBody(body: unknown, allowPrivate: boolean): { kind: EndpointKind; url: URL; headers: Record<string, string> } {
   if (typeof body !== "object" || body === null || Array.isArray(body)) throw invalid('Send a JSON object {"kind", "url"}.');
-  const { kind, url, ...rest } = body as Record<string, unknown>;
+  const { kind, url, headers, ...rest } = body as Record<string, unknown>;
   const extra = Object.keys(rest);
-  if (extra.length > 0) throw invalid(`Unknown member(s) ${extra.map((k) => `"${k.slice(0, 40)}"`).join(", ")}: an endpoint takes "kind" and "url".`);
-  if (typeof kind !== "string" || !(ENDPOINT_KINDS as readonly string[]).includes(kind) || kind === "slack-app") throw invalid('"kind" must be "webhook", "slack", "teams" or "slack-app".');
+  if (extra.length > 0) throw invalid(`Unknown member(s) ${extra.map((k) => `"${k.slice(0, 40)}"`).join(", ")}: an endpoint takes "kind" and "url" (and "headers" for kind "http").`);
+  if (typeof kind !== "string" || !(ENDPOINT_KINDS as readonly string[]).includes(kind) || kind === "slack-app") throw invalid('"kind" must be "webhook", "slack", "teams", "http" or "slack-app".');
+  if (headers !== undefined && kind !== "http") throw invalid('"headers" is for endpoints of kind "http" only.');
   if (typeof url !== "string" || url.length > MAX_URL_LENGTH) throw invalid(`"url" must be a string of at most ${MAX_URL_LENGTH} characters.`);
   let parsed: URL;
   try {
@@ -93,7 +108,9 @@ export function validateEndpointBody(body: unknown, allowPrivate: boolean): { ki
     throw invalid(allowPrivate ? '"url" must be http:// or https://.' : '"url" must be https:// (http:// only when SLOTFLOW_ENDPOINTS_ALLOW_PRIVATE=1).');
   }
   if (parsed.hash !== "") throw invalid('"url" must not have a fragment (#…).');
-  return { kind: kind as EndpointKind, url: parsed };
+  if (kind === "http" && parsed.search !== "") throw invalid('"url" of an http endpoint must not have a query (?…): a call\'s Path brings its own.');
+  if (parsed.username !== "" || parsed.password !== "") throw invalid('"url" must not carry a user name or password: put credentials in "headers".');
+  return { kind: kind as EndpointKind, url: parsed, headers: validateHttpHeaders(headers) };
 }
 
 /**
@@ -117,6 +134,8 @@ export async function setSlackAppEndpoint(db: Db, sealer: Sealer, name: string, 
       secret: null,
       previousSecret: null,
       previousSecretUntil: null,
+      headers: null,
+      headerNames: [],
     };
     if (existing[0]) await tx.endpoint.update({ where: { name }, data });
     else await tx.endpoint.create({ data: { name, ...data } });
@@ -133,8 +152,10 @@ const sealed = (sealer: Sealer, text: string): string => JSON.stringify(sealer.s
 
 /**
  * Creates or updates an endpoint. Returns `created` and, when this call made a signing secret
- * (a new webhook endpoint, or one changed to kind webhook), that secret — the only time it is shown.
- * An update keeps an existing secret, and re-enables a disabled or failing endpoint.
+ * (a new webhook or http endpoint, or one changed to such a kind from a kind without a secret),
+ * that secret — the only time it is shown. An update keeps an existing secret, replaces an http
+ * endpoint's headers with those given (none when absent: a PUT sets the whole endpoint), and
+ * re-enables a disabled or failing endpoint.
  *
  * Concurrent calls for one name are serialised by a transaction-scoped advisory lock on the name
  * (`FOR UPDATE` locks no row that does not exist yet): without it, two PUTs creating the same
@@ -142,13 +163,21 @@ const sealed = (sealer: Sealer, text: string): string => JSON.stringify(sealer.s
  * this endpoint; test/e2e/channels.test.ts). With it, one creates (201, its secret) and the others
  * update (200).
  */
-export async function setEndpoint(db: Db, sealer: Sealer, name: string, kind: EndpointKind, url: URL): Promise<{ created: boolean; secret: string | null }> {
+export async function setEndpoint(
+  db: Db,
+  sealer: Sealer,
+  name: string,
+  kind: EndpointKind,
+  url: URL,
+  headers: Record<string, string> = {},
+): Promise<{ created: boolean; secret: string | null }> {
   return db.$transaction(async (tx) => {
     await tx.$executeRaw`SELECT pg_advisory_xact_lock(hashtext(${"slotflow.endpoint:" + name}))`;
     const existing = await tx.$queryRaw<{ kind: string; secret: string | null }[]>`
       SELECT kind, secret FROM endpoints WHERE name = ${name} FOR UPDATE`;
     const prior = existing[0];
-    const secret = kind === "webhook" && !prior?.secret ? newSecret() : null;
+    const secret = isSigned(kind) && !prior?.secret ? newSecret() : null;
+    const names = Object.keys(headers);
     const data = {
       kind,
       host: url.host,
@@ -158,7 +187,9 @@ export async function setEndpoint(db: Db, sealer: Sealer, name: string, kind: En
       disabledAt: null,
       disabledReason: null,
       ...(secret ? { secret: sealed(sealer, secret), previousSecret: null, previousSecretUntil: null } : {}),
-      ...(kind !== "webhook" ? { secret: null, previousSecret: null, previousSecretUntil: null } : {}),
+      ...(!isSigned(kind) ? { secret: null, previousSecret: null, previousSecretUntil: null } : {}),
+      headers: kind === "http" && names.length > 0 ? sealed(sealer, JSON.stringify(headers)) : null,
+      headerNames: kind === "http" ? names : [],
     };
     if (prior) await tx.endpoint.update({ where: { name }, data });
     else await tx.endpoint.create({ data: { name, ...data } });
@@ -178,11 +209,12 @@ export async function listEndpoints(db: Db): Promise<EndpointView[]> {
     disabledAt: r.disabledAt?.toISOString() ?? null,
     disabledReason: r.disabledReason,
     ...(r.kind === "slack-app" && r.slack ? { slack: slackAppView(r.slack) } : {}),
+    ...(r.kind === "http" ? { headers: r.headerNames } : {}),
   }));
 }
 
 /**
- * A new signing secret for a webhook endpoint, returned once; the current one becomes the
+ * A new signing secret for a webhook or http endpoint, returned once; the current one becomes the
  * previous one and keeps signing for 24 h. Throws 404 not-found for an unknown endpoint and 409
  * not-a-webhook for a chat endpoint (it has no secret).
  */
@@ -191,7 +223,7 @@ export async function rotateSecret(db: Db, sealer: Sealer, name: string, now = n
     const rows = await tx.$queryRaw<{ kind: string; secret: string | null }[]>`SELECT kind, secret FROM endpoints WHERE name = ${name} FOR UPDATE`;
     const row = rows[0];
     if (!row) throw new RefusalError(refuse(RefusalCode.NotFound, `No endpoint is named "${name}".`));
-    if (row.kind !== "webhook") throw new RefusalError(refuse(RefusalCode.NotAWebhook, `"${name}" is a ${row.kind} endpoint: only webhook endpoints have a signing secret.`));
+    if (!isSigned(row.kind)) throw new RefusalError(refuse(RefusalCode.NotAWebhook, `"${name}" is a ${row.kind} endpoint: only webhook and http endpoints have a signing secret.`));
     const secret = newSecret();
     await tx.endpoint.update({
       where: { name },
@@ -216,7 +248,18 @@ export async function openEndpoint(db: Db, sealer: Sealer, name: string, now = n
 /** An endpoint row as stored (sealed url and secrets) → what a delivery needs, opened (issue 22: the delivery's claim reads the row itself). */
 export function openEndpointRow(
   sealer: Sealer,
-  r: { name: string; kind: string; url: string; secret: string | null; previousSecret: string | null; previousSecretUntil: Date | null; disabledAt: Date | null; disabledReason: string | null; slack?: unknown },
+  r: {
+    name: string;
+    kind: string;
+    url: string;
+    secret: string | null;
+    previousSecret: string | null;
+    previousSecretUntil: Date | null;
+    disabledAt: Date | null;
+    disabledReason: string | null;
+    slack?: unknown;
+    headers?: string | null;
+  },
   now = new Date(),
 ): OpenEndpoint {
   const secrets: string[] = [];
@@ -229,6 +272,7 @@ export function openEndpointRow(
     secrets,
     disabledReason: r.disabledAt ? (r.disabledReason ?? "disabled") : null,
     ...(r.kind === "slack-app" && r.slack ? { slack: openSlackApp(sealer, r.slack) } : {}),
+    ...(r.kind === "http" ? { headers: r.headers ? (JSON.parse(sealer.openText(r.headers)) as Record<string, string>) : {} } : {}),
   };
 }
 

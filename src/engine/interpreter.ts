@@ -44,6 +44,19 @@ export interface World {
   aliasCount(alias: string): number;
   /** `drop slot x`. */
   dropSlot(alias: string): void;
+  /**
+   * `x.error` / `x.status` / `x.attempts` of call x (v0.5; lang/compiled.ts CompiledCall) — of
+   * element `element`'s call when the alias stands for one element (fanned-out calls), else of
+   * the alias's one call. `error` is null until the call failed, `status` the last HTTP status
+   * (null when none), `attempts` the attempts made so far. Optional until the call runtime
+   * implements it: without it a read is a runtime fault.
+   */
+  callInfo?(alias: string, element: number | null): { error: string | null; status: number | null; attempts: number };
+  /**
+   * `result { … }` (v0.5 Results; lang/compiled.ts CompiledWorkflow.returns): the fields' JSON
+   * values replace the run's pending result; it is kept only if the step commits.
+   */
+  setResult?(fields: Record<string, unknown>): void;
   /** Queues a message; `extra` holds `replyTo`/`cc` when the statement gives them (issue 19). */
   queueMail(to: string, subject: string, body: string, extra?: { replyTo?: string; cc?: string }): string;
   /** `send webhook` / `send message` (issue 18): queues a delivery in the step's outbox; returns its id. */
@@ -192,6 +205,13 @@ function member(step: World, target: Value, name: string, range: Range): Value {
   if (isSpecial(target, "slotRef")) {
     if (name === "done") return step.isAliasDone((target as SlotRef).alias);
     if (name === "count") return step.aliasCount((target as SlotRef).alias);
+    if (name === "error" || name === "status" || name === "attempts") {
+      // v0.5 calls: what the call runtime knows of this call (World.callInfo)
+      const ref = target as SlotRef;
+      if (!step.callInfo) throw new RuntimeFault(`slot "${ref.alias}" has no call information`, range);
+      const info = step.callInfo(ref.alias, ref.element ?? null);
+      return info[name];
+    }
     throw new RuntimeFault(`slot has no member "${name}"`, range);
   }
   if (isSpecial(target, "principal")) {
@@ -476,6 +496,14 @@ function executeOne(step: World, scope: Scope, st: Statement): void {
     case "expr":
       evaluate(step, scope, st.expr);
       return;
+    case "result": {
+      // v0.5 Results: the fields in their JSON form, the run's pending result (the last one counts)
+      const fields: Record<string, unknown> = {};
+      for (const f of st.fields) fields[f.name.name] = jsonOf(step, evaluate(step, scope, f.value), 0);
+      if (!step.setResult) throw new RuntimeFault("result { … } cannot be recorded here", st.range);
+      step.setResult(fields);
+      return;
+    }
   }
 }
 
@@ -489,6 +517,11 @@ function endpointOf(step: World, scope: Scope, ref: EndpointRef): string {
   const v = evaluate(step, scope, ref.expr);
   if (v === null) throw new RuntimeFault("send to a null endpoint", ref.range);
   return display(v);
+}
+
+/** The JSON form of a value (v0.5: a call's `Input` fields, a `result`), as for a webhook's data. */
+export function jsonValue(step: World, v: Value): unknown {
+  return jsonOf(step, v, 0);
 }
 
 /** Nesting bound of `jsonOf` (values are bounded by their types; this bounds the walk anyway). */

@@ -24,6 +24,7 @@ import type { LinkEndReason } from "./refusals.js";
 import { linkHashesIn, type Sealer } from "./sealing/seal.js";
 import { writeDeliveries, writeMailExtra, type DeliveryWriteRow, type MailExtraRow } from "./sql/deliveries-write.js";
 import { writeStart } from "./sql/start-write.js";
+import { changeCalls, writeCalls, type CallWriteRow } from "./sql/calls.js";
 import { endDeliveriesOfDeadLinks } from "../outbox/deliveries.js";
 import { controlsFor, type AnswerSpec } from "../slack/controls.js";
 import { deadAtCommit, writeWithdrawn, type WithdrawnDelivery, type WithdrawnMail } from "../outbox/dead-at-commit.js";
@@ -32,7 +33,8 @@ import { fromJson, toJson, type Value } from "./values/values.js";
 
 /** "cancelled": an operator ended the run (issue 23, commands/cancel.ts). */
 export type RunStatus = "running" | "finished" | "cancelled";
-export type SlotStatus = "waiting" | "open" | "completed" | "cancelled" | "expired" | "dropped";
+/** "failed": a call slot whose call failed (v0.5 calls, lifecycles/call.ts). */
+export type SlotStatus = "waiting" | "open" | "completed" | "cancelled" | "expired" | "dropped" | "failed";
 
 export interface RunRecord {
   id: string;
@@ -58,7 +60,43 @@ export type AnsweredBy =
    */
   | { via: "link"; element?: number; recipient?: string; forwardedBy?: string }
   | { via: "principal"; id: string; email: string | null }
-  | { via: "slack"; id: string; email: string | null };
+  | { via: "slack"; id: string; email: string | null }
+  /** v0.5: a call slot answered by its callee (lifecycles/call.ts). */
+  | { via: "call"; callId: string };
+
+/**
+ * A call of a call slot (v0.5, issue 40; lifecycles/call.ts, sql/calls.ts): what the step knows of
+ * it — read under the run lock for the run's current slots when its state declares calls, or
+ * created by this step.
+ */
+export interface CallRecord {
+  id: string;
+  slotId: string;
+  alias: string;
+  element: number | null;
+  type: string;
+  endpoint: string | null;
+  method: string | null;
+  status: "pending" | "answered" | "failed" | "cancelled";
+  /** Attempts started so far (the calls worker counts them). */
+  attempts: number;
+  maxAttempts: number;
+  timeoutMs: number;
+  deadline: Date | null;
+  nextAttemptAt: Date | null;
+  lastStatus: number | null;
+  lastError: string | null;
+  error: string | null;
+  endedAt: Date | null;
+}
+
+/** A call attempt to hand to the calls worker after commit (`attempt`: 1-based; `delayMs` from now). */
+export interface CallJob {
+  callId: string;
+  runId: string;
+  attempt: number;
+  delayMs: number;
+}
 
 export interface SlotRecord {
   id: string;
@@ -227,6 +265,17 @@ export class Step implements World {
    */
   readonly withdrawn: WithdrawnNote[] = [];
   private readonly withdrawnDeliveries: WithdrawnDelivery[] = [];
+  /** Calls of the run's current call slots by slot id (apply.ts loads them when the state declares calls; v0.5). */
+  readonly calls = new Map<string, CallRecord>();
+  /** Calls this step opened, as rows (request sealed), and the ids of calls it changed. */
+  private readonly newCalls: CallWriteRow[] = [];
+  private readonly changedCalls = new Set<string>();
+  /** Call attempts to hand to the calls worker after commit (new calls and scheduled retries). */
+  readonly queuedCalls: CallJob[] = [];
+  /** Call slots this step opened, whose calls start at the end of the command (slot.ts `startOpenedCalls`). */
+  readonly openedCalls: SlotRecord[] = [];
+  /** Calls this step cancelled (their slot closed first): the `cancelled` outcome of slotflow_calls_total. */
+  cancelledCalls = 0;
   /** Message id → its creation offset in ms after `now`, fixed when some of the step's messages are withdrawn (keeps the order of the rest). */
   private readonly createdOffsets = new Map<string, number>();
 
@@ -446,6 +495,42 @@ export class Step implements World {
     return this.mints.filter((m) => hashes.has(m.tokenSha256)).map((m) => m.linkId);
   }
 
+  /**
+   * `x.error` / `x.status` / `x.attempts` (v0.5 calls; interpreter.ts `World.callInfo`): of the
+   * call of `alias` (of element `element`'s when fanned out) in the current visit; a slot with no
+   * call yet reads `{error: null, status: null, attempts: 0}`.
+   */
+  callInfo(alias: string, element: number | null): { error: string | null; status: number | null; attempts: number } {
+    const slot = this.slots.find((s) => s.alias === alias && s.element === element && s.state === this.run.state && s.visit === this.run.visit);
+    const call = slot ? this.calls.get(slot.id) : undefined;
+    return { error: call?.error ?? null, status: call?.lastStatus ?? null, attempts: call?.attempts ?? 0 };
+  }
+
+  /** Records a call the step opened (lifecycles/call.ts): `request` {path, input} is sealed here. */
+  queueCall(call: CallRecord, request: { path: string | null; input: Record<string, unknown> }): void {
+    this.calls.set(call.slotId, call);
+    this.newCalls.push({
+      id: call.id,
+      run_id: this.run.id,
+      slot_id: call.slotId,
+      alias: call.alias,
+      element: call.element,
+      type: call.type,
+      endpoint: call.endpoint,
+      method: call.method,
+      request: JSON.stringify(this.services.sealer.seal(JSON.stringify(request))),
+      timeout_ms: call.timeoutMs,
+      max_attempts: call.maxAttempts,
+      deadline: call.deadline?.toISOString() ?? null,
+      created_at: this.now.toISOString(),
+    });
+  }
+
+  /** Marks a call changed (lifecycles/call.ts), to be written at flush. */
+  changeCall(call: CallRecord): void {
+    this.changedCalls.add(call.id);
+  }
+
   addHistory(kind: string, data: Record<string, unknown> = {}): void {
     this.history.push({ kind, data });
   }
@@ -471,7 +556,33 @@ export class Step implements World {
     // A link ended by this step takes the run's pending deliveries that carried only dead links
     // with it, at once (issue 18 item 4); runs without pending deliveries send nothing more.
     if (this.hasPendingDeliveries && endedLinks > 0) await endDeliveriesOfDeadLinks(this.services.tx, this.run.id);
+    await this.writeCalls(this.services.tx);
     this.queueJobs();
+  }
+
+  /** The calls this step opened and changed (v0.5), in its transaction; nothing when none. */
+  private async writeCalls(tx: Tx): Promise<void> {
+    // a call opened and ended in the same step (its state left at once) is written as it ended
+    const fresh = new Set(this.newCalls.map((c) => c.id));
+    await writeCalls(tx, this.newCalls);
+    const changed = [...this.calls.values()].filter((c) => this.changedCalls.has(c.id));
+    await changeCalls(
+      tx,
+      this.run.id,
+      changed.map((c) => ({
+        id: c.id,
+        status: c.status,
+        next_attempt_at: c.nextAttemptAt?.toISOString() ?? null,
+        last_status: c.lastStatus,
+        last_error: c.lastError,
+        error: c.error,
+        ended_at: c.endedAt?.toISOString() ?? null,
+      })),
+    );
+    for (const c of this.newCalls) {
+      const call = [...this.calls.values()].find((x) => x.id === c.id);
+      if (call?.status === "pending" && fresh.has(c.id)) this.queuedCalls.push({ callId: c.id, runId: this.run.id, attempt: 1, delayMs: 0 });
+    }
   }
 
   /**
@@ -485,11 +596,19 @@ export class Step implements World {
     const links = this.services.lifecycles.settleLinks(this);
     await this.withdrawDeadLinkMessages(links);
     const { write } = this.buildWrite(applied, links);
-    const prior = await writeStart(this.services.tx, {
-      ...write,
-      mailExtra: this.mailExtraRows(),
-      deliveries: this.deliveryRows(),
-    });
+    const startWrite = { ...write, mailExtra: this.mailExtraRows(), deliveries: this.deliveryRows() };
+    let prior: unknown | null;
+    if (this.newCalls.length === 0) prior = await writeStart(this.services.tx, startWrite);
+    else {
+      // calls opened at start (v0.5) are written with the start, all or none: one transaction
+      const db = this.services.tx as unknown as { $transaction?: <T>(fn: (tx: Tx) => Promise<T>) => Promise<T> };
+      const both = async (tx: Tx) => {
+        const p = await writeStart(tx, startWrite);
+        if (p === null) await this.writeCalls(tx);
+        return p;
+      };
+      prior = db.$transaction ? await db.$transaction(both) : await both(this.services.tx);
+    }
     if (prior !== null) return prior;
     await writeWithdrawn(this.services.tx, this.run.id, this.withdrawnMail, this.withdrawnDeliveries);
     this.queueJobs();

@@ -57,6 +57,11 @@ export interface FlowFile {
   events: EventDecl[];
   states: StateDecl[];
   maps: MapEventDecl[];
+  /**
+   * `workflow W(…) returns E` (v0.5 Results): the event whose parameters a `result { … }` sets;
+   * absent when the workflow declares no result (and in trees parsed before v0.5).
+   */
+  returns?: Ident;
   range: Range;
 }
 
@@ -112,7 +117,45 @@ export interface StateDecl {
   range: Range;
 }
 
-export type Member = Subscribe | EnterBlock | OnEvent | OnExpired | Milestone | Timer;
+export type Member = Subscribe | CallDecl | EnterBlock | OnEvent | OnExpired | OnFailed | Milestone | Timer;
+
+/**
+ * Who answers a `call` (v0.5, language reference "A call is a slot that a machine answers"):
+ * `http "endpoint"` (an endpoint of kind `http`), `task "type"` (the user's own task workers) or
+ * `workflow Child` (a child run of another deployed workflow). `range` covers the callee's words.
+ */
+export type Callee =
+  | { type: "http"; endpoint: string; range: Range }
+  | { type: "task"; task: string; range: Range }
+  | { type: "workflow"; workflow: Ident; range: Range };
+
+/**
+ * `call <callee> as x [returns E] [for each v in list] { settings }` (v0.5): a state member like
+ * `subscribe` that creates a slot of the state, answered by a machine instead of a person. Its
+ * settings are the call settings (`Method`, `Path`, `Input`, `Timeout`, `Attempts`) and the slot
+ * settings `After`, `Deadline`, `Quorum`, `each`; the checker refuses the others (FLOW371).
+ */
+export interface CallDecl {
+  kind: "call";
+  callee: Callee;
+  alias: Ident;
+  /** `returns E`: the event whose parameters the answer carries; null: an answer without parameters. */
+  returns: Ident | null;
+  forEach: { variable: Ident; iterable: Expr } | null;
+  settings: Setting[];
+  range: Range;
+}
+
+/** The HTTP methods of `Method:` (v0.5 calls). */
+export const HTTP_METHODS = ["GET", "POST", "PUT", "PATCH", "DELETE"] as const;
+export type HttpMethod = (typeof HTTP_METHODS)[number];
+
+/** One `name: expr` of an `Input { … }` setting or a `result { … }` statement (v0.5). */
+export interface FieldInit {
+  name: Ident;
+  value: Expr;
+  range: Range;
+}
 
 export interface Subscribe {
   kind: "subscribe";
@@ -144,7 +187,17 @@ export type Setting =
    */
   | { kind: "each"; body: Statement[]; range: Range }
   /** `Forwardable: expr` — a bool: whether the holder of the slot's link may forward it (v0.4). */
-  | { kind: "forwardable"; expr: Expr; range: Range };
+  | { kind: "forwardable"; expr: Expr; range: Range }
+  /** `Method: POST` (v0.5; `call http` only): the word as written (FLOW373 unless one of HTTP_METHODS). */
+  | { kind: "method"; method: Ident; range: Range }
+  /** `Path: expr` (v0.5; `call http` only): a `string` appended to the endpoint's URL. */
+  | { kind: "path"; expr: Expr; range: Range }
+  /** `Input { name: expr, … }` (v0.5; calls only): the JSON object sent (the child's input, the task's input). */
+  | { kind: "input"; fields: FieldInit[]; range: Range }
+  /** `Timeout: expr` (v0.5; calls only): a `duration`, per attempt. */
+  | { kind: "timeout"; expr: Expr; range: Range }
+  /** `Attempts: expr` (v0.5; calls only): an `int` ≥ 1, attempts in all. */
+  | { kind: "attempts"; expr: Expr; range: Range };
 
 export interface EnterBlock {
   kind: "enter";
@@ -189,6 +242,17 @@ export interface OnExpired {
   range: Range;
 }
 
+/**
+ * `on x.failed` (v0.5 calls): runs when call x fails for good (attempts spent, a non-retryable
+ * answer, a child run cancelled…), with `x.error` and `x.status` in scope. Only for call aliases.
+ */
+export interface OnFailed {
+  kind: "onFailed";
+  alias: Ident;
+  handler: Handler;
+  range: Range;
+}
+
 export interface Handler {
   statements: Statement[];
   arms: Arm[];
@@ -226,7 +290,18 @@ export interface MapEventDecl {
 // ---------------------------------------------------------------------------------------------
 // Statements
 
-export type Statement = LetStmt | AssignStmt | SendEmailStmt | SendWebhookStmt | SendMessageStmt | DropSlotStmt | IfStmt | ExprStmt;
+export type Statement = LetStmt | AssignStmt | SendEmailStmt | SendWebhookStmt | SendMessageStmt | DropSlotStmt | IfStmt | ExprStmt | ResultStmt;
+
+/**
+ * `result { name: expr, … }` (v0.5 Results): sets the run's result to the workflow's `returns`
+ * event's parameters (type-checked against it; every required parameter given). The last one
+ * that runs before the run finishes counts.
+ */
+export interface ResultStmt {
+  kind: "result";
+  fields: FieldInit[];
+  range: Range;
+}
 
 export interface LetStmt {
   kind: "let";

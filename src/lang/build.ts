@@ -4,18 +4,28 @@
  * targets), with the diagnostics found while doing so. One builder serves one parse.
  */
 import { EOF, type IToken } from "chevrotain";
-import type { BinaryOp as BinaryOpName, Expr, Ident, LiteralExpr, Range, Setting, Statement } from "./ast.js";
+import type { BinaryOp as BinaryOpName, Expr, FieldInit, Ident, LiteralExpr, Range, Setting, Statement } from "./ast.js";
 import { Codes } from "./codes.js";
 import type { Diagnostic } from "./diagnostics.js";
 import { classifyNumber, decodeString, durationLiteral, Newline, unitWordMs } from "./lexer.js";
 import type { LineIndex } from "./positions.js";
 
 /** The settings that take one expression, by their name in source. */
-const ONE_EXPRESSION_SETTINGS = { Deadline: "deadline", Title: "title", Intro: "intro", Quorum: "quorum", Forwardable: "forwardable" } as const;
-/** Every setting's name in source. */
-const SETTING_WORDS = { Candidates: 1, Requires: 1, After: 1, Deadline: 1, Title: 1, Intro: 1, Quorum: 1, Forwardable: 1 } as const;
+const ONE_EXPRESSION_SETTINGS = {
+  Deadline: "deadline", Title: "title", Intro: "intro", Quorum: "quorum", Forwardable: "forwardable",
+  Path: "path", Timeout: "timeout", Attempts: "attempts",
+} as const;
+/**
+ * Every setting's name in source. A slot's settings and a call's (v0.5) are read alike; the
+ * checker refuses those that do not belong to the member (FLOW371).
+ */
+const SETTING_WORDS = {
+  Candidates: 1, Requires: 1, After: 1, Deadline: 1, Title: 1, Intro: 1, Quorum: 1, Forwardable: 1,
+  Method: 1, Path: 1, Input: 1, Timeout: 1, Attempts: 1,
+} as const;
 /** How the unknown-setting message lists the settings. */
-const SETTINGS_LIST = "Candidates, Requires, After, Deadline, Title, Intro, Quorum, Forwardable and each { … }";
+const SETTINGS_LIST =
+  "Candidates, Requires, After, Deadline, Title, Intro, Quorum, Forwardable and each { … } (a call: Method, Path, Input { … }, Timeout, Attempts, After, Deadline, Quorum and each { … })";
 
 /** Binding strength of the binary operators (higher binds tighter); all are left-associative. */
 const PRECEDENCE: Record<string, number> = {
@@ -177,11 +187,28 @@ export class AstBuilder {
           this.error(Codes.SettingArity, `Requires takes one expression: join conditions with &&`, this.span(exprs[1].range, exprs[exprs.length - 1].range));
         }
         return { kind: "requires", expr: exprs[0], wording: wording?.expr ?? null, range };
+      case "Method": {
+        // v0.5 calls: one bare word (GET, POST, PUT, PATCH, DELETE), spelling checked by the checker
+        if (exprs.length > 1) {
+          this.error(Codes.SettingArity, `Method takes one word`, this.span(exprs[1].range, exprs[exprs.length - 1].range));
+        }
+        const e = exprs[0];
+        if (e.kind === "name") return { kind: "method", method: { name: e.name, range: e.range }, range };
+        const fix = e.kind === "literal" && e.type === "string" && /^[A-Za-z]+$/.test(e.value) ? `: write Method: ${e.value.toUpperCase()}` : "";
+        this.error(Codes.CallMethod, `Method is one of GET, POST, PUT, PATCH, DELETE, written as a bare word${fix}`, e.range);
+        return null;
+      }
+      case "Input":
+        this.error(Codes.UnknownSetting, "Input takes a block of fields, not a value: Input { name: expr, … }", this.tr(name));
+        return null;
       case "Deadline":
       case "Title":
       case "Intro":
       case "Quorum":
-      case "Forwardable": {
+      case "Forwardable":
+      case "Path":
+      case "Timeout":
+      case "Attempts": {
         if (exprs.length > 1) {
           this.error(Codes.SettingArity, `${name.image} takes one expression`, this.span(exprs[1].range, exprs[exprs.length - 1].range));
         }
@@ -209,7 +236,22 @@ export class AstBuilder {
    * `each { … }` (v0.4 Many responders): the one setting written with a block. Any other word
    * before a block is FLOW021.
    */
+  /**
+   * `Input { name: expr, … }` (v0.5 calls) from the fields the grammar read; any other word before
+   * a block of fields is FLOW021 (`each` takes statements).
+   */
+  buildFieldsSetting(name: IToken, fields: FieldInit[], range: Range): Setting | null {
+    if (name.image === "Input") return { kind: "input", fields, range: this.span(this.tr(name), range) };
+    const hint = name.image === "each" ? "each takes statements: each { … }" : `the settings are ${SETTINGS_LIST}`;
+    this.error(Codes.UnknownSetting, `unknown setting '${name.image}' with a block of fields: ${hint}`, this.tr(name));
+    return null;
+  }
+
   buildBlockSetting(name: IToken, block: { statements: Statement[]; range: Range }): Setting | null {
+    if (name.image === "Input") {
+      this.error(Codes.UnknownSetting, "Input holds fields (name: expr), not statements: Input { name: expr, … }", this.tr(name));
+      return null;
+    }
     if (name.image === "each") return { kind: "each", body: block.statements, range: this.span(this.tr(name), block.range) };
     const hint = name.image in SETTING_WORDS ? `${name.image} takes a value: ${name.image}: …` : `the settings are ${SETTINGS_LIST}`;
     this.error(Codes.UnknownSetting, `unknown setting '${name.image}' with a block: ${hint}`, this.tr(name));

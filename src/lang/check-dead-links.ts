@@ -105,6 +105,7 @@ function blocks(state: StateDecl): { expiredOf: string | null; statements: State
         out.push({ expiredOf: null, statements: [...m.body, ...arms(m.arms)] });
         break;
       case "on":
+      case "onFailed":
       case "timer":
         out.push({ expiredOf: null, statements: [...m.handler.statements, ...arms(m.handler.arms)] });
         break;

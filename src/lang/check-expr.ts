@@ -6,7 +6,7 @@
 import type { BinaryExpr, CallExpr, Expr, MemberExpr, Range } from "./ast.js";
 import { BUILTINS, type Builtin } from "./builtins.js";
 import { Codes } from "./codes.js";
-import type { EntityInfo, Reporter, SlotInfo } from "./info.js";
+import type { EntityInfo, Reporter, ReturnsInfo, SlotInfo } from "./info.js";
 import { binaryType, unaryType } from "./operators.js";
 import { nonNullWhen, nullFix, pathText, withNonNull } from "./narrowing.js";
 import { bindingWord, type Binding, type Scope } from "./scope.js";
@@ -22,6 +22,8 @@ export interface ExprEnv {
    * one element's slot, so `x.CallbackUrl()` is allowed. Absent or null elsewhere.
    */
   elementAlias?: string | null;
+  /** Inside `on x.failed` (v0.5 calls): x, whose `x.error` is then a `string` (not `string?`). */
+  failedAlias?: string | null;
   /** Paths (`x`, `v.o`) a null check around the expression proved non-null (narrowing.ts); absent: none. */
   nonNull?: ReadonlySet<string>;
 }
@@ -32,6 +34,8 @@ export interface CheckContext {
   entities: Map<string, EntityInfo>;
   /** The states that declare each slot alias, to explain an alias used outside its state. */
   aliasStates: Map<string, string[]>;
+  /** The workflow's `returns E` (v0.5 Results), set once events are declared; null when it has none. */
+  returns?: ReturnsInfo | null;
 }
 
 const ARITHMETIC = new Set(["+", "-", "*", "/", "%"]);
@@ -46,6 +50,10 @@ type Target = { slot: SlotInfo } | { type: Ty };
 
 /** How a message lists a slot alias's members. */
 const SLOT_MEMBERS = "only 'done', 'count', 'CallbackUrl()' and 'TaskUrl()'";
+/** How a message lists a call's slot members (v0.5). */
+const CALL_MEMBERS = "only 'done', 'count', 'error', 'status' and 'attempts'";
+/** The members only a call's slot has (v0.5), with their types outside `on x.failed`. */
+const CALL_ONLY_MEMBERS: Record<string, Ty> = { error: T.optString, status: { kind: "int", optional: true }, attempts: T.int };
 
 export class ExprChecker {
   constructor(private readonly ctx: CheckContext) {}
@@ -132,10 +140,18 @@ export class ExprChecker {
     if ("slot" in t) {
       if (prop === "done") return T.bool;
       if (prop === "count") return T.int;
-      if (prop === "CallbackUrl" || prop === "TaskUrl") {
+      const callType = Object.hasOwn(CALL_ONLY_MEMBERS, prop) ? CALL_ONLY_MEMBERS[prop] : undefined;
+      if (callType !== undefined && t.slot.call) return this.callMember(t.slot, prop, callType, e, env);
+      if (callType !== undefined) {
+        report.error(
+          Codes.UnknownMember,
+          `'${prop}' is a member of a call's slot (call … as ${t.slot.alias}); '${t.slot.alias}' is a person's slot (subscribe), which has ${SLOT_MEMBERS}`,
+          e.property.range,
+        );
+      } else if (prop === "CallbackUrl" || prop === "TaskUrl") {
         report.error(Codes.SlotNotAValue, `${prop} is a method: write ${t.slot.alias}.${prop}()`, e.range);
       } else {
-        report.error(Codes.UnknownMember, `slot alias '${t.slot.alias}' has ${SLOT_MEMBERS}`, e.property.range);
+        report.error(Codes.UnknownMember, `slot alias '${t.slot.alias}' has ${t.slot.call ? CALL_MEMBERS : SLOT_MEMBERS}`, e.property.range);
       }
       return T.error;
     }
@@ -162,6 +178,24 @@ export class ExprChecker {
     }
     report.error(Codes.UnknownMember, `a value of type ${showType(type)} has no member '${prop}'`, e.property.range);
     return T.error;
+  }
+
+  /**
+   * `x.error` / `x.status` / `x.attempts` of call x (v0.5): `string` inside `on x.failed`,
+   * `string?` elsewhere (null until the call failed); `int?`; `int`. On a fanned-out call they
+   * need the alias to stand for one element: in x's own handlers and its `each` (FLOW377).
+   */
+  private callMember(slot: SlotInfo, prop: string, type: Ty, e: MemberExpr, env: ExprEnv): Ty {
+    if (slot.fannedOut && env.closedAlias !== slot.alias && env.elementAlias !== slot.alias) {
+      this.ctx.report.error(
+        Codes.CallMemberFanOut,
+        `'${slot.alias}' is fanned out (one call per element): ${slot.alias}.${prop} names one call only in ${slot.alias}'s own handlers (on ${slot.alias}(…), on ${slot.alias}.failed, on ${slot.alias}.expired) and its each { … }`,
+        e.range,
+      );
+      return T.error;
+    }
+    if (prop === "error" && env.failedAlias === slot.alias) return T.string;
+    return type;
   }
 
   private call(e: CallExpr, env: ExprEnv): Ty {
@@ -195,6 +229,15 @@ export class ExprChecker {
     if (callee.kind === "member") {
       const t = this.target(callee.object, env);
       const prop = callee.property.name;
+      if ("slot" in t && t.slot.call && (prop === "CallbackUrl" || prop === "TaskUrl")) {
+        this.args(e, env);
+        report.error(
+          Codes.CallHasNoLink,
+          `'${t.slot.alias}' is a call: its slot is answered by its callee only, so it has no link and no task page (${prop}()); a person's answer needs a subscribe`,
+          e.range,
+        );
+        return T.string;
+      }
       if ("slot" in t) {
         if (prop === "CallbackUrl") return this.callbackUrl(t.slot, e, env);
         if (prop === "TaskUrl") return this.taskUrl(t.slot, e, env);

@@ -3,7 +3,8 @@
  * terminal states, slots and their settings, `After` cycles, handlers and their arms, milestones,
  * and which states can be reached.
  */
-import type { Arm, Expr, FlowFile, Handler, Ident, Member, StateDecl, Subscribe, Timer } from "./ast.js";
+import type { Arm, CallDecl, Expr, FlowFile, Handler, Ident, Member, Setting, StateDecl, Subscribe, Timer } from "./ast.js";
+import { callSettingProblem, checkCallSetting, checkReturnsOfCall } from "./check-calls.js";
 import { checkPageText } from "./check-page.js";
 import { MIN_TIMER_PERIOD_MS } from "./compiled.js";
 import { Codes } from "./codes.js";
@@ -62,7 +63,8 @@ function alwaysTaken(arms: Arm[]): boolean {
 const SETTING_NAMES = {
   candidates: "Candidates", requires: "Requires", after: "After", deadline: "Deadline", title: "Title", intro: "Intro",
   quorum: "Quorum", each: "each", forwardable: "Forwardable",
-} as const;
+  method: "Method", path: "Path", input: "Input", timeout: "Timeout", attempts: "Attempts",
+} as const satisfies Record<Setting["kind"], string>;
 
 export class StateChecker {
   /** The first state of each name. */
@@ -89,20 +91,22 @@ export class StateChecker {
       if (s.modifier === "initial") initials.push(s);
       if (s.modifier === "terminal") terminals++;
       for (const m of s.members) {
-        if (m.kind !== "subscribe") continue;
+        if (m.kind !== "subscribe" && m.kind !== "call") continue;
         const alias = m.alias.name;
         if (info.slots.has(alias)) {
           this.ctx.duplicate("slot alias", m.alias, `state ${s.name.name}`);
           continue;
         }
+        const eventName = m.kind === "subscribe" ? m.event.name : m.returns?.name;
         info.slots.set(alias, {
           alias,
           state: s.name.name,
-          event: this.ctx.events.get(m.event.name) ?? null,
+          event: eventName === undefined ? null : (this.ctx.events.get(eventName) ?? null),
           fannedOut: m.forEach !== null,
           elementType: T.error,
           hasDeadline: m.settings.some((x) => x.kind === "deadline"),
           decl: m,
+          ...(m.kind === "call" ? { call: m } : {}),
         });
         const owners = this.ctx.aliasStates.get(alias) ?? [];
         if (!owners.includes(s.name.name)) owners.push(s.name.name);
@@ -133,7 +137,7 @@ export class StateChecker {
     }
     const env: StmtEnv = { scope, closedAlias: null, state: info };
     for (const m of s.members) {
-      if (m.kind !== "subscribe") continue;
+      if (m.kind !== "subscribe" && m.kind !== "call") continue;
       if (info.terminal) {
         this.terminalMember(m, s);
         continue;
@@ -144,11 +148,13 @@ export class StateChecker {
     if (!info.terminal) this.afterCycles(info);
     const onSeen = new Set<string>();
     const expiredSeen = new Set<string>();
+    const failedSeen = new Set<string>();
     const milestones = new Set<string>();
     let armedEnter = false;
     for (const m of s.members) {
       switch (m.kind) {
         case "subscribe":
+        case "call":
           break;
         case "enter":
           if (m.arms.length === 0) {
@@ -177,8 +183,9 @@ export class StateChecker {
           break;
         case "on":
         case "onExpired":
+        case "onFailed":
           if (info.terminal) this.terminalMember(m, s);
-          else this.checkHandler(m, info, env, m.kind === "on" ? onSeen : expiredSeen);
+          else this.checkHandler(m, info, env, m.kind === "on" ? onSeen : m.kind === "onExpired" ? expiredSeen : failedSeen);
           break;
         case "milestone":
           if (info.terminal) {
@@ -196,7 +203,7 @@ export class StateChecker {
 
   private terminalMember(m: Exclude<Member, { kind: "enter" }>, s: StateDecl): void {
     const what =
-      m.kind === "subscribe" ? "slots (subscribe)" : m.kind === "milestone" ? "milestones" : m.kind === "timer" ? "timers" : "event handlers";
+      m.kind === "subscribe" ? "slots (subscribe)" : m.kind === "call" ? "calls" : m.kind === "milestone" ? "milestones" : m.kind === "timer" ? "timers" : "event handlers";
     const at = m.kind === "milestone" ? m.name.range : m.kind === "timer" ? m.duration.range : m.alias.range;
     this.ctx.report.error(
       Codes.TerminalStateMember,
@@ -205,10 +212,12 @@ export class StateChecker {
     );
   }
 
-  private checkSubscribe(sub: Subscribe, state: StateInfo, slot: SlotInfo | null): void {
+  /** A `subscribe` or (v0.5) a `call`: its event or `returns`, its fan-out and its settings. */
+  private checkSubscribe(sub: Subscribe | CallDecl, state: StateInfo, slot: SlotInfo | null): void {
     const report = this.ctx.report;
-    const event = this.ctx.events.get(sub.event.name) ?? null;
-    if (event === null) {
+    const event = sub.kind === "subscribe" ? (this.ctx.events.get(sub.event.name) ?? null) : null;
+    if (sub.kind === "call") checkReturnsOfCall(report, sub, this.ctx.events);
+    else if (event === null) {
       report.error(Codes.UnknownEvent, `unknown event '${sub.event.name}'`, sub.event.range);
     } else {
       const names = event.params.map((p) => p.name);
@@ -251,14 +260,27 @@ export class StateChecker {
       const name = SETTING_NAMES[setting.kind];
       if (seen.has(setting.kind)) report.error(Codes.DuplicateSetting, `${name} is given twice`, setting.range);
       seen.add(setting.kind);
+      // v0.5: a person's settings on a call, a call's on a subscribe (FLOW371)
+      const misplaced = callSettingProblem(sub, setting, name);
+      if (misplaced !== null) {
+        report.error(Codes.CallSettingMisplaced, misplaced, setting.range);
+        continue;
+      }
       switch (setting.kind) {
+        case "method":
+        case "path":
+        case "input":
+        case "timeout":
+        case "attempts":
+          checkCallSetting({ report, exprs: this.ctx.exprs }, setting, env);
+          break;
         case "candidates":
           for (const m of setting.matchers) this.ctx.exprs.checkMatcher(m, env);
           break;
         case "requires": {
           const scope = base.child();
           event?.params.forEach((p, i) => {
-            const range = sub.params[i]?.range ?? p.range;
+            const range = (sub.kind === "subscribe" ? sub.params[i]?.range : undefined) ?? p.range;
             this.ctx.stmts.declare(scope, { kind: "eventParam", name: p.name, type: p.type, range });
           });
           this.ctx.stmts.condition(setting.expr, { scope, closedAlias: null }, "Requires");
@@ -332,7 +354,7 @@ export class StateChecker {
   }
 
   /** FLOW355 unless `sub` is fanned out: `Quorum` and `each` count and name elements (v0.4). */
-  private fanOutOnly(sub: Subscribe, name: string): void {
+  private fanOutOnly(sub: Subscribe | CallDecl, name: string): void {
     if (sub.forEach !== null) return;
     const setting = sub.settings.find((x) => SETTING_NAMES[x.kind] === name)!;
     this.ctx.report.error(
@@ -376,13 +398,19 @@ export class StateChecker {
     for (const alias of edges.keys()) if (!color.has(alias)) visit(alias);
   }
 
-  private checkHandler(m: Extract<Member, { kind: "on" | "onExpired" }>, state: StateInfo, env: StmtEnv, seen: Set<string>): void {
+  private checkHandler(m: Extract<Member, { kind: "on" | "onExpired" | "onFailed" }>, state: StateInfo, env: StmtEnv, seen: Set<string>): void {
     const report = this.ctx.report;
     const alias = m.alias.name;
     const slot = state.slots.get(alias) ?? null;
-    const header = m.kind === "on" ? `on ${alias}(…)` : `on ${alias}.expired`;
+    const header = m.kind === "on" ? `on ${alias}(…)` : m.kind === "onExpired" ? `on ${alias}.expired` : `on ${alias}.failed`;
     if (slot === null) {
       report.error(Codes.UnknownAlias, `state ${state.name} has no slot alias '${alias}'`, m.alias.range);
+    } else if (m.kind === "onFailed" && !slot.call) {
+      report.error(
+        Codes.FailedNotACall,
+        `'${alias}' is a person's slot (subscribe), which never fails: 'on ${alias}.failed' is for calls; a slot that gets no answer expires (on ${alias}.expired, with a Deadline)`,
+        m.alias.range,
+      );
     } else if (seen.has(alias)) {
       report.error(Codes.DuplicateHandler, `'${header}' is given twice in state ${state.name}`, m.alias.range);
     }
@@ -395,6 +423,13 @@ export class StateChecker {
     }
     if (m.kind === "on") {
       const event = slot?.event ?? null;
+      if (slot?.call && slot.call.returns === null && m.params.length > 0) {
+        report.error(
+          Codes.HandlerParamCount,
+          `call '${alias}' declares no 'returns': its answer carries no parameters, so write 'on ${alias}()' (or declare 'returns E' on the call)`,
+          { start: m.params[0].range.start, end: m.params[m.params.length - 1].range.end },
+        );
+      }
       if (event !== null && m.params.length !== event.params.length) {
         const range = m.params.length > 0 ? { start: m.params[0].range.start, end: m.params[m.params.length - 1].range.end } : m.alias.range;
         report.error(
@@ -413,14 +448,14 @@ export class StateChecker {
         const type = event?.params[i]?.type ?? T.error;
         this.ctx.stmts.declare(scope, { kind: "eventParam", name: p.name, type, range: p.range });
       });
-    } else if (slot !== null && !slot.hasDeadline) {
+    } else if (m.kind === "onExpired" && slot !== null && !slot.hasDeadline) {
       report.warning(
         Codes.ExpiredWithoutDeadline,
         `slot '${alias}' has no Deadline, so 'on ${alias}.expired' never runs`,
         m.alias.range,
       );
     }
-    this.handler(m.handler, { scope, closedAlias: slot ? alias : null, state });
+    this.handler(m.handler, { scope, closedAlias: slot ? alias : null, ...(m.kind === "onFailed" && slot?.call ? { failedAlias: alias } : {}), state });
   }
 
   /**
@@ -455,10 +490,10 @@ export class StateChecker {
       const enter = s.members.find((m): m is Extract<Member, { kind: "enter" }> => m.kind === "enter" && m.arms.length > 0);
       if (!enter || !alwaysTaken(enter.arms)) continue;
       for (const m of s.members) {
-        if (m.kind === "subscribe") {
+        if (m.kind === "subscribe" || m.kind === "call") {
           this.ctx.report.warning(
             Codes.LeftAtOnce,
-            `slot '${m.alias.name}' never opens: every path of state ${s.name.name}'s enter moves the run on at once`,
+            `${m.kind === "call" ? "call" : "slot"} '${m.alias.name}' never ${m.kind === "call" ? "starts" : "opens"}: every path of state ${s.name.name}'s enter moves the run on at once`,
             m.alias.range,
           );
         } else if (m.kind === "timer") {
@@ -491,7 +526,7 @@ export class StateChecker {
     for (const s of file.states) {
       const targets = next.get(s.name.name) ?? [];
       for (const m of s.members) {
-        if (m.kind === "on" || m.kind === "onExpired" || m.kind === "timer") for (const a of m.handler.arms) targets.push(a.target.name);
+        if (m.kind === "on" || m.kind === "onExpired" || m.kind === "onFailed" || m.kind === "timer") for (const a of m.handler.arms) targets.push(a.target.name);
         if (m.kind === "enter") for (const a of m.arms) targets.push(a.target.name);
       }
       next.set(s.name.name, targets);

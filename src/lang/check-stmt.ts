@@ -9,6 +9,7 @@ import type { StateInfo } from "./info.js";
 import { bindingWord, type Binding, type Scope } from "./scope.js";
 import { assignable, isExactly, isOptional, showType, T } from "./types.js";
 import { assignedIn, nonNullWhen, nullFix, withNonNull } from "./narrowing.js";
+import { checkResult } from "./check-calls.js";
 
 /** A handler body's environment: the expression scope plus the state whose slots it sees. */
 export interface StmtEnv extends ExprEnv {
@@ -105,6 +106,10 @@ export class StatementChecker {
         if (s.else !== null) this.block(s.else, env);
         return;
       }
+      case "result":
+        // v0.5 Results: the fields against the workflow's `returns` event
+        checkResult({ report, exprs: this.exprs }, s, env, this.ctx.returns ?? null);
+        return;
       case "expr": {
         this.exprs.check(s.expr, env);
         if (s.expr.kind !== "call") {
@@ -153,6 +158,10 @@ export class StatementChecker {
   private answer(alias: Ident, env: StmtEnv): void {
     const report = this.ctx.report;
     const slot = env.state?.slots.get(alias.name);
+    if (slot?.call) {
+      report.error(Codes.AnswerNotASlot, `'${alias.name}' is a call, answered by its callee: a message answers a person's slot (subscribe)`, alias.range);
+      return;
+    }
     if (slot) {
       if (slot.fannedOut) report.error(Codes.AnswerNotASlot, `'${alias.name}' is fanned out (one slot per element): a message answers one slot`, alias.range);
       return;

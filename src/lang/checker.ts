@@ -16,7 +16,8 @@ import { ExprChecker, type CheckContext, type ExprEnv } from "./check-expr.js";
 import { StateChecker } from "./check-states.js";
 import { warnDeadLinkSends } from "./check-dead-links.js";
 import { StatementChecker } from "./check-stmt.js";
-import { Reporter, type EntityInfo, type EventInfo, type FieldInfo, type ParamInfo, type StateInfo } from "./info.js";
+import { Reporter, type EntityInfo, type EventInfo, type FieldInfo, type ParamInfo, type ReturnsInfo, type StateInfo } from "./info.js";
+import { checkWorkflowReturns } from "./check-calls.js";
 import { Scope } from "./scope.js";
 import { assignable, SCALAR_NAMES, showType, T, type ScalarKind, type Ty } from "./types.js";
 
@@ -28,6 +29,8 @@ export interface CheckedModel {
   states: Map<string, StateInfo>;
   initialState: string | null;
   maps: { decl: MapEventDecl; fromParams: ParamInfo[] }[];
+  /** `returns E` of the workflow (v0.5 Results); null when it declares none. */
+  returns: ReturnsInfo | null;
 }
 
 export interface CheckResult {
@@ -67,9 +70,13 @@ class Checker {
   private readonly exprs: ExprChecker;
   private readonly stmts: StatementChecker;
   private readonly statesChecker: StateChecker;
+  private readonly ctx: CheckContext;
+  /** The workflow's `returns E` (v0.5 Results); null when it declares none. */
+  private returns: ReturnsInfo | null = null;
 
   constructor() {
-    const ctx: CheckContext = { report: this.report, entities: this.entities, aliasStates: this.aliasStates };
+    const ctx: CheckContext = { report: this.report, entities: this.entities, aliasStates: this.aliasStates, returns: null };
+    this.ctx = ctx;
     this.exprs = new ExprChecker(ctx);
     this.stmts = new StatementChecker(ctx, this.exprs);
     this.statesChecker = new StateChecker({
@@ -91,6 +98,7 @@ class Checker {
       states: this.statesChecker.states,
       initialState: this.statesChecker.initialState,
       maps: this.maps,
+      returns: this.returns,
     };
   }
 
@@ -99,6 +107,8 @@ class Checker {
     for (const e of file.entities) this.resolveFields(e);
     this.entityCycles(file.entities);
     this.declareEvents(file.events);
+    this.returns = checkWorkflowReturns(this.report, file, this.events);
+    this.ctx.returns = this.returns;
     this.declareParams(file.params);
     this.statesChecker.declare(file);
     for (const e of file.events) this.checkAuthorize(e);

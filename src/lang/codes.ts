@@ -110,6 +110,27 @@ export const Codes = {
   QuorumReadsTrackedRow: "FLOW356",
   // --- added for v0.4: a link sent where it is no longer live (check-dead-links.ts) --------------
   DeadLinkSent: "FLOW350",
+  // --- added for v0.5: calls and results (language reference "A call is a slot that a machine answers", "Results")
+  /** `Method:` is not one of GET, POST, PUT, PATCH, DELETE written as a bare word. */
+  CallMethod: "FLOW370",
+  /** A setting that does not belong to this member: a person's setting on a call, a call's on a subscribe, `Method`/`Path` off `call http`, `Timeout` on `call workflow`. */
+  CallSettingMisplaced: "FLOW371",
+  /** `Timeout` is not a positive duration, or `Path` is not a string. */
+  CallSettingType: "FLOW373",
+  /** `Attempts` is not an int, or a literal below 1. */
+  CallAttempts: "FLOW374",
+  /** `on x.failed` where x is not a call (a person's slot never fails). */
+  FailedNotACall: "FLOW375",
+  /** `x.CallbackUrl()` / `x.TaskUrl()` on a call: its slot is answered by its callee only. */
+  CallHasNoLink: "FLOW376",
+  /** `x.error`, `x.status` or `x.attempts` of a fanned-out call where the alias names many calls. */
+  CallMemberFanOut: "FLOW377",
+  /** `returns` names no event of this workflow (on a call or on the workflow). */
+  UnknownReturns: "FLOW378",
+  /** `result { … }` in a workflow that declares no `returns E`. */
+  ResultWithoutReturns: "FLOW380",
+  /** A `result { … }` field that is not a parameter of the returns event, or a required one missing. */
+  ResultFields: "FLOW381",
   // --- internal -------------------------------------------------------------------------------
   InternalError: "FLOW999",
 } as const;

@@ -9,7 +9,7 @@
  * `format` changes whenever this shape changes incompatibly; the engine refuses a stored form
  * whose format it does not know.
  */
-import type { Arm, AuthorizeAttr, Expr, Handler, Statement } from "./ast.js";
+import type { Arm, AuthorizeAttr, Expr, Handler, HttpMethod, Statement } from "./ast.js";
 
 export const COMPILED_FORMAT = 1 as const;
 
@@ -92,9 +92,24 @@ export interface CompiledEvent {
 
 export interface CompiledSlot {
   alias: string;
+  /**
+   * `subscribe E(…)`: E. A call's slot (`kind: "call"`): its `returns` event, or `""` when the
+   * call declares no `returns` (its answer then carries no parameters).
+   */
   event: string;
-  /** The names in `subscribe E(a, b)`: equal to the event's parameter names, in order. */
+  /**
+   * The names in `subscribe E(a, b)`: equal to the event's parameter names, in order. A call's
+   * slot: the `returns` event's parameter names in order (empty without `returns`), so the answer
+   * binds `on x(…)`'s names positionally like a deposit.
+   */
   params: string[];
+  /**
+   * v0.5: `"call"` for a slot a `call` member creates (answered by its callee, see `call`);
+   * absent for a `subscribe` (and in every form compiled before v0.5).
+   */
+  kind?: "call";
+  /** v0.5: the call of a `kind: "call"` slot (see CompiledCall); absent otherwise. */
+  call?: CompiledCall;
   /** Fan-out: the variable, the list expression, and the type of its elements. */
   forEach: { variable: string; iterable: Expr; elementType: TypeSpec } | null;
   /**
@@ -138,6 +153,63 @@ export interface CompiledSlot {
    * (`POST …/callback/{token}/forward`); absent (the default) or false: not forwardable.
    */
   forwardable?: Expr;
+}
+
+/**
+ * The callee and settings of a `call` (v0.5; docs/language.md "Calls"; issue 40). It lives on
+ * the slot the call creates (`CompiledSlot.kind === "call"`), which has the slot's usual
+ * `after`, `deadline`, `forEach`, `quorum` and `each`, and never `candidates`, `requires`,
+ * `requiresWording`, `title`, `intro` or `forwardable` (the checker refuses them: FLOW371).
+ *
+ * What the runtime must do with it:
+ * - **Start.** When the slot opens (created open at state entry after the state's `enter`
+ *   statements, or opened later when its `after` aliases are done; for a fanned-out call once per
+ *   element, with the fan-out variable bound), evaluate `path` and `input` (and `timeout`,
+ *   `attempts`) in the step that opens it, with the slot's scope (workflow parameters, the
+ *   fan-out variable, the state's aliases), and record them with the call; a runtime fault there
+ *   aborts that step like any other. Start the call only **after that step commits**, never
+ *   inside the run's transaction or under the run lock.
+ * - **Input** is evaluated field by field, in order, into one JSON object (values in their JSON
+ *   form as for a webhook's data: tracked rows as objects of their fields, datetimes RFC 3339,
+ *   durations ISO 8601, dates YYYY-MM-DD). `http`: the request body (none for GET and DELETE);
+ *   `task`: the task's input; `workflow`: the child run's input, checked like a start (an input
+ *   that does not fit the child's current version fails the call at once).
+ * - **Defaults** when a key is null: `method` is always set (POST when not written); `timeout`
+ *   http 30 s, task 5 min (per attempt; a task's lease), never set for `workflow`; `attempts` 3
+ *   (http, task) and 1 (workflow). A `timeout` ≤ 0 or an `attempts` < 1 evaluated at run time is
+ *   a runtime fault of the step that opens the slot (literals are refused at compile time).
+ * - **Answer.** The answer completes the slot through the deposit path (one step under the run
+ *   lock, exactly once per call): the `returns` event (`CompiledSlot.event`) parameters are read
+ *   by name from the answer's JSON object (each present with its type, `null`/absent for an
+ *   optional one; extra properties dropped for http and workflow answers, refused for task
+ *   answers), bound to `on x(…)`'s names in `CompiledSlot.params` order, then `on x` runs as for a
+ *   deposit. A child run's answer is its result object `{state, …fields}` (CompiledWorkflow.returns).
+ * - **Failure** closes the slot as `failed` and runs `CompiledState.failed[alias]` when present
+ *   (else the run just stays, the slot failed). Inside any handler the interpreter reads
+ *   `x.error` (string, null until failed), `x.status` (int or null, the last HTTP status) and
+ *   `x.attempts` (int) through `World.callInfo` (engine/interpreter.ts); in `on x(…)`,
+ *   `on x.failed`, `on x.expired` and `each` of a fanned-out call the alias stands for that
+ *   element's call (bind it with `elementRef(alias, element)`).
+ * - **Cancel.** Leaving the state, `drop slot x` or the run cancelled cancels a call not yet
+ *   answered (an attempt under way is let finish and its answer refused as for a closed slot; a
+ *   child run is cancelled with the reason; a task is withdrawn).
+ * - A call's slot has no link and no task page (`x.CallbackUrl()`/`x.TaskUrl()` are FLOW376) and
+ *   no principal may raise it.
+ */
+export interface CompiledCall {
+  /** Who answers: an endpoint of kind `http` and the method; a task type; a deployed workflow's name. */
+  callee:
+    | { type: "http"; endpoint: string; method: HttpMethod }
+    | { type: "task"; task: string }
+    | { type: "workflow"; workflow: string };
+  /** `Path:` (http only): a `string` appended to the endpoint's URL; null when not given. */
+  path: Expr | null;
+  /** `Input { … }`: the fields of the JSON object sent, in source order; empty when not given (`{}` is sent). */
+  input: { name: string; value: Expr }[];
+  /** `Timeout:` — a `duration` per attempt; null: the default (http 30 s, task 5 min; never for workflow). */
+  timeout: Expr | null;
+  /** `Attempts:` — an `int` ≥ 1, attempts in all; null: the default (3, workflow 1). */
+  attempts: Expr | null;
 }
 
 export interface CompiledOnEvent {
@@ -192,6 +264,11 @@ export interface CompiledState {
   on: Record<string, CompiledOnEvent>;
   /** `on x.expired` handlers by alias. */
   expired: Record<string, Handler>;
+  /**
+   * `on x.failed` handlers by alias (v0.5 calls): run in the step that records call x as failed,
+   * like `expired`. Absent when the state has none (and in forms compiled before v0.5).
+   */
+  failed?: Record<string, Handler>;
   milestones: CompiledMilestone[];
 }
 
@@ -220,4 +297,19 @@ export interface CompiledWorkflow {
    * versions). Read only through `engine/access.ts` (`whoMayRaise`).
    */
   withoutCandidates?: "link-only";
+  /**
+   * `workflow W(…) returns E` (v0.5 Results): E, an event of `events`. Absent when the workflow
+   * declares no result (and in forms compiled before v0.5).
+   *
+   * What the runtime must do: a `result { … }` statement (a `ResultStmt` in any handler body)
+   * evaluates its fields and stores them as the run's pending result, replacing any earlier one
+   * (the last that runs before the run finishes counts; it commits with its step like any other
+   * effect). When the run finishes (enters a terminal state), its result is the object
+   * `{state: "<terminal state>", …fields}` — without `returns` just `{state}`; the stored fields
+   * never include `state`, which the checker refuses in `result`. A run that declares `returns`
+   * and finishes without any `result` having run still gets `{state}` and is recorded as
+   * finished without a result (a parent's call of it fails: `child finished in state X without a
+   * result`).
+   */
+  returns?: string;
 }

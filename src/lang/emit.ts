@@ -6,11 +6,11 @@
  * without a prototype: look names up with `Object.hasOwn` (after a JSON round trip they are plain
  * objects again, and names such as `constructor` are valid identifiers).
  */
-import type { Arm, FlowFile, Handler, Setting, StateDecl } from "./ast.js";
+import type { Arm, CallDecl, FlowFile, Handler, Setting, StateDecl } from "./ast.js";
 import type { CheckedModel } from "./checker.js";
 import {
   COMPILED_FORMAT, type CompiledEntity, type CompiledEvent, type CompiledOnEvent, type CompiledParam,
-  type CompiledSlot, type CompiledState, type CompiledTimer, type CompiledWorkflow,
+  type CompiledCall, type CompiledSlot, type CompiledState, type CompiledTimer, type CompiledWorkflow,
 } from "./compiled.js";
 import type { ParamInfo } from "./info.js";
 import { toTypeSpec } from "./types.js";
@@ -60,6 +60,24 @@ export function emit(file: FlowFile, model: CheckedModel, source = ""): Compiled
     })),
     // v0.5 (issue 38 M2): a slot without Candidates is answered only through its link.
     withoutCandidates: "link-only",
+    ...(file.returns ? { returns: file.returns.name } : {}),
+  };
+}
+
+/** The callee and settings of a `call` (v0.5; compiled.ts CompiledCall). */
+function callOf(m: CallDecl): CompiledCall {
+  const c = m.callee;
+  const method = setting(m.settings, "method")?.method.name as Extract<CompiledCall["callee"], { type: "http" }>["method"] | undefined;
+  const callee: CompiledCall["callee"] =
+    c.type === "http" ? { type: "http", endpoint: c.endpoint, method: method ?? "POST" }
+    : c.type === "task" ? { type: "task", task: c.task }
+    : { type: "workflow", workflow: c.workflow.name };
+  return {
+    callee,
+    path: setting(m.settings, "path")?.expr ?? null,
+    input: (setting(m.settings, "input")?.fields ?? []).map((f) => ({ name: f.name.name, value: f.value })),
+    timeout: setting(m.settings, "timeout")?.expr ?? null,
+    attempts: setting(m.settings, "attempts")?.expr ?? null,
   };
 }
 
@@ -100,6 +118,7 @@ function state(s: StateDecl, model: CheckedModel, source: string): CompiledState
   const timers: CompiledTimer[] = [];
   const on: [string, CompiledOnEvent][] = [];
   const expired: [string, Handler][] = [];
+  const failed: [string, Handler][] = [];
   const milestones: CompiledState["milestones"] = [];
   for (const m of s.members) {
     switch (m.kind) {
@@ -124,6 +143,28 @@ function state(s: StateDecl, model: CheckedModel, source: string): CompiledState
           ...manyResponders(m.settings),
           ...forwardable(m.settings),
         });
+        break;
+      case "call": {
+        const slot = model.states.get(s.name.name)!.slots.get(m.alias.name)!;
+        slots.push({
+          alias: m.alias.name,
+          event: m.returns?.name ?? "",
+          params: slot.event?.params.map((p) => p.name) ?? [],
+          kind: "call",
+          call: callOf(m),
+          forEach: m.forEach
+            ? { variable: m.forEach.variable.name, iterable: m.forEach.iterable, elementType: toTypeSpec(slot.elementType) }
+            : null,
+          candidates: null,
+          requires: null,
+          after: setting(m.settings, "after")?.aliases.map((a) => a.name) ?? [],
+          deadline: setting(m.settings, "deadline")?.expr ?? null,
+          ...manyResponders(m.settings),
+        });
+        break;
+      }
+      case "onFailed":
+        failed.push([m.alias.name, m.handler]);
         break;
       case "enter":
         enter.push(m.body);
@@ -162,6 +203,7 @@ function state(s: StateDecl, model: CheckedModel, source: string): CompiledState
     ...(timers.length > 0 ? { timers } : {}),
     on: record(on),
     expired: record(expired),
+    ...(failed.length > 0 ? { failed: record(failed) } : {}),
     milestones,
   };
 }

@@ -20,7 +20,7 @@ import {
   EmbeddedActionsParser, EOF, type IParserErrorMessageProvider, type IRecognitionException, type IToken, type ParserMethod, type TokenType,
 } from "chevrotain";
 import type {
-  Annotation, Arm, AuthorizeAttr, EntityDecl, EventDecl, Expr, FieldDecl, FlowFile,
+  Annotation, Arm, AuthorizeAttr, Callee, EntityDecl, EventDecl, Expr, FieldDecl, FieldInit, FlowFile,
   Handler, Ident, LiteralExpr, MapEventDecl, Member, Param, Range, Setting, StateDecl, Statement, TypeRef,
 } from "./ast.js";
 import { AstBuilder, describeToken } from "./build.js";
@@ -42,14 +42,15 @@ function label(type: TokenType): string {
 
 const RULE_WANTS: Record<string, string> = {
   topDecl: "a declaration (entity, event, state or map event)",
-  member: "a state member (subscribe, enter, on, milestone, after or every)",
+  member: "a state member (subscribe, call, enter, on, milestone, after or every)",
+  callDecl: "'http \"endpoint\"', 'task \"type\"' or 'workflow Name' after 'call'",
   statement: "a statement",
   handlerItem: "a statement or an arm (when or default)",
   expression: "an expression",
   unary: "an expression",
   postfix: "an expression",
   primary: "an expression",
-  onDecl: "'(' or '.expired', then a handler '{ … }' or '-> State'",
+  onDecl: "'(', '.expired' or '.failed', then a handler '{ … }' or '-> State'",
   arm: "an arm",
   ifStmt: "'{' or 'if' after 'else'",
   literal: "a literal",
@@ -90,6 +91,9 @@ const ARM_WORDS = new Set<TokenType>([Kw.when, Kw.default]);
  * joins a line starting with `->` to the one before. It is reported once, as the slip it is.
  */
 const NO_SEP_BEFORE = new Set<TokenType>([...ARM_WORDS, Arrow]);
+
+/** The words after `call` that name a callee by a string (v0.5; `workflow` is a keyword). */
+const CALLEE_WORDS = new Set(["http", "task"]);
 
 /** The words that start a timer member (contextual: identifiers elsewhere). */
 const TIMER_WORDS = new Set(["after", "every"]);
@@ -211,12 +215,21 @@ class FlowParser extends EmbeddedActionsParser {
     let kw: IToken | null = null;
     let name: IToken | null = null;
     let params: Param[] = [];
+    let returns: IToken | null = null;
     const decls: TopDecl[] = [];
     this.OPTION(() => {
       kw = this.CONSUME(Kw.workflow);
       name = this.CONSUME(Identifier);
       this.OPTION2(() => {
         params = this.SUBRULE(this.paramList);
+      });
+      // v0.5 Results: `returns E` (a contextual word)
+      this.OPTION3({
+        GATE: () => this.LA(1).image === "returns",
+        DEF: () => {
+          this.CONSUME2(Identifier);
+          returns = this.CONSUME3(Identifier);
+        },
       });
     });
     this.items(this.topDecl, (d) => decls.push(d), kw !== null);
@@ -231,6 +244,7 @@ class FlowParser extends EmbeddedActionsParser {
         name: name ? this.b.ident(name) : ERROR_IDENT,
         params,
         entities: [], events: [], states: [], maps: [],
+        ...(returns ? { returns: this.b.ident(returns) } : {}),
         range: whole,
       };
       for (const d of decls) {
@@ -287,7 +301,11 @@ class FlowParser extends EmbeddedActionsParser {
         alt(() => this.CONSUME(Identifier)),
         alt(() => {
           const word = this.CONSUME(Reserved);
-          this.ACTION(() => this.b.error(Codes.ReservedName, `\`${word.image}\` is a reserved word; choose another name`, this.b.tr(word)));
+          // v0.5 Results: `state` may name a parameter, so that `event Done(state: string)` reads
+          // the terminal state of a child's result (docs/language.md "Results")
+          this.ACTION(() => {
+            if (word.tokenType !== Kw.state) this.b.error(Codes.ReservedName, `\`${word.image}\` is a reserved word; choose another name`, this.b.tr(word));
+          });
           return word;
         }),
       ]),
@@ -489,6 +507,10 @@ class FlowParser extends EmbeddedActionsParser {
     (): Member | null =>
       this.OR([
         alt(() => this.SUBRULE(this.subscribeDecl)),
+        {
+          GATE: () => this.LA(1).image === "call" && (CALLEE_WORDS.has(this.LA(2).image) || this.LA(2).tokenType === Kw.workflow),
+          ALT: () => this.SUBRULE(this.callDecl),
+        },
         alt(() => {
           const kw = this.CONSUME(Kw.enter);
           const body = this.SUBRULE(this.handlerBody);
@@ -575,11 +597,141 @@ class FlowParser extends EmbeddedActionsParser {
     });
   }, RECOVER.member);
 
+  /**
+   * `call http "endpoint" | task "type" | workflow Child  as x [returns E] [for each v in list]
+   * [{ settings }]` (v0.5). `call`, `http`, `task` and `returns` are contextual words.
+   */
+  private callDecl = this.RULE("callDecl", (): Member => {
+    const kw = this.CONSUME(Identifier);
+    let callee: { word: IToken; name: IToken; child: boolean } | null = null;
+    this.OR([
+      alt(() => {
+        const word = this.CONSUME2(Identifier);
+        const name = this.CONSUME(StringLit);
+        callee = { word, name, child: false };
+      }),
+      alt(() => {
+        const word = this.CONSUME(Kw.workflow);
+        const name = this.CONSUME3(Identifier);
+        callee = { word, name, child: true };
+      }),
+    ]);
+    this.CONSUME(Kw.as);
+    const alias = this.CONSUME4(Identifier);
+    let returns: IToken | null = null;
+    this.OPTION({
+      GATE: () => this.LA(1).image === "returns",
+      DEF: () => {
+        this.CONSUME5(Identifier);
+        returns = this.CONSUME6(Identifier);
+      },
+    });
+    let forEach: { each: IToken; variable: IToken; iterable: Expr } | null = null;
+    this.OPTION2(() => {
+      this.CONSUME(Kw.for);
+      const each = this.CONSUME7(Identifier);
+      const variable = this.CONSUME8(Identifier);
+      this.CONSUME(Kw.in);
+      const iterable = this.SUBRULE(this.expression);
+      forEach = { each, variable, iterable };
+    });
+    const settings: Setting[] = [];
+    let close: IToken | null = null;
+    this.OPTION3(() => {
+      this.CONSUME(LCurly);
+      this.items(this.setting, (s) => {
+        if (s) settings.push(s);
+      });
+      close = this.CONSUME(RCurly);
+    });
+    return this.ACTION(() => {
+      const c = callee as unknown as { word: IToken; name: IToken; child: boolean };
+      const fe = forEach as { each: IToken; variable: IToken; iterable: Expr } | null;
+      if (fe) this.b.expectWord(fe.each, "each", "after 'for'");
+      const r = returns as IToken | null;
+      const calleeRange = this.b.span(c.word, c.name);
+      let target: Callee;
+      if (c.child) target = { type: "workflow", workflow: this.b.ident(c.name), range: calleeRange };
+      else {
+        const name = this.b.stringLiteral(c.name).value as string;
+        if (c.word.image === "task") target = { type: "task", task: name, range: calleeRange };
+        else {
+          if (c.word.image !== "http" && !c.word.isInsertedInRecovery) {
+            this.b.error(Codes.ExpectedContextualWord, `expected 'http', 'task' or 'workflow' after 'call', found '${c.word.image}'`, this.b.tr(c.word));
+          }
+          target = { type: "http", endpoint: name, range: calleeRange };
+        }
+      }
+      const end: Range | IToken = close ?? (fe ? fe.iterable.range : (r ?? alias));
+      return {
+        kind: "call" as const,
+        callee: target,
+        alias: this.b.ident(alias),
+        returns: r ? this.b.ident(r) : null,
+        forEach: fe ? { variable: this.b.ident(fe.variable), iterable: fe.iterable } : null,
+        settings,
+        range: this.b.span(kw, end),
+      };
+    });
+  }, RECOVER.member);
+
+  /**
+   * `{ name: expr, … }` — the fields of `Input { … }` and of `result { … }` (v0.5), separated by
+   * a newline, `;` or `,`. Two fields on one line without a separator are FLOW010.
+   */
+  private fieldBlock = this.RULE(
+    "fieldBlock",
+    (): { fields: FieldInit[]; range: Range } => {
+      const open = this.CONSUME(LCurly);
+      const fields: FieldInit[] = [];
+      let needSep = false;
+      this.MANY(() =>
+        this.OR([
+          alt(() => { this.CONSUME(Sep); needSep = false; }),
+          alt(() => { this.CONSUME(Comma); needSep = false; }),
+          alt(() => {
+            const first = this.LA(1);
+            const errorsBefore = this.errorCount();
+            const f = this.SUBRULE(this.fieldInit);
+            this.ACTION(() => {
+              if (needSep && this.errorCount() === errorsBefore) this.b.missingSep(first);
+              needSep = this.errorCount() === errorsBefore;
+              fields.push(f);
+            });
+          }),
+        ]),
+      );
+      const close = this.CONSUME(RCurly);
+      return this.ACTION(() => ({ fields, range: this.b.span(open, close) }));
+    },
+    { recoveryValueFunc: () => ({ fields: [], range: NOWHERE }) },
+  );
+
+  private fieldInit = this.RULE(
+    "fieldInit",
+    (): FieldInit => {
+      const name = this.SUBRULE(this.declName);
+      this.CONSUME(Colon);
+      const value = this.SUBRULE(this.expression);
+      return this.ACTION(() => ({ name: this.b.ident(name), value, range: this.b.span(this.b.tr(name), value.range) }));
+    },
+    { recoveryValueFunc: () => ({ name: ERROR_IDENT, value: ERROR_EXPR, range: NOWHERE }) },
+  );
+
   private setting = this.RULE(
     "setting",
     (): Setting | null => {
       const name = this.CONSUME(Identifier);
       return this.OR([
+        {
+          // `Input { name: expr, … }` (v0.5 calls): the setting with a block of fields
+          GATE: () => name.image === "Input",
+          IGNORE_AMBIGUITIES: true,
+          ALT: () => {
+            const block = this.SUBRULE(this.fieldBlock);
+            return this.ACTION(() => this.b.buildFieldsSetting(name, block.fields, block.range));
+          },
+        },
         alt(() => {
           // `each { … }` (v0.4): the one setting with a block
           const block = this.SUBRULE(this.block);
@@ -630,8 +782,12 @@ class FlowParser extends EmbeddedActionsParser {
     return this.ACTION(() => {
       const range = this.b.span(kw, handler.range);
       const exp = expired as IToken | null;
+      if (exp !== null && exp.image === "failed") {
+        // v0.5 calls: `on x.failed`
+        return { kind: "onFailed" as const, alias: this.b.ident(alias), handler, range };
+      }
       if (exp !== null) {
-        this.b.expectWord(exp, "expired", `after 'on ${alias.image}.'`);
+        this.b.expectWord(exp, "expired", `after 'on ${alias.image}.' (or 'failed', for a call)`);
         return { kind: "onExpired" as const, alias: this.b.ident(alias), handler, range };
       }
       return { kind: "on" as const, alias: this.b.ident(alias), params: params.map((p) => this.b.ident(p)), handler, range };
@@ -802,10 +958,21 @@ class FlowParser extends EmbeddedActionsParser {
         alt(() => this.SUBRULE(this.sendStmt)),
         alt(() => this.SUBRULE(this.dropStmt)),
         alt(() => this.SUBRULE(this.ifStmt)),
+        {
+          // `result { … }` (v0.5 Results): `result` is a contextual word, a name elsewhere
+          GATE: () => this.LA(1).image === "result" && this.LA(2).tokenType === LCurly,
+          ALT: () => this.SUBRULE(this.resultStmt),
+        },
         alt(() => this.SUBRULE(this.exprOrAssign)),
       ]),
     { recoveryValueFunc: () => ERROR_STMT },
   );
+
+  private resultStmt = this.RULE("resultStmt", (): Statement => {
+    const kw = this.CONSUME(Identifier);
+    const block = this.SUBRULE(this.fieldBlock);
+    return this.ACTION(() => ({ kind: "result" as const, fields: block.fields, range: this.b.span(kw, block.range) }));
+  }, RECOVER.stmt);
 
   private letStmt = this.RULE("letStmt", (): Statement => {
     const kw = this.CONSUME(Kw.let);
@@ -1029,6 +1196,11 @@ class FlowParser extends EmbeddedActionsParser {
         alt(() => { const t = this.CONSUME(Kw.null); return this.ACTION(() => this.b.nullLiteral(t)); }),
         alt(() => {
           const t = this.CONSUME(Identifier);
+          return this.ACTION(() => ({ kind: "name" as const, name: t.image, range: this.b.tr(t) }));
+        }),
+        alt(() => {
+          // v0.5 Results: `state`, a parameter of the event a child's result is read as
+          const t = this.CONSUME(Kw.state);
           return this.ACTION(() => ({ kind: "name" as const, name: t.image, range: this.b.tr(t) }));
         }),
         alt(() => {

@@ -2,7 +2,7 @@
  * What the checker knows about each declaration once it has resolved it, and the one place that
  * collects diagnostics.
  */
-import type { EntityDecl, Range, StateDecl, Subscribe } from "./ast.js";
+import type { CallDecl, EntityDecl, Ident, Range, StateDecl, Subscribe } from "./ast.js";
 import type { ParamPage, ParamRules } from "./compiled.js";
 import type { Diagnostic } from "./diagnostics.js";
 import type { Ty } from "./types.js";
@@ -37,16 +37,26 @@ export interface EventInfo {
   hasAuthorize: boolean;
 }
 
-/** A slot declared by `subscribe E(…) as alias` in a state. */
+/** A slot declared by `subscribe E(…) as alias` (or, v0.5, `call … as alias`) in a state. */
 export interface SlotInfo {
   alias: string;
   state: string;
+  /** The subscribed event; for a call, its `returns` event (null without `returns`, or when unknown). */
   event: EventInfo | null;
   fannedOut: boolean;
   /** The fan-out variable's element type (`error` when not fanned out or unknown). */
   elementType: Ty;
   hasDeadline: boolean;
-  decl: Subscribe;
+  decl: Subscribe | CallDecl;
+  /** v0.5: set when the slot is a call's (answered by its callee only; `x.error`, `on x.failed`). */
+  call?: CallDecl;
+}
+
+/** The workflow's `returns E` (v0.5 Results), as the checker resolved it. */
+export interface ReturnsInfo {
+  name: Ident;
+  /** Null when E names no event (already reported, FLOW378). */
+  event: EventInfo | null;
 }
 
 export interface StateInfo {

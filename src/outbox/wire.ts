@@ -72,6 +72,7 @@ export function wireRequest(endpoint: OpenEndpoint, payload: Payload, webhookId:
       body,
     };
   }
+  if (endpoint.kind === "http" || endpoint.kind === "slack-app") throw new Error(`a send ${payload.statement} cannot go to a ${endpoint.kind} endpoint${endpoint.kind === "http" ? ": http endpoints are called with call http" : ""}`);
   if (payload.statement !== "message") throw new Error(`a send webhook cannot go to a ${endpoint.kind} endpoint: use send message`);
   const label = (payload.label ?? DEFAULT_LABEL) || DEFAULT_LABEL;
   if (endpoint.kind === "slack") {

@@ -6,6 +6,7 @@
  * | `commands` | start, deposit, raise, expire | a `Command` (commands/types.ts), id = commandId | web, sweeper | worker: applyCommand |
  * | `mail` | deliver | `{ outboxId, runId }`, id = outboxId | worker after commit, sweeper | worker: deliverOutbox |
  * | `deliveries` | attempt | `{ deliveryId, runId }`, id = `<deliveryId>-a<attempt>` (delayed to its time) | worker after commit, the worker itself (retries), sweeper, redeliver | worker: attemptDelivery (issue 18) |
+ * | `calls` | attempt | `{ callId, runId, attempt }`, id = `<callId>-a<attempt>` (delayed to its time) | worker after commit (a call opened, a retry scheduled), sweeper | worker: runCallAttempt (v0.5 calls, issue 40) |
  * | `sweep` | sweep | `{}` (a job scheduler, every SLOTFLOW_SWEEP_INTERVAL_MS) | sweeper | sweeper |
  *
  * Job data is validated when enqueued and again when processed. No job ever carries a token.
@@ -44,7 +45,7 @@ export function configurationFault(): Refusal {
   );
 }
 
-export const QUEUE = { commands: "commands", mail: "mail", sweep: "sweep", deliveries: "deliveries" } as const;
+export const QUEUE = { commands: "commands", mail: "mail", sweep: "sweep", deliveries: "deliveries", calls: "calls" } as const;
 
 /**
  * Options of every `commands` job (the id is the command id, set per job): retried until applied
@@ -113,6 +114,8 @@ export class Queues {
   readonly mail: Queue;
   readonly sweep: Queue;
   readonly deliveries: Queue;
+  /** Attempts of calls (v0.5, issue 40): one queue, beside sweep on shard 0's prefix. */
+  readonly calls: Queue;
   private readonly events = new Map<number, QueueEvents>();
   private readonly eventsConnections: RedisClient[] = [];
   readonly connection: RedisClient;
@@ -140,6 +143,7 @@ export class Queues {
     this.sweep = new Queue(QUEUE.sweep, opts(0));
     // deliveries (issue 18): one queue, beside sweep on shard 0's prefix
     this.deliveries = new Queue(QUEUE.deliveries, opts(0));
+    this.calls = new Queue(QUEUE.calls, opts(0));
     // Connection errors surface as failed calls (503 for the web); without a listener BullMQ
     // prints every reconnect attempt to stderr.
     for (const q of this.all()) q.on("error", () => undefined);
@@ -147,7 +151,7 @@ export class Queues {
 
   /** Every queue of this process (each shard's commands and mail, then sweep and deliveries). */
   all(): Queue[] {
-    return [...this.commandShards, ...this.mailShards, this.sweep, this.deliveries];
+    return [...this.commandShards, ...this.mailShards, this.sweep, this.deliveries, this.calls];
   }
 
   /** The command queue of `runId`'s shard. */
@@ -390,6 +394,24 @@ export class Queues {
         name: "attempt",
         data: { deliveryId, runId },
         opts: { jobId: `${deliveryId}-a${attempt}`, delay: Math.max(0, delayMs ?? 0), ...durableJobRetry, removeOnComplete: true, removeOnFail: { age: 24 * 3600 } },
+      })),
+    );
+  }
+
+  /**
+   * Enqueues attempt `attempt` (1-based) of each call after `delayMs` (v0.5 calls). The job id
+   * names the attempt, so a repeat (the sweeper finding it overdue) adds nothing. Throws (before
+   * anything is added) when an id is not a uuid.
+   */
+  async enqueueCalls(items: { callId: string; runId: string; attempt: number; delayMs?: number }[]): Promise<void> {
+    if (items.length === 0) return;
+    const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+    for (const i of items) if (!UUID.test(i.callId) || !UUID.test(i.runId) || !Number.isSafeInteger(i.attempt) || i.attempt < 1) throw new Error("a call job names a call and a run by uuid and an attempt ≥ 1");
+    await this.calls.addBulk(
+      items.map(({ callId, runId, attempt, delayMs }) => ({
+        name: "attempt",
+        data: { callId, runId, attempt },
+        opts: { jobId: `${callId}-a${attempt}`, delay: Math.max(0, delayMs ?? 0), ...durableJobRetry, removeOnComplete: true, removeOnFail: { age: 24 * 3600 } },
       })),
     );
   }

@@ -38,6 +38,9 @@ import { prepareDeposit } from "../engine/commands/redeem.js";
 import { RefusalError } from "../engine/refusals.js";
 import { Sealer } from "../engine/sealing/seal.js";
 import { showRun, type RunView } from "../engine/views/views.js";
+import { applyWithCalls, dueAttempts, listCalls, makeAttempts, setMock, type MockHttpHandler, type TestCall } from "./calls.js";
+
+export type { MockHttpHandler, MockHttpReply, TestCall } from "./calls.js";
 
 export { RefusalError };
 
@@ -77,7 +80,7 @@ export function durationMs(duration: string | number): number {
 }
 
 async function apply(cmd: Parameters<typeof applyCommand>[1]): Promise<RunSummary & { receipt?: string }> {
-  const { outcome } = await applyCommand(await engine(), cmd);
+  const { outcome } = await applyWithCalls(await engine(), cmd);
   if (!outcome.ok) throw new RefusalError(outcome.refusal);
   return outcome.receipt ? { ...outcome.run, receipt: outcome.receipt } : outcome.run;
 }
@@ -135,7 +138,7 @@ async function expireDue(runId?: string): Promise<number> {
   const deps = await engine();
   let expired = 0;
   for (const cmd of await dueExpiries(deps.db, new Date(), 500, runId)) {
-    const { outcome } = await applyCommand(deps, cmd);
+    const { outcome } = await applyWithCalls(deps, cmd);
     if (outcome.ok && (outcome.status === "expired" || outcome.status === "fired")) expired++;
   }
   return expired;
@@ -207,6 +210,17 @@ export class Workflow {
   }
 
   /** Closes the kit's database connections (call once, after all tests). */
+  /**
+   * Stands in for the `http` endpoint `endpoint` (v0.5 calls): every attempt of a `call http
+   * "endpoint"` is answered by `handler` — handed `{endpoint, method, path, body, callId, attempt}`,
+   * it returns `{status?, body?, headers?}` (status 200 by default; judged as an HTTP reply:
+   * 408/425/429/5xx retried after `run.advanceTime`, other non-2xx fail the call) or `{error:
+   * "timeout" | "connection"}` (retried). `null` removes it. No endpoint needs to be configured.
+   */
+  static mockHttp(endpoint: string, handler: MockHttpHandler | null): void {
+    setMock(endpoint, handler);
+  }
+
   static async disconnect(): Promise<void> {
     const deps = shared && (await shared.catch(() => null));
     shared = null;
@@ -264,15 +278,24 @@ export class TestRun {
     // due. Bounded, so that a workflow that keeps scheduling cannot hold a test forever.
     for (let round = 0; round < 10_000; round++) {
       const [next] = await db.$queryRaw<{ wait_ms: number | null }[]>`
-        SELECT (extract(epoch FROM (min(deadline) - now())) * 1000)::float8 AS wait_ms FROM slots
-         WHERE run_id = ${this.id}::uuid AND deadline IS NOT NULL AND status = 'open' AND deadline > now()`;
+        SELECT (extract(epoch FROM (min(t) - now())) * 1000)::float8 AS wait_ms FROM (
+          SELECT deadline AS t FROM slots
+           WHERE run_id = ${this.id}::uuid AND deadline IS NOT NULL AND status = 'open' AND deadline > now()
+          UNION ALL
+          SELECT next_attempt_at FROM calls
+           WHERE run_id = ${this.id}::uuid AND status = 'pending' AND next_attempt_at > now()) due`;
       const step = next.wait_ms === null ? remaining : Math.min(remaining, Math.max(0, Math.ceil(next.wait_ms)));
       if (step > 0) {
         await db.$executeRaw`UPDATE slots SET deadline = deadline - make_interval(secs => ${step / 1000}::float8)
           WHERE run_id = ${this.id}::uuid AND deadline IS NOT NULL AND status IN ('open', 'waiting')`;
+        // calls' next attempts and Deadlines move with the clock too (v0.5: retries' backoff)
+        await db.$executeRaw`UPDATE calls SET next_attempt_at = next_attempt_at - make_interval(secs => ${step / 1000}::float8),
+                                              deadline = deadline - make_interval(secs => ${step / 1000}::float8)
+          WHERE run_id = ${this.id}::uuid AND status = 'pending'`;
         remaining -= step;
       }
-      const applied = await expireDue(this.id);
+      const made = await makeAttempts(await engine(), await dueAttempts(db, this.id));
+      const applied = (await expireDue(this.id)) + made;
       if (remaining <= 0 && applied === 0) break;
     }
     return this.refresh();
@@ -286,6 +309,11 @@ export class TestRun {
   async cancel(reason: string, opts: { actor?: string } = {}): Promise<TestRun> {
     await apply({ kind: "cancel", commandId: randomUUID(), runId: this.id, reason, actor: opts.actor ?? "test" });
     return this.refresh();
+  }
+
+  /** The run's calls (v0.5), in the order they started, each with its attempts `{attempt, status, ms, error}`. */
+  async calls(): Promise<TestCall[]> {
+    return listCalls((await engine()).db, this.id);
   }
 
   /** Reloads state, status, entities, slots, incidents and history. */

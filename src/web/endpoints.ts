@@ -5,8 +5,9 @@
  * | call | answers |
  * |---|---|
  * | `PUT /api/endpoints/{name}` `{kind, url}` | 201 `{name, kind, url, secret}` (secret for webhook, shown once; null otherwise); 200 `{name, kind, url}` on update; 422 invalid-body |
+ * | `PUT /api/endpoints/{name}` `{kind: "http", url, headers?}` | as above, the secret shown once, plus `headers`: the header *names* (v0.5 "Calls"; values never shown again) |
  * | `PUT /api/endpoints/{name}` `{kind: "slack-app", botToken, signingSecret, channel, answerAs?, allowUsers?}` | 201 / 200 `{name, kind, host, channel, answerAs, allowUsers, botToken: "xoxb-…", signingSecret: "…"}` (never the secrets; v0.4 "Answers inside Slack"); 422 invalid-body |
- * | `GET /api/endpoints` | 200 `[{name, kind, host, createdAt, failingSince, disabledAt, disabledReason}]` |
+ * | `GET /api/endpoints` | 200 `[{name, kind, host, createdAt, failingSince, disabledAt, disabledReason}]` (http: `headers`, names only) |
  * | `POST /api/endpoints/{name}/rotate` | 200 `{name, secret, previousSecretValidUntil}`; 404; 409 not-a-webhook |
  * | `DELETE /api/endpoints/{name}` | 204; 404 |
  * | `POST /api/runs/{id}/outbox/{messageId}/redeliver` | 202 `{id, status: "pending"}`; 404; 409 link-not-live |
@@ -47,10 +48,11 @@ export function endpointsRouter(rt: Runtime): Router {
       rt.log.info({ endpoint: name, kind: "slack-app", channel: app.channel, created: result.created }, "endpoint set");
       return;
     }
-    const { kind, url } = validateEndpointBody(body, rt.config.endpointsAllowPrivate);
-    const result = await dependency(rt.log, "database", () => setEndpoint(rt.db, rt.sealer, name, kind, url));
+    const { kind, url, headers } = validateEndpointBody(body, rt.config.endpointsAllowPrivate);
+    const result = await dependency(rt.log, "database", () => setEndpoint(rt.db, rt.sealer, name, kind, url, headers));
     ctx.status = result.created ? 201 : 200;
-    ctx.body = result.created || result.secret ? { name, kind, url: url.toString(), secret: result.secret } : { name, kind, url: url.toString() };
+    const names = kind === "http" ? { headers: Object.keys(headers) } : {};
+    ctx.body = result.created || result.secret ? { name, kind, url: url.toString(), secret: result.secret, ...names } : { name, kind, url: url.toString(), ...names };
     ctx.set("Cache-Control", "no-store");
     rt.log.info({ endpoint: name, kind, host: url.host, created: result.created }, "endpoint set");
   });

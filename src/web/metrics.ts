@@ -263,6 +263,23 @@ new Gauge({
  * deliveries by status, and pending deliveries that have failed at least once). Labels never
  * carry an endpoint's name, URL or secret.
  */
+/** Calls (v0.5, issue 40; interfaces.md "Calls"): workers/calls.ts and workers/commands.ts count them. */
+export const callMetrics = {
+  calls: new Counter({
+    name: "slotflow_calls_total",
+    help: "Call attempts and ends, by callee type and outcome (answered, failed, retried, cancelled)",
+    labelNames: ["type", "outcome"] as const,
+    registers: [registry],
+  }),
+  duration: new Histogram({
+    name: "slotflow_call_duration_seconds",
+    help: "Duration of one call attempt (request to the whole answer read), by callee type",
+    labelNames: ["type"] as const,
+    buckets: [0.01, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60],
+    registers: [registry],
+  }),
+};
+
 export const deliveryMetrics = {
   attempts: new Counter({
     name: "slotflow_delivery_attempts_total",

@@ -39,9 +39,11 @@ import { RefusalCode, refuse, type LinkEndReason } from "../refusals.js";
 import { redactTokens, type Sealer } from "../sealing/seal.js";
 import { priorOutcome } from "../sql/applied.js";
 import { readStep } from "../sql/step-read.js";
-import { Step, type WithdrawnNote } from "../step.js";
+import { Step, type CallJob, type WithdrawnNote } from "../step.js";
 import { loadVersion } from "../versions/workflows.js";
 import { LIFECYCLES } from "../lifecycles/lifecycles.js";
+import { startOpenedCalls } from "../lifecycles/slot.js";
+import { applyCallOutcome, loadCalls } from "./call.js";
 import type { ReceiptKeySource } from "../receipts/keys.js";
 
 export interface EngineDeps {
@@ -63,6 +65,10 @@ export interface Applied {
   queuedDeliveries?: DeliveryJob[];
   /** Messages the step withdrew because a link they carry was not live at commit (logged at `warn` by `applyCommand`). */
   withdrawn?: WithdrawnNote[];
+  /** Call attempts to hand to the calls worker once committed (v0.5: new calls and scheduled retries). */
+  queuedCalls?: CallJob[];
+  /** Calls the step cancelled (their slot closed first), for slotflow_calls_total. */
+  cancelledCalls?: number;
 }
 
 const TX_OPTIONS = { maxWait: 10_000, timeout: 30_000 };
@@ -90,6 +96,7 @@ async function applyStart(deps: EngineDeps, cmd: Extract<Command, { kind: "start
   let result: CommandResult;
   try {
     result = await startRun(services, cmd);
+    if (result.outcome.ok && result.step) startOpenedCalls(result.step);
   } catch (err) {
     if (!(err instanceof RuntimeFault)) throw err;
     const prior = await priorOutcome(deps.db, cmd.commandId);
@@ -107,7 +114,7 @@ async function applyStart(deps: EngineDeps, cmd: Extract<Command, { kind: "start
   }
   const prior = await result.step.flushStart({ id: cmd.commandId, kind: cmd.kind, outcome: result.outcome });
   if (prior !== null) return { outcome: prior as Outcome, queuedMail: [] };
-  const applied = { outcome: result.outcome, queuedMail: result.step.queuedMail, queuedDeliveries: result.step.queuedDeliveries, withdrawn: result.step.withdrawn };
+  const applied = { outcome: result.outcome, queuedMail: result.step.queuedMail, queuedDeliveries: result.step.queuedDeliveries, withdrawn: result.step.withdrawn, queuedCalls: result.step.queuedCalls, cancelledCalls: result.step.cancelledCalls };
   logWithdrawn(deps, cmd.runId, applied.withdrawn);
   return applied;
 }
@@ -141,13 +148,16 @@ export async function applyCommand(deps: EngineDeps, cmd: Command): Promise<Appl
       const run = read.run;
       const step = Step.fromRead(services, await loadVersion(tx, run.workflow_name as string, run.version as number), read);
       if (cmd.kind === "deposit" || cmd.kind === "forward") step.depositLink = linkRowOf(read.link);
+      await loadCalls(step);
       result =
         cmd.kind === "deposit" ? await deposit(step, cmd)
         : cmd.kind === "raise" ? await raise(step, cmd)
         : cmd.kind === "revoke" ? await revoke(step, cmd)
         : cmd.kind === "cancel" ? await cancel(step, cmd)
         : cmd.kind === "forward" ? await forward(step, cmd)
+        : cmd.kind === "call" ? await applyCallOutcome(step, cmd)
         : await expire(step, cmd);
+      if (result.outcome.ok && result.step) startOpenedCalls(result.step);
     } catch (err) {
       if (!(err instanceof RuntimeFault)) throw err;
       fault = err;
@@ -160,7 +170,7 @@ export async function applyCommand(deps: EngineDeps, cmd: Command): Promise<Appl
     }
     if (result.outcome.ok && result.step) {
       await result.step.flush({ id: cmd.commandId, kind: cmd.kind, outcome: result.outcome });
-      return { outcome: result.outcome, queuedMail: result.step.queuedMail, queuedDeliveries: result.step.queuedDeliveries, withdrawn: result.step.withdrawn };
+      return { outcome: result.outcome, queuedMail: result.step.queuedMail, queuedDeliveries: result.step.queuedDeliveries, withdrawn: result.step.withdrawn, queuedCalls: result.step.queuedCalls, cancelledCalls: result.step.cancelledCalls };
     }
     return { outcome: result.outcome, queuedMail: [] };
   }, TX_OPTIONS);

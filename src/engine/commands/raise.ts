@@ -80,7 +80,7 @@ export function checkBeforeBody(
 /** True when `slot` was completed by the principal (or Slack user) `id` (slots.answered_by). */
 function answeredByPrincipal(slot: SlotRecord, id: string): boolean {
   const by = slot.answeredBy;
-  return by !== null && by.via !== "link" && by.id === id;
+  return by !== null && (by.via === "principal" || by.via === "slack") && by.id === id;
 }
 
 export async function raise(step: Step, cmd: Extract<Command, { kind: "raise" }>): Promise<CommandResult> {

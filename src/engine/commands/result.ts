@@ -17,7 +17,7 @@ export function refused(refusal: Refusal): CommandResult {
 }
 
 /** A success: the step to flush and the run as it stands after it. */
-export function applied(step: Step, status: "started" | "completed" | "expired" | "fired" | "revoked" | "cancelled" | "forwarded"): CommandResult {
+export function applied(step: Step, status: "started" | "completed" | "expired" | "fired" | "revoked" | "cancelled" | "forwarded" | "retried" | "failed"): CommandResult {
   return { outcome: { ok: true, status, run: summary(step) }, step };
 }
 

@@ -52,7 +52,18 @@ export type Command =
   /** An operator ends the live link of slot `alias` (of its element `element` when fanned out; revoke.ts). */
   | { kind: "revoke"; commandId: string; runId: string; alias: string; element?: number; reason?: string; actor?: string }
   /** An operator ends the run (cancel.ts, issue 23): `reason` 1–500 characters, `actor` who asked. */
-  | { kind: "cancel"; commandId: string; runId: string; reason: string; actor: string };
+  | { kind: "cancel"; commandId: string; runId: string; reason: string; actor: string }
+  /**
+   * The outcome of attempt `attempt` (1-based) of call `callId` on slot `slotId` (v0.5 calls;
+   * commands/call.ts), enqueued by the calls worker; `commandId` = callCommandId(callId, attempt).
+   */
+  | { kind: "call"; commandId: string; runId: string; callId: string; slotId: string; attempt: number; result: CallAttemptResult };
+
+/** What one attempt of a call came to (calls/http/attempt.ts `HttpAttemptOutcome`, without its attempt number). */
+export type CallAttemptResult =
+  | { kind: "answer"; status: number; ms: number; body: Record<string, unknown> | null }
+  | { kind: "retry"; status: number | null; ms: number; error: string; retryAfterMs: number | null }
+  | { kind: "fail"; status: number | null; ms: number; error: string };
 
 export interface RunSummary {
   id: string;
@@ -65,7 +76,7 @@ export interface RunSummary {
 export type Outcome =
   | {
       ok: true;
-      status: "started" | "completed" | "expired" | "fired" | "skipped" | "revoked" | "cancelled" | "forwarded";
+      status: "started" | "completed" | "expired" | "fired" | "skipped" | "revoked" | "cancelled" | "forwarded" | "retried" | "failed";
       run: RunSummary;
       /** A deposit that completed its slot: the slot's receipt (compact JWS; v0.4 "Receipts"), when receipts are signed. */
       receipt?: string;
@@ -119,6 +130,24 @@ export const commandSchemas = {
     element: yup.number().integer().min(0).optional(),
     reason: yup.string().max(CANCEL_REASON_MAX).optional(),
     actor: yup.string().max(200).optional(),
+  }),
+  call: yup.object({
+    kind: yup.string().oneOf(["call"]).required(),
+    commandId: uuid(),
+    runId: uuid(),
+    callId: uuid(),
+    slotId: uuid(),
+    attempt: yup.number().integer().min(1).required(),
+    result: yup
+      .object({
+        kind: yup.string().oneOf(["answer", "retry", "fail"]).required(),
+        status: yup.number().integer().nullable().defined(),
+        ms: yup.number().min(0).required(),
+        error: yup.string().max(1000).optional(),
+        retryAfterMs: yup.number().min(0).nullable().optional(),
+        body: yup.mixed().nullable().optional(),
+      })
+      .required(),
   }),
   cancel: yup.object({
     kind: yup.string().oneOf(["cancel"]).required(),

@@ -85,7 +85,7 @@ export function runHandler(step: Step, handler: Handler, scope: Scope, afterStat
  */
 export function acceptEvent(step: Step, slot: SlotRecord, args: Record<string, Value>, argsJson: Record<string, unknown>, answeredBy: NonNullable<SlotRecord["answeredBy"]>): void {
   completeSlot(step, slot, argsJson, answeredBy);
-  const via = answeredBy.via === "link" ? { via: "link" } : { via: "raise", principal: answeredBy.id };
+  const via = answeredBy.via === "link" ? { via: "link" } : answeredBy.via === "call" ? { via: "call" } : { via: "raise", principal: answeredBy.id };
   step.addHistory("event", { alias: slot.alias, element: slot.element, ...via, answeredBy });
   const on = step.workflow.states[slot.state].on[slot.alias];
   if (!on) return afterHandler(step);

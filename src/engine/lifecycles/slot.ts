@@ -9,6 +9,10 @@
  *   waiting/open --`drop slot x`--> dropped
  *   waiting/open --another element completes its fanned-out slot's `Quorum` (v0.4)--> cancelled
  *                 (the link dies with reason "quorum-reached")
+ *   open    --its call failed (v0.5 calls, call.ts)--> failed
+ *
+ * A call slot (v0.5) starts its call when it opens (call.ts `startCall`); any close other than
+ * its answer or its failure cancels the call still pending (call.ts `cancelCallOf`).
  *
  * Every close records why the slot's live link dies (link.ts records it in the history now and
  * writes it at flush).
@@ -17,6 +21,7 @@ import { randomUUID } from "node:crypto";
 import { DEFAULT_LIMITS } from "../../config.js";
 import type { CompiledSlot } from "../../lang/compiled.js";
 import { candidateNames, elementRef, evaluate, execute, RuntimeFault, Scope } from "../interpreter.js";
+import { callOf, cancelCallOf, startCall } from "./call.js";
 import { killLiveLink } from "./link.js";
 import type { LinkEndReason } from "../refusals.js";
 import type { SlotRecord, SlotStatus, Step } from "../step.js";
@@ -189,6 +194,20 @@ function openSlot(step: Step, slot: SlotRecord, decl: CompiledSlot): void {
   }
   step.markSlotDirty(slot);
   step.addHistory("slot-opened", { alias: slot.alias, element: slot.element, deadline: slot.deadline?.toISOString() ?? null });
+  if (callOf(decl)) step.openedCalls.push(slot);
+}
+
+/**
+ * Starts the calls of the call slots this step opened and left open (v0.5): run by apply.ts at
+ * the end of the command, so a call opened at entry sees the state's `enter` statements (and one
+ * opened by `After`, the handler that satisfied it); a slot closed again in the same step (its
+ * state left at once) starts nothing.
+ */
+export function startOpenedCalls(step: Step): void {
+  for (const slot of step.openedCalls.splice(0)) {
+    if (slot.status !== "open") continue;
+    startCall(step, slot, declOf(step, slot), slotScope(step, slot));
+  }
 }
 
 function close(step: Step, slot: SlotRecord, status: SlotStatus, linkReason: LinkEndReason): void {
@@ -198,6 +217,12 @@ function close(step: Step, slot: SlotRecord, status: SlotStatus, linkReason: Lin
   step.markSlotDirty(slot);
   killLiveLink(step, slot, linkReason);
   step.addHistory(`slot-${status}`, { alias: slot.alias, element: slot.element });
+  cancelCallOf(step, slot);
+}
+
+/** A call slot whose call failed (v0.5; commands/call.ts, after call.ts ended the call): `failed`. */
+export function failSlot(step: Step, slot: SlotRecord): void {
+  close(step, slot, "failed", "cancelled");
 }
 
 /**

@@ -6,7 +6,8 @@
  * `history.data` (JSON columns, sealed strings anywhere inside) and `outbox.to`, `outbox.subject`,
  * `outbox.body` (each the JSON text of a string or of its sealed envelope: `Sealer.sealText`; the
  * body is dropped once delivered); `deliveries.payload` and `endpoints.url`, `.secret`,
- * `.previous_secret` (issue 18: the same text form, always sealed).
+ * `.previous_secret` (issue 18: the same text form, always sealed) and `.headers` (an http
+ * endpoint's request headers, v0.5).
  *
  * One run at a time, in one transaction holding the run's row lock (`SELECT … FOR UPDATE`, as
  * every command does: apply.ts), so a step applied meanwhile is neither overwritten nor lost; the
@@ -123,12 +124,17 @@ async function resealEndpoints(db: Db, sealer: Sealer, report: ResealReport): Pr
   const names = await db.endpoint.findMany({ select: { name: true }, orderBy: { name: "asc" } });
   for (const { name } of names) {
     await db.$transaction(async (tx) => {
-      const rows = await tx.$queryRaw<{ url: string; secret: string | null; previous_secret: string | null }[]>`
-        SELECT url, secret, previous_secret FROM endpoints WHERE name = ${name} FOR UPDATE`;
+      const rows = await tx.$queryRaw<{ url: string; secret: string | null; previous_secret: string | null; headers: string | null }[]>`
+        SELECT url, secret, previous_secret, headers FROM endpoints WHERE name = ${name} FOR UPDATE`;
       if (rows.length === 0) return;
-      const [url, secret, previousSecret] = [rows[0].url, rows[0].secret, rows[0].previous_secret].map((v) => (v === null ? undefined : resealedText(v, sealer, report)));
-      if (url === undefined && secret === undefined && previousSecret === undefined) return;
-      await tx.endpoint.update({ where: { name }, data: { ...(url !== undefined ? { url } : {}), ...(secret !== undefined ? { secret } : {}), ...(previousSecret !== undefined ? { previousSecret } : {}) } });
+      const [url, secret, previousSecret, headers] = [rows[0].url, rows[0].secret, rows[0].previous_secret, rows[0].headers].map((v) =>
+        v === null ? undefined : resealedText(v, sealer, report),
+      );
+      if (url === undefined && secret === undefined && previousSecret === undefined && headers === undefined) return;
+      await tx.endpoint.update({
+        where: { name },
+        data: { ...(url !== undefined ? { url } : {}), ...(secret !== undefined ? { secret } : {}), ...(previousSecret !== undefined ? { previousSecret } : {}), ...(headers !== undefined ? { headers } : {}) },
+      });
     });
   }
 }

@@ -23,7 +23,8 @@ export async function showRun(db: Db, sealer: Sealer, runId: string) {
       const slots = await tx.slot.findMany({ where: { runId }, orderBy: [{ visit: "asc" }, { alias: "asc" }, { element: "asc" }] });
       const incidents = await tx.incident.findMany({ where: { runId }, orderBy: { id: "asc" } });
       const history = await tx.historyEntry.findMany({ where: { runId }, orderBy: { id: "asc" } });
-      return { ...row, entities, slots, incidents, history };
+      const calls = await tx.call.findMany({ where: { runId } });
+      return { ...row, entities, slots, incidents, history, calls };
     },
     { isolationLevel: "RepeatableRead" },
   );
@@ -31,6 +32,7 @@ export async function showRun(db: Db, sealer: Sealer, runId: string) {
   const compiled = run.slots.some((s) => isTimerAlias(s.alias) && s.status === "open")
     ? await loadVersion(db, run.workflowName, run.version).catch(() => null)
     : null;
+  const callOfSlot = new Map(run.calls.map((c) => [c.slotId, c]));
   const scheduleOf = (alias: string): string | null =>
     compiled?.states[run.state]?.timers?.find((t) => t.index === timerIndex(alias))?.schedule ?? null;
   return {
@@ -59,6 +61,9 @@ export async function showRun(db: Db, sealer: Sealer, runId: string) {
        * completed before v0.4).
        */
       answeredBy: (s.answeredBy ?? null) as AnsweredBy | null,
+      /** `"subscribe"`, or `"call"` for a slot a call answers (v0.5), with what callView adds. */
+      kind: callOfSlot.has(s.id) ? ("call" as const) : ("subscribe" as const),
+      ...(callOfSlot.has(s.id) ? callView(callOfSlot.get(s.id)!, sealer) : {}),
     })),
     /**
      * The scheduled timers of the current state (issue 19): `index` (its place among the state's
@@ -76,6 +81,32 @@ export async function showRun(db: Db, sealer: Sealer, runId: string) {
 }
 
 export type RunView = NonNullable<Awaited<ReturnType<typeof showRun>>>;
+
+/**
+ * A call slot's fields in the run view (v0.5, interfaces.md "Calls"): `callee` `{type: "http",
+ * endpoint, method, path}` (the path with any link token redacted), `callId`, `callStatus`
+ * (pending, answered, failed, cancelled), `attempts` (started so far), `nextAttemptAt`,
+ * `lastError`, and once failed `error` and `httpStatus` (the last HTTP status: the slot's own
+ * `status` already says `failed`, so the HTTP status cannot share its name). Never a header value,
+ * never the request's body.
+ */
+function callView(c: { id: string; type: string; endpoint: string | null; method: string | null; request: string; status: string; attempts: number; nextAttemptAt: Date | null; lastError: string | null; lastStatus: number | null; error: string | null }, sealer: Sealer) {
+  let path: string | null = null;
+  try {
+    path = (JSON.parse(redactStoredText(c.request, sealer)) as { path?: string | null }).path ?? null;
+  } catch {
+    path = null;
+  }
+  return {
+    callee: { type: c.type, endpoint: c.endpoint, method: c.method, path },
+    callId: c.id,
+    callStatus: c.status,
+    attempts: c.attempts,
+    nextAttemptAt: c.status === "pending" ? c.nextAttemptAt : null,
+    lastError: c.lastError === null ? null : redactTokens(c.lastError),
+    ...(c.status === "failed" ? { error: c.error === null ? null : redactTokens(c.error), httpStatus: c.lastStatus } : {}),
+  };
+}
 
 /** The run's outbox: recipient, subject, status; bodies only while undelivered, tokens redacted. */
 export async function showOutbox(db: Db, sealer: Sealer, runId: string) {

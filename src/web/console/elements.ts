@@ -100,6 +100,7 @@ export function answeredByText(a: RunView["slots"][number]["answeredBy"]): strin
     const evidence = [sentTo, by].filter(Boolean).join(", ");
     return evidence ? `through its link (${evidence})` : "through its link";
   }
+  if (a.via === "call") return "by its callee";
   const who = a.email ? `${a.id} (${a.email})` : a.id;
   return a.via === "slack" ? `in Slack by ${who}` : `by principal ${who}`;
 }

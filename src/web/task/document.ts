@@ -51,6 +51,7 @@ export function endedText(view: TaskView, who: SignedIn): string {
       const a = s.answeredBy;
       if (!a) return `Answered${at}.`;
       if (a.via === "link") return `Answered through its link${at}.`;
+      if (a.via === "call") return `Answered by its callee${at}.`;
       const by = a.id === who.principal.id ? "you" : nameOf(a);
       return a.via === "slack" ? `Answered in Slack by ${by}${at}.` : `Answered by ${by}${at}.`;
     }

@@ -1,0 +1,100 @@
+/**
+ * The rows of calls (v0.5, issue 40; migration 20261128011000_calls): one per call slot opened.
+ * Written and changed in the step's own transaction, after its write (step-write.ts), so a call
+ * exists — and is attempted — only if the step that opened its slot commits. Steps of runs whose
+ * state declares no call send none of these statements.
+ *
+ *   writeCalls   INSERT … FROM jsonb_to_recordset($1)               (a step that opened call slots)
+ *   changeCalls  UPDATE … FROM jsonb_to_recordset($2) by (run_id, id) (a step that answered, retried, failed or cancelled calls)
+ *   readCalls    the calls of a run's current slots (apply.ts, when the run's state declares a call)
+ *
+ * The calls worker (workers/calls.ts) is the only other writer: `claimCall` takes an attempt
+ * (`attempts` + 1, `claimed_until`), outside the run lock; the step never writes those two columns
+ * except to release the claim.
+ */
+import type { Db, Tx } from "../../db.js";
+
+export interface CallWriteRow {
+  id: string;
+  run_id: string;
+  slot_id: string;
+  alias: string;
+  element: number | null;
+  type: string;
+  endpoint: string | null;
+  method: string | null;
+  /** The sealed JSON text of {path, input}. */
+  request: string;
+  timeout_ms: number;
+  max_attempts: number;
+  deadline: string | null;
+  created_at: string;
+}
+
+export interface CallChangeRow {
+  id: string;
+  status: string;
+  next_attempt_at: string | null;
+  last_status: number | null;
+  last_error: string | null;
+  error: string | null;
+  ended_at: string | null;
+}
+
+export interface CallRow {
+  id: string;
+  slot_id: string;
+  alias: string;
+  element: number | null;
+  type: string;
+  endpoint: string | null;
+  method: string | null;
+  status: string;
+  attempts: number;
+  max_attempts: number;
+  timeout_ms: number;
+  deadline: Date | null;
+  next_attempt_at: Date | null;
+  last_status: number | null;
+  last_error: string | null;
+  error: string | null;
+  ended_at: Date | null;
+}
+
+/** Inserts the calls a step opened (status pending, the first attempt due at once). */
+export async function writeCalls(tx: Tx, rows: CallWriteRow[]): Promise<void> {
+  if (rows.length === 0) return;
+  await tx.$executeRawUnsafe(
+    `INSERT INTO calls (id, run_id, slot_id, alias, element, type, endpoint, method, request, timeout_ms, max_attempts, deadline, created_at, next_attempt_at)
+     SELECT x.id, x.run_id, x.slot_id, x.alias, x.element, x.type, x.endpoint, x.method, x.request, x.timeout_ms, x.max_attempts, x.deadline, x.created_at, x.created_at
+       FROM jsonb_to_recordset($1::jsonb) AS x(id uuid, run_id uuid, slot_id uuid, alias text, element int, type text, endpoint text, method text,
+                                                request text, timeout_ms int, max_attempts int, deadline timestamptz, created_at timestamptz)`,
+    JSON.stringify(rows),
+  );
+}
+
+/** Records what a step decided for calls of `runId`; the attempt whose outcome it applied releases its claim. */
+export async function changeCalls(tx: Tx, runId: string, rows: CallChangeRow[]): Promise<void> {
+  if (rows.length === 0) return;
+  await tx.$executeRawUnsafe(
+    `UPDATE calls c SET status = x.status, next_attempt_at = x.next_attempt_at, last_status = x.last_status, last_error = x.last_error,
+                        error = x.error, ended_at = x.ended_at, claimed_until = NULL
+       FROM jsonb_to_recordset($2::jsonb) AS x(id uuid, status text, next_attempt_at timestamptz, last_status int, last_error text, error text, ended_at timestamptz)
+      WHERE c.run_id = $1::uuid AND c.id = x.id`,
+    runId,
+    JSON.stringify(rows),
+  );
+}
+
+const COLUMNS = `id, slot_id, alias, element, type, endpoint, method, status, attempts, max_attempts, timeout_ms, deadline, next_attempt_at, last_status, last_error, error, ended_at`;
+
+/** The calls of `slotIds` of run `runId` (under the run lock when read by a step). */
+export async function readCalls(tx: Tx | Db, runId: string, slotIds: string[]): Promise<CallRow[]> {
+  if (slotIds.length === 0) return [];
+  return tx.$queryRawUnsafe<CallRow[]>(`SELECT ${COLUMNS} FROM calls WHERE run_id = $1::uuid AND slot_id = ANY($2::uuid[])`, runId, slotIds);
+}
+
+/** Every call of a run (the run view). */
+export async function readRunCalls(db: Tx | Db, runId: string): Promise<CallRow[]> {
+  return db.$queryRawUnsafe<CallRow[]>(`SELECT ${COLUMNS} FROM calls WHERE run_id = $1::uuid`, runId);
+}

@@ -1,0 +1,121 @@
+/**
+ * Calls in the testing kit (issue 40; interfaces.md "The testing kit"): `Workflow.mockHttp`
+ * answers `call http` in process, `run.calls()` lists calls and attempts, `run.advanceTime` drives
+ * retries' backoff. The workflow's compiled form is the one the language produces for `call http
+ * "bureau" as credit returns Scored { Path, Input, Attempts }` with `on credit.failed` (lang/compiled.ts
+ * CompiledCall), built from a compiled `subscribe` with the same handlers.
+ */
+import test from "ava";
+import { Workflow } from "../../src/testing/index.js";
+import { sql } from "../helpers/db.js";
+import { useKitDatabase } from "../helpers/kit.js";
+
+useKitDatabase(test, "kit-calls");
+
+const SOURCE = `workflow KitCheck(company: string, mode: string, c: Case)
+entity Case {
+  note: string?
+}
+event Scored(score: int, band: string)
+event Other()
+initial state Checking {
+  subscribe Scored(score, band) as credit
+  subscribe Other() as other
+  enter {
+    c.note = "/score/" + mode
+    c.note = company
+  }
+  on credit(score, band) {
+    c.note = band
+    when (score >= 700) -> Good
+    default -> Manual
+  }
+  on credit.expired -> Failed
+  on other.expired -> Expired
+}
+terminal state Good
+terminal state Manual
+terminal state Failed
+terminal state Expired
+`;
+
+function asCall(compiled: any): any {
+  const state = compiled.states.Checking;
+  const [pathAssign, companyAssign] = state.enter[0];
+  const credit = state.slots.find((s: { alias: string }) => s.alias === "credit");
+  credit.kind = "call";
+  credit.call = {
+    callee: { type: "http", endpoint: "bureau", method: "POST" },
+    path: pathAssign.value,
+    input: [{ name: "company", value: companyAssign.value }],
+    timeout: null,
+    attempts: { kind: "literal", type: "int", value: 3, raw: "3", range: pathAssign.range },
+  };
+  state.slots = state.slots.filter((s: { alias: string }) => s.alias !== "other");
+  state.failed = { credit: state.expired.credit };
+  state.expired = {};
+  state.enter = [];
+  return compiled;
+}
+
+let deployed: Promise<Workflow> | null = null;
+const wf = () =>
+  (deployed ??= (async () => {
+    await Workflow.deploy(SOURCE);
+    const [row] = await sql(process.env.DATABASE_URL!, "SELECT compiled FROM workflow_versions WHERE workflow_name = 'KitCheck'");
+    await sql(process.env.DATABASE_URL!, "UPDATE workflow_versions SET compiled = $1 WHERE workflow_name = 'KitCheck'", [JSON.stringify(asCall(row.compiled))]);
+    return Workflow.deploy(SOURCE);
+  })());
+
+const requests: { path: string | null; body: unknown; callId: string; attempt: number }[] = [];
+test.before(() => {
+  Workflow.mockHttp("bureau", (req) => {
+    requests.push({ path: req.path, body: req.body, callId: req.callId, attempt: req.attempt });
+    const mode = req.path?.split("/").pop();
+    if (mode === "good") return { body: { score: 710, band: "A", extra: 1 } };
+    if (mode === "flaky") return req.attempt < 3 ? { status: 503, headers: { "Retry-After": "60" } } : { body: { score: 500, band: "D" } };
+    if (mode === "down") return { error: "timeout" };
+    return { status: 404 };
+  });
+});
+
+test.serial("mockHttp answers a call at once: the run routes on the answer; run.calls() lists it", async (t) => {
+  const run = await (await wf()).start({ company: "ACME", mode: "good", c: {} });
+  t.is(run.state, "Good");
+  t.is(run.entities.c.note, "A");
+  const [call] = await run.calls();
+  t.like(call, { alias: "credit", type: "http", endpoint: "bureau", method: "POST", status: "answered", error: null });
+  t.deepEqual(call.attempts.map((a) => [a.attempt, a.status, a.error]), [[1, 200, null]]);
+  t.like(requests.find((r) => r.callId === call.callId), { path: "/score/good", body: { company: "ACME" }, attempt: 1 });
+});
+
+test.serial("retries wait for advanceTime, keep the call id, and honour Retry-After", async (t) => {
+  const run = await (await wf()).start({ company: "ACME", mode: "flaky", c: {} });
+  t.is(run.state, "Checking");
+  let [call] = await run.calls();
+  t.is(call.attempts.length, 1);
+  await run.advanceTime("30s"); // before the Retry-After of 60 s: nothing yet
+  [call] = await run.calls();
+  t.is(call.attempts.length, 1);
+  await run.advanceTime("5m");
+  t.is(run.state, "Manual");
+  [call] = await run.calls();
+  t.deepEqual(call.attempts.map((a) => a.status), [503, 503, 200]);
+  t.true(requests.filter((r) => r.path === "/score/flaky").every((r) => r.callId === call.callId));
+});
+
+test.serial("attempts spent: the call fails and on x.failed runs; without a stand-in a call stays pending", async (t) => {
+  const run = await (await wf()).start({ company: "ACME", mode: "down", c: {} });
+  await run.advanceTime("1h");
+  t.is(run.state, "Failed");
+  const [call] = await run.calls();
+  t.is(call.status, "failed");
+  t.is(call.attempts.length, 3);
+  t.regex(call.error ?? "", /timeout \(stand-in\) \(3 attempts\)/);
+
+  Workflow.mockHttp("bureau", null);
+  const waiting = await (await wf()).start({ company: "ACME", mode: "good", c: {} });
+  await waiting.advanceTime("1h");
+  t.is(waiting.state, "Checking");
+  t.like((await waiting.calls())[0], { status: "pending", attempts: [] });
+});
