@@ -9,6 +9,10 @@
  *   patch, or null when jsdiff gave up;
  * - `highlight`: a `.flow` source coloured by src/authoring/highlight.ts (loaded on first use); the
  *   value is the HTML markup (every character of the source escaped there).
+ *
+ * Before computing, the thread posts `{ id, started: true }` once the job's library is loaded:
+ * the job's time limit runs from there (off-thread.ts), so loading ELK or the highlighter on a
+ * busy machine is not counted as the computation (issue 39 item 4).
  */
 import { parentPort } from "node:worker_threads";
 import { createTwoFilesPatch } from "diff";
@@ -24,6 +28,12 @@ function elk(): Promise<ELK> {
     return new ElkCtor();
   });
   return elkInstance;
+}
+
+/** Loads what `job` needs (ELK, the highlighter), so that its computation can be timed alone. */
+async function load(job: ConsoleJob): Promise<void> {
+  if (job.kind === "layout") await elk();
+  else if (job.kind === "highlight") await import("../../authoring/highlight.js");
 }
 
 async function run(job: ConsoleJob): Promise<unknown> {
@@ -47,7 +57,10 @@ async function run(job: ConsoleJob): Promise<unknown> {
 }
 
 parentPort!.on("message", ({ id, job }: { id: number; job: ConsoleJob }) => {
-  run(job).then(
+  load(job)
+    .then(() => parentPort!.postMessage({ id, started: true }))
+    .then(() => run(job))
+    .then(
     (value) => parentPort!.postMessage({ id, ok: true, value }),
     (err: unknown) => parentPort!.postMessage({ id, ok: false, error: err instanceof Error ? err.message : String(err) }),
   );

@@ -7,9 +7,11 @@
  *
  * - one job at a time; jobs wait in a queue of at most QUEUE_MAX (a job beyond that is refused at
  *   once with reason `busy`);
- * - each job has a time limit (`timeLimitMs`, default JOB_TIME_LIMIT_MS) from when it starts: past
- *   it the thread is terminated (a synchronous computation cannot be interrupted any other way)
- *   and the job rejects with reason `timeout`;
+ * - each job has a time limit (`timeLimitMs`, default JOB_TIME_LIMIT_MS) from when it starts — when
+ *   the thread says its library (ELK, the highlighter) is loaded; a thread that does not say so
+ *   within LOAD_LIMIT_MS more is treated the same — past it the thread is terminated (a
+ *   synchronous computation cannot be interrupted any other way) and the job rejects with reason
+ *   `timeout`;
  * - the thread's V8 heap is capped (`resourceLimits`: THREAD_HEAP_MB old generation,
  *   THREAD_YOUNG_MB young): a job that needs more kills the thread, not the process, and rejects
  *   with reason `memory`;
@@ -58,6 +60,8 @@ export class ConsoleJobError extends Error {
 export const QUEUE_MAX = 16;
 /** A job's time limit once started, ms (issue 28 item 2: "a time … limit"). */
 export const JOB_TIME_LIMIT_MS = 10_000;
+/** How long a thread may take to start and load a job's library before the job's own limit starts, ms. */
+export const LOAD_LIMIT_MS = 60_000;
 /** The thread's old-generation heap limit, MiB (issue 28 item 2: "a … memory limit"). */
 export const THREAD_HEAP_MB = 256;
 /** The thread's young-generation heap limit, MiB. */
@@ -123,9 +127,15 @@ function start(): Worker {
           resourceLimits,
         })
       : new Worker(entry, { resourceLimits });
-  w.on("message", (msg: { id: number; ok: true; value: unknown } | { id: number; ok: false; error: string }) => {
+  w.on("message", (msg: { id: number; started: true } | { id: number; ok: true; value: unknown } | { id: number; ok: false; error: string }) => {
     const r = running;
     if (worker !== w || !r || r.id !== msg.id) return;
+    if ("started" in msg) {
+      // the library is loaded: the job's own time limit starts now
+      clearTimeout(r.timer);
+      r.timer = limitTimer(w, r.id, r.timeLimitMs);
+      return;
+    }
     finish();
     if (msg.ok) r.resolve(msg.value);
     else r.reject(new ConsoleJobError("failed", `the console's ${r.job.kind} failed: ${msg.error}`));
@@ -153,6 +163,20 @@ function finish(): void {
   setImmediate(pump);
 }
 
+/** Terminates thread `w` and rejects job `id` with `timeout` after `ms`, unless the job ended first. */
+function limitTimer(w: Worker, id: number, ms: number): NodeJS.Timeout {
+  const timer = setTimeout(() => {
+    if (running?.id !== id) return;
+    const r = running;
+    worker = null; // its "exit" is ignored: the job is answered here
+    void w.terminate();
+    finish();
+    r.reject(new ConsoleJobError("timeout", `the console's ${r.job.kind} took more than ${r.timeLimitMs} ms`));
+  }, ms);
+  timer.unref();
+  return timer;
+}
+
 function pump(): void {
   if (running) return;
   const next = queue.shift();
@@ -176,16 +200,7 @@ function pump(): void {
   const w = worker;
   w.ref();
   const id = nextId++;
-  const timer = setTimeout(() => {
-    if (running?.id !== id) return;
-    const r = running;
-    worker = null; // its "exit" is ignored: the job is answered here
-    void w.terminate();
-    finish();
-    r.reject(new ConsoleJobError("timeout", `the console's ${r.job.kind} took more than ${r.timeLimitMs} ms`));
-  }, next.timeLimitMs);
-  timer.unref();
-  running = { ...next, id, timer };
+  running = { ...next, id, timer: limitTimer(w, id, LOAD_LIMIT_MS + next.timeLimitMs) };
   stats.jobsStarted++;
   w.postMessage({ id, job: next.job });
 }
