@@ -158,3 +158,15 @@ test("codes are unique and shaped FLOWnnn", (t) => {
   t.is(new Set(values).size, values.length);
   t.true(values.every((c) => /^FLOW\d{3}$/.test(c)));
 });
+
+test("slotflow deploy prints the same security line after a deployed workflow's FLOW312 warnings (issue 38 L7)", async (t) => {
+  const { printDeployAnswer } = await import("../../src/cli/output.js");
+  const source = readFileSync("examples/vendor-approval.flow", "utf8");
+  const warnings = compile(source, "v.flow").diagnostics.map((d) => ({ code: d.code, severity: d.severity, message: d.message, line: d.range.start.line, column: d.range.start.column }));
+  const out: string[] = [];
+  const err: string[] = [];
+  const code = printDeployAnswer({ status: 201, body: { name: "VendorApproval", version: 1, warnings } } as never, source, "v.flow", (l) => out.push(l), (l) => err.push(l));
+  t.is(code, 0);
+  t.is(err.at(-1), "security: 2 links bypass [Authorize] and Candidates (FLOW312): whoever holds one answers — see docs/diagnostics.md#flow312");
+  t.is(err.filter((l) => / warning FLOW312: security: /.test(l)).length, 2);
+});
