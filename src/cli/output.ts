@@ -5,11 +5,12 @@
  *   `FILE:LINE:COL: error FLOWnnn: message`, the source line and the caret line under the range
  *   the server names (`^~~~`, exactly as `check` prints it) — then
  *   `1 file not deployed: N errors, N warnings`; exit 1. A deployed workflow prints the answer's JSON
- *   (stdout) and its warnings in the same format (stderr); exit 0. Any other refusal prints the
+ *   (stdout) and its warnings in the same format (stderr), then — when a link bypasses
+ *   `[Authorize]` (FLOW312) — the `security:` line `check` prints too; exit 0. Any other refusal prints the
  *   problem JSON; exit 1.
  * - `raise` on a fanned-out slot without `--element`: a hint naming `--element` and the elements.
  */
-import { formatDiagnostic } from "../lang/compile.js";
+import { formatDiagnostic, linksPastAuthorizeLine } from "../lang/compile.js";
 import type { Diagnostic } from "../lang/diagnostics.js";
 import type { ApiAnswer } from "./client.js";
 
@@ -38,6 +39,8 @@ export function printDeployAnswer(answer: ApiAnswer, source: string, file: strin
   if (answer.status < 400) {
     out(JSON.stringify(answer.body, null, 2));
     for (const d of body.warnings ?? []) for (const line of format(d, source, file).split("\n")) err(line);
+    const pastAuthorize = (body.warnings ?? []).filter((d) => d.code === "FLOW312").length;
+    if (pastAuthorize > 0) err(linksPastAuthorizeLine(pastAuthorize));
     return 0;
   }
   if (Array.isArray(body.diagnostics)) {

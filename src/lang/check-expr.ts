@@ -302,7 +302,7 @@ export class ExprChecker {
       if (slot.event?.hasAuthorize) {
         report.warning(
           Codes.CallbackUrlAuthorize,
-          `event ${slot.event.name} has [Authorize]: the predicate will not be evaluated for deposits through this link; whoever holds the link can complete '${slot.alias}'`,
+          `security: event ${slot.event.name} has [Authorize], but neither it nor Candidates is checked for deposits through this link: whoever holds the link can complete '${slot.alias}'. Send it only to whom may answer, and let no one who may not answer choose where it goes`,
           e.range,
         );
       }

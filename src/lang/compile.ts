@@ -172,9 +172,19 @@ export interface JsonDiagnostic {
  * include diagnostics past the per-file cap). A file that cannot be read is reported as an error.
  * Returns the exit code: 1 when any file has an error or cannot be read, else 0.
  */
+/**
+ * The line `slotflow check` and `slotflow deploy` print above their summary when some link
+ * bypasses `[Authorize]` (FLOW312, issue 38 L7: a warning among others was easy to miss), e.g.
+ * `security: 2 links bypass [Authorize] and Candidates (FLOW312): whoever holds one answers — see docs/diagnostics.md#flow312`.
+ */
+export function linksPastAuthorizeLine(n: number): string {
+  return `security: ${n} ${n === 1 ? "link bypasses" : "links bypass"} [Authorize] and Candidates (FLOW312): whoever holds one answers — see docs/diagnostics.md#flow312`;
+}
+
 export function checkFiles(paths: string[], out: (line: string) => void, options: { json?: boolean } = {}): number {
   let errors = 0;
   let warnings = 0;
+  let linksPastAuthorize = 0;
   const json: JsonDiagnostic[] = [];
   for (const path of paths) {
     let source: string;
@@ -188,6 +198,7 @@ export function checkFiles(paths: string[], out: (line: string) => void, options
       continue;
     }
     const result = compile(source, path);
+    linksPastAuthorize += result.diagnostics.filter((d) => d.code === Codes.CallbackUrlAuthorize).length;
     for (const d of result.diagnostics) {
       if (options.json) {
         const { start, end } = d.range;
@@ -209,6 +220,9 @@ export function checkFiles(paths: string[], out: (line: string) => void, options
   }
   const plural = (n: number, word: string) => `${n} ${word}${n === 1 ? "" : "s"}`;
   if (options.json) out(JSON.stringify({ diagnostics: json, files: paths.length, errors, warnings }));
-  else out(`${plural(paths.length, "file")} checked: ${plural(errors, "error")}, ${plural(warnings, "warning")}`);
+  else {
+    if (linksPastAuthorize > 0) out(linksPastAuthorizeLine(linksPastAuthorize));
+    out(`${plural(paths.length, "file")} checked: ${plural(errors, "error")}, ${plural(warnings, "warning")}`);
+  }
   return errors > 0 ? 1 : 0;
 }

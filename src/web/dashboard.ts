@@ -119,8 +119,16 @@ export function withDashboardScript(page: string): string {
   return page.replace(/<head>/i, (head) => `${head}\n<script src="${DASHBOARD_SCRIPT_PATH}"></script>`);
 }
 
+/**
+ * Second path segments that name a Bull Board action of a queue (`/api/queues/:queue/<word>/…`),
+ * never a job: `PUT /api/queues/q/clean/retry` is Bull Board's *clean* route (status "retry"), not
+ * a retry of a job called "clean", so the job-retry pattern must not admit them (issue 38,
+ * informational finding).
+ */
+const QUEUE_ACTION_WORDS = "add|clean|concurrency|default-job-options|empty|job-data-schema|job-schedulers|metrics|obliterate|pause|promote|rate-limit|resume|retry|workers";
+
 /** The only state-changing dashboard requests kept (paths relative to DASHBOARD_PATH): retries. */
-const KEPT_ACTIONS = [/^\/api\/queues\/[^/]+\/retry\/failed$/, /^\/api\/queues\/[^/]+\/[^/]+\/retry$/];
+const KEPT_ACTIONS = [/^\/api\/queues\/[^/]+\/retry\/failed$/, new RegExp(`^/api/queues/[^/]+/(?!(?:${QUEUE_ACTION_WORDS})/)[^/]+/retry$`, "i")];
 
 /**
  * Why a state-changing (not GET/HEAD) dashboard request is refused, or null when it is one of the

@@ -104,10 +104,13 @@ test.serial("the ordinary raise path: 401, 403 not-a-candidate, 422, 409 require
   t.is(requires.status, 409);
   t.is(requires.body.code, "requires-failed");
   // Fix the address: the fixEmail slot completes, the run stays in Review.
-  const fix = await request(cluster.baseUrl, "POST", `/api/runs/${started.body.id}/slots/fixEmail/events`, { token: ops, json: { email: "x@example.com" } });
+  // only finance may correct the address (examples/vendor-approval.flow, issue 38 L7)
+  const notFixer = await request(cluster.baseUrl, "POST", `/api/runs/${started.body.id}/slots/fixEmail/events`, { token: ops, json: { email: "ops@example.com" } });
+  t.is(notFixer.status, 403);
+  const fix = await request(cluster.baseUrl, "POST", `/api/runs/${started.body.id}/slots/fixEmail/events`, { token: finance, json: { email: "x@example.com" } });
   t.is(fix.status, 200, fix.text);
   t.like(fix.body, { status: "completed", run: { state: "Review" } });
-  const closed = await request(cluster.baseUrl, "POST", `/api/runs/${started.body.id}/slots/fixEmail/events`, { token: ops, json: { email: "y@example.com" } });
+  const closed = await request(cluster.baseUrl, "POST", `/api/runs/${started.body.id}/slots/fixEmail/events`, { token: finance, json: { email: "y@example.com" } });
   t.is(closed.status, 409);
   t.is(closed.body.code, "slot-closed");
   const unknownAlias = await request(cluster.baseUrl, "POST", `/api/runs/${started.body.id}/slots/nope/events`, { token: ops, json: {} });

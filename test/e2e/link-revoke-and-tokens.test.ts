@@ -111,7 +111,7 @@ test.serial("after a revoke the workflow can mint a new link for the slot, and t
   const runId = await startRun(base, "VendorApproval", { vendor: { name: title, contactEmail: `${title}@old.example` }, amount: 100 });
   const first = linkIn(await waitForEmail(() => cluster.output(), `Approve ${title}?`));
   t.is((await revoke(runId, "decision")).status, 200);
-  const jwt = await principalJwt("op", ["ops"]);
+  const jwt = await principalJwt("fin", ["finance"]); // only finance may correct the address (issue 38 L7)
   const fixed = await request(base, "POST", `/api/runs/${runId}/slots/fixEmail/events`, { token: jwt, json: { email: `${title}@new.example` } });
   t.is(fixed.status, 200, fixed.text);
   const second = linkIn(

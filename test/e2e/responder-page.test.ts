@@ -217,7 +217,7 @@ test.serial("the vendor-approval example's page reads the run's data; a link rep
   t.true(res.text.includes(`order from ${title} for <data class="num" value="1200">1200</data> EUR`), "a number the page formats for the reader's locale");
   t.true(res.text.includes("Do you approve this vendor?"));
   t.regex(res.text, /<textarea id="f-note"/);
-  const jwt = await principalJwt("op", ["ops"]);
+  const jwt = await principalJwt("fin", ["finance"]); // only finance may correct the address (issue 38 L7)
   const fixed = await request(base, "POST", `/api/runs/${runId}/slots/fixEmail/events`, { token: jwt, json: { email: `${title}@new.example` } });
   t.is(fixed.status, 200, fixed.text);
   const replaced = await page(first);

@@ -54,7 +54,7 @@ test.serial("a refusal through the link routes to Cancelled (the default arm)", 
 test.serial("a corrected address re-mints: the old link is retired, the new one works", async (t) => {
   const run = await (await Workflow.deploy("examples/vendor-approval.flow")).start(input());
   const first = run.entities.vendor.approvalUrl as string;
-  await run.raise("fixEmail", { email: "billing@acme.example" }, { as: { id: "olga", roles: ["ops"] } });
+  await run.raise("fixEmail", { email: "billing@acme.example" }, { as: { id: "olga", roles: ["finance"] } });
   const second = run.entities.vendor.approvalUrl as string;
   t.not(first, second);
   t.is(run.entities.vendor.contactEmail, "billing@acme.example");
@@ -66,6 +66,19 @@ test.serial("a corrected address re-mints: the old link is retired, the new one 
   t.is(err!.code, "link-retired");
   await Workflow.Redeem(second, { ok: true, note: "x" });
   t.is((await run.refresh()).state, "Approved");
+});
+
+test.serial("the link cannot be re-routed by someone who may not decide: ops may not correct the address (issue 38 L7)", async (t) => {
+  const run = await (await Workflow.deploy("examples/vendor-approval.flow")).start(input());
+  const first = run.entities.vendor.approvalUrl as string;
+  const refused = await t.throwsAsync(run.raise("fixEmail", { email: "olga@ops.example" }, { as: { id: "olga", roles: ["ops"] } }), { instanceOf: RefusalError });
+  t.is(refused!.code, "not-a-candidate");
+  await run.refresh();
+  t.is(run.entities.vendor.approvalUrl, first, "no new link was minted");
+  t.deepEqual((await run.outbox()).map((m) => m.to), ["ap@acme.example"], "nothing was mailed to ops");
+  // the corrector must be one who may decide anyway
+  const fix = run.slots.find((s) => s.alias === "fixEmail");
+  t.is(fix?.status, "open");
 });
 
 test.serial("Candidates is enforced on the ordinary path and bypassed through the link (spec §1, bypassed gates, rule 1)", async (t) => {

@@ -3,7 +3,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import test from "ava";
 import { Codes } from "../../src/lang/codes.js";
-import { checkFiles, compile, formatDiagnostic } from "../../src/lang/compile.js";
+import { checkFiles, compile, formatDiagnostic, linksPastAuthorizeLine } from "../../src/lang/compile.js";
 import type { Diagnostic } from "../../src/lang/diagnostics.js";
 import { inEnter, unmark } from "./helpers.js";
 
@@ -125,6 +125,20 @@ test("checkFiles returns 0 when there are only warnings", (t) => {
   t.is(lines.at(-1), "1 file checked: 0 errors, 2 warnings");
 });
 
+test("a link past [Authorize] (FLOW312) is hard to miss: its warning says security, and check prints a security line above the summary (issue 38 L7)", (t) => {
+  const lines: string[] = [];
+  checkFiles(["examples/vendor-approval.flow"], (l) => lines.push(l));
+  const warnings = lines.filter((l) => / warning FLOW312: /.test(l));
+  t.is(warnings.length, 2);
+  for (const w of warnings) t.regex(w, /warning FLOW312: security: event Approve has \[Authorize\], but neither it nor Candidates is checked for deposits through this link: whoever holds the link can complete 'decision'/);
+  t.is(lines.at(-2), "security: 2 links bypass [Authorize] and Candidates (FLOW312): whoever holds one answers — see docs/diagnostics.md#flow312");
+  t.is(linksPastAuthorizeLine(1), "security: 1 link bypasses [Authorize] and Candidates (FLOW312): whoever holds one answers — see docs/diagnostics.md#flow312");
+  // none without FLOW312
+  const quiet: string[] = [];
+  checkFiles(["examples/expense-report.flow"], (l) => quiet.push(l));
+  t.false(quiet.some((l) => l.startsWith("security:")), quiet.join("\n"));
+});
+
 // --- the table of codes ------------------------------------------------------------------------------------
 
 test("every code is exercised by a test of test/lang and documented in docs/diagnostics.md", (t) => {
@@ -143,4 +157,16 @@ test("codes are unique and shaped FLOWnnn", (t) => {
   const values = Object.values(Codes);
   t.is(new Set(values).size, values.length);
   t.true(values.every((c) => /^FLOW\d{3}$/.test(c)));
+});
+
+test("slotflow deploy prints the same security line after a deployed workflow's FLOW312 warnings (issue 38 L7)", async (t) => {
+  const { printDeployAnswer } = await import("../../src/cli/output.js");
+  const source = readFileSync("examples/vendor-approval.flow", "utf8");
+  const warnings = compile(source, "v.flow").diagnostics.map((d) => ({ code: d.code, severity: d.severity, message: d.message, line: d.range.start.line, column: d.range.start.column }));
+  const out: string[] = [];
+  const err: string[] = [];
+  const code = printDeployAnswer({ status: 201, body: { name: "VendorApproval", version: 1, warnings } } as never, source, "v.flow", (l) => out.push(l), (l) => err.push(l));
+  t.is(code, 0);
+  t.is(err.at(-1), "security: 2 links bypass [Authorize] and Candidates (FLOW312): whoever holds one answers — see docs/diagnostics.md#flow312");
+  t.is(err.filter((l) => / warning FLOW312: security: /.test(l)).length, 2);
 });
