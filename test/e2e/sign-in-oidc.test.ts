@@ -288,7 +288,7 @@ test.serial("session cookies: a tampered one is nobody; one sealed with the olde
 });
 
 test.serial("bearer JWTs signed by the issuer are principals; expired, wrong audience, wrong issuer, unknown kid, alg none, HS256 with the issuer's public key and not-yet-valid ones are 401", async (t) => {
-  const good = await idp.sign({ sub: "heidi", email: "heidi@example.test", realm_access: { roles: ["approver"] } });
+  const good = await idp.sign({ sub: "heidi", email: "heidi@example.test", email_verified: true, realm_access: { roles: ["approver"] } });
   const ok = await call("/auth/whoami", { token: good });
   t.is(ok.status, 200);
   t.like(ok.body, { id: "heidi", email: "heidi@example.test", roles: ["approver"], via: "bearer", csrf: null });
