@@ -20,6 +20,35 @@ function bearer(ctx: Context): string | null {
 
 const unauthorized = (detail: string) => new RefusalError(refuse(RefusalCode.Unauthorized, detail));
 
+/** Clock skew allowed for a token's `iat` in the future, seconds (issue 38 L2). */
+export const MAX_IAT_SKEW_S = 60;
+
+/** C0 and C1 control characters and DEL. */
+const CONTROL = /[\u0000-\u001f\u007f-\u009f]/;
+
+/**
+ * Why a token's lifetime is refused, or null: `iat` more than MAX_IAT_SKEW_S ahead of now, or
+ * `exp` more than `maxTtlSeconds` after `iat` (after now without `iat`). Seconds since the epoch.
+ */
+export function lifetimeRefusal(claims: { iat?: unknown; exp?: unknown }, maxTtlSeconds: number, nowS = Math.floor(Date.now() / 1000)): string | null {
+  if (claims.iat !== undefined && typeof claims.iat !== "number") return "iat is not a number";
+  if (typeof claims.iat === "number" && claims.iat > nowS + MAX_IAT_SKEW_S) return "issued in the future";
+  const from = typeof claims.iat === "number" ? claims.iat : nowS;
+  if (typeof claims.exp !== "number" || claims.exp - from > maxTtlSeconds) return "lives too long";
+  return null;
+}
+
+/**
+ * Throws 401 `unauthorized` when a principal's id, email or a role holds a control character
+ * (issue 38 L6: a NUL answered 500 on the inbox and a misleading 503 on raise); returns it otherwise.
+ */
+export function checkedPrincipal(p: PrincipalClaims): PrincipalClaims {
+  if (CONTROL.test(p.id) || (p.email !== null && CONTROL.test(p.email)) || p.roles.some((r) => CONTROL.test(r))) {
+    throw unauthorized("The principal's id, email or a role holds a control character; such a principal is refused.");
+  }
+  return p;
+}
+
 /** Throws 401 unless the request carries the admin token. */
 export function requireAdmin(ctx: Context, adminToken: string): void {
   const given = bearer(ctx);
@@ -54,6 +83,7 @@ export function jwtSettings(config: { jwtSecret: string; jwtMaxTtlSeconds: numbe
 export async function verifyPrincipal(ctx: Context, settings: JwtSettings): Promise<PrincipalClaims> {
   const token = bearer(ctx);
   if (!token) throw unauthorized("Sign in: send a principal's JWT as Authorization: Bearer <jwt>.");
+  let principal: PrincipalClaims;
   try {
     const { payload } = await jwtVerify(token, new TextEncoder().encode(settings.secret), {
       algorithms: ["HS256"],
@@ -62,17 +92,18 @@ export async function verifyPrincipal(ctx: Context, settings: JwtSettings): Prom
       ...(settings.issuer ? { issuer: settings.issuer } : {}),
     });
     if (typeof payload.sub !== "string" || payload.sub === "") throw new Error("no sub");
-    // issue 28 item 8: a bounded lifetime, counted from iat when the token has one, else from now
-    const from = typeof payload.iat === "number" ? payload.iat : Math.floor(Date.now() / 1000);
-    if (typeof payload.exp !== "number" || payload.exp - from > settings.maxTtlSeconds) throw new Error("lives too long");
+    // issue 28 item 8, issue 38 L2: a bounded lifetime, counted from iat (never in the future) when the token has one, else from now
+    const why = lifetimeRefusal(payload, settings.maxTtlSeconds);
+    if (why) throw new Error(why);
     const roles = Array.isArray(payload.roles) ? payload.roles.filter((r): r is string => typeof r === "string") : [];
     const email = typeof payload.email === "string" ? payload.email : null;
-    return { id: payload.sub, email, roles };
+    principal = { id: payload.sub, email, roles };
   } catch {
     throw unauthorized(
-      "The bearer JWT is not valid (HS256, signed with SLOTFLOW_JWT_SECRET, with sub and exp claims, not expired, living at most SLOTFLOW_JWT_MAX_TTL_SECONDS, and with the configured aud and iss).",
+      "The bearer JWT is not valid (HS256, signed with SLOTFLOW_JWT_SECRET, with sub and exp claims, not expired, not issued in the future, living at most SLOTFLOW_JWT_MAX_TTL_SECONDS, and with the configured aud and iss).",
     );
   }
+  return checkedPrincipal(principal);
 }
 
 /**

@@ -220,12 +220,12 @@ export function openApiDocument(baseUrl: string) {
       },
       "/auth/login": {
         get: {
-          summary: "Sign-in: 302 to SLOTFLOW_OIDC_ISSUER's authorization endpoint (code, PKCE S256, state, nonce); without an issuer and outside production the development sign-in page; 404 in production without an issuer",
+          summary: "Sign-in: 302 to SLOTFLOW_OIDC_ISSUER's authorization endpoint (code, PKCE S256, state, nonce); without an issuer and with SLOTFLOW_DEV_SIGN_IN=1 the development sign-in page; otherwise 404 without an issuer",
           parameters: [{ name: "returnTo", in: "query", required: false, schema: { type: "string" }, description: "A path on this site to land on (else /inbox)" }],
           responses: responses({ "200": { description: "The development sign-in page (HTML)" }, "302": { description: "To the issuer" } }, ["not-found", "unavailable"]),
         },
         post: {
-          summary: "The development sign-in form (id, email, roles, csrf, returnTo): 303 to returnTo with a development session; 404 with an issuer or in production",
+          summary: "The development sign-in form (id, email, roles, csrf, returnTo): 303 to returnTo with a development session; 404 unless SLOTFLOW_DEV_SIGN_IN=1 (and no issuer)",
           requestBody: { required: true, content: { "application/x-www-form-urlencoded": { schema: { type: "object" } } } },
           responses: responses({ "303": { description: "Signed in" }, "422": { description: "The page again with the error (HTML)" } }, ["csrf-refused", "not-found"]),
         },

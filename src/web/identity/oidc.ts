@@ -19,6 +19,7 @@ import { MAX_ROLES_CLAIM_STEPS } from "../../config.js";
 import type { PrincipalClaims } from "../../engine/commands/types.js";
 import { RefusalCode, RefusalError, refuse } from "../../engine/refusals.js";
 import { boundedRoles } from "./session.js";
+import { checkedPrincipal, lifetimeRefusal } from "../auth.js";
 
 /** Asymmetric JWS algorithms a bearer JWT of the issuer may use. */
 export const ISSUER_ALGORITHMS = ["RS256", "RS384", "RS512", "PS256", "PS384", "PS512", "ES256", "ES384", "ES512", "EdDSA", "Ed25519"];
@@ -80,13 +81,17 @@ export function rolesAt(claims: Record<string, unknown>, path: readonly string[]
   return boundedRoles(at);
 }
 
-/** The principal of verified claims: `{id: sub, email: email or null, roles: the roles claim or []}`. */
+/**
+ * The principal of verified claims: `{id: sub, email, roles: the roles claim or []}`. `email` is the
+ * email claim only when `email_verified` is `true` (issue 38 L8: an unverified address proves
+ * nothing), else null. Throws 401 for a control character in the id, email or a role (L6).
+ */
 export function principalOf(claims: Record<string, unknown>, settings: OidcSettings): PrincipalClaims {
-  return {
+  return checkedPrincipal({
     id: String(claims.sub),
-    email: typeof claims.email === "string" && claims.email !== "" ? claims.email : null,
+    email: typeof claims.email === "string" && claims.email !== "" && claims.email_verified === true ? claims.email : null,
     roles: rolesAt(claims, settings.rolesClaim),
-  };
+  });
 }
 
 /** The redirect URI registered at the issuer: `{BASE_URL}/auth/callback`. */
@@ -162,9 +167,10 @@ export async function logoutUrl(config: Config, settings: OidcSettings, idToken:
 /**
  * Verifies a bearer JWT signed by the issuer; throws 401 `unauthorized` (never saying which check
  * failed, never quoting the token) unless its signature (an asymmetric key of the issuer's JWKS),
- * `iss`, `aud`, `exp` and `nbf` hold and it has a `sub`.
+ * `iss`, `aud`, `exp` and `nbf` hold, it has a `sub`, its `iat` is not more than 60 s ahead, and
+ * it lives at most `maxTtlSeconds` (SLOTFLOW_JWT_MAX_TTL_SECONDS; issue 38 L2).
  */
-export async function verifyIssuerJwt(settings: OidcSettings, token: string): Promise<PrincipalClaims> {
+export async function verifyIssuerJwt(settings: OidcSettings, token: string, maxTtlSeconds: number): Promise<PrincipalClaims> {
   const { config: oidc, jwks } = await issuerOf(settings);
   let payload: JWTPayload;
   try {
@@ -181,5 +187,9 @@ export async function verifyIssuerJwt(settings: OidcSettings, token: string): Pr
     );
   }
   if (typeof payload.sub !== "string" || payload.sub === "") throw new RefusalError(refuse(RefusalCode.Unauthorized, "The bearer JWT has no sub."));
+  // issue 38 L2: the lifetime bound of HS256 tokens (SLOTFLOW_JWT_MAX_TTL_SECONDS) applies to the issuer's too
+  if (lifetimeRefusal(payload, maxTtlSeconds)) {
+    throw new RefusalError(refuse(RefusalCode.Unauthorized, "The bearer JWT is not valid: it is issued in the future or lives longer than SLOTFLOW_JWT_MAX_TTL_SECONDS."));
+  }
   return principalOf(payload as Record<string, unknown>, settings);
 }

@@ -107,6 +107,7 @@ export function identityRouter(rt: Runtime): Router {
     const roles = values.roles.split(",").map((r) => r.trim()).filter((r) => r !== "");
     const problem =
       values.id === "" || values.id.length > 200 ? "Enter a user id of at most 200 characters."
+      : /[\u0000-\u001f\u007f-\u009f]/.test(values.id + values.email + values.roles) ? "Enter a user id, email and roles without control characters."
       : values.email.length > 320 || (values.email !== "" && !/^[^@\s]+@[^@\s]+$/.test(values.email)) ? "Enter an email address like alice@example.com, or leave it empty."
       : roles.length > 100 || roles.some((r) => r.length > 200) ? "Enter at most 100 roles of at most 200 characters each."
       : null;

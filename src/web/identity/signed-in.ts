@@ -77,7 +77,7 @@ async function bearerPrincipal(ctx: Context, rt: Runtime, token: string): Promis
   }
   const oidc = rt.config.oidc;
   if (alg === "HS256" || !oidc) return verifyPrincipal(ctx, jwtSettings(rt.config));
-  return verifyIssuerJwt(oidc, token);
+  return verifyIssuerJwt(oidc, token, rt.config.jwtMaxTtlSeconds);
 }
 
 /**
