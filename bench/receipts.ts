@@ -19,6 +19,8 @@ const facts = (i: number): ReceiptFacts => ({
   runId: randomUUID(),
   alias: "decision",
   element: i % 3,
+  state: "Review",
+  visit: 1,
   workflow: "VendorApproval",
   version: 3,
   event: "Approve",

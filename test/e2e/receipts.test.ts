@@ -12,9 +12,10 @@ import test from "ava";
 import { createHash, generateKeyPairSync, randomBytes } from "node:crypto";
 import { dropDatabase, sql } from "../helpers/db.js";
 import { deployFixture, postLink, startRun, uniqueTitle } from "../helpers/callback.js";
-import { linkIn, waitForEmail } from "../helpers/mail.js";
+import { linkIn, parseEmails, waitForEmail } from "../helpers/mail.js";
 import { ADMIN_TOKEN, request, startCluster, type Cluster } from "../helpers/server.js";
 import { verifyReceiptOutside } from "../helpers/receipts.js";
+import { createLocalJWKSet, jwtVerify, type JSONWebKeySet } from "jose";
 
 const JWS = /^[\w-]+\.[\w-]+\.[\w-]+$/;
 
@@ -77,6 +78,35 @@ test.serial("the JWKS publishes every configured key, public halves only, cachea
     t.like(k, { kty: "EC", crv: "P-256", alg: "ES256", use: "sig" });
     t.false("d" in k, "never the private part");
   }
+});
+
+test.serial("receipts name the slot instance: state and visit beside sub; an earlier visit's receipt does not pass as the final one (jose and python3-jwcrypto)", async (t) => {
+  await deployFixture(base, "receipt-visits.flow");
+  const title = uniqueTitle("rc-visit");
+  const runId = await startRun(base, "RcVisits", { job: { title, contact: `${title}@example.test` } });
+  const first = await postLink(linkIn(await waitForEmail(() => cluster.output(), `answer ${title}`)), { ok: false });
+  t.is(first.status, 200, first.text);
+  // back in Review (visit 2): a new slot of the same alias, a new link
+  // back in Review (visit 2): a new slot of the same alias, a new link in a second mail (waiting for it: no wall-clock bound)
+  let mails = parseEmails(cluster.output()).filter((m) => m.subject === `answer ${title}`);
+  for (let i = 0; i < 1200 && mails.length < 2; i++) {
+    await new Promise((r) => setTimeout(r, 100));
+    mails = parseEmails(cluster.output()).filter((m) => m.subject === `answer ${title}`);
+  }
+  const second = await postLink(linkIn(mails[mails.length - 1]!), { ok: true });
+  t.is(second.status, 200, second.text);
+  const sub = `runs/${runId}/slots/answer`;
+  const [early, final] = [String(first.body.receipt), String(second.body.receipt)];
+  // python3-jwcrypto
+  t.like(await verify(early, sub), { sub, state: "Review", visit: 1 });
+  t.like(await verify(final, sub), { sub, state: "Review", visit: 2 });
+  t.truthy(await verifyReceiptOutside(base, final, sub, { state: "Review", visit: 2 }));
+  t.is(await verifyReceiptOutside(base, early, sub, { state: "Review", visit: 2 }), null, "the earlier 'not yet' is not the final decision's receipt");
+  // jose
+  const keys = createLocalJWKSet((await (await fetch(`${base}/.well-known/jwks.json`)).json()) as JSONWebKeySet);
+  const { payload } = await jwtVerify(final, keys, { algorithms: ["ES256"], issuer: base, subject: sub });
+  t.like(payload, { state: "Review", visit: 2, event: "Answer" });
+  t.like((await jwtVerify(early, keys, { algorithms: ["ES256"], issuer: base, subject: sub })).payload, { state: "Review", visit: 1 });
 });
 
 test.serial("a tampered payload fails verification", async (t) => {

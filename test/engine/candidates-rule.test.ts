@@ -20,6 +20,8 @@ import { Sealer } from "../../src/engine/sealing/seal.js";
 import { showRun } from "../../src/engine/views/views.js";
 import { inboxPage } from "../../src/engine/views/inbox.js";
 import { compile } from "../../src/lang/compile.js";
+import { taskView } from "../../src/engine/views/task.js";
+import { refusedDocument } from "../../src/web/task/document.js";
 import { dropDatabase, freshDatabase } from "../helpers/db.js";
 
 const FLOW = (name: string) => `workflow ${name}(owner: Owner)
@@ -32,6 +34,8 @@ initial state Open {
   }
   subscribe Answer(ok) as staff {
     Candidates: role("staff")
+    Title: "Secret title for " + owner.email
+    Intro: "Secret intro"
   }
   enter {
     owner.url = bare.CallbackUrl()
@@ -154,4 +158,33 @@ test("a version deployed before v0.5 keeps the v0.4 meaning; the same source dep
   t.false(refused.outcome.ok);
   // and now the same source is unchanged
   t.like(await deploy(db, OLD_FLOW, "old.flow"), { version: 2, created: false });
+});
+
+test("L1: a principal who may not answer a slot gets no Title, Intro or answerer, open or closed; the 403 page shows none", async (t) => {
+  const runId = await start("Door", 1, { owner: { email: "vendor-secret@example.test", url: null } });
+  const viewOf = (alias: string, who: { id: string; email: string | null; roles: string[] }) => taskView(deps, runId, alias, null, who);
+  // open: refused, nothing of the task
+  const open = (await viewOf("staff", nobody))!;
+  t.is(open.refusal?.code, "not-a-candidate");
+  t.is(open.title, null);
+  t.is(open.intro, null);
+  t.is((await viewOf("staff", staffer))!.title, "Secret title for vendor-secret@example.test");
+  // closed (answered by the staffer): still refused, no answerer
+  t.true((await applyCommand(deps, raise(runId, "staff", staffer))).outcome.ok);
+  const closed = (await viewOf("staff", nobody))!;
+  t.is(closed.slot.status, "completed");
+  t.is(closed.refusal?.code, "not-a-candidate");
+  t.is(closed.title, null);
+  t.is(closed.intro, null);
+  t.is(closed.slot.answeredBy, null);
+  const mine = (await viewOf("staff", staffer))!;
+  t.is(mine.refusal, null);
+  t.like(mine.slot.answeredBy, { id: "ann" });
+  t.is(mine.intro, "Secret intro");
+  // a link-only slot refuses everybody, the staffer too
+  t.is((await viewOf("bare", staffer))!.refusal?.code, "not-a-candidate");
+  t.is((await viewOf("bare", staffer))!.access, "link-only");
+  const page = refusedDocument("nonce", { principal: { id: "nobody", email: null, roles: [] }, development: false, csrf: "x" } as unknown as Parameters<typeof refusedDocument>[1], closed, "not-a-candidate");
+  t.notRegex(page, /Secret|vendor-secret|ann@example/);
+  t.regex(page, /anyone with the role “staff”/);
 });

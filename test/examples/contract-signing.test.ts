@@ -35,7 +35,7 @@ test.serial("three signers each receive their own link; two answer, the contract
 
   const signed = await Workflow.Redeem(links.get("cem@example.com")!, { agree: true });
   // the kit answers with the receipt a server would give (v0.4 "Receipts"): this element's slot
-  t.like(decodeJwt(signed.receipt!), { sub: `runs/${run.id}/slots/signatures/2`, workflow: "ContractSigning", event: "Sign" });
+  t.like(decodeJwt(signed.receipt!), { sub: `runs/${run.id}/slots/signatures/2`, workflow: "ContractSigning", event: "Sign", state: "Collecting", visit: 1 });
   await run.refresh();
   t.is(run.slots.find((s) => s.alias === "counter")!.status, "waiting");
   t.deepEqual(run.slots.filter((s) => s.alias === "signatures").map((s) => s.status), ["open", "open", "completed"]);

@@ -1,7 +1,8 @@
 # An independent check of a slotflow receipt (v0.4 "Receipts"), with Debian's python3-jwcrypto:
-#   verify-receipt.py <jwks.json text> <compact JWS> <expected sub>
+#   verify-receipt.py <jwks.json text> <compact JWS> <expected sub> [<expected state> <expected visit>]
 # Prints the payload (JSON) and exits 0 when the signature verifies with the JWKS key named by the
-# header's kid (ES256 only) and the payload's sub is the expected one; else prints why and exits 1.
+# header's kid (ES256 only) and the payload's sub is the expected one — and, when given, its state
+# and visit name the expected slot instance (docs/receipts.md); else prints why and exits 1.
 import json
 import sys
 
@@ -25,5 +26,8 @@ except Exception as e:  # any failure to verify is a refusal
     sys.exit(1)
 if payload.get("sub") != expected_sub:
     print("sub mismatch: %s" % payload.get("sub"))
+    sys.exit(1)
+if len(sys.argv) > 5 and (payload.get("state") != sys.argv[4] or payload.get("visit") != int(sys.argv[5])):
+    print("instance mismatch: %s visit %s" % (payload.get("state"), payload.get("visit")))
     sys.exit(1)
 print(json.dumps(payload))

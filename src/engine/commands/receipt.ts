@@ -24,6 +24,8 @@ export async function issueReceipt(step: Step, slot: SlotRecord, body: Record<st
       runId: step.run.id,
       alias: slot.alias,
       element: slot.element,
+      state: slot.state,
+      visit: slot.visit,
       workflow: step.run.workflowName,
       version: step.run.version,
       event: slot.event,

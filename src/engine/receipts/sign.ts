@@ -4,6 +4,9 @@
  * A receipt is a compact JWS, ES256, `kid` (and `typ: "JWT"`) in its protected header, payload:
  *   { iss: base_url, sub: "runs/{runId}/slots/{alias}[/{element}]", jti: a random UUID,
  *     iat: seconds since the epoch, workflow, version, event,
+ *     state: the state the slot belongs to, visit: which entry of that state (1, 2, …) —
+ *       with `sub`, they name the slot instance: an "ok" given in an earlier state or visit is
+ *       not the receipt of a later decision (issue 38 L3),
  *     bodySha256: hex SHA-256 of the RFC 8785 canonical JSON of the accepted body,
  *     answeredBy: how the completing answer came ({"via":"link"}, …) }
  * It is made in the worker's step that completes the slot and stored with it (`slots.receipt`).
@@ -19,6 +22,9 @@ export interface ReceiptFacts {
   runId: string;
   alias: string;
   element: number | null;
+  /** The state the slot belongs to, and the visit of that state it was created in. */
+  state: string;
+  visit: number;
   workflow: string;
   version: number;
   event: string;
@@ -44,6 +50,8 @@ export async function signReceipt(key: ReceiptKey, issuer: string, facts: Receip
     workflow: facts.workflow,
     version: facts.version,
     event: facts.event,
+    state: facts.state,
+    visit: facts.visit,
     bodySha256: bodySha256(facts.body),
     answeredBy: facts.answeredBy,
   })
