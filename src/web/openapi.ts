@@ -187,7 +187,7 @@ export function openApiDocument(baseUrl: string) {
         parameters: [{ name: "id", in: "path", required: true, schema: { type: "string", format: "uuid" } }],
         get: {
           summary:
-            "A run: {id, workflow, version, state, status, entities, slots, timers, incidents, history}; never a token. timers: the scheduled timers of the current state, [{index, schedule, next}]. Each slot shows a fanned-out slot's element value (elementValue) beside its index (element); answeredBy: who completed it ({via: \"link\"}, {via: \"principal\", id, email} or {via: \"slack\", id, email}; null while not completed), also on the history's event entries; history records every end of a link (link-retired, link-burned, link-dead with reason)",
+            "A run: {id, workflow, version, state, status, entities, slots, timers, incidents, history}; never a token. timers: the scheduled timers of the current state, [{index, schedule, next}]. Each slot shows a fanned-out slot's element value (elementValue) beside its index (element); answeredBy: who completed it ({via: \"link\", element?, recipient?, forwardedBy?}, {via: \"principal\", id, email} or {via: \"slack\", id, email}; null while not completed), also on the history's event entries; history records every end of a link (link-retired, link-burned, link-dead with reason)",
           security: admin,
           responses: responses({ "200": jsonOk("The run") }, ["unauthorized", "not-found"]),
         },
@@ -537,7 +537,7 @@ export function openApiDocument(baseUrl: string) {
             code: { type: "string", enum: Object.keys(STATUS) },
             reason: { type: "string", description: "For 410: burned, retired, completed, cancelled, expired, dropped, run-finished, run-cancelled, revoked, quorum-reached" },
             parameter: { type: "string", description: "For invalid-query: the query parameter refused" },
-            expects: { type: "object", additionalProperties: { type: "string" }, description: "For invalid-body: parameter name → JSON type" },
+            expects: { type: "object", additionalProperties: { type: "string" }, description: "For invalid-body: parameter name → JSON type, followed by the parameter's constraints as the workflow writes them when it has any (v0.5: \"number @min(0)\")" },
           },
           required: ["type", "title", "status"],
         },

@@ -73,11 +73,12 @@ test("Who answered: a raise by a principal records {via: principal, id, email} o
   const view = await showRun(base, run.runId);
   const slot = (alias: string) => view.slots.find((s) => s.alias === alias) as unknown as { answeredBy: unknown; status: string };
   t.deepEqual(slot("order").answeredBy, { via: "principal", id: "alice", email: "alice@example.test" });
-  t.deepEqual(slot("remark").answeredBy, { via: "link" });
+  // v0.5 (issue 43 item 2): a link answer names the address slotflow mailed the link to
+  t.deepEqual(slot("remark").answeredBy, { via: "link", recipient: `${run.title}@example.test` });
   t.is((view.slots.find((s) => s.alias === "later") as unknown as { answeredBy: unknown }).answeredBy, null);
   t.deepEqual(eventsOn(view, "order")[0]?.data.answeredBy, { via: "principal", id: "alice", email: "alice@example.test" });
   t.is(eventsOn(view, "order")[0]?.data.principal, "alice");
-  t.deepEqual(eventsOn(view, "remark")[0]?.data.answeredBy, { via: "link" });
+  t.deepEqual(eventsOn(view, "remark")[0]?.data.answeredBy, { via: "link", recipient: `${run.title}@example.test` });
   t.notRegex(JSON.stringify(view.history), /sfl_|callback\/[A-Za-z0-9_-]{20,}/);
 
   const basic = `Basic ${Buffer.from(`op:${ADMIN_TOKEN}`).toString("base64")}`;
@@ -86,7 +87,7 @@ test("Who answered: a raise by a principal records {via: principal, id, email} o
   t.is(page.status, 200);
   t.regex(html, /<h2 id="answered-h">Answered<\/h2>/);
   t.regex(html, /data-answered="order"><strong>order<\/strong> \(Confirm\) — answered by principal alice \(alice@example\.test\) at/);
-  t.regex(html, /data-answered="remark"><strong>remark<\/strong> \(Note\) — answered through its link at/);
+  t.regex(html, /data-answered="remark"><strong>remark<\/strong> \(Note\) — answered through its link \(sent to who-[0-9a-f]+@example\.test\) at/);
 });
 
 test("GET a task page: 303 to sign-in without a principal; 404 for an unknown run, alias or element", async (t) => {
@@ -240,7 +241,7 @@ test("The seed's rule 4: the same event is refused on the ordinary path by [Auth
   const view = await showRun(base, runId);
   const slot = view.slots.find((s) => s.alias === "sanction") as unknown as { status: string; answeredBy: unknown };
   t.is(slot.status, "completed");
-  t.deepEqual(slot.answeredBy, { via: "link" });
+  t.deepEqual(slot.answeredBy, { via: "link", recipient: `${title}@example.test` });
   t.is(view.entities.job?.sanctioned, true);
   const closed = await call("GET", `/inbox/tasks/${runId}/sanction`, { jwt: staff });
   t.is(closed.status, 200);

@@ -54,6 +54,11 @@ test.serial("a refusal through the link routes to Cancelled (the default arm)", 
 test.serial("a corrected address re-mints: the old link is retired, the new one works", async (t) => {
   const run = await (await Workflow.deploy("examples/vendor-approval.flow")).start(input());
   const first = run.entities.vendor.approvalUrl as string;
+  // v0.5 constraints: @email refuses anything but one plain address, naming the rule; nothing changes
+  const bad = await t.throwsAsync(run.raise("fixEmail", { email: "billing@acme.example, x@evil.example" }, { as: { id: "olga", roles: ["finance"] } }), { instanceOf: RefusalError });
+  t.is(bad!.code, "invalid-body");
+  t.like((bad!.extra as { errors: unknown[] }).errors[0], { name: "email", rule: "@email" });
+  t.is(run.entities.vendor.approvalUrl, first);
   await run.raise("fixEmail", { email: "billing@acme.example" }, { as: { id: "olga", roles: ["finance"] } });
   const second = run.entities.vendor.approvalUrl as string;
   t.not(first, second);
