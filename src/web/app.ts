@@ -29,6 +29,8 @@ import { openApiDocument } from "./openapi.js";
 import { problemMiddleware } from "./problems.js";
 import { redisRateLimit, type RateLimit } from "./rate-limit.js";
 import { runsApiRouter } from "./runs-api.js";
+import { runResultRouter } from "./run-result.js";
+import { RunEndWaiters } from "../engine/run-end.js";
 import { receiptsRouter } from "./receipts.js";
 import { consoleGate, consoleRouter } from "./console/index.js";
 import { taskRouter } from "./task/index.js";
@@ -96,8 +98,8 @@ function opsRouter(rt: Runtime, isDraining: () => boolean): Router {
  * Every router the web process mounts, in order (the route-variants test walks their stacks, so a
  * route added here is covered by it). Each is created with EXACT_ROUTES.
  */
-export function webRouters(rt: Runtime, rateLimit: RateLimit, isDraining: () => boolean): Router[] {
-  return [opsRouter(rt, isDraining), callbackRouter(rt, rateLimit), adminRouter(rt), endpointsRouter(rt), slackRouter(rt), runsApiRouter(rt), receiptsRouter(rt), consoleRouter(rt), taskRouter(rt), mcpRouter(rt), inboxRouter(rt), identityRouter(rt), homeRouter(rt)];
+export function webRouters(rt: Runtime, rateLimit: RateLimit, isDraining: () => boolean, runEndWaiters: RunEndWaiters = new RunEndWaiters(rt.config)): Router[] {
+  return [opsRouter(rt, isDraining), runResultRouter(rt, runEndWaiters), callbackRouter(rt, rateLimit), adminRouter(rt), endpointsRouter(rt), slackRouter(rt), runsApiRouter(rt), receiptsRouter(rt), consoleRouter(rt), taskRouter(rt), mcpRouter(rt), inboxRouter(rt), identityRouter(rt), homeRouter(rt)];
 }
 
 export function createWebApp(rt: Runtime): WebApp {
@@ -123,7 +125,9 @@ export function createWebApp(rt: Runtime): WebApp {
   app.use(dashboardMiddleware(rt.queues, rt.config.adminToken));
   app.use(consoleGate(rt));
 
-  const routers = webRouters(rt, rateLimit, () => draining);
+  // v0.5 Results: one subscription per web process for the result long-polls (engine/run-end.ts)
+  const runEndWaiters = new RunEndWaiters(rt.config);
+  const routers = webRouters(rt, rateLimit, () => draining, runEndWaiters);
   for (const router of routers) app.use(router.routes());
   app.use(unmatchedRoute(routers));
 
@@ -169,6 +173,7 @@ export function createWebApp(rt: Runtime): WebApp {
         clearTimeout(timer);
       }
       limiterRedis.disconnect();
+      runEndWaiters.close();
     },
   };
 }

@@ -192,6 +192,18 @@ export function openApiDocument(baseUrl: string) {
           responses: responses({ "200": jsonOk("The run") }, ["unauthorized", "not-found"]),
         },
       },
+      "/api/runs/{id}/result": {
+        parameters: [
+          { name: "id", in: "path", required: true, schema: { type: "string", format: "uuid" } },
+          { name: "waitSeconds", in: "query", required: false, schema: { type: "integer", minimum: 0, maximum: 60, default: 0 } },
+        ],
+        get: {
+          summary:
+            "The run's result (v0.5): 200 {id, status, state, result} once the run has ended (finished or cancelled; result is {state, …fields of the last result { … }} when finished, null when cancelled); while it runs, waits up to waitSeconds for it to end, then 202 {id, status: \"running\"}. Waiters cost no worker and no database polling",
+          security: admin,
+          responses: responses({ "200": jsonOk("The ended run and its result"), "202": jsonOk("Still running") }, ["invalid-query", "unauthorized", "not-found"]),
+        },
+      },
       "/api/runs/{id}/outbox": {
         parameters: [{ name: "id", in: "path", required: true, schema: { type: "string", format: "uuid" } }],
         get: { summary: "Messages the run queued; bodies only while undelivered, tokens redacted. Emails first, then deliveries of send webhook / send message ({id, channel, endpoint, webhookId, status, attempts, lastStatusCode, lastLatencyMs, lastError, nextAttemptAt, endReason, createdAt, deliveredAt, attemptLog}; never their body)", security: admin, responses: responses({ "200": jsonOk("Messages", { type: "array" }) }, ["unauthorized", "not-found"]) },
