@@ -1,13 +1,10 @@
 /**
  * Calls in the testing kit (issue 40; interfaces.md "The testing kit"): `Workflow.mockHttp`
  * answers `call http` in process, `run.calls()` lists calls and attempts, `run.advanceTime` drives
- * retries' backoff. The workflow's compiled form is the one the language produces for `call http
- * "bureau" as credit returns Scored { Path, Input, Attempts }` with `on credit.failed` (lang/compiled.ts
- * CompiledCall), built from a compiled `subscribe` with the same handlers.
+ * retries' backoff; `on x.failed` reads `x.error`.
  */
 import test from "ava";
 import { Workflow } from "../../src/testing/index.js";
-import { sql } from "../helpers/db.js";
 import { useKitDatabase } from "../helpers/kit.js";
 
 useKitDatabase(test, "kit-calls");
@@ -17,55 +14,28 @@ entity Case {
   note: string?
 }
 event Scored(score: int, band: string)
-event Other()
 initial state Checking {
-  subscribe Scored(score, band) as credit
-  subscribe Other() as other
-  enter {
-    c.note = "/score/" + mode
-    c.note = company
+  call http "bureau" as credit returns Scored {
+    Path: "/score/" + mode
+    Input { company: company }
+    Attempts: 3
   }
   on credit(score, band) {
     c.note = band
     when (score >= 700) -> Good
     default -> Manual
   }
-  on credit.expired -> Failed
-  on other.expired -> Expired
+  on credit.failed {
+    c.note = credit.error
+    default -> Failed
+  }
 }
 terminal state Good
 terminal state Manual
 terminal state Failed
-terminal state Expired
 `;
 
-function asCall(compiled: any): any {
-  const state = compiled.states.Checking;
-  const [pathAssign, companyAssign] = state.enter[0];
-  const credit = state.slots.find((s: { alias: string }) => s.alias === "credit");
-  credit.kind = "call";
-  credit.call = {
-    callee: { type: "http", endpoint: "bureau", method: "POST" },
-    path: pathAssign.value,
-    input: [{ name: "company", value: companyAssign.value }],
-    timeout: null,
-    attempts: { kind: "literal", type: "int", value: 3, raw: "3", range: pathAssign.range },
-  };
-  state.slots = state.slots.filter((s: { alias: string }) => s.alias !== "other");
-  state.failed = { credit: state.expired.credit };
-  state.expired = {};
-  state.enter = [];
-  return compiled;
-}
-
-let deployed: Promise<Workflow> | null = null;
-const wf = () =>
-  (deployed ??= (async () => {
-    await Workflow.deploy(SOURCE);
-    const [row] = await sql(process.env.DATABASE_URL!, "SELECT compiled FROM workflow_versions WHERE workflow_name = 'KitCheck'");
-    await sql(process.env.DATABASE_URL!, "UPDATE workflow_versions SET compiled = $1 WHERE workflow_name = 'KitCheck'", [JSON.stringify(asCall(row.compiled))]);
-    return Workflow.deploy(SOURCE);
-  })());
+const wf = () => Workflow.deploy(SOURCE);
 
 const requests: { path: string | null; body: unknown; callId: string; attempt: number }[] = [];
 test.before(() => {
@@ -112,6 +82,7 @@ test.serial("attempts spent: the call fails and on x.failed runs; without a stan
   t.is(call.status, "failed");
   t.is(call.attempts.length, 3);
   t.regex(call.error ?? "", /timeout \(stand-in\) \(3 attempts\)/);
+  t.is(run.entities.c.note, call.error);
 
   Workflow.mockHttp("bureau", null);
   const waiting = await (await wf()).start({ company: "ACME", mode: "good", c: {} });

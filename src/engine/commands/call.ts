@@ -114,7 +114,7 @@ function failCall(step: Step, slot: SlotRecord, call: CallRecord, error: string)
   endCall(step, call, "failed", error);
   failSlot(step, slot);
   step.addHistory("call-failed", { alias: slot.alias, element: slot.element, callId: call.id, attempts: call.attempts, status: call.lastStatus, error });
-  const handler = (step.workflow.states[slot.state] as { failed?: Record<string, Parameters<typeof runHandler>[1]> }).failed?.[slot.alias];
+  const handler = step.workflow.states[slot.state].failed?.[slot.alias];
   if (handler) {
     const scope = slot.element === null ? slotScope(step, slot) : slotScope(step, slot, Scope.of({ [slot.alias]: elementRef(slot.alias, slot.element) }));
     runHandler(step, handler, scope);

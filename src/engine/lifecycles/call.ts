@@ -14,20 +14,13 @@
  * once per attempt (its command id is derived from the call id and the attempt).
  */
 import { randomUUID } from "node:crypto";
-import type { Expr } from "../../lang/ast.js";
-import type { CompiledSlot } from "../../lang/compiled.js";
-import { evaluate, RuntimeFault, type Scope } from "../interpreter.js";
+import type { CompiledCall, CompiledSlot } from "../../lang/compiled.js";
+import { evaluate, jsonValue, RuntimeFault, type Scope } from "../interpreter.js";
 import type { CallRecord, SlotRecord, Step } from "../step.js";
-import { Duration, toJson, type Value } from "../values/values.js";
+import { Duration } from "../values/values.js";
 
-/** The callee and settings of a call slot (lang/compiled.ts `CompiledCall`). */
-export interface CallSpec {
-  callee: { type: "http"; endpoint: string; method: string } | { type: "task"; task: string } | { type: "workflow"; workflow: string };
-  path: Expr | null;
-  input: { name: string; value: Expr }[];
-  timeout: Expr | null;
-  attempts: Expr | null;
-}
+/** The callee and settings of a call slot. */
+export type CallSpec = CompiledCall;
 
 /** Defaults (docs/language.md "Calls"): per-attempt Timeout and attempts in all. */
 export const HTTP_TIMEOUT_MS = 30_000;
@@ -39,8 +32,7 @@ export const MAX_TIMEOUT_MS = 24 * 3600_000;
 
 /** The call of a call slot's declaration; null for a `subscribe`. */
 export function callOf(decl: CompiledSlot): CallSpec | null {
-  const d = decl as CompiledSlot & { kind?: string; call?: CallSpec };
-  return d.kind === "call" && d.call ? d.call : null;
+  return decl.kind === "call" && decl.call ? decl.call : null;
 }
 
 /**
@@ -61,7 +53,8 @@ export function startCall(step: Step, slot: SlotRecord, decl: CompiledSlot, scop
     path = p;
   }
   const input: Record<string, unknown> = {};
-  for (const f of call.input) input[f.name] = toJson(evaluate(step, scope, f.value) as Value);
+  // values in their JSON form as for a webhook's data (tracked rows as objects of their fields)
+  for (const f of call.input) input[f.name] = jsonValue(step, evaluate(step, scope, f.value));
   let timeoutMs = HTTP_TIMEOUT_MS;
   if (call.timeout) {
     const t = evaluate(step, scope, call.timeout);
