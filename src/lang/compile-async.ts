@@ -66,7 +66,10 @@ function start(): Worker {
     p?.resolve({ diagnostics: msg.diagnostics, workflow: msg.workflow });
   });
   const fail = (err: Error) => {
-    if (worker === w) worker = null;
+    // A thread ended on purpose (idle: `worker` already cleared, nothing pending on it) exits
+    // later; by then compilations may wait on its successor, which its exit must not fail.
+    if (worker !== w) return;
+    worker = null;
     const at = { line: 1, column: 1, offset: 0 };
     for (const p of pending.values()) {
       const message = `internal compiler error in ${p.file}: the compiler thread failed (${err.message})`;

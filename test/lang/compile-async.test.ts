@@ -46,3 +46,14 @@ test.serial("the compiler thread ends IDLE_MS after its last compilation; the ne
   t.is((await compileOffThread(source)).workflow?.name, "Idle");
   t.true(compilerThreadRunning());
 });
+
+test.serial("a compilation sent the moment the idle thread is ended goes to the new thread, not the ended thread's exit (issue 39: a deploy refused FLOW999 'the compiler thread exited (code 1)')", async (t) => {
+  t.timeout(IDLE_MS + 30_000);
+  const source = "workflow Idle\ninitial state S\nterminal state T\n";
+  t.is((await compileOffThread(source)).workflow?.name, "Idle");
+  // the recorded fact, not a sleep: the idle timer has ended the thread (its exit not yet seen)
+  while (compilerThreadRunning()) await new Promise((r) => setImmediate(r));
+  const r = await compileOffThread(source);
+  t.deepEqual(r.diagnostics.filter((d) => d.severity === "error"), []);
+  t.is(r.workflow?.name, "Idle");
+});
