@@ -10,6 +10,7 @@ import { Sealer } from "./engine/sealing/seal.js";
 import { createLogger, type Logger } from "./log.js";
 import { smtpTransport, terminalTransport, type MailTransport } from "./outbox/mailer.js";
 import { Queues } from "./queue/queues.js";
+import { announceRunEnded } from "./engine/run-end.js";
 import { CurrentVersions } from "./engine/versions/version-cache.js";
 import { receiptKeySource, type ReceiptKeySource } from "./engine/receipts/keys.js";
 
@@ -45,7 +46,11 @@ export function createRuntime(options: RuntimeOptions = {}): Runtime {
   const versions = new CurrentVersions(config, queues.connection);
   const transport = options.transport ?? (config.smtpUrl ? smtpTransport(config.smtpUrl, config.mail, {}, config.baseUrl) : terminalTransport());
   const receiptKeys = receiptKeySource({ configured: config.receiptKeys, production: config.nodeEnv === "production", db, sealer });
-  const engine: EngineDeps = { db, sealer, baseUrl: config.baseUrl, log, limits: config.limits, receiptKeys };
+  const engine: EngineDeps = {
+    db, sealer, baseUrl: config.baseUrl, log, limits: config.limits, receiptKeys,
+    // v0.5 Results: a run's end, after commit, to the result waiters of every web process (engine/run-end.ts)
+    runEnded: (runId) => void announceRunEnded(queues.connection, config.queuePrefix, runId),
+  };
   return {
     config,
     log,

@@ -16,7 +16,7 @@
  * expressions, statements and arms are still found, so names inside them resolve. Depth-bounded.
  */
 import type {
-  Arm, EntityDecl, EventDecl, Expr, FlowFile, Handler, Ident, Param, Range, Statement, StateDecl, Subscribe, TypeRef,
+  Arm, CallDecl, EntityDecl, EventDecl, Expr, FlowFile, Handler, Ident, Param, Range, Statement, StateDecl, Subscribe, TypeRef,
 } from "../lang/ast.js";
 
 export type SymbolKind = "workflow" | "state" | "event" | "entity" | "field" | "eventParam" | "param" | "alias" | "let" | "handlerParam" | "fanOut" | "principal" | "milestone";
@@ -84,7 +84,8 @@ class Indexer {
   private readonly eventDecls = new Map<string, EventDecl>();
   private readonly entityDecls = new Map<string, EntityDecl>();
   private readonly aliases = new Map<string, Map<string, FlowSymbol>>();
-  private readonly subscribes = new Map<string, Map<string, Subscribe>>();
+  /** The members that declare each state's aliases: a `subscribe`, or (v0.5) a `call`. */
+  private readonly subscribes = new Map<string, Map<string, Subscribe | CallDecl>>();
   private readonly root: Scope = child(null);
 
   constructor(private readonly file: FlowFile) {}
@@ -106,9 +107,9 @@ class Indexer {
     for (const s of f.states) {
       const sym = this.declare("state", s.name, s.range, null, null, `state:${s.name.name}`);
       const aliases = new Map<string, FlowSymbol>();
-      const subs = new Map<string, Subscribe>();
+      const subs = new Map<string, Subscribe | CallDecl>();
       for (const m of s.members) {
-        if (m.kind === "subscribe" && !aliases.has(m.alias.name)) {
+        if ((m.kind === "subscribe" || m.kind === "call") && !aliases.has(m.alias.name)) {
           const a = this.declare("alias", m.alias, m.range, s.name.name, null, null, false);
           aliases.set(m.alias.name, a);
           subs.set(m.alias.name, m);
@@ -133,6 +134,7 @@ class Indexer {
         this.expr(a.body, scope, 0);
       }
     }
+    if (f.returns) this.ref("event", f.returns.name, f.returns.range); // v0.5 Results
     for (const s of f.states) this.state(s);
     for (const m of f.maps) {
       this.ref("event", m.from.name, m.from.range);
@@ -238,9 +240,11 @@ class Indexer {
     const scope = this.stateScope(state);
     const fanOuts = new Map<string, FlowSymbol>();
     for (const m of s.members) {
-      if (m.kind !== "subscribe") continue;
-      this.ref("event", m.event.name, m.event.range);
-      for (const p of m.params) this.ref("eventParam", p.name, p.range, m.event.name);
+      if (m.kind !== "subscribe" && m.kind !== "call") continue;
+      if (m.kind === "subscribe") {
+        this.ref("event", m.event.name, m.event.range);
+        for (const p of m.params) this.ref("eventParam", p.name, p.range, m.event.name);
+      } else if (m.returns) this.ref("event", m.returns.name, m.returns.range); // v0.5 calls
       let base = scope;
       if (m.forEach !== null) {
         this.expr(m.forEach.iterable, scope, 0);
@@ -252,7 +256,7 @@ class Indexer {
       for (const setting of m.settings) {
         if (setting.kind === "after") for (const a of setting.aliases) this.aliasRef(state, a);
         else if (setting.kind === "candidates") for (const e of setting.matchers) this.expr(e, base, 0);
-        else if (setting.kind === "requires") {
+        else if (setting.kind === "requires" && m.kind === "subscribe") {
           const params = this.eventParamScope(m.event.name, base);
           this.expr(setting.expr, params, 0);
           if (setting.wording) this.expr(setting.wording, params, 0);
@@ -264,6 +268,7 @@ class Indexer {
     for (const m of s.members) {
       switch (m.kind) {
         case "subscribe":
+        case "call":
           break;
         case "enter":
           this.statements(m.body, scope, 0);
@@ -273,7 +278,8 @@ class Indexer {
           this.statements(m.body, scope, 0);
           break;
         case "on":
-        case "onExpired": {
+        case "onExpired":
+        case "onFailed": {
           this.aliasRef(state, m.alias);
           let hs = child(scope);
           const fan = fanOuts.get(m.alias.name);
@@ -281,7 +287,8 @@ class Indexer {
           if (m.kind === "on") {
             hs = child(hs);
             const sub = this.subscribes.get(state)?.get(m.alias.name);
-            const eventParams = sub ? this.eventDecls.get(sub.event.name)?.params ?? [] : [];
+            const eventName = sub?.kind === "subscribe" ? sub.event.name : sub?.returns?.name;
+            const eventParams = eventName ? this.eventDecls.get(eventName)?.params ?? [] : [];
             m.params.forEach((p, i) => {
               if (hs.names.has(p.name)) return;
               hs.names.set(p.name, this.declare("handlerParam", p, p.range, state, eventParams[i]?.type ?? null, null, false));

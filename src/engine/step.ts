@@ -46,6 +46,11 @@ export interface RunRecord {
   input: Record<string, unknown>;
   milestones: string[];
   finishedAt: Date | null;
+  /**
+   * v0.5 Results: the fields of the last `result { … }` that ran (their JSON form; column
+   * `runs.result`, sealed like the input); null or absent while none has run.
+   */
+  result?: Record<string, unknown> | null;
 }
 
 /**
@@ -290,6 +295,7 @@ export class Step implements World {
       input: sealer.unsealJson(r.input) as Record<string, unknown>,
       milestones: (r.milestones as string[] | null) ?? [],
       finishedAt: jsonDate(r.finished_at),
+      result: r.result === null || r.result === undefined ? null : (sealer.unsealJson(r.result) as Record<string, unknown>),
     };
     const slots: SlotRecord[] = read.slots.map((row) => {
       const slot = workflow.states[row.state as string]?.slots.find((s) => s.alias === row.alias);
@@ -497,6 +503,25 @@ export class Step implements World {
     this.changedCalls.add(call.id);
   }
 
+  /** Whether a `result { … }` ran in this step (v0.5 Results): `runs.result` is written at flush. */
+  private resultChanged = false;
+
+  /**
+   * `result { … }` (v0.5 Results; interpreter.ts World.setResult): the fields replace the run's
+   * pending result; written at flush, so kept only if the step commits.
+   */
+  setResult(fields: Record<string, unknown>): void {
+    this.run.result = fields;
+    this.resultChanged = true;
+  }
+
+  /** Writes `runs.result` when a `result { … }` ran in this step (same transaction as the step's write). */
+  private async writeResult(): Promise<void> {
+    if (!this.resultChanged) return;
+    const sealed = JSON.stringify(this.services.sealer.sealJson(this.run.result ?? null));
+    await this.services.tx.$executeRawUnsafe("UPDATE runs SET result = $2::jsonb WHERE id = $1::uuid", this.run.id, sealed);
+  }
+
   addHistory(kind: string, data: Record<string, unknown> = {}): void {
     this.history.push({ kind, data });
   }
@@ -513,6 +538,7 @@ export class Step implements World {
     await this.withdrawDeadLinkMessages(links);
     const { write, endedLinks } = this.buildWrite(applied, links);
     await writeStep(this.services.tx, write);
+    await this.writeResult();
     await writeWithdrawn(this.services.tx, this.run.id, this.withdrawnMail, this.withdrawnDeliveries);
     // replyTo / cc (issue 19) are set after the write, in the same transaction, only when some mail
     // has them: the write function and its cost for every other step stay as they are.
@@ -576,6 +602,9 @@ export class Step implements World {
       prior = db.$transaction ? await db.$transaction(both) : await both(this.services.tx);
     }
     if (prior !== null) return prior;
+    // v0.5 Results: a result set by the start's own step (a run that finishes at once) follows the
+    // start's one statement; before it lands the run reads as finished with {state} only.
+    await this.writeResult();
     await writeWithdrawn(this.services.tx, this.run.id, this.withdrawnMail, this.withdrawnDeliveries);
     this.queueJobs();
     return null;

@@ -27,6 +27,8 @@ import { openApiDocument } from "./openapi.js";
 import { problemMiddleware } from "./problems.js";
 import { redisRateLimit } from "./rate-limit.js";
 import { runsApiRouter } from "./runs-api.js";
+import { runResultRouter } from "./run-result.js";
+import { RunEndWaiters } from "../engine/run-end.js";
 import { receiptsRouter } from "./receipts.js";
 import { consoleGate, consoleRouter } from "./console/index.js";
 import { taskRouter } from "./task/index.js";
@@ -102,7 +104,9 @@ export function createWebApp(rt: Runtime): WebApp {
     ctx.body = openApiDocument(rt.config.baseUrl);
   });
 
-  const routers = [ops, callbackRouter(rt, rateLimit), adminRouter(rt), endpointsRouter(rt), slackRouter(rt), runsApiRouter(rt), receiptsRouter(rt), consoleRouter(rt), taskRouter(rt), mcpRouter(rt), inboxRouter(rt), identityRouter(rt)];
+  // v0.5 Results: one subscription per web process for the result long-polls (engine/run-end.ts)
+  const runEndWaiters = new RunEndWaiters(rt.config);
+  const routers = [ops, runResultRouter(rt, runEndWaiters), callbackRouter(rt, rateLimit), adminRouter(rt), endpointsRouter(rt), slackRouter(rt), runsApiRouter(rt), receiptsRouter(rt), consoleRouter(rt), taskRouter(rt), mcpRouter(rt), inboxRouter(rt), identityRouter(rt)];
   for (const router of routers) app.use(router.routes());
   app.use(unmatchedRoute(routers));
 
@@ -148,6 +152,7 @@ export function createWebApp(rt: Runtime): WebApp {
         clearTimeout(timer);
       }
       limiterRedis.disconnect();
+      runEndWaiters.close();
     },
   };
 }

@@ -187,9 +187,21 @@ export function openApiDocument(baseUrl: string) {
         parameters: [{ name: "id", in: "path", required: true, schema: { type: "string", format: "uuid" } }],
         get: {
           summary:
-            "A run: {id, workflow, version, state, status, entities, slots, timers, incidents, history}; never a token. timers: the scheduled timers of the current state, [{index, schedule, next}]. Each slot shows a fanned-out slot's element value (elementValue) beside its index (element); answeredBy: who completed it ({via: \"link\"}, {via: \"principal\", id, email} or {via: \"slack\", id, email}; null while not completed), also on the history's event entries; history records every end of a link (link-retired, link-burned, link-dead with reason)",
+            "A run: {id, workflow, version, state, status, entities, slots, timers, incidents, history}; never a token. timers: the scheduled timers of the current state, [{index, schedule, next}]. Each slot shows a fanned-out slot's element value (elementValue) beside its index (element); answeredBy: who completed it ({via: \"link\"}, {via: \"principal\", id, email} or {via: \"slack\", id, email}; null while not completed), also on the history's event entries; history records every end of a link (link-retired, link-burned, link-dead with reason); result (v0.5): {state, …fields} once finished, else null",
           security: admin,
           responses: responses({ "200": jsonOk("The run") }, ["unauthorized", "not-found"]),
+        },
+      },
+      "/api/runs/{id}/result": {
+        parameters: [
+          { name: "id", in: "path", required: true, schema: { type: "string", format: "uuid" } },
+          { name: "waitSeconds", in: "query", required: false, schema: { type: "integer", minimum: 0, maximum: 60, default: 0 } },
+        ],
+        get: {
+          summary:
+            "The run's result (v0.5): 200 {id, status, state, result} once the run has ended (finished or cancelled; result is {state, …fields of the last result { … }} when finished, null when cancelled); while it runs, waits up to waitSeconds for it to end, then 202 {id, status: \"running\"}. Waiters cost no worker and no database polling",
+          security: admin,
+          responses: responses({ "200": jsonOk("The ended run and its result"), "202": jsonOk("Still running") }, ["invalid-query", "unauthorized", "not-found"]),
         },
       },
       "/api/runs/{id}/outbox": {

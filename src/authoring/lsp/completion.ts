@@ -13,7 +13,12 @@
  * | a line of a `subscribe … { }` block      | the setting names (`Candidates:` …, `each { }`) |
  * | in `send message … { }`                 | its fields (`text:`, `link:`, `label:`, `answer:`) |
  * | after `answer:` in `send message … { }` | the slot aliases of the enclosing state (v0.4) |
- * | after `x.`                              | x's fields (entity), `done`/`count`/`CallbackUrl()`/`TaskUrl()` (slot), a principal's members |
+ * | after `x.`                              | x's fields (entity), `done`/`count`/`CallbackUrl()`/`TaskUrl()` (slot), `done`/`count`/`error`/`status`/`attempts` (a call's slot, v0.5), a principal's members |
+ * | after `on x.`                           | `expired`, and `failed` for a call (v0.5)  |
+ * | after `call`                            | `http "…"`, `task "…"`, `workflow …` (v0.5) |
+ * | after `returns`                         | the events (v0.5)                          |
+ * | a line of a `call … { }` block          | the call settings (`Method:` … `Input { }` …) (v0.5) |
+ * | after `Method:`                         | GET, POST, PUT, PATCH, DELETE (v0.5)       |
  * | after `:` in a declaration, in `list<`  | the types (scalars and entities)           |
  * | elsewhere                               | keywords, builtins, the names in scope     |
  */
@@ -29,7 +34,21 @@ const KEYWORDS = [
   "default", "milestone", "let", "send", "email", "to", "drop", "slot", "if", "else", "map", "true", "false", "null", "expired",
   // v0.3: timers (issue 19) and deliveries through endpoints (issue 18)
   "after", "every", "webhook", "message",
+  // v0.5: calls and results
+  "call", "http", "task", "returns", "result", "failed",
 ];
+/** The settings of a `call … { }` block (v0.5; docs/language.md section 16). */
+const CALL_SETTINGS: { name: string; detail: string; block?: true }[] = [
+  { name: "Method", detail: "call http: GET, POST, PUT, PATCH or DELETE (default POST)" },
+  { name: "Path", detail: "call http: string appended to the endpoint's URL" },
+  { name: "Input", detail: "the JSON object sent: Input { name: expr, … }", block: true },
+  { name: "Timeout", detail: "duration per attempt (http 30s, task 5m)" },
+  { name: "Attempts", detail: "int ≥ 1, attempts in all (default 3)" },
+  { name: "After", detail: "slot setting" },
+  { name: "Deadline", detail: "slot setting" },
+  { name: "Quorum", detail: "int: a fanned-out call is done once this many elements are answered" },
+];
+const HTTP_METHODS = ["GET", "POST", "PUT", "PATCH", "DELETE"];
 const SETTINGS = ["Candidates", "Requires", "After", "Deadline", "Title", "Intro", "Quorum", "Forwardable"];
 /** Completion details of settings that need a word more than "slot setting". */
 const SETTING_DETAIL: Record<string, string> = { Quorum: "int: a fanned-out slot is done once this many elements are completed" };
@@ -80,6 +99,32 @@ export function completion(a: Analysis, pos: Position): CompletionItem[] {
   };
 
   if (/->\s*[A-Za-z_0-9]*$/.test(before)) return symbols("state").map((s) => item(s.name, CompletionItemKind.Class, "state"));
+  // v0.5 calls and results
+  const onDot = /^\s*on\s+([A-Za-z_][A-Za-z_0-9]*)\s*\.\s*[A-Za-z_]*$/.exec(before);
+  if (onDot) {
+    const outcomes = [item("expired", CompletionItemKind.Keyword, "runs when the slot's Deadline passes")];
+    if (isCallAlias(a, stateName, onDot[1])) outcomes.push(item("failed", CompletionItemKind.Keyword, "runs when the call fails for good (x.error, x.status)"));
+    return outcomes;
+  }
+  if (/^\s*call\s+[A-Za-z_]*$/.test(before)) {
+    return [
+      { ...item("http", CompletionItemKind.Keyword, "an endpoint of kind http"), insertText: 'http "$1" as $2', insertTextFormat: InsertTextFormat.Snippet },
+      { ...item("task", CompletionItemKind.Keyword, "a task type served by your workers"), insertText: 'task "$1" as $2', insertTextFormat: InsertTextFormat.Snippet },
+      { ...item("workflow", CompletionItemKind.Keyword, "a deployed workflow: a child run"), insertText: "workflow $1 as $2", insertTextFormat: InsertTextFormat.Snippet },
+    ];
+  }
+  if (/\breturns\s+[A-Za-z_0-9]*$/.test(before)) return symbols("event").map((s) => item(s.name, CompletionItemKind.Event, "event"));
+  if (inner?.head[0]?.image === "call" && /\bMethod\s*:\s*[A-Za-z]*$/.test(before)) return HTTP_METHODS.map((m) => item(m, CompletionItemKind.EnumMember, "HTTP method"));
+  if (inner?.head[0]?.image === "call" && /^\s*[A-Za-z_]*$/.test(before)) {
+    return [
+      ...CALL_SETTINGS.map((s) => ({
+        ...item(s.name, CompletionItemKind.Property, s.detail),
+        insertText: s.block ? `${s.name} { $0 }` : `${s.name}: `,
+        ...(s.block ? { insertTextFormat: InsertTextFormat.Snippet } : {}),
+      })),
+      { ...item("each", CompletionItemKind.Property, "runs once per element of a fanned-out call"), insertText: "each {\n\t$0\n}", insertTextFormat: InsertTextFormat.Snippet },
+    ];
+  }
   if (/^\s*on\s+[A-Za-z_0-9]*$/.test(before) || /\bdrop\s+slot\s+[A-Za-z_0-9]*$/.test(before) || /^\s*After\s*:[\sA-Za-z_0-9,]*$/.test(before)) {
     return aliases();
   }
@@ -138,6 +183,16 @@ function members(a: Analysis, path: string[], offset: number, stateName: string 
   if (!index) return [];
   const [head, ...rest] = path;
   const state = index.find("state", stateName ?? "");
+  if (rest.length === 0 && isCallAlias(a, stateName, head)) {
+    // v0.5: a call's slot has no link and no task page
+    return [
+      { label: "done", kind: CompletionItemKind.Property, detail: "bool: the call is answered" },
+      { label: "count", kind: CompletionItemKind.Property, detail: "int: how many of its calls (elements) are answered" },
+      { label: "error", kind: CompletionItemKind.Property, detail: "string?: why the call failed (a string inside on x.failed)" },
+      { label: "status", kind: CompletionItemKind.Property, detail: "int?: the last HTTP status" },
+      { label: "attempts", kind: CompletionItemKind.Property, detail: "int: attempts made so far" },
+    ];
+  }
   if (rest.length === 0 && state?.children.some((s) => s.kind === "alias" && s.name === head)) {
     return [
       { label: "done", kind: CompletionItemKind.Property, detail: "bool: the slot is completed" },
@@ -161,4 +216,10 @@ function members(a: Analysis, path: string[], offset: number, stateName: string 
   if (!type || type.name === "list") return [];
   const entity = index.find("entity", type.name);
   return (entity?.children ?? []).map((f) => ({ label: f.name, kind: CompletionItemKind.Field, detail: f.type ? a.good!.slice(f.type.range) : undefined }));
+}
+
+/** Whether `alias` is declared by a `call` in state `stateName` (v0.5), per the last tree that parsed. */
+function isCallAlias(a: Analysis, stateName: string | undefined, alias: string): boolean {
+  const state = a.good?.ast?.states.find((s) => s.name.name === stateName);
+  return state?.members.some((m) => m.kind === "call" && m.alias.name === alias) ?? false;
 }

@@ -50,10 +50,46 @@ const SLOT_MEMBERS: Record<string, { signature: string; text: string }> = {
     signature: "x.TaskUrl(): string",
     text: "The URL of x's task page in the inbox (`/inbox/tasks/{runId}/{alias}`, `?element=N` inside `each`). Not a credential: it may go in any mail; allowed on a closed slot too.",
   },
+  // v0.5 calls (docs/language.md section 16)
+  error: {
+    signature: "x.error: string?",
+    text: "Of a call: why it failed, in words (`HTTP 422 from credit-bureau`, `timeout after 10s (5 attempts)`); a `string` inside `on x.failed`, null until the call failed elsewhere.",
+  },
+  status: { signature: "x.status: int?", text: "Of a call: the last HTTP status it got; null when none." },
+  attempts: { signature: "x.attempts: int", text: "Of a call: the attempts made so far." },
 };
 
-/** Hover of the v0.4 settings `Quorum: k` and `each { … }`. */
+/** Hover of the v0.5 call and result words (docs/language.md section 16). */
+const CALL_WORDS: Record<string, { signature: string; text: string; follows: RegExp }> = {
+  call: {
+    signature: "call http \"endpoint\" | task \"type\" | workflow Name as x [returns E] { … }",
+    text: "A slot that a machine answers: the call starts after the step that opens the slot commits; its answer completes x through the same path as a deposit (`on x(…)`), a failure runs `on x.failed`, a Deadline `on x.expired`.",
+    follows: /^\s+(http|task|workflow)\b/,
+  },
+  returns: {
+    signature: "returns E",
+    text: "After a call's alias: the event whose parameters the answer carries (read by name; extra properties dropped). After a workflow's parameters: the run's result, set by `result { … }`.",
+    follows: /^\s+[A-Za-z_]/,
+  },
+  result: {
+    signature: "result { name: expr, … }",
+    text: "Sets the run's result: the fields of the workflow's `returns` event. The last one that runs before the run finishes counts; a finished run's result is `{state, …fields}`.",
+    follows: /^\s*\{/,
+  },
+  failed: {
+    signature: "on x.failed",
+    text: "Runs when call x fails for good (attempts spent, a non-retryable status, an answer not of the declared shape, a child run cancelled); `x.error` and `x.status` say why.",
+    follows: /^/,
+  },
+};
+
+/** Hover of the v0.4 settings `Quorum: k` and `each { … }`, and the v0.5 call settings. */
 const SETTING_HOVER: Record<string, { signature: string; text: string; follows: RegExp }> = {
+  Method: { signature: "Method: GET | POST | PUT | PATCH | DELETE", text: "`call http` only: the request's method (default POST; no body for GET and DELETE).", follows: /^\s*:/ },
+  Path: { signature: "Path: string", text: "`call http` only: a path and query appended to the endpoint's URL (it never changes the host).", follows: /^\s*:/ },
+  Input: { signature: "Input { name: expr, … }", text: "A call's JSON object: the request body, the task's input, or the child run's input (checked like a start when the call starts).", follows: /^\s*\{/ },
+  Timeout: { signature: "Timeout: duration", text: "Per attempt (http default 30s; task 5m, its lease). Not on `call workflow`: bound a child with Deadline.", follows: /^\s*:/ },
+  Attempts: { signature: "Attempts: int", text: "Attempts in all, at least 1 (default 3; workflow 1). Retries back off exponentially with full jitter, never past Deadline.", follows: /^\s*:/ },
   Quorum: {
     signature: "Quorum: int",
     text: "Only on a fanned-out slot: it is done once this many elements are completed; the others are then cancelled, their links dead (`quorum-reached`). 1 ≤ k ≤ the elements, checked when the slots are created.",
@@ -109,6 +145,7 @@ export function hover(a: Analysis, pos: Position): Hover | null {
     const builtin = BUILTINS.get(word);
     const slotMember = SLOT_MEMBERS[word];
     const setting = SETTING_HOVER[word];
+    const callWord = Object.hasOwn(CALL_WORDS, word) ? CALL_WORDS[word] : undefined;
     if (builtin && /^\s*\(/.test(a.text.slice(e)) && a.text[s - 1] !== ".") {
       parts.push(`(builtin) \`${builtin.name}\`\n\n\`\`\`flow\n${builtin.signature}\n\`\`\`${builtin.matcher ? "\n\nA matcher: only in `Candidates`." : ""}`);
       range = { start: a.position(s), end: a.position(e) };
@@ -117,6 +154,9 @@ export function hover(a: Analysis, pos: Position): Hover | null {
       range = { start: a.position(s), end: a.position(e) };
     } else if (setting && setting.follows.test(a.text.slice(e, e + 8))) {
       parts.push(`(slot setting) \`${setting.signature}\`\n\n${setting.text}`);
+      range = { start: a.position(s), end: a.position(e) };
+    } else if (callWord && callWord.follows.test(a.text.slice(e, e + 12)) && (word !== "failed" || /\.\s*$/.test(a.text.slice(Math.max(0, s - 8), s)))) {
+      parts.push(`(keyword) \`${callWord.signature}\`\n\n${callWord.text}`);
       range = { start: a.position(s), end: a.position(e) };
     }
   }

@@ -55,6 +55,12 @@ export interface EngineDeps {
   limits?: Limits;
   /** The receipt keys (receipts/keys.ts); absent: completions carry no receipt. */
   receiptKeys?: ReceiptKeySource;
+  /**
+   * Called with a run's id after the step that ended it (finished or cancelled) committed (v0.5
+   * Results: run-end.ts publishes it to the waiters of `GET /api/runs/{id}/result`). Never awaited
+   * for the outcome; absent: nobody is told.
+   */
+  runEnded?: (runId: string) => void;
 }
 
 export interface Applied {
@@ -112,6 +118,7 @@ async function applyStart(deps: EngineDeps, cmd: Extract<Command, { kind: "start
   }
   const prior = await result.step.flushStart({ id: cmd.commandId, kind: cmd.kind, outcome: result.outcome });
   if (prior !== null) return { outcome: prior as Outcome, queuedMail: [] };
+  if (result.step.run.status !== "running") deps.runEnded?.(result.step.run.id);
   return { outcome: result.outcome, queuedMail: result.step.queuedMail, queuedDeliveries: result.step.queuedDeliveries, queuedCalls: result.step.queuedCalls, cancelledCalls: result.step.cancelledCalls };
 }
 
@@ -119,6 +126,7 @@ async function applyStart(deps: EngineDeps, cmd: Extract<Command, { kind: "start
 export async function applyCommand(deps: EngineDeps, cmd: Command): Promise<Applied> {
   if (cmd.kind === "start") return applyStart(deps, cmd);
   let fault: RuntimeFault | null = null;
+  let ended = false;
   const applied = await deps.db.$transaction(async (tx) => {
     const services = { tx, sealer: deps.sealer, baseUrl: deps.baseUrl, limits: deps.limits, lifecycles: LIFECYCLES, receiptKeys: deps.receiptKeys };
     const read = await readStep(tx, cmd.runId, cmd.commandId, cmd.kind === "deposit" || cmd.kind === "forward" ? cmd.linkId : null);
@@ -154,10 +162,13 @@ export async function applyCommand(deps: EngineDeps, cmd: Command): Promise<Appl
     }
     if (result.outcome.ok && result.step) {
       await result.step.flush({ id: cmd.commandId, kind: cmd.kind, outcome: result.outcome });
+      ended = read.run.status === "running" && result.step.run.status !== "running";
       return { outcome: result.outcome, queuedMail: result.step.queuedMail, queuedDeliveries: result.step.queuedDeliveries, queuedCalls: result.step.queuedCalls, cancelledCalls: result.step.cancelledCalls };
     }
     return { outcome: result.outcome, queuedMail: [] };
   }, TX_OPTIONS);
+  // v0.5 Results: after commit, so a waiter woken by it reads the ended run
+  if (ended) deps.runEnded?.(cmd.runId);
   if (fault) deps.log?.warn({ command: cmd.kind, runId: cmd.runId, err: redactTokens((fault as RuntimeFault).message) }, "handler failed; step discarded");
   return applied;
 }

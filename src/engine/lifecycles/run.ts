@@ -47,6 +47,9 @@ export function enterState(step: Step, stateName: string, first = false): void {
     step.run.status = "finished";
     step.run.finishedAt = step.now;
     step.addHistory("run-finished", { state: stateName });
+    // v0.5 Results: a workflow that declares `returns` and finishes without a result is recorded
+    // (a parent's call of it fails on this: "child finished in state X without a result")
+    if (step.workflow.returns && !step.run.result) step.addHistory("result-missing", { state: stateName, returns: step.workflow.returns });
     return;
   }
   afterHandler(step);

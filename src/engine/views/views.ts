@@ -77,7 +77,23 @@ export async function showRun(db: Db, sealer: Sealer, runId: string) {
     history: run.history.map((h) => ({ at: h.at, kind: h.kind, data: redactForOutput(h.data, sealer) })),
     createdAt: run.createdAt,
     finishedAt: run.finishedAt,
+    /**
+     * v0.5 Results: once finished, `{state: "<terminal state>", …fields of the last result { … }}`
+     * (without `returns`, or without a result having run, `{state}`); null while running or when
+     * cancelled. Links in it are redacted like any output.
+     */
+    result: runResult(run.status, run.state, run.result === null ? null : redactForOutput(run.result, sealer)),
   };
+}
+
+/**
+ * A run's result as the API shows it (v0.5 Results): `{state, …fields}` once `finished`, else null.
+ * `fields` is the (redacted) JSON of `runs.result`; a `state` key in it never wins over the state.
+ */
+export function runResult(status: string, state: string, fields: unknown): Record<string, unknown> | null {
+  if (status !== "finished") return null;
+  const own = fields && typeof fields === "object" && !Array.isArray(fields) ? (fields as Record<string, unknown>) : {};
+  return { ...own, state };
 }
 
 export type RunView = NonNullable<Awaited<ReturnType<typeof showRun>>>;
