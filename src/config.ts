@@ -15,7 +15,7 @@
  * | SLOTFLOW_QUEUE_PREFIX | queuePrefix (BullMQ key prefix) | slotflow |
  * | SLOTFLOW_DEPOSIT_WAIT_MS | depositWaitMs (how long the web process waits for a worker) | 10000 |
  * | SLOTFLOW_CALLBACK_BODY_LIMIT_BYTES | callbackBodyLimitBytes | 65536 |
- * | SLOTFLOW_RATE_LIMIT_PER_MINUTE | rateLimitPerMinute (callback posts and responder-page GETs per client IP) | 600 |
+ * | SLOTFLOW_RATE_LIMIT_PER_MINUTE | rateLimitPerMinute (callback posts and responder-page GETs per client IP; the same budget, counted apart, for sign-in, task POSTs, raises and Slack interactions: web/door-limits.ts) | 600 |
  * | SLOTFLOW_SWEEP_INTERVAL_MS | sweepIntervalMs | 1000 |
  * | SLOTFLOW_WORKER_CONCURRENCY | workerConcurrency (jobs per worker process) | 8 |
  * | SLOTFLOW_TRUST_PROXY | trustProxyHops: how many proxies in front of the web process append to X-Forwarded-For; the client is the address the outermost trusted one saw (`1`: one proxy; issue 28 item 4) | 0 (off: the socket's address) |

@@ -28,6 +28,7 @@ import { bindClusterMetrics, countDeposits, registry } from "./metrics.js";
 import { openApiDocument } from "./openapi.js";
 import { problemMiddleware } from "./problems.js";
 import { redisRateLimit, type RateLimit } from "./rate-limit.js";
+import { doorLimits } from "./door-limits.js";
 import { runsApiRouter } from "./runs-api.js";
 import { runResultRouter } from "./run-result.js";
 import { RunEndWaiters } from "../engine/run-end.js";
@@ -122,6 +123,8 @@ export function createWebApp(rt: Runtime): WebApp {
   app.use(problemMiddleware(rt.log));
   app.use(honestStatus());
   app.use(requireHost());
+  // sign-in, task POSTs, the raise API and Slack interactions: limited as the callback endpoint is (issue 38)
+  app.use(doorLimits(limiterRedis, rt.config.rateLimitPerMinute, rt.config.queuePrefix, rt.log));
   app.use(dashboardMiddleware(rt.queues, rt.config.adminToken));
   app.use(consoleGate(rt));
 

@@ -42,8 +42,13 @@ interface Local {
 
 const MAX_LOCAL_CLIENTS = 10_000;
 
-export function redisRateLimit(redis: RedisClient, pointsPerMinute: number, keyPrefix: string): RateLimit {
-  const limiter = new RateLimiterRedis({ storeClient: redis, points: pointsPerMinute, duration: 60, keyPrefix: `${keyPrefix}:ratelimit:callback`, rejectIfRedisNotReady: true });
+/**
+ * A per-client limiter of `pointsPerMinute` requests per 60 s, counted under
+ * `{keyPrefix}:ratelimit:{name}` (`callback` for the callback endpoint; each door of
+ * door-limits.ts has its own name, so its budget is its own).
+ */
+export function redisRateLimit(redis: RedisClient, pointsPerMinute: number, keyPrefix: string, name = "callback"): RateLimit {
+  const limiter = new RateLimiterRedis({ storeClient: redis, points: pointsPerMinute, duration: 60, keyPrefix: `${keyPrefix}:ratelimit:${name}`, rejectIfRedisNotReady: true });
   const lease = leaseSize(pointsPerMinute);
   const local = new Map<string, Local>();
 
