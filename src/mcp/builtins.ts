@@ -5,7 +5,9 @@
  * minted in its state's `enter` and sent to `recipient`: mailed to an address (`channel` null or
  * "email"), or posted with `send message` to the endpoint named `recipient` (`channel`
  * "endpoint": webhook, slack or teams, src/endpoints). The person answers on the responder page
- * (or POSTs JSON to the link); the answer is kept on the run's tracked row `ask`, so it is read
+ * (or POSTs JSON to the link) — only through the link: the slot has no `Candidates`, so since v0.5
+ * no signed-in principal may answer it (lang/slot-access.ts; issue 38 M2); the answer is kept on
+ * the run's tracked row `ask`, so it is read
  * back from PostgreSQL (tools.ts answerOf) by whichever process asks, after any restart.
  *
  * Names: a source declares an identifier (no dot); these are deployed under `slotflow.` + their

@@ -2,7 +2,8 @@
  * `POST /mcp` (issue 33 item 1): the MCP server over Streamable HTTP on the web process, stateless
  * (a fresh server and transport per request, no session: any web process behind a load balancer
  * can answer any request). Bearer: SLOTFLOW_MCP_TOKEN when set, else the admin token; 401 before
- * the body is read. A tool call that waits streams its progress notifications as server-sent
+ * the body is read. A JSON-RPC batch (a JSON array) is refused 400 with a JSON-RPC error
+ * (-32600), before any of it runs. A tool call that waits streams its progress notifications as server-sent
  * events on the request's response; closing the request ends the wait (the tool returns
  * `waiting`; get_answer resumes). Bodies: JSON, at most 1 MiB (request-body.ts).
  *
@@ -76,6 +77,13 @@ export function mcpRouter(rt: Runtime): Router {
     const [token, variable] = rt.config.mcpToken ? [rt.config.mcpToken, "SLOTFLOW_MCP_TOKEN"] : [rt.config.adminToken, "SLOTFLOW_ADMIN_TOKEN"];
     requireToken(ctx.get("authorization"), token, variable);
     const body = await readBody(ctx, "json", BODY_LIMIT_BYTES, rt.config.limits.maxInputDepth);
+    // A JSON-RPC batch is refused (interfaces.md "Security, round two"): one request, one tool
+    // call, so the per-request limits hold for each (a batch carried 20 mails in one request).
+    if (Array.isArray(body)) {
+      ctx.status = 400;
+      ctx.body = { jsonrpc: "2.0", error: { code: -32600, message: "Invalid Request: JSON-RPC batches are not accepted here; send one request per HTTP request." }, id: null };
+      return;
+    }
     const gone = new AbortController();
     const server = createMcpServer(rt, gone.signal);
     const transport = new StreamableHTTPServerTransport({ sessionIdGenerator: undefined });

@@ -94,6 +94,10 @@ const answerOutput = {
     answer: { type: "string", description: "ask_human: the person's answer (one of choices when choices were given)." },
     comment: { type: ["string", "null"], description: "The person's optional comment." },
     answeredAt: { type: "string", description: "When the person answered (RFC 3339)." },
+    answeredBy: {
+      type: ["object", "null"],
+      description: "Who answered: {via: \"link\"} through the link sent to `to` (for an address, the only way), or {via: \"principal\" | \"slack\", id, email} for a signed-in person.",
+    },
   },
   required: ["status", "runId"],
 } as const;
@@ -284,9 +288,11 @@ export function answerOf(view: RunView): Json | null {
   const slot = view.slots.find((s) => s.alias === builtin.alias && s.status === "completed");
   const answeredAt = slot?.closedAt instanceof Date ? slot.closedAt.toISOString() : String(slot?.closedAt ?? "");
   const comment = typeof ask.comment === "string" ? ask.comment : null;
+  // who answered (the slot's answeredBy): an agent can tell the link's holder from anyone else
+  const answeredBy = (slot?.answeredBy ?? null) as Json | null;
   return builtin.name === REQUEST_APPROVAL
-    ? { status: "answered", runId, approved: ask.approved === true, comment, answeredAt }
-    : { status: "answered", runId, answer: String(ask.answer ?? ""), comment, answeredAt };
+    ? { status: "answered", runId, approved: ask.approved === true, comment, answeredAt, answeredBy }
+    : { status: "answered", runId, answer: String(ask.answer ?? ""), comment, answeredAt, answeredBy };
 }
 
 const sleep = (ms: number, signal: AbortSignal) =>

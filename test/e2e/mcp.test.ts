@@ -16,7 +16,7 @@ import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js"
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 import { CallToolResultSchema, CreateTaskResultSchema, McpError } from "@modelcontextprotocol/sdk/types.js";
 import { dropDatabase } from "../helpers/db.js";
-import { postLink } from "../helpers/callback.js";
+import { postLink, principalJwt } from "../helpers/callback.js";
 import { cliEntry } from "../helpers/cli-entry.js";
 import { ADMIN_TOKEN, ROOT, eventually, printedLinks, request, startCluster, type Cluster } from "../helpers/server.js";
 
@@ -58,6 +58,15 @@ test.serial("POST /mcp without the token is 401, before anything else", async (t
   t.is(res.body.code, "unauthorized");
   const wrong = await request(cluster.baseUrl, "POST", "/mcp", { token: "nope", json: { jsonrpc: "2.0", id: 1, method: "tools/list" } });
   t.is(wrong.status, 401);
+});
+
+test.serial("a JSON-RPC batch of tool calls is refused 400 before any of it runs", async (t) => {
+  const before = await builtinRuns();
+  const call = (id: number) => ({ jsonrpc: "2.0", id, method: "tools/call", params: { name: "request_approval", arguments: { to: `b${id}@example.com`, title: "batch", waitSeconds: 0 } } });
+  const res = await request(cluster.baseUrl, "POST", "/mcp", { token: ADMIN_TOKEN, json: [call(1), call(2), call(3)], headers: { accept: "application/json, text/event-stream" } });
+  t.is(res.status, 400, res.text);
+  t.is(res.body.error.code, -32600);
+  t.is(await builtinRuns(), before, "nothing started");
 });
 
 test.serial("POST /mcp from a page on another site (Origin) or under a foreign Host on a loopback server is 403, even with the token", async (t) => {
@@ -113,11 +122,18 @@ test.serial("over HTTP: the tools, the built-ins, request_approval with progress
     );
     const link = await nextLink(before);
     await firstProgress; // within 15 s of the call (one every 10 s)
+    // issue 38 M2: a request to an address is answered only through the link — not by an insider
+    const runs = (await request(cluster.baseUrl, "GET", "/api/runs?workflow=slotflow.RequestApproval&status=running&limit=200", { token: ADMIN_TOKEN })).body.runs as { id: string }[];
+    for (const run of runs) {
+      const insider = await request(cluster.baseUrl, "POST", `/api/runs/${run.id}/slots/answer/events`, { token: await principalJwt("lee", ["legal", "admin"]), json: { approved: true, comment: null } });
+      t.is(insider.status, 403, insider.text);
+      t.is(insider.body.code, "not-a-candidate");
+    }
     const answer = await postLink(link, { approved: true, comment: "go ahead" });
     t.is(answer.status, 200, answer.text);
     const result = (await call) as any;
     t.falsy(result.isError, JSON.stringify(result));
-    t.like(result.structuredContent, { status: "answered", approved: true, comment: "go ahead" });
+    t.like(result.structuredContent, { status: "answered", approved: true, comment: "go ahead", answeredBy: { via: "link" } });
     t.true(!Number.isNaN(Date.parse(result.structuredContent.answeredAt)));
     t.true(progress.length >= 1);
     t.regex((progress[0] as any).message, new RegExp(`run ${result.structuredContent.runId}`), "every notification names the run, for get_answer");

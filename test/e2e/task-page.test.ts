@@ -243,9 +243,14 @@ test("The seed's rule 4: the same event is refused on the ordinary path by [Auth
   t.is(slot.status, "completed");
   t.deepEqual(slot.answeredBy, { via: "link", recipient: `${title}@example.test` });
   t.is(view.entities.job?.sanctioned, true);
+  // issue 38 L1: closed, the page still tells kate (who may not answer) nothing of the task or its answerer
   const closed = await call("GET", `/inbox/tasks/${runId}/sanction`, { jwt: staff });
-  t.is(closed.status, 200);
-  t.regex(closed.text, /Answered through its link at /);
+  t.is(closed.status, 403);
+  t.regex(closed.text, /data-refused="authorize-denied"/);
+  t.notRegex(closed.text, /Answered through its link/);
+  const boss = await call("GET", `/inbox/tasks/${runId}/sanction`, { jwt: await principalJwt("bo", ["staff", "boss"]) });
+  t.is(boss.status, 200);
+  t.regex(boss.text, /Answered through its link at /);
 });
 
 test("A fanned-out slot: each element has its own task page (?element=N) with its own candidates; answering one records who answered that element", async (t) => {
