@@ -32,6 +32,7 @@ export class RunEndWaiters {
   private subscriber: RedisClient | null = null;
   private readonly waiting = new Map<string, Set<Wake>>();
   private readonly channel: string;
+  private closed = false;
 
   constructor(private readonly config: RedisConfig & { queuePrefix: string }) {
     this.channel = runEndedChannel(config.queuePrefix);
@@ -68,7 +69,7 @@ export class RunEndWaiters {
     const deadline = Date.now() + ms;
     try {
       let value = await read();
-      while (!ended(value)) {
+      while (!ended(value) && !this.closed) {
         const left = deadline - Date.now();
         if (left <= 0) return value;
         let timer: NodeJS.Timeout | undefined;
@@ -81,7 +82,7 @@ export class RunEndWaiters {
         woken = new Promise<void>((resolve) => (wake = resolve));
         register();
         value = await read();
-        if (timedOut) return value;
+        if (timedOut || this.closed) return value;
       }
       return value;
     } finally {
@@ -97,7 +98,7 @@ export class RunEndWaiters {
 
   /** Opens the one subscription of this process (once). */
   subscribe(): void {
-    if (this.subscriber) return;
+    if (this.subscriber || this.closed) return;
     const sub = redisClient(this.config, { blocking: true });
     this.subscriber = sub;
     sub.on("error", () => undefined); // reconnects on its own; waits then end by their timers
@@ -115,8 +116,9 @@ export class RunEndWaiters {
     });
   }
 
-  /** Closes the subscription and wakes every waiter (each reads once and answers). */
+  /** Closes the subscription and wakes every waiter (each reads once and answers at once). */
   close(): void {
+    this.closed = true;
     const sub = this.subscriber;
     this.subscriber = null;
     this.wake();

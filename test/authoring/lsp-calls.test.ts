@@ -80,3 +80,16 @@ test("the new diagnostics reach the editor with their description", (t) => {
   const h = hover(a, { line: lines.length - 1, character: lines.at(-1)!.length - 1 });
   t.regex(h && typeof h.contents === "object" && "value" in h.contents ? h.contents.value : "", /FLOW374[\s\S]*attempts in all/);
 });
+
+test("quick fixes: Method in capitals, the nearest event after returns, the nearest parameter in result", async (t) => {
+  const { codeActions } = await import("../../src/authoring/lsp/features.js");
+  const fixes = (text: string, needle: string) => {
+    const a = new Analysis(URI, 1, text, null);
+    const lines = text.slice(0, text.indexOf(needle) + 1).split("\n");
+    const pos = { line: lines.length - 1, character: lines.at(-1)!.length };
+    return codeActions(a, { start: pos, end: pos }).map((c) => c.title);
+  };
+  t.deepEqual(fixes(CALLS.replace("Method: POST", "Method: post"), "post"), ["Change 'post' to 'POST'"]);
+  t.deepEqual(fixes(CALLS.replace("returns Scored {", "returns Scord {"), "Scord"), ["Change 'Scord' to 'Scored'"]);
+  t.deepEqual(fixes(CALLS.replace("result { score: score,", "result { scor: score,"), "scor:"), ["Change 'scor' to 'score'"]);
+});

@@ -267,6 +267,24 @@ export function codeActions(a: Analysis, range: { start: Position; end: Position
     const written = a.slice(d.range);
     let candidates: string[] = [];
     if (d.code === Codes.UnknownState) candidates = good.index.symbols.filter((s) => s.kind === "state").map((s) => s.name);
+    // v0.5: `returns` naming no event; a `result` field that is no parameter of the returns event
+    else if (d.code === Codes.UnknownReturns) candidates = good.index.symbols.filter((s) => s.kind === "event").map((s) => s.name);
+    else if (d.code === Codes.ResultFields && good.ast.returns) {
+      const event = good.index.find("event", good.ast.returns.name);
+      candidates = (event?.children ?? []).map((p) => p.name).filter((n) => n !== "state");
+    } else if (d.code === Codes.CallMethod) {
+      // `Method: post` → `POST`
+      const upper = written.replace(/^"|"$/g, "").toUpperCase();
+      if (["GET", "POST", "PUT", "PATCH", "DELETE"].includes(upper) && upper !== written) {
+        actions.push({
+          title: `Change '${written}' to '${upper}'`,
+          kind: CodeActionKind.QuickFix,
+          diagnostics: [toLsp(a, d)],
+          isPreferred: true,
+          edit: { changes: { [a.uri]: [{ range: a.range(d.range), newText: upper }] } },
+        });
+      }
+    }
     else if (d.code === Codes.UnknownAlias || d.code === Codes.AliasNotInScope) {
       const state = good.index.stateAt(d.range.start.offset);
       candidates = (state?.children ?? []).filter((s) => s.kind === "alias").map((s) => s.name);
