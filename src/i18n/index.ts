@@ -152,4 +152,4 @@ export function formatDateUtc(lang: string, d: Date): string {
 }
 
 /** The options the page script uses to write a date in the browser's time zone (same fields as formatDateUtc). */
-export const BROWSER_DATE_OPTIONS: Intl.DateTimeFormatOptions = { day: "numeric", month: "long", year: "numeric", hour: "2-digit", minute: "2-digit", timeZoneName: "short" };
+export const BROWSER_DATE_OPTIONS: Intl.DateTimeFormatOptions = { day: "numeric", month: "long", year: "numeric", hour: "2-digit", minute: "2-digit", hourCycle: "h23", timeZoneName: "short" };

@@ -34,6 +34,7 @@ import { requireAdmin } from "./auth.js";
 import { mcpRouter } from "../mcp/http.js";
 import { inboxRouter } from "./inbox/index.js";
 import { identityRouter } from "./identity/routes.js";
+import { addBrandLogoRoute } from "./brand-logo.js";
 
 export interface WebApp {
   app: Koa;
@@ -101,6 +102,8 @@ export function createWebApp(rt: Runtime): WebApp {
   ops.get("/api/openapi.json", (ctx) => {
     ctx.body = openApiDocument(rt.config.baseUrl);
   });
+  // issue 42: the brand's logo, from this origin (pages' CSP: img-src 'self' only with a logo)
+  addBrandLogoRoute(ops, rt.config.brand.logoFile);
 
   const routers = [ops, callbackRouter(rt, rateLimit), adminRouter(rt), endpointsRouter(rt), slackRouter(rt), runsApiRouter(rt), receiptsRouter(rt), consoleRouter(rt), taskRouter(rt), mcpRouter(rt), inboxRouter(rt), identityRouter(rt)];
   for (const router of routers) app.use(router.routes());

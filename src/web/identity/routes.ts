@@ -23,6 +23,7 @@ import { beginLogin, finishLogin, logoutUrl } from "./oidc.js";
 import { LOGIN_COOKIE, LOGIN_LIFETIME_S, endSession, readSession, seal, setCookie, startSession, unseal } from "./session.js";
 import { csrfOk, signedIn } from "./signed-in.js";
 import { setScriptlessPageHeaders } from "../page/headers.js";
+import { readerOf } from "../page/reader.js";
 
 const notFound = () => new RefusalError(refuse(RefusalCode.NotFound, "No such page."));
 
@@ -51,7 +52,7 @@ export function identityRouter(rt: Runtime): Router {
     const nonce = randomBytes(16).toString("base64");
     pageHeaders(ctx, nonce);
     ctx.status = status;
-    ctx.body = devSignInPage(nonce, csrf, returnTo, values, error ?? null);
+    ctx.body = devSignInPage(nonce, csrf, returnTo, values, error ?? null, readerOf(ctx, config));
   }
 
   router.get("/login", async (ctx) => {
