@@ -69,8 +69,8 @@ a { color: var(--accent); }
 footer { color: var(--muted); font-size: 0.8rem; margin-top: 2rem; }
 .brand { display: flex; align-items: center; gap: 0.6rem; margin: 0 0 0.5rem; font-weight: 600; overflow-wrap: anywhere; }
 .brand img { max-height: 2.5rem; max-width: 10rem; }
-nav.languages ul { list-style: none; display: flex; flex-wrap: wrap; gap: 0.25rem 0.9rem; margin: 0 0 0.75rem; padding: 0; font-size: 0.875rem; }
-nav.languages a { display: inline-block; min-height: 1.5rem; }
+nav.languages ul { list-style: none; display: flex; flex-wrap: wrap; gap: 0.25rem 0.9rem; margin: 2rem 0 0; padding: 0; font-size: 0.875rem; }
+nav.languages a { display: inline-block; min-height: 1.5rem; padding-block: 0.1rem; }
 nav.languages a[aria-current] { font-weight: 700; color: var(--fg); }
 time { unicode-bidi: isolate; }
 `;
@@ -118,8 +118,8 @@ export function pageShell(nonce: string, title: string, body: Html, opts: { read
 <body>
 <main>
 ${brandHeader(opts.reader)}
-${languageSwitcher(opts.reader)}
 ${body}
+${languageSwitcher(opts.reader)}
 ${opts.footer ? html`<footer>${opts.footer}</footer>` : null}
 </main>
 ${opts.script ? html`<script nonce="${nonce}">${raw(opts.script)}</script>` : null}
