@@ -60,6 +60,10 @@
  * | SLOTFLOW_OIDC_ROLES_CLAIM | oidc.rolesClaim: the claim holding roles, a dotted path (`realm_access.roles`, at most 8 steps) | roles |
  * | SLOTFLOW_DEV_SIGN_IN | devSignIn (`1`: the development sign-in at `/auth/login` when no SLOTFLOW_OIDC_ISSUER is set; refused with NODE_ENV=production and with a BASE_URL that is not a loopback address — issue 38 M3) | off (`npm start` sets it) |
  * | SLOTFLOW_SESSION_SECRET | sessionKeys: session cookie keys, comma-separated, newest first (the first seals, all open) | a dev value; required in production when SLOTFLOW_OIDC_ISSUER is set |
+ * | SLOTFLOW_DEFAULT_LANGUAGE | defaultLanguage: the pages' and slotflow's own mails' language when neither the slot, `?lang=` nor the browser's Accept-Language names an available one (issue 42; one of en, de, fr, es, ja, ar) | en |
+ * | SLOTFLOW_BRAND_NAME | brand.name: the organisation shown on every page ("Asked by …") and as the display name of mail From (issue 42) | unset: none shown; From as SLOTFLOW_MAIL_FROM |
+ * | SLOTFLOW_BRAND_LOGO | brand.logoFile: a PNG or SVG file shown on every page, served from slotflow's own origin at `/brand/logo.png` or `/brand/logo.svg` | unset: no logo |
+ * | SLOTFLOW_BRAND_COLOR | brand.color: the pages' accent, `#rgb` or `#rrggbb`; refused when its contrast on the page's white background is below WCAG AA (4.5:1) | unset: slotflow's blue |
  * | SLOTFLOW_TEST_DATABASE_URL | the testing kit's database (`kitDatabaseUrl()`), before DATABASE_URL | unset: the kit uses DATABASE_URL, and refuses to run when neither is set |
  *
  * Throws one `ConfigError` listing every problem at once (each naming its variable): malformed
@@ -75,6 +79,8 @@ import { randomBytes } from "node:crypto";
 import { MAX_JSON_DEPTH } from "./json/depth.js";
 import { splitReceiptKeys } from "./engine/receipts/keys.js";
 import { IDEMPOTENCY_WINDOW_MS, parseRetention } from "./engine/sweeps/retention.js";
+import { isLanguage, LANGUAGES, type Language } from "./i18n/index.js";
+import { brandOf, type Brand } from "./i18n/brand.js";
 
 /** SLOTFLOW_RETENTION's default: 30 days, ms. */
 export const DEFAULT_RETENTION_MS = 30 * 86_400_000;
@@ -155,6 +161,10 @@ export interface Config {
   slackApiUrl: string;
   /** Who mail is from and how it is signed (issue 18 item 6; src/outbox/mailer.ts). */
   mail: MailSettings;
+  /** SLOTFLOW_DEFAULT_LANGUAGE (issue 42): the pages' language when nothing else chooses one. */
+  defaultLanguage: Language;
+  /** SLOTFLOW_BRAND_NAME, SLOTFLOW_BRAND_LOGO, SLOTFLOW_BRAND_COLOR (issue 42; src/web/page/brand.ts). */
+  brand: Brand;
   /** Sign-in through an OpenID Connect issuer (SLOTFLOW_OIDC_*), or null: no issuer (v0.4 "People inside the company"). */
   oidc: OidcSettings | null;
   /**
@@ -437,12 +447,19 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, options: LoadOp
     callConcurrency: int("SLOTFLOW_CALL_CONCURRENCY", 16, 1),
     callEndpointConcurrency: int("SLOTFLOW_CALL_ENDPOINT_CONCURRENCY", 4, 1),
     mail: mailSettings(env, problems),
+    defaultLanguage: defaultLanguageOf(env.SLOTFLOW_DEFAULT_LANGUAGE, problems),
+    brand: brandOf(env, problems),
     receiptKeys: env.SLOTFLOW_RECEIPT_KEYS ?? "",
     oidc,
     devSignIn: devSignIn && oidc === null,
     sessionKeys,
     devDefaults,
   };
+  // issue 42: the brand is the display name of every mail's From (the address stays SLOTFLOW_MAIL_FROM's)
+  if (config.brand.name) {
+    const address = (/<([^<>]+)>\s*$/.exec(config.mail.from)?.[1] ?? config.mail.from).trim();
+    config.mail = { ...config.mail, from: `"${config.brand.name.replace(/\\/g, "")}" <${address}>` };
+  }
   if (env.SLOTFLOW_DELIVERY_RETRY_MS) {
     const parts = env.SLOTFLOW_DELIVERY_RETRY_MS.split(",").map((p) => Number(p.trim()));
     if (parts.length === 0 || parts.length > 50 || parts.some((n) => !Number.isInteger(n) || n < 0)) {
@@ -563,6 +580,14 @@ function mailSettings(env: NodeJS.ProcessEnv, problems: string[]): MailSettings 
   return { from: from.trim(), dkim: { domainName, keySelector, privateKey, privateKeyFile } };
 }
 
+
+/** SLOTFLOW_DEFAULT_LANGUAGE: one of the languages slotflow's own words exist in; default `en`. */
+function defaultLanguageOf(raw: string | undefined, problems: string[]): Language {
+  if (raw === undefined || raw === "") return "en";
+  if (isLanguage(raw)) return raw;
+  problems.push(`SLOTFLOW_DEFAULT_LANGUAGE must be one of ${LANGUAGES.join(", ")}, got "${raw}"`);
+  return "en";
+}
 
 /** SLOTFLOW_SLACK_API_URL: an absolute http(s) URL, given a trailing `/`; default https://slack.com/api/. */
 function slackApiUrl(value: string | undefined, problems: string[]): string {

@@ -71,6 +71,11 @@ export interface World {
    * (views/responder.ts `markNumbers`); steps never set it, so stored and sent text is unchanged.
    */
   readonly numberText?: (n: number) => string;
+  /**
+   * How a bool or datetime reads where it joins a string (issue 42); absent, `true` and ISO 8601.
+   * The responder page's view sets it to mark them for the reader's language and time zone.
+   */
+  readonly valueText?: (v: boolean | Date) => string;
 }
 
 /**
@@ -305,6 +310,7 @@ export function display(v: Value, depth = 0): string {
 
 /** A value's text where it joins a string: numbers through `step.numberText` when it is set. */
 function joinText(step: World, v: Value): string {
+  if ((typeof v === "boolean" || v instanceof Date) && step.valueText) return step.valueText(v);
   return typeof v === "number" && step.numberText ? step.numberText(v) : display(v);
 }
 

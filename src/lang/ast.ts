@@ -76,6 +76,8 @@ export interface Annotation {
   word?: Ident;
   /** v0.5 constraints: the literals after the first, `@oneOf("a", "b", "c")`; absent when none. */
   more?: LiteralExpr[];
+  /** `@label("…", de: "…")` (v0.5, issue 42): named language arguments after the literal; absent without them. */
+  variants?: { tag: string; range: Range; value: LiteralExpr }[];
   range: Range;
 }
 
@@ -157,6 +159,17 @@ export interface FieldInit {
   range: Range;
 }
 
+/**
+ * One language variant of a text (v0.5, issue 42): `de: expr` after `Title`, `Intro` or the
+ * wording of `Requires … else`; `tag` as written (a bare word, or a quoted string's value).
+ */
+export interface LangVariant {
+  tag: string;
+  /** The tag's range. */
+  range: Range;
+  expr: Expr;
+}
+
 export interface Subscribe {
   kind: "subscribe";
   event: Ident;
@@ -173,12 +186,14 @@ export type Setting =
    * `Requires: expr [else wording]` — `wording` (a `string`/`string?` expression, null when not
    * given) is the refusal's text when `expr` does not hold (issue 30 item 8).
    */
-  | { kind: "requires"; expr: Expr; wording: Expr | null; range: Range }
+  | { kind: "requires"; expr: Expr; wording: Expr | null; range: Range; variants?: LangVariant[] }
   | { kind: "after"; aliases: Ident[]; range: Range }
   | { kind: "deadline"; expr: Expr; range: Range }
   /** `Title: expr` / `Intro: expr` — the responder page's heading and text (a `string` or `string?`). */
-  | { kind: "title"; expr: Expr; range: Range }
-  | { kind: "intro"; expr: Expr; range: Range }
+  | { kind: "title"; expr: Expr; range: Range; variants?: LangVariant[] }
+  | { kind: "intro"; expr: Expr; range: Range; variants?: LangVariant[] }
+  /** `Language: expr` (v0.5, issue 42) — the responder's language, a BCP 47 tag (`string`/`string?`). */
+  | { kind: "language"; expr: Expr; range: Range }
   /** `Quorum: k` — an `int`; only on a fanned-out slot: done once k elements are completed (v0.4 Many responders). */
   | { kind: "quorum"; expr: Expr; range: Range }
   /**

@@ -4,7 +4,7 @@
  * targets), with the diagnostics found while doing so. One builder serves one parse.
  */
 import { EOF, type IToken } from "chevrotain";
-import type { BinaryOp as BinaryOpName, Expr, FieldInit, Ident, LiteralExpr, Range, Setting, Statement } from "./ast.js";
+import type { BinaryOp as BinaryOpName, Expr, FieldInit, Ident, LangVariant, LiteralExpr, Range, Setting, Statement } from "./ast.js";
 import { Codes } from "./codes.js";
 import type { Diagnostic } from "./diagnostics.js";
 import { classifyNumber, decodeString, durationLiteral, Newline, unitWordMs } from "./lexer.js";
@@ -12,7 +12,7 @@ import type { LineIndex } from "./positions.js";
 
 /** The settings that take one expression, by their name in source. */
 const ONE_EXPRESSION_SETTINGS = {
-  Deadline: "deadline", Title: "title", Intro: "intro", Quorum: "quorum", Forwardable: "forwardable",
+  Deadline: "deadline", Title: "title", Intro: "intro", Quorum: "quorum", Forwardable: "forwardable", Language: "language",
   Path: "path", Timeout: "timeout", Attempts: "attempts",
 } as const;
 /**
@@ -20,12 +20,12 @@ const ONE_EXPRESSION_SETTINGS = {
  * checker refuses those that do not belong to the member (FLOW371).
  */
 const SETTING_WORDS = {
-  Candidates: 1, Requires: 1, After: 1, Deadline: 1, Title: 1, Intro: 1, Quorum: 1, Forwardable: 1,
+  Candidates: 1, Requires: 1, After: 1, Deadline: 1, Title: 1, Intro: 1, Quorum: 1, Forwardable: 1, Language: 1,
   Method: 1, Path: 1, Input: 1, Timeout: 1, Attempts: 1,
 } as const;
 /** How the unknown-setting message lists the settings. */
 const SETTINGS_LIST =
-  "Candidates, Requires, After, Deadline, Title, Intro, Quorum, Forwardable and each { … } (a call: Method, Path, Input { … }, Timeout, Attempts, After, Deadline, Quorum and each { … })";
+  "Candidates, Requires, After, Deadline, Title, Intro, Quorum, Forwardable, Language and each { … } (a call: Method, Path, Input { … }, Timeout, Attempts, After, Deadline, Quorum and each { … })";
 
 /** Binding strength of the binary operators (higher binds tighter); all are left-associative. */
 const PRECEDENCE: Record<string, number> = {
@@ -170,8 +170,32 @@ export class AstBuilder {
    * A slot setting from `Name: e1, e2… [else wording]` (FLOW021–FLOW023 when it does not fit;
    * FLOW027 for `else` after any setting but `Requires`, issue 30 item 8).
    */
-  buildSetting(name: IToken, exprs: Expr[], wording: { kw: IToken; expr: Expr } | null = null): Setting | null {
-    const range = this.span(name, (wording?.expr ?? exprs[exprs.length - 1]).range);
+  buildSetting(
+    name: IToken,
+    exprs: Expr[],
+    wording: { kw: IToken; expr: Expr } | null = null,
+    rawVariants: { tag: IToken; expr: Expr; afterElse: boolean }[] = [],
+  ): Setting | null {
+    const lastExpr = [wording?.expr, ...rawVariants.map((v) => v.expr)].filter((e): e is Expr => !!e).sort((a, b) => b.range.end.offset - a.range.end.offset)[0];
+    const range = this.span(name, (lastExpr ?? exprs[exprs.length - 1]).range);
+    // v0.5 (issue 42): language variants belong to Title, Intro and the wording after Requires' else
+    const variants: LangVariant[] = rawVariants.map((v) => ({
+      tag: v.tag.tokenType.name === "StringLit" ? this.stringLiteral(v.tag).value as string : v.tag.image,
+      range: this.tr(v.tag),
+      expr: v.expr,
+    }));
+    const takesVariants = name.image === "Title" || name.image === "Intro" || (name.image === "Requires" && wording !== null && rawVariants.every((v) => v.afterElse));
+    if (rawVariants.length > 0 && !takesVariants && name.image in SETTING_WORDS) {
+      const first = rawVariants[0]!;
+      this.error(
+        Codes.VariantOutsideText,
+        name.image === "Requires"
+          ? "language variants of Requires follow the wording after 'else': Requires: cond else \"…\", de: \"…\""
+          : `only Title, Intro and the wording after Requires' else take language variants (de: …); ${name.image} does not`,
+        this.span(first.tag, first.expr.range),
+      );
+    }
+    const withVariants = variants.length > 0 && takesVariants ? { variants } : {};
     if (wording && name.image !== "Requires" && name.image in SETTING_WORDS) {
       this.error(
         Codes.ElseOutsideRequires,
@@ -186,7 +210,7 @@ export class AstBuilder {
         if (exprs.length > 1) {
           this.error(Codes.SettingArity, `Requires takes one expression: join conditions with &&`, this.span(exprs[1].range, exprs[exprs.length - 1].range));
         }
-        return { kind: "requires", expr: exprs[0], wording: wording?.expr ?? null, range };
+        return { kind: "requires", expr: exprs[0], wording: wording?.expr ?? null, range, ...withVariants };
       case "Method": {
         // v0.5 calls: one bare word (GET, POST, PUT, PATCH, DELETE), spelling checked by the checker
         if (exprs.length > 1) {
@@ -206,6 +230,7 @@ export class AstBuilder {
       case "Intro":
       case "Quorum":
       case "Forwardable":
+      case "Language":
       case "Path":
       case "Timeout":
       case "Attempts": {
@@ -213,6 +238,7 @@ export class AstBuilder {
           this.error(Codes.SettingArity, `${name.image} takes one expression`, this.span(exprs[1].range, exprs[exprs.length - 1].range));
         }
         const kind = ONE_EXPRESSION_SETTINGS[name.image as keyof typeof ONE_EXPRESSION_SETTINGS];
+        if (kind === "title" || kind === "intro") return { kind, expr: exprs[0], range, ...withVariants };
         return { kind, expr: exprs[0], range };
       }
       case "After": {

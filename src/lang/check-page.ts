@@ -21,6 +21,7 @@ import type { Param } from "./ast.js";
 import { Codes } from "./codes.js";
 import type { ParamPage, ParamRules } from "./compiled.js";
 import { checkConstraint, checkRuleBounds, CONSTRAINT_NAMES } from "./check-constraints.js";
+import { canonicalTag, checkVariantTags } from "./check-languages.js";
 import type { Reporter } from "./info.js";
 import { showType, type Ty } from "./types.js";
 
@@ -64,6 +65,18 @@ export function checkParamAnnotations(report: Reporter, p: Param, type: Ty, even
       }
       page.multiline = true;
       continue;
+    }
+    // v0.5 (issue 42): named language arguments of @label/@help, by canonical tag (FLOW390 for a bad or repeated tag)
+    if (a.variants?.length) {
+      checkVariantTags(report, a.variants.map((v) => ({ tag: v.tag, range: v.range, expr: v.value })));
+      const byTag: Record<string, string> = {};
+      for (const v of a.variants) {
+        const tag = canonicalTag(v.tag);
+        if (v.value.type !== "string" || v.value.value.trim() === "") {
+          report.error(Codes.InvalidAnnotation, `@${name}'s ${v.tag} wording must be a non-empty string`, v.value.range);
+        } else if (tag) byTag[tag] = v.value.value;
+      }
+      if (Object.keys(byTag).length > 0) page[name === "label" ? "labels" : "helps"] = byTag;
     }
     if (a.value === null || a.value.type !== "string" || a.value.value.trim() === "") {
       report.error(Codes.InvalidAnnotation, `@${name} takes a non-empty string, such as @${name}("…")`, a.value?.range ?? a.range);

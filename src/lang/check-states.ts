@@ -6,6 +6,7 @@
 import type { Arm, CallDecl, Expr, FlowFile, Handler, Ident, Member, Setting, StateDecl, Subscribe, Timer } from "./ast.js";
 import { callSettingProblem, checkCallSetting, checkReturnsOfCall } from "./check-calls.js";
 import { checkPageText } from "./check-page.js";
+import { canonicalTag, checkCoverage, checkVariantTags } from "./check-languages.js";
 import { MIN_TIMER_PERIOD_MS } from "./compiled.js";
 import { Codes } from "./codes.js";
 import type { ExprChecker, ExprEnv } from "./check-expr.js";
@@ -62,7 +63,7 @@ function alwaysTaken(arms: Arm[]): boolean {
 
 const SETTING_NAMES = {
   candidates: "Candidates", requires: "Requires", after: "After", deadline: "Deadline", title: "Title", intro: "Intro",
-  quorum: "Quorum", each: "each", forwardable: "Forwardable",
+  quorum: "Quorum", each: "each", forwardable: "Forwardable", language: "Language",
   method: "Method", path: "Path", input: "Input", timeout: "Timeout", attempts: "Attempts",
 } as const satisfies Record<Setting["kind"], string>;
 
@@ -255,6 +256,7 @@ export class StateChecker {
     }
     const env: ExprEnv = { scope: base, closedAlias: null };
 
+    checkCoverage(report, sub.settings);
     const seen = new Set<string>();
     for (const setting of sub.settings) {
       const name = SETTING_NAMES[setting.kind];
@@ -295,6 +297,14 @@ export class StateChecker {
               );
             }
           }
+          // v0.5 (issue 42): the wording's language variants, in the same scope and of the same type
+          checkVariantTags(report, setting.variants);
+          for (const v of setting.variants ?? []) {
+            const t = this.ctx.exprs.check(v.expr, { scope, closedAlias: null });
+            if (t.kind !== "string" && t.kind !== "error" && t.kind !== "null") {
+              report.error(Codes.RequiresWordingType, `the ${v.tag} wording after 'else' must be a string, found ${showType(t)}`, v.expr.range);
+            }
+          }
           break;
         }
         case "after":
@@ -309,7 +319,21 @@ export class StateChecker {
         case "title":
         case "intro":
           checkPageText(report, name as "Title" | "Intro", this.ctx.exprs.check(setting.expr, env), setting.expr.range);
+          // v0.5 (issue 42): each language variant is text over the same data
+          checkVariantTags(report, setting.variants);
+          for (const v of setting.variants ?? []) checkPageText(report, name as "Title" | "Intro", this.ctx.exprs.check(v.expr, env), v.expr.range);
           break;
+        case "language": {
+          // v0.5 (issue 42): the responder's language, a BCP 47 tag as text
+          const t = this.ctx.exprs.check(setting.expr, env);
+          if (t.kind !== "string" && t.kind !== "error" && t.kind !== "null") {
+            report.error(Codes.LanguageType, `Language names the responder's language as a BCP 47 tag: it must be a string (such as "de" or vendor.language), found ${showType(t)}`, setting.expr.range);
+          }
+          if (setting.expr.kind === "literal" && typeof setting.expr.value === "string" && canonicalTag(setting.expr.value) === null) {
+            report.error(Codes.UnknownLanguageTag, `'${setting.expr.value}' is not a language tag (BCP 47), such as "de" or "pt-BR"`, setting.expr.range);
+          }
+          break;
+        }
         case "quorum": {
           this.fanOutOnly(sub, name);
           // Quorum sees the workflow parameters only (not the fan-out variable: it counts them all)

@@ -29,6 +29,8 @@ export const Codes = {
   SendEmailFields: "FLOW026",
   ElseOutsideRequires: "FLOW027",
   BareArrow: "FLOW028",
+  /** v0.5 (issue 42): a language variant (`, de: …`) after a setting other than Title, Intro or Requires' else. */
+  VariantOutsideText: "FLOW038",
   ReservedName: "FLOW029",
   DeliveryFields: "FLOW030",
   EndpointNotLiteral: "FLOW031",
@@ -131,6 +133,13 @@ export const Codes = {
   ResultWithoutReturns: "FLOW380",
   /** A `result { … }` field that is not a parameter of the returns event, or a required one missing. */
   ResultFields: "FLOW381",
+  // --- added for v0.5: languages of the responder (issue 42) ------------------------------------
+  /** A language variant's key is not a valid BCP 47 tag (Intl.getCanonicalLocales refuses it), or one is given twice. */
+  UnknownLanguageTag: "FLOW390",
+  /** The texts of one slot are translated into different sets of languages (a warning). */
+  UnevenLanguageCoverage: "FLOW391",
+  /** `Language:` is not a string (a BCP 47 tag). */
+  LanguageType: "FLOW392",
   // --- internal -------------------------------------------------------------------------------
   InternalError: "FLOW999",
 } as const;

@@ -58,6 +58,10 @@ export interface ParamRules {
 export interface ParamPage {
   label?: string;
   help?: string;
+  /** `@label("…", de: "…")` (v0.5, issue 42): the label's wording by BCP 47 tag; absent without variants. */
+  labels?: Record<string, string>;
+  /** `@help("…", de: "…")`: the help's wording by BCP 47 tag; absent without variants. */
+  helps?: Record<string, string>;
   multiline?: true;
   /**
    * Built-in workflows only (src/mcp/builtins.ts, issue 33 item 3; no annotation writes it): an
@@ -135,6 +139,16 @@ export interface CompiledSlot {
    */
   title?: Expr;
   intro?: Expr;
+  /**
+   * Language variants (v0.5, issue 42): `Title: …, de: …` — by BCP 47 tag (canonical, as
+   * `Intl.getCanonicalLocales` writes it), the wording for readers of that language; the default
+   * wording (`title`, `intro`, `requiresWording`) for every other. Keys absent without variants.
+   */
+  titles?: Record<string, Expr>;
+  intros?: Record<string, Expr>;
+  requiresWordings?: Record<string, Expr>;
+  /** `Language: expr` (v0.5): the responder's language, a BCP 47 tag string over the run's data; absent when not given. */
+  language?: Expr;
   /**
    * `Quorum: k` (v0.4 Many responders; fanned-out slots only): an `int` over literals and the
    * workflow's input parameters (never a tracked row: FLOW356), so it has one value for the run;

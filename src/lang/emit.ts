@@ -6,7 +6,8 @@
  * without a prototype: look names up with `Object.hasOwn` (after a JSON round trip they are plain
  * objects again, and names such as `constructor` are valid identifiers).
  */
-import type { Arm, CallDecl, FlowFile, Handler, Setting, StateDecl } from "./ast.js";
+import type { Arm, CallDecl, Expr, FlowFile, Handler, LangVariant, Setting, StateDecl } from "./ast.js";
+import { canonicalTag } from "./check-languages.js";
 import type { CheckedModel } from "./checker.js";
 import {
   COMPILED_FORMAT, type CompiledEntity, type CompiledEvent, type CompiledOnEvent, type CompiledParam,
@@ -98,10 +99,28 @@ function forwardable(settings: Setting[]): Pick<CompiledSlot, "forwardable"> {
   return expr ? { forwardable: expr } : {};
 }
 
-function pageText(settings: Setting[]): Pick<CompiledSlot, "title" | "intro"> {
+function pageText(settings: Setting[]): Pick<CompiledSlot, "title" | "intro" | "titles" | "intros" | "requiresWordings" | "language"> {
   const title = setting(settings, "title")?.expr;
   const intro = setting(settings, "intro")?.expr;
-  return { ...(title ? { title } : {}), ...(intro ? { intro } : {}) };
+  const language = setting(settings, "language")?.expr;
+  // v0.5 (issue 42): language variants by canonical BCP 47 tag; keys absent without variants
+  const byTag = (variants: LangVariant[] | undefined): Record<string, Expr> | null => {
+    if (!variants?.length) return null;
+    const out: Record<string, Expr> = {};
+    for (const v of variants) out[canonicalTag(v.tag) ?? v.tag] = v.expr;
+    return out;
+  };
+  const titles = byTag(setting(settings, "title")?.variants);
+  const intros = byTag(setting(settings, "intro")?.variants);
+  const requiresWordings = byTag(setting(settings, "requires")?.variants);
+  return {
+    ...(title ? { title } : {}),
+    ...(intro ? { intro } : {}),
+    ...(titles ? { titles } : {}),
+    ...(intros ? { intros } : {}),
+    ...(requiresWordings ? { requiresWordings } : {}),
+    ...(language ? { language } : {}),
+  };
 }
 
 /** `Quorum` / `each` (v0.4 Many responders) as optional keys, present only when given. */

@@ -394,15 +394,27 @@ class FlowParser extends EmbeddedActionsParser {
       let word: IToken | null = null;
       const more: LiteralExpr[] = [];
       let close: IToken | null = null;
+      // v0.5 (issue 42): `@label("…", de: "…", "pt-BR": "…")` — named language arguments
+      const variants: { tag: IToken; value: LiteralExpr }[] = [];
       this.OPTION(() => {
         this.CONSUME(LParen);
         this.OR([
           alt(() => {
             value = this.SUBRULE(this.literal);
-            // v0.5 constraints: `@oneOf("a", "b", …)`, with a trailing comma allowed
+            // v0.5 constraints: `@oneOf("a", "b", …)`; v0.5 languages: `@label("…", de: "…", "pt-BR": "…")`;
+            // a trailing comma allowed
             this.MANY(() => {
               this.CONSUME(Comma);
-              more.push(this.SUBRULE2(this.literal));
+              this.OR2([
+                alt(() => {
+                  const tag = this.OR3([alt(() => this.CONSUME3(Identifier)), alt(() => this.CONSUME(StringLit))]);
+                  this.CONSUME(Colon);
+                  variants.push({ tag, value: this.SUBRULE3(this.literal) });
+                }),
+                alt(() => {
+                  more.push(this.SUBRULE2(this.literal));
+                }),
+              ]);
             });
             this.OPTION2(() => this.CONSUME2(Comma));
           }),
@@ -416,6 +428,9 @@ class FlowParser extends EmbeddedActionsParser {
         value,
         ...(word ? { word: this.b.ident(word) } : {}),
         ...(more.length > 0 ? { more } : {}),
+        ...(variants.length > 0
+          ? { variants: variants.map((v) => ({ tag: v.tag.tokenType === StringLit ? String(this.b.stringLiteral(v.tag).value) : v.tag.image, range: this.b.tr(v.tag), value: v.value })) }
+          : {}),
         range: this.b.span(at, close ?? name),
       }));
     },
@@ -740,16 +755,40 @@ class FlowParser extends EmbeddedActionsParser {
         alt(() => {
           this.CONSUME(Colon);
           const exprs: Expr[] = [this.SUBRULE(this.expression)];
-          this.MANY(() => {
-            this.CONSUME(Comma);
-            exprs.push(this.SUBRULE2(this.expression));
-          });
+          // v0.5 (issue 42): `, de: expr` — a language variant, told from another expression by the ':' after its tag
+          const variants: { tag: IToken; expr: Expr; afterElse: boolean }[] = [];
           let wording: { kw: IToken; expr: Expr } | null = null;
+          const isVariant = () => (this.LA(2).tokenType === Identifier || this.LA(2).tokenType === StringLit) && this.LA(3).tokenType === Colon;
+          this.MANY({
+            GATE: () => !isVariant(),
+            DEF: () => {
+              this.CONSUME(Comma);
+              exprs.push(this.SUBRULE2(this.expression));
+            },
+          });
+          this.MANY2({
+            GATE: isVariant,
+            DEF: () => {
+              this.CONSUME2(Comma);
+              const tag = this.OR2([alt(() => this.CONSUME2(Identifier)), alt(() => this.CONSUME(StringLit))]);
+              this.CONSUME2(Colon);
+              variants.push({ tag, expr: this.SUBRULE4(this.expression), afterElse: false });
+            },
+          });
           this.OPTION(() => {
             const kw = this.CONSUME(Kw.else);
             wording = { kw, expr: this.SUBRULE3(this.expression) };
+            this.MANY3({
+              GATE: isVariant,
+              DEF: () => {
+                this.CONSUME3(Comma);
+                const tag = this.OR3([alt(() => this.CONSUME3(Identifier)), alt(() => this.CONSUME2(StringLit))]);
+                this.CONSUME3(Colon);
+                variants.push({ tag, expr: this.SUBRULE5(this.expression), afterElse: true });
+              },
+            });
           });
-          return this.ACTION(() => this.b.buildSetting(name, exprs, wording));
+          return this.ACTION(() => this.b.buildSetting(name, exprs, wording, variants));
         }),
       ]);
     },

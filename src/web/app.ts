@@ -40,6 +40,7 @@ import { mcpRouter } from "../mcp/http.js";
 import { inboxRouter } from "./inbox/index.js";
 import { identityRouter } from "./identity/routes.js";
 import { homeRouter } from "./home.js";
+import { addBrandLogoRoute } from "./brand-logo.js";
 
 export interface WebApp {
   app: Koa;
@@ -91,6 +92,8 @@ function opsRouter(rt: Runtime, isDraining: () => boolean): Router {
   ops.get("/api/openapi.json", (ctx) => {
     ctx.body = openApiDocument(rt.config.baseUrl);
   });
+  // v0.5: the brand's logo, from this origin (pages' CSP: img-src 'self' only with a logo)
+  addBrandLogoRoute(ops, rt.config.brand.logoFile);
 
   return ops;
 }

@@ -12,6 +12,8 @@
  *   no-referrer page sends that — or this server's) and carry the page's CSRF token
  *   (page/forward-csrf.ts), else an HTML page with status 403; it answers 303 to the link's own
  *   page (which then says the link was passed on) or an HTML page with the refusal's status.
+ *   Its member `lang` (the responder page's language) chooses the language of that page and of
+ *   the forward mail (issue 42); JSON clients get their `Accept-Language`, else the default.
  *
  * Order of checks, each refusing with nothing changed: 405 (`Allow: POST`); 429 rate-limited;
  * 415 / 413 / 400 for the body; 404 / 410 for an unknown or no longer live link, then 422 for a bad
@@ -29,6 +31,8 @@ import type { Runtime } from "../runtime.js";
 import { dependency } from "./dependency.js";
 import { forwardRefusedDocument, setPageHeaders } from "./page/index.js";
 import { forwardCsrf } from "./page/forward-csrf.js";
+import { readerOf } from "./page/reader.js";
+import type { Language } from "../i18n/index.js";
 import { STATUS } from "./problems.js";
 import type { RateLimit } from "./rate-limit.js";
 import { readBody } from "./request-body.js";
@@ -69,7 +73,8 @@ export function addForwardRoute(router: Router, rt: Runtime, rateLimit: RateLimi
       return;
     }
     const body = await readBody(ctx, "json", 4096, rt.config.limits.maxInputDepth);
-    const outcome = await forwardOnce(rt, token, body);
+    // the mail's language (issue 42): Accept-Language (the page's script sends the browser's) → default
+    const outcome = await forwardOnce(rt, token, body, readerOf(ctx, rt.config).lang);
     if (outcome === "accepted") {
       ctx.status = 202;
       ctx.body = { status: "accepted" };
@@ -82,10 +87,10 @@ export function addForwardRoute(router: Router, rt: Runtime, rateLimit: RateLimi
 }
 
 /** Prepares, queues and waits for one forward: "forwarded", "accepted" (the worker is late) or the refusal. */
-async function forwardOnce(rt: Runtime, token: string, body: unknown): Promise<"forwarded" | "accepted" | Refusal> {
+async function forwardOnce(rt: Runtime, token: string, body: unknown, lang: Language): Promise<"forwarded" | "accepted" | Refusal> {
   const prepared = await dependency(rt.log, "database", () => prepareForward(rt.db, token, body));
   if (!prepared.ok) return prepared.refusal;
-  const outcome = await dependency(rt.log, "redis", () => rt.queues.submit(prepared.cmd));
+  const outcome = await dependency(rt.log, "redis", () => rt.queues.submit({ ...prepared.cmd, lang }));
   if (outcome === "accepted") return "accepted";
   return outcome.ok ? "forwarded" : outcome.refusal;
 }
@@ -93,21 +98,27 @@ async function forwardOnce(rt: Runtime, token: string, body: unknown): Promise<"
 /** The page's form, without JavaScript: same origin and CSRF, then 303 to the link's page or an HTML refusal. */
 async function fromForm(rt: Runtime, ctx: Context, token: string): Promise<void> {
   const nonce = randomBytes(16).toString("base64");
+  const form = await readFormOnce();
+  // the page's language: the form's `lang` (the responder page's own) → Accept-Language → default (issue 42)
+  const reader = readerOf(ctx, rt.config, form?.get("lang") ?? null);
   const page = (refusal: Refusal) => {
-    setPageHeaders(ctx, nonce);
+    setPageHeaders(ctx, nonce, rt.config.brand.logoFile !== null);
     ctx.status = STATUS[refusal.code];
     ctx.type = "text/html; charset=utf-8";
-    ctx.body = forwardRefusedDocument(nonce, refusal, token);
+    ctx.body = forwardRefusedDocument(nonce, refusal, token, reader);
   };
-  if (!sameOrigin(ctx)) return page(refuse(RefusalCode.AuthorizeDenied, "This form was sent from another site."));
-  const form = await readForm(ctx);
+  async function readFormOnce(): Promise<URLSearchParams | null> {
+    if (!sameOrigin(ctx)) return null;
+    return readForm(ctx);
+  }
+  if (!form) return page(refuse(RefusalCode.AuthorizeDenied, "This form was sent from another site."));
   if (!csrfMatches(forwardCsrf(rt.config.sealKey, token), form.get("csrf"))) {
     return page(refuse(RefusalCode.AuthorizeDenied, "The form's check token is missing or wrong: reload the page and try again."));
   }
-  const outcome = await forwardOnce(rt, token, { email: form.get("email") ?? "" });
+  const outcome = await forwardOnce(rt, token, { email: form.get("email") ?? "" }, reader.lang);
   if (outcome === "forwarded" || outcome === "accepted") {
     ctx.status = 303;
-    ctx.redirect(`/api/workflow/callback/${encodeURIComponent(token)}`);
+    ctx.redirect(`/api/workflow/callback/${encodeURIComponent(token)}?lang=${reader.lang}`);
     ctx.set("Cache-Control", "no-store");
     ctx.set("Referrer-Policy", "no-referrer");
     return;

@@ -51,9 +51,9 @@ const CALL_SETTINGS: { name: string; detail: string; block?: true }[] = [
   { name: "Quorum", detail: "int: a fanned-out call is done once this many elements are answered" },
 ];
 const HTTP_METHODS = ["GET", "POST", "PUT", "PATCH", "DELETE"];
-const SETTINGS = ["Candidates", "Requires", "After", "Deadline", "Title", "Intro", "Quorum", "Forwardable"];
+const SETTINGS = ["Candidates", "Requires", "After", "Deadline", "Title", "Intro", "Quorum", "Forwardable", "Language"];
 /** Completion details of settings that need a word more than "slot setting". */
-const SETTING_DETAIL: Record<string, string> = { Quorum: "int: a fanned-out slot is done once this many elements are completed" };
+const SETTING_DETAIL: Record<string, string> = { Quorum: "int: a fanned-out slot is done once this many elements are completed", Language: "string: the responder's language, a BCP 47 tag (v0.5)" };
 /** The fields of `send message` (language reference "Delivering through endpoints"; `answer` added for v0.4). */
 const MESSAGE_FIELDS = ["text", "link", "label", "answer"];
 const SCALARS = ["bool", "int", "decimal", "string", "datetime", "date", "duration", "principal", "list"];

@@ -26,6 +26,7 @@ import type { SlotRecord, Step } from "../step.js";
 import { redactTokens } from "../sealing/seal.js";
 import { linkRecipient } from "../sql/link-recipient.js";
 import { applied, refused, type CommandResult } from "./result.js";
+import { chooseLanguage, t } from "../../i18n/index.js";
 import type { Command } from "./types.js";
 
 /** How many times one slot's link may be forwarded (interfaces.md: at most 5). */
@@ -56,16 +57,19 @@ export async function forward(step: Step, cmd: Extract<Command, { kind: "forward
   const url = forwardLink(step, slot, link.id, cmd.email);
   slot.forwards += 1;
   step.markSlotDirty(slot);
-  const { subject, body } = forwardMail(step, slot, url, holder?.to ?? null);
+  const { subject, body } = forwardMail(step, slot, url, holder?.to ?? null, cmd.lang ?? null);
   step.queueMail(cmd.email, subject, body);
   return applied(step, "forwarded");
 }
 
 /**
  * The slot's Title (evaluated now; a failure or null gives the default), and the mail around the
- * new link; `from` is the address of the holder who forwarded it (null: "Someone").
+ * new link, in the mail's language (v0.5): the slot's `Language` when set and available, else
+ * `pageLang` (the forwarder's page's), else English; the author's variant for that language where
+ * there is one, slotflow's catalog words around it. `from` is the address of the holder who
+ * forwarded it (null: "Someone").
  */
-function forwardMail(step: Step, slot: SlotRecord, url: string, from: string | null): { subject: string; body: string } {
+function forwardMail(step: Step, slot: SlotRecord, url: string, from: string | null, pageLang: string | null): { subject: string; body: string } {
   const decl = declOf(step, slot);
   const text = (expr: typeof decl.title): string | null => {
     if (!expr) return null;
@@ -77,17 +81,18 @@ function forwardMail(step: Step, slot: SlotRecord, url: string, from: string | n
       throw err;
     }
   };
-  const title = text(decl.title) ?? `A response is requested (${step.run.workflowName})`;
-  const intro = text(decl.intro);
+  const lang = chooseLanguage({ slot: text(decl.language), query: pageLang, fallback: "en" });
+  const title = text(decl.titles?.[lang]) ?? text(decl.title) ?? t(lang, "mail.forward.defaultTitle", { workflow: step.run.workflowName });
+  const intro = text(decl.intros?.[lang]) ?? text(decl.intro);
   const body = [
-    from ? `${from} passed this request on to you:` : "Someone passed this request on to you:",
+    from ? t(lang, "mail.forward.introFrom", { from }) : t(lang, "mail.forward.intro"),
     "",
     title,
     ...(intro ? ["", intro] : []),
     "",
-    `Answer it here: ${url}`,
+    t(lang, "mail.forward.answer", { url }),
     "",
-    "The link works once; do not share it further unless you mean to pass the request on.",
+    t(lang, "mail.forward.footer"),
   ].join("\n");
   return { subject: title, body };
 }

@@ -48,7 +48,7 @@ export type Command =
    * The holder of a link forwards it to `email` (forward.ts; v0.4 "Many responders, forwarding, and
    * receipts"): names the link by id, never by token; `email` was checked by the web process.
    */
-  | { kind: "forward"; commandId: string; runId: string; linkId: string; email: string }
+  | { kind: "forward"; commandId: string; runId: string; linkId: string; email: string; lang?: string }
   /** An operator ends the live link of slot `alias` (of its element `element` when fanned out; revoke.ts). */
   | { kind: "revoke"; commandId: string; runId: string; alias: string; element?: number; reason?: string; actor?: string }
   /** An operator ends the run (cancel.ts, issue 23): `reason` 1–500 characters, `actor` who asked. */
@@ -120,6 +120,8 @@ export const commandSchemas = {
     runId: uuid(),
     linkId: uuid(),
     email: yup.string().required().max(320),
+    // issue 42: the language the forward mail is written in (the forwarder's page's); absent: the slot's Language, else English
+    lang: yup.string().optional().max(64),
   }),
   expire: yup.object({ kind: yup.string().oneOf(["expire"]).required(), commandId: yup.string().required(), runId: uuid(), slotId: uuid() }),
   revoke: yup.object({

@@ -20,7 +20,9 @@
  * reference, "The responder page"), so evaluating them reads and never writes; any callback URL in
  * their text is shown with its token as `[redacted]`. With `{ markNumbers: true }` each int or
  * decimal joined into their text is wrapped in NUMBER_MARK's two characters (private-use code
- * points), so the page can write it for the reader's locale (web/page/document.ts).
+ * points), so the page can write it for the reader's locale (web/page/document.ts); so is each
+ * bool (`b:true`) and datetime (`d:2026-11-25T14:00:00.000Z`) (issue 42: Yes/No in the reader's
+ * language, the date in the reader's time zone).
  */
 import type { Db } from "../../db.js";
 import type { CompiledParam, CompiledSlot, CompiledWorkflow } from "../../lang/compiled.js";
@@ -52,6 +54,11 @@ export type ResponderPage =
       intro: string | null;
       /** The slot's `Forwardable` holds now and its link was forwarded fewer than FORWARD_LIMIT times (v0.4). */
       forwardable: boolean;
+      /** The slot's `Language` evaluated (v0.5, issue 42), or null (absent, null or failing). */
+      language: string | null;
+      /** The author's `Title`/`Intro` variants by BCP 47 tag, evaluated like `title`/`intro` (issue 42); empty without variants. */
+      titles: Record<string, string>;
+      intros: Record<string, string>;
     }
   /** `expiredAt`: the slot's deadline when the link died of it (the page says when; issue 19 item 4). */
   | { ok: false; refusal: Refusal; expiredAt?: Date | null };
@@ -155,9 +162,11 @@ async function pageText(
   run: RunRecord,
   slotRow: { id: string; state: string; alias: string; forwards: number },
   markNumbers: boolean,
-): Promise<{ title: string | null; intro: string | null; forwardable: boolean }> {
+): Promise<PageText> {
   const decl = wf.states[slotRow.state]?.slots.find((s) => s.alias === slotRow.alias);
-  if (!decl?.title && !decl?.intro && !decl?.forwardable) return { title: null, intro: null, forwardable: false };
+  if (!decl?.title && !decl?.intro && !decl?.forwardable && !decl?.language && !decl?.titles && !decl?.intros) {
+    return { title: null, intro: null, forwardable: false, language: null, titles: {}, intros: {} };
+  }
   const loaded = await Step.load({ tx: deps.db, sealer: deps.sealer, baseUrl: deps.baseUrl, lifecycles: LIFECYCLES }, wf, run);
   let forwardable = false;
   const slot = loaded.slots.find((s) => s.id === slotRow.id);
@@ -170,9 +179,36 @@ async function pageText(
   }
   // The step with numbers marked: an object whose prototype is the step, so every other member is the step's.
   const numberText = (n: number) => `${NUMBER_MARK.open}${String(n)}${NUMBER_MARK.close}`;
-  const step: World = markNumbers ? Object.create(loaded, { numberText: { value: numberText } }) : loaded;
+  // issue 42: a bool as `b:true`, a datetime as `d:<ISO 8601>` between the marks (the page writes them in the reader's language)
+  const valueText = (v: boolean | Date) => `${NUMBER_MARK.open}${typeof v === "boolean" ? `b:${v}` : `d:${v.toISOString()}`}${NUMBER_MARK.close}`;
+  const step: World = markNumbers ? Object.create(loaded, { numberText: { value: numberText }, valueText: { value: valueText } }) : loaded;
   const scope = slot ? slotScope(loaded, slot) : Scope.of({});
-  return { title: slotText(step, scope, decl.title), intro: slotText(step, scope, decl.intro), forwardable };
+  const variants = (exprs: Record<string, Expr> | undefined): Record<string, string> => {
+    const out: Record<string, string> = {};
+    for (const [tag, expr] of Object.entries(exprs ?? {})) {
+      const text = slotText(step, scope, expr);
+      if (text !== null) out[tag] = text;
+    }
+    return out;
+  };
+  return {
+    title: slotText(step, scope, decl.title),
+    intro: slotText(step, scope, decl.intro),
+    forwardable,
+    language: slotText(loaded, scope, decl.language),
+    titles: variants(decl.titles),
+    intros: variants(decl.intros),
+  };
+}
+
+/** What pageText reads of a slot (see ResponderPage). */
+interface PageText {
+  title: string | null;
+  intro: string | null;
+  forwardable: boolean;
+  language: string | null;
+  titles: Record<string, string>;
+  intros: Record<string, string>;
 }
 
 /**

@@ -3,7 +3,9 @@
  * production, `GET /auth/login` is "a development sign-in page (id, email, roles)"). Server-rendered,
  * no script; one inline style under the response's CSP nonce; labelled fields; works at 360 px.
  */
+import { isRightToLeft, t } from "../../i18n/index.js";
 import { html, raw } from "../page/html.js";
+import { plainReader, type Reader } from "../page/reader.js";
 import { DEVELOPMENT_BANNER_STYLE } from "./signed-in.js";
 
 const STYLE = `
@@ -30,33 +32,35 @@ export interface DevForm {
 }
 
 /** The development sign-in page: `csrf` goes in a hidden field, `returnTo` too; `error` is shown above the form. */
-export function devSignInPage(nonce: string, csrf: string, returnTo: string, values: DevForm = { id: "", email: "", roles: "" }, error: string | null = null): string {
+export function devSignInPage(nonce: string, csrf: string, returnTo: string, values: DevForm = { id: "", email: "", roles: "" }, error: string | null = null, reader: Reader = plainReader()): string {
+  const lang = reader.lang;
   return html`<!doctype html>
-<html lang="en">
+<html lang="${lang}" dir="${isRightToLeft(lang) ? "rtl" : "ltr"}">
 <head>
 <meta charset="utf-8">
 <meta name="viewport" content="width=device-width, initial-scale=1">
 <meta name="robots" content="noindex, nofollow">
-<title>Development sign-in — slotflow</title>
+<title>${t(lang, "signin.devTitle")} — slotflow</title>
 <style nonce="${nonce}">${raw(STYLE)}</style>
 </head>
 <body>
 <main>
-<div class="dev-banner" role="note">Development sign-in — not for production. No identity provider checks who you are: set SLOTFLOW_OIDC_ISSUER to sign in through your company's.</div>
-<h1>Development sign-in</h1>
+<div class="dev-banner" role="note">${t(lang, "signin.devBanner")}</div>
+${reader.brand.name ? html`<p class="brand" id="brand">${reader.brand.name}</p>` : null}
+<h1>${t(lang, "signin.devTitle")}</h1>
 ${error ? html`<p class="error" role="alert">${error}</p>` : null}
 <form method="post" action="/auth/login">
 <input type="hidden" name="csrf" value="${csrf}">
 <input type="hidden" name="returnTo" value="${returnTo}">
-<label for="id">User id</label>
-<p class="help" id="id-help">The principal's id (the <code>sub</code> an identity provider would give), e.g. alice.</p>
+<label for="id">${t(lang, "signin.userId")}</label>
+<p class="help" id="id-help">${t(lang, "signin.userIdHelp")}</p>
 <input id="id" name="id" type="text" required maxlength="200" autocomplete="username" aria-describedby="id-help" value="${values.id}">
-<label for="email">Email (optional)</label>
+<label for="email">${t(lang, "signin.email")}</label>
 <input id="email" name="email" type="email" maxlength="320" autocomplete="email" value="${values.email}">
-<label for="roles">Roles (optional)</label>
-<p class="help" id="roles-help">Comma-separated, e.g. finance, approver.</p>
+<label for="roles">${t(lang, "signin.roles")}</label>
+<p class="help" id="roles-help">${t(lang, "signin.rolesHelp")}</p>
 <input id="roles" name="roles" type="text" maxlength="2000" aria-describedby="roles-help" value="${values.roles}">
-<button type="submit">Sign in</button>
+<button type="submit">${t(lang, "signin.submit")}</button>
 </form>
 </main>
 </body>

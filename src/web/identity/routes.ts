@@ -24,6 +24,7 @@ import { LOGIN_COOKIE, LOGIN_LIFETIME_S, endSession, readSession, seal, setCooki
 import { csrfOk, signedIn } from "./signed-in.js";
 import { setScriptlessPageHeaders } from "../page/headers.js";
 import { html } from "../page/html.js";
+import { readerOf } from "../page/reader.js";
 
 const notFound = () => new RefusalError(refuse(RefusalCode.NotFound, "No such page."));
 
@@ -77,7 +78,7 @@ export function identityRouter(rt: Runtime): Router {
     const nonce = randomBytes(16).toString("base64");
     pageHeaders(ctx, nonce);
     ctx.status = status;
-    ctx.body = devSignInPage(nonce, csrf, returnTo, values, error ?? null);
+    ctx.body = devSignInPage(nonce, csrf, returnTo, values, error ?? null, readerOf(ctx, config));
   }
 
   router.get("/login", async (ctx) => {

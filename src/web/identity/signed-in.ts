@@ -20,6 +20,7 @@
  * A session cookie that is tampered with, sealed with a key no longer in SLOTFLOW_SESSION_SECRET, or
  * expired counts as absent (a page then sends the browser to sign in again).
  */
+import { t } from "../../i18n/index.js";
 import { createHash, timingSafeEqual } from "node:crypto";
 import { decodeProtectedHeader } from "jose";
 import type { Context } from "koa";
@@ -118,7 +119,7 @@ export function developmentBanner(who: SignedIn | null): Html {
 }
 
 /** A session's "Sign out" form (`POST /auth/logout` with its CSRF token); empty for a bearer client. */
-export function signOutForm(who: SignedIn | null): Html {
+export function signOutForm(who: SignedIn | null, lang = "en"): Html {
   if (who?.via !== "session" || !who.csrf) return html``;
-  return html`<form class="sign-out" method="post" action="/auth/logout"><input type="hidden" name="csrf" value="${who.csrf}"><button type="submit" class="secondary">Sign out</button></form>`;
+  return html`<form class="sign-out" method="post" action="/auth/logout"><input type="hidden" name="csrf" value="${who.csrf}"><button type="submit" class="secondary">${t(lang, "signin.signOut")}</button></form>`;
 }

@@ -25,7 +25,8 @@ import { DEVELOPMENT_BANNER_STYLE, developmentBanner, signedInPage, signOutForm,
 import { pageHeading, pageShell } from "../page/document.js";
 import { setScriptlessPageHeaders } from "../page/headers.js";
 import { html, raw, type Html } from "../page/html.js";
-import { plainDate } from "../page/wording.js";
+import { formatDateUtc, t as tr } from "../../i18n/index.js";
+import { readerOf, type Reader } from "../page/reader.js";
 import { readInbox } from "./api.js";
 
 const INBOX_STYLE = `
@@ -47,7 +48,7 @@ dl.facts dd { margin: 0; overflow-wrap: anywhere; }
 .pages a { display: inline-block; min-height: 2.75rem; padding: 0.6rem 0; }
 `;
 
-const ORDER_WORDS: Record<string, string> = { newest: "Newest first", deadline: "Deadline soonest" };
+const ORDER_WORDS = { newest: "inbox.newest", deadline: "inbox.deadlineSoonest" } as const;
 
 
 /**
@@ -55,8 +56,8 @@ const ORDER_WORDS: Record<string, string> = { newest: "Newest first", deadline: 
  * development banner when `who` signed in through the development sign-in (v0.4: marked as such on
  * every page it signs into), and a sign-out form for a session.
  */
-function shell(nonce: string, title: string, body: Html, who: SignedIn | null): string {
-  return pageShell(nonce, title, html`${developmentBanner(who)}${body}${signOutForm(who)}`, { withScript: false, style: INBOX_STYLE + DEVELOPMENT_BANNER_STYLE });
+function shell(nonce: string, reader: Reader, title: string, body: Html, who: SignedIn | null): string {
+  return pageShell(nonce, title, html`${developmentBanner(who)}${body}${signOutForm(who, reader.lang)}`, { reader, style: INBOX_STYLE + DEVELOPMENT_BANNER_STYLE });
 }
 
 /** `/inbox` with these parameters (empty ones left out). */
@@ -71,34 +72,33 @@ function time(d: Date, text: string): Html {
   return html`<time datetime="${d.toISOString()}">${text}</time>`;
 }
 
-function taskItem(t: InboxTask, now: Date): Html {
+function taskItem(t: InboxTask, now: Date, lang: string): Html {
   const url = new URL(t.taskUrl);
-  const heading = pageHeading(t.title, t.event);
+  const heading = pageHeading(t.title, t.event, lang);
   const since = t.openedAt ?? t.listedAt;
   const status =
     t.status === "open"
-      ? html`Open`
+      ? html`${tr(lang, "inbox.open")}`
       : t.waitingOn.length > 0
-        ? html`Waiting on ${t.waitingOn.join(", ")}`
-        : html`Waiting`;
+        ? html`${tr(lang, "inbox.waitingOn", { steps: new Intl.ListFormat(lang === "en" ? "en-GB" : lang, { style: "narrow", type: "unit" }).format(t.waitingOn) })}`
+        : html`${tr(lang, "inbox.waiting")}`;
   return html`<li><article aria-labelledby="t-${t.runId}-${t.alias}-${t.element ?? ""}">
 <h2 id="t-${t.runId}-${t.alias}-${t.element ?? ""}"><a href="${url.pathname + url.search}">${heading}</a></h2>
 <dl class="facts">
-<dt>Workflow</dt><dd>${t.workflow}</dd>
-<dt>Run state</dt><dd>${t.state}</dd>
-<dt>Status</dt><dd>${status}</dd>
-<dt>${t.status === "open" ? "Open since" : "Listed since"}</dt><dd>${time(since, plainDate(since))} (${ago(since, now)})</dd>
-<dt>Deadline</dt><dd>${t.deadline ? html`${time(t.deadline, plainDate(t.deadline))} (${countdown(t.deadline, now)})` : "None"}</dd>
+<dt>${tr(lang, "inbox.workflow")}</dt><dd>${t.workflow}</dd>
+<dt>${tr(lang, "inbox.runState")}</dt><dd>${t.state}</dd>
+<dt>${tr(lang, "inbox.status")}</dt><dd>${status}</dd>
+<dt>${tr(lang, t.status === "open" ? "inbox.openSince" : "inbox.listedSince")}</dt><dd>${time(since, formatDateUtc(lang, since))} (${ago(since, now)})</dd>
+<dt>${tr(lang, "inbox.deadline")}</dt><dd>${t.deadline ? html`${time(t.deadline, formatDateUtc(lang, t.deadline))} (${countdown(t.deadline, now)})` : tr(lang, "inbox.none")}</dd>
 </dl>
 </article></li>`;
 }
 
-function countsLine(page: InboxPage): Html {
+function countsLine(page: InboxPage, lang: string): Html {
   const c = page.counts;
-  if (c.capped) return html`<p class="counts" id="counts">More than ${c.total.toLocaleString("en")} tasks.</p>`;
-  if (c.total === 0) return html`<p class="counts" id="counts">Nothing waits on you.</p>`;
-  const tasks = c.total === 1 ? "1 task" : `${c.total} tasks`;
-  return html`<p class="counts" id="counts">${tasks}: ${c.open} open, ${c.waiting} waiting on earlier steps.</p>`;
+  if (c.capped) return html`<p class="counts" id="counts">${tr(lang, "inbox.capped", { total: c.total })}</p>`;
+  if (c.total === 0) return html`<p class="counts" id="counts">${tr(lang, "inbox.empty")}</p>`;
+  return html`<p class="counts" id="counts">${tr(lang, "inbox.counts", { total: c.total, open: c.open, waiting: c.waiting })}</p>`;
 }
 
 interface PageQuery {
@@ -107,34 +107,39 @@ interface PageQuery {
   cursor: string | null;
   /** `limit` as given (the page size; the API's parameter, kept by the page links). */
   limit: string | null;
+  /** `lang` as given (the page's language, issue 42; kept by the page links and the filter form). */
+  lang: string | null;
 }
 
-function inboxDocument(nonce: string, signed: SignedIn, workflows: string[], query: PageQuery, page: InboxPage): string {
+function inboxDocument(nonce: string, reader: Reader, signed: SignedIn, workflows: string[], query: PageQuery, page: InboxPage): string {
+  const lang = reader.lang;
   const now = new Date();
-  const kept = { workflow: query.workflow, order: query.order === "newest" ? null : query.order, limit: query.limit };
+  const kept = { workflow: query.workflow, order: query.order === "newest" ? null : query.order, limit: query.limit, lang: query.lang };
   const options = workflows.includes(query.workflow ?? "") || !query.workflow ? workflows : [query.workflow, ...workflows];
   const who = signed.principal.email ?? signed.principal.id;
-  const body = html`<h1>Inbox</h1>
-<p class="who">Signed in as ${who}.</p>
+  const body = html`<h1>${tr(lang, "inbox.title")}</h1>
+<p class="who">${tr(lang, "task.signedInAs", { who })}</p>
 <form class="filters" method="get" action="/inbox">
 ${query.limit ? html`<input type="hidden" name="limit" value="${query.limit}">` : null}
-<div><label for="workflow">Workflow</label>
-<select id="workflow" name="workflow"><option value="">All workflows</option>${options.map((w) => html`<option value="${w}"${raw(w === query.workflow ? " selected" : "")}>${w}</option>`)}</select></div>
-<div><label for="order">Order</label>
-<select id="order" name="order">${INBOX_ORDERS.map((o) => html`<option value="${o}"${raw(o === query.order ? " selected" : "")}>${ORDER_WORDS[o]}</option>`)}</select></div>
-<button type="submit">Show</button>
+${query.lang ? html`<input type="hidden" name="lang" value="${query.lang}">` : null}
+<div><label for="workflow">${tr(lang, "inbox.workflow")}</label>
+<select id="workflow" name="workflow"><option value="">${tr(lang, "inbox.allWorkflows")}</option>${options.map((w) => html`<option value="${w}"${raw(w === query.workflow ? " selected" : "")}>${w}</option>`)}</select></div>
+<div><label for="order">${tr(lang, "inbox.order")}</label>
+<select id="order" name="order">${INBOX_ORDERS.map((o) => html`<option value="${o}"${raw(o === query.order ? " selected" : "")}>${tr(lang, ORDER_WORDS[o])}</option>`)}</select></div>
+<button type="submit">${tr(lang, "inbox.show")}</button>
 </form>
-${countsLine(page)}
-${page.tasks.length > 0 ? html`<ol class="tasks" aria-labelledby="counts">${page.tasks.map((t) => taskItem(t, now))}</ol>` : query.cursor ? html`<p>No more tasks.</p>` : null}
-<nav class="pages" aria-label="Pages">
-${query.cursor ? html`<a href="${inboxHref({ ...kept, cursor: null })}">First page</a>` : null}
-${page.nextCursor ? html`<a href="${inboxHref({ ...kept, cursor: page.nextCursor })}" rel="next">Next page</a>` : null}
+${countsLine(page, lang)}
+${page.tasks.length > 0 ? html`<ol class="tasks" aria-labelledby="counts">${page.tasks.map((t) => taskItem(t, now, lang))}</ol>` : query.cursor ? html`<p>${tr(lang, "inbox.noMore")}</p>` : null}
+<nav class="pages" aria-label="${tr(lang, "inbox.pages")}">
+${query.cursor ? html`<a href="${inboxHref({ ...kept, cursor: null })}">${tr(lang, "inbox.firstPage")}</a>` : null}
+${page.nextCursor ? html`<a href="${inboxHref({ ...kept, cursor: page.nextCursor })}" rel="next">${tr(lang, "inbox.nextPage")}</a>` : null}
 </nav>`;
-  return shell(nonce, "Inbox", body, signed);
+  return shell(nonce, reader, tr(lang, "inbox.title"), body, signed);
 }
 
-function problemDocument(nonce: string, detail: string, who: SignedIn): string {
-  return shell(nonce, "Inbox: bad address", html`<h1>This inbox address is not right</h1><p>${detail}</p><p><a href="/inbox">Open your inbox</a></p>`, who);
+function problemDocument(nonce: string, reader: Reader, detail: string, who: SignedIn): string {
+  const lang = reader.lang;
+  return shell(nonce, reader, tr(lang, "inbox.badAddressTitle"), html`<h1>${tr(lang, "inbox.badAddressTitle")}</h1><p>${detail}</p><p><a href="/inbox">${tr(lang, "inbox.openInbox")}</a></p>`, who);
 }
 
 /** The handler of `GET /inbox` (see the module header). */
@@ -142,7 +147,8 @@ export async function inboxPageHandler(rt: Runtime, ctx: Context): Promise<void>
   const who = await signedInPage(ctx, rt);
   if (!who) return;
   const nonce = randomBytes(16).toString("base64");
-  setScriptlessPageHeaders(ctx, nonce);
+  setScriptlessPageHeaders(ctx, nonce, rt.config.brand.logoFile !== null);
+  const reader = readerOf(ctx, rt.config);
   ctx.type = "text/html; charset=utf-8";
   let page: InboxPage;
   try {
@@ -150,11 +156,11 @@ export async function inboxPageHandler(rt: Runtime, ctx: Context): Promise<void>
   } catch (err) {
     if (!(err instanceof RefusalError) || err.code !== "invalid-query") throw err;
     ctx.status = 400;
-    ctx.body = problemDocument(nonce, err.message, who);
+    ctx.body = problemDocument(nonce, reader, err.message, who);
     return;
   }
   const workflows = await dependency(rt.log, "database", () => inboxWorkflows(rt.db));
   const one = (k: string) => (typeof ctx.query[k] === "string" && ctx.query[k] !== "" ? (ctx.query[k] as string) : null);
   ctx.status = 200;
-  ctx.body = inboxDocument(nonce, who, workflows, { workflow: one("workflow"), order: one("order") ?? "newest", cursor: one("cursor"), limit: one("limit") }, page);
+  ctx.body = inboxDocument(nonce, reader, who, workflows, { workflow: one("workflow"), order: one("order") ?? "newest", cursor: one("cursor"), limit: one("limit"), lang: one("lang") }, page);
 }

@@ -31,6 +31,7 @@
  * type=email); `@oneOf` shows radio buttons. The forms are `novalidate`: the server decides.
  */
 import type { CompiledParam, ParamRules, TypeSpec } from "../../lang/compiled.js";
+import { t } from "../../i18n/index.js";
 import { html, type Html } from "./html.js";
 
 /**
@@ -67,13 +68,13 @@ function humanName(name: string): string {
 
 /**
  * The help line's hint for an optional parameter: "Optional: leave it empty for none.", or just
- * "Leave it empty for none." when the author's `@help` already says "Optional…" (issue 38 defect 4:
- * the agents' built-ins read "Optional: … Optional: …").
+ * "Leave it empty for none." when the author's `@help` already says "Optional…" (the agents'
+ * built-ins read "Optional: … Optional: …" before v0.5); in the page's language.
  */
-function optionalHint(type: TypeSpec, help: string | null | undefined): string | null {
+function optionalHint(type: TypeSpec, help: string | null | undefined, lang: string): string | null {
   if (!type.optional) return null;
   if (type.kind === "bool" || type.kind === "list") return null;
-  return help && /^\s*optional\b/i.test(help) ? "Leave it empty for none." : "Optional: leave it empty for none.";
+  return help && /^\s*optional\b/i.test(help) ? t(lang, "field.optionalLeaveEmpty") : t(lang, "field.optional");
 }
 
 /** Attributes to show a submitted value again (post mode). */
@@ -116,7 +117,7 @@ function hints(type: TypeSpec, rules: ParamRules | undefined): Html | null {
 }
 
 /** The control (inputs only, no label) for a value of `type` named `name` whose element id is `id`. */
-function control(type: TypeSpec, id: string, name: string, describedBy: string, multiline: boolean, labelText: string, post?: PostedForm, param = name, rules?: ParamRules): Html {
+function control(type: TypeSpec, id: string, name: string, describedBy: string, multiline: boolean, labelText: string, lang: string, post?: PostedForm, param = name, rules?: ParamRules): Html {
   const req = type.optional ? "" : " required";
   const v = shown(post, name);
   const bad = invalid(post, param);
@@ -134,7 +135,7 @@ function control(type: TypeSpec, id: string, name: string, describedBy: string, 
     case "datetime": {
       const off = shown(post, `${name}.offset`) ?? "Z";
       return html`<span class="pair"><input id="${id}" type="datetime-local" name="${name}" aria-describedby="${describedBy}"${bad}${value} data-value${req}>
-<select id="${id}-offset" name="${name}.offset" aria-label="${labelText}: offset from UTC" data-offset>${OFFSETS.map((o) => html`<option value="${o}"${o === off ? " selected" : ""}>${o === "Z" ? "UTC" : `UTC${o}`}</option>`)}</select></span>`;
+<select id="${id}-offset" name="${name}.offset" aria-label="${t(lang, "field.offsetLabel", { label: labelText })}" data-offset>${OFFSETS.map((o) => html`<option value="${o}"${o === off ? " selected" : ""}>${o === "Z" ? "UTC" : `UTC${o}`}</option>`)}</select></span>`;
     }
     case "date":
       return html`<input id="${id}" type="date" name="${name}" aria-describedby="${describedBy}"${bad}${value}${hint} data-value${req}>`;
@@ -142,7 +143,7 @@ function control(type: TypeSpec, id: string, name: string, describedBy: string, 
       const unit = shown(post, `${name}.unit`) ?? "H";
       const opt = (u: string, text: string) => html`<option value="${u}"${u === unit ? " selected" : ""}>${text}</option>`;
       return html`<span class="pair"><input id="${id}" type="number" min="0" step="1" inputmode="numeric" name="${name}" aria-describedby="${describedBy}"${bad}${value} data-value${req}>
-<select id="${id}-unit" name="${name}.unit" aria-label="${labelText}: unit" data-unit>${opt("M", "minutes")}${opt("H", "hours")}${opt("D", "days")}</select></span>`;
+<select id="${id}-unit" name="${name}.unit" aria-label="${t(lang, "field.unitLabel", { label: labelText })}" data-unit>${opt("M", t(lang, "field.minutes"))}${opt("H", t(lang, "field.hours"))}${opt("D", t(lang, "field.days"))}</select></span>`;
     }
     default:
       // A list of lists (or any shape without a control of its own): JSON typed by hand.
@@ -157,19 +158,19 @@ function errorLine(p: CompiledParam, post?: PostedForm): Html {
 }
 
 /** A bool's radio group (its own fieldset and legend). */
-function boolField(p: CompiledParam, labelText: string, describedBy: string, helpLine: Html, post?: PostedForm): Html {
+function boolField(p: CompiledParam, labelText: string, describedBy: string, helpLine: Html, lang: string, post?: PostedForm): Html {
   const given = shown(post, p.name);
   const radio = (value: string, text: string, checked = false) =>
     html`<label class="choice"><input type="radio" name="${p.name}" value="${value}"${(given === undefined ? checked : given === value) ? " checked" : ""}${p.type.optional ? "" : " required"}${invalid(post, p.name)}> ${text}</label>`;
   return html`<fieldset class="field" data-param="${p.name}" data-kind="bool" data-optional="${String(p.type.optional)}" data-label="${labelText}" aria-describedby="${describedBy}">
 <legend>${labelText}</legend>${helpLine}
-<div class="choices">${radio("true", "Yes")}${radio("false", "No")}${p.type.optional ? radio("null", "No answer", true) : null}</div>
+<div class="choices">${radio("true", t(lang, "field.yes"))}${radio("false", t(lang, "field.no"))}${p.type.optional ? radio("null", t(lang, "field.noAnswer"), true) : null}</div>
 ${errorLine(p, post)}
 </fieldset>`;
 }
 
 /** A string's allowed answers as a radio group (its own fieldset and legend); `string?` adds "No answer". */
-function choiceField(p: CompiledParam, options: string[], labelText: string, describedBy: string, helpLine: Html, post?: PostedForm): Html {
+function choiceField(p: CompiledParam, options: string[], labelText: string, describedBy: string, helpLine: Html, lang: string, post?: PostedForm): Html {
   // script mode: the page script reads the group by its id-like name; post mode: the parameter's name (form-body.ts)
   const id = post ? p.name : `f-${p.name}`;
   const given = shown(post, p.name);
@@ -177,7 +178,7 @@ function choiceField(p: CompiledParam, options: string[], labelText: string, des
   return html`<fieldset class="field" data-param="${p.name}" data-kind="choice" data-optional="${String(p.type.optional)}" data-label="${labelText}" aria-describedby="${describedBy}">
 <legend>${labelText}</legend>${helpLine}
 <div class="choices">${options.map((o) => html`<label class="choice"><input type="radio" name="${id}" value="${o}"${given === o ? " checked" : ""}${req}> ${o}</label>`)}${
-    p.type.optional ? html`<label class="choice"><input type="radio" name="${id}" value="" data-null${given ? "" : " checked"}> No answer</label>` : null
+    p.type.optional ? html`<label class="choice"><input type="radio" name="${id}" value="" data-null${given ? "" : " checked"}> ${t(lang, "field.noAnswer")}</label>` : null
   }</div>
 ${errorLine(p, post)}
 </fieldset>`;
@@ -187,22 +188,22 @@ ${errorLine(p, post)}
  * One list row with id `rowId` (`__ID__` in the script's template). In post mode its "Remove"
  * button is a submit button (`_remove=<param>.<row>`): the server shows the form again without it.
  */
-function listRow(p: CompiledParam, element: TypeSpec, rowId: string, labelText: string, post?: PostedForm): Html {
+function listRow(p: CompiledParam, element: TypeSpec, rowId: string, labelText: string, lang: string, post?: PostedForm): Html {
   const name = `${p.name}.${rowId}`;
   const itemId = `f-${p.name}-${rowId}`;
   const remove = post
-    ? html`<button type="submit" class="secondary" name="_remove" value="${name}" formnovalidate>Remove item</button>`
-    : html`<button type="button" class="secondary" data-remove>Remove item</button>`;
+    ? html`<button type="submit" class="secondary" name="_remove" value="${name}" formnovalidate>${t(lang, "field.removeItem")}</button>`
+    : html`<button type="button" class="secondary" data-remove>${t(lang, "field.removeItem")}</button>`;
   if (element.kind === "bool") {
     const given = shown(post, name);
     const radio = (value: string, text: string, req: boolean) =>
       html`<label class="choice"><input type="radio" name="${name}" value="${value}"${given === value ? " checked" : ""}${req ? " required" : ""}> ${text}</label>`;
-    return html`<div class="row" data-row><fieldset class="item" data-kind="bool" data-optional="${String(element.optional)}"><legend>Item</legend>
-${radio("true", "Yes", true)}${radio("false", "No", false)}</fieldset>
+    return html`<div class="row" data-row><fieldset class="item" data-kind="bool" data-optional="${String(element.optional)}"><legend>${t(lang, "field.item")}</legend>
+${radio("true", t(lang, "field.yes"), true)}${radio("false", t(lang, "field.no"), false)}</fieldset>
 ${remove}</div>`;
   }
-  return html`<div class="row" data-row><span class="item" data-kind="${element.kind === "list" ? "json" : element.kind}" data-optional="${String(element.optional)}"><label for="${itemId}">Item${element.kind === "list" ? " (as JSON)" : ""}</label>
-${control(element, itemId, name, `err-${p.name}`, false, `${labelText}, item`, post, p.name)}</span>
+  return html`<div class="row" data-row><span class="item" data-kind="${element.kind === "list" ? "json" : element.kind}" data-optional="${String(element.optional)}"><label for="${itemId}">${t(lang, element.kind === "list" ? "field.itemJson" : "field.item")}</label>
+${control(element, itemId, name, `err-${p.name}`, false, t(lang, "field.itemLabel", { label: labelText }), lang, post, p.name)}</span>
 ${remove}</div>`;
 }
 
@@ -211,20 +212,20 @@ ${remove}</div>`;
  * "Remove" are script buttons. Post mode: the rows of `post.rows`, "Add" is a submit button
  * (`_add=<param>`) and the server shows the form again with one more blank row.
  */
-function listField(p: CompiledParam, labelText: string, describedBy: string, helpLine: Html, post?: PostedForm): Html {
+function listField(p: CompiledParam, labelText: string, describedBy: string, helpLine: Html, lang: string, post?: PostedForm): Html {
   const type = p.type as Extract<TypeSpec, { kind: "list" }>;
   const element = type.element;
-  const rows = post ? (post.rows[p.name] ?? []).map((id) => listRow(p, element, id, labelText, post)) : [];
+  const rows = post ? (post.rows[p.name] ?? []).map((id) => listRow(p, element, id, labelText, lang, post)) : [];
   const add = post
-    ? html`<button type="submit" class="secondary" name="_add" value="${p.name}" formnovalidate>Add an item</button>`
-    : html`<button type="button" class="secondary" data-add>Add an item</button>`;
+    ? html`<button type="submit" class="secondary" name="_add" value="${p.name}" formnovalidate>${t(lang, "field.addItem")}</button>`
+    : html`<button type="button" class="secondary" data-add>${t(lang, "field.addItem")}</button>`;
   const none = post?.values.get(`${p.name}.none`) === "true";
   return html`<fieldset class="field" data-param="${p.name}" data-kind="list" data-optional="${String(type.optional)}" data-label="${labelText}" aria-describedby="${describedBy}">
 <legend>${labelText}</legend>${helpLine}
 <div class="rows" data-rows>${rows}</div>
-${post ? null : html`<template data-template>${listRow(p, element, "__ID__", labelText)}</template>`}
+${post ? null : html`<template data-template>${listRow(p, element, "__ID__", labelText, lang)}</template>`}
 <p class="buttons">${add}${
-    type.optional ? html` <label class="choice"><input type="checkbox" name="${p.name}.none" value="true"${none ? " checked" : ""} data-none> None (send no list)</label>` : null
+    type.optional ? html` <label class="choice"><input type="checkbox" name="${p.name}.none" value="true"${none ? " checked" : ""} data-none> ${t(lang, "field.none")}</label>` : null
   }</p>
 ${errorLine(p, post)}
 </fieldset>`;
@@ -235,26 +236,32 @@ ${errorLine(p, post)}
  * page's (its script adds list rows and shows refusals); with `post` it is a plain HTML form's
  * (the task page): values shown again, the refusal beside the field, server-rendered list rows.
  */
-export function field(p: CompiledParam, post?: PostedForm): Html {
-  const labelText = p.page?.label ?? humanName(p.name);
-  const helps = [p.page?.help, p.page?.options?.length ? null : optionalHint(p.type, p.page?.help)].filter((h): h is string => !!h);
+export function field(p: CompiledParam, post?: PostedForm, lang = "en"): Html {
+  const labelText = labelOf(p, lang);
+  const help = helpOf(p, lang);
+  const helps = [help, p.page?.options?.length ? null : optionalHint(p.type, help, lang)].filter((h): h is string => !!h);
   const helpId = `help-${p.name}`;
   const describedBy = helps.length > 0 ? `${helpId} err-${p.name}` : `err-${p.name}`;
   const helpLine = helps.length > 0 ? html`<p class="help" id="${helpId}">${helps.join(" ")}</p>` : html``;
-  if (p.type.kind === "bool") return boolField(p, labelText, describedBy, helpLine, post);
-  if (p.type.kind === "string" && p.page?.options?.length) return choiceField(p, p.page.options, labelText, describedBy, helpLine, post);
+  if (p.type.kind === "bool") return boolField(p, labelText, describedBy, helpLine, lang, post);
+  if (p.type.kind === "string" && p.page?.options?.length) return choiceField(p, p.page.options, labelText, describedBy, helpLine, lang, post);
   // v0.5: `@oneOf(…)` shows its choices as radio buttons, like a built-in's allowed answers
-  if (p.type.kind === "string" && p.rules?.oneOf?.length) return choiceField(p, p.rules.oneOf, labelText, describedBy, helpLine, post);
-  if (p.type.kind === "list") return listField(p, labelText, describedBy, helpLine, post);
+  if (p.type.kind === "string" && p.rules?.oneOf?.length) return choiceField(p, p.rules.oneOf, labelText, describedBy, helpLine, lang, post);
+  if (p.type.kind === "list") return listField(p, labelText, describedBy, helpLine, lang, post);
   const id = `f-${p.name}`;
   return html`<div class="field" data-param="${p.name}" data-kind="${p.type.kind}" data-optional="${String(p.type.optional)}" data-label="${labelText}">
 <label for="${id}">${labelText}</label>${helpLine}
-${control(p.type, id, p.name, describedBy, p.page?.multiline === true, labelText, post, p.name, p.rules)}
+${control(p.type, id, p.name, describedBy, p.page?.multiline === true, labelText, lang, post, p.name, p.rules)}
 ${errorLine(p, post)}
 </div>`;
 }
 
-/** The label a parameter's field shows (`@label`, else its name made readable). */
-export function labelOf(p: CompiledParam): string {
-  return p.page?.label ?? humanName(p.name);
+/** The label a parameter's field shows in `lang` (`@label`'s variant for it, else `@label`, else its name made readable). */
+export function labelOf(p: CompiledParam, lang = "en"): string {
+  return p.page?.labels?.[lang] ?? p.page?.label ?? humanName(p.name);
+}
+
+/** The help line of a parameter in `lang` (`@help`'s variant for it, else `@help`), or null. */
+export function helpOf(p: CompiledParam, lang = "en"): string | null {
+  return p.page?.helps?.[lang] ?? p.page?.help ?? null;
 }

@@ -13,7 +13,8 @@
  * script, `default-src 'none'`, `connect-src 'self'` (the POST), `form-action 'self'` (the forward form),
  * `frame-ancestors 'none'`; `Referrer-Policy: no-referrer` (the URL holds the token);
  * `Cache-Control: no-store`; `X-Robots-Tag: noindex, nofollow`; `X-Content-Type-Options: nosniff`;
- * `X-Frame-Options: DENY`; `Vary: Accept` (the same URL answers 405 to API clients).
+ * `X-Frame-Options: DENY`; `Vary: Accept, Accept-Language` (the same URL answers 405 to API clients,
+ * and speaks the reader's language: page/reader.ts, issue 42).
  */
 import { randomBytes } from "node:crypto";
 import type { Context } from "koa";
@@ -23,6 +24,7 @@ import type { Runtime } from "../../runtime.js";
 import { dependency } from "../dependency.js";
 import { endedDocument, formDocument } from "./document.js";
 import { forwardCsrf } from "./forward-csrf.js";
+import { addVary, readerOf } from "./reader.js";
 export { forwardRefusedDocument } from "./document.js";
 
 /** True for a GET whose `Accept` prefers HTML to JSON (a browser); false for API clients and scanners sending `*\/*`. */
@@ -33,8 +35,12 @@ export function wantsResponderPage(ctx: Context): boolean {
   return ctx.accepts("application/json", "text/html") === "text/html";
 }
 
-/** The page's security headers (see the module header); also used by the forward form's answers (forward.ts). */
-export function setPageHeaders(ctx: Context, nonce: string): void {
+/**
+ * The page's security headers (see the module header); also used by the forward form's answers
+ * (forward.ts). `logo`: a brand logo is configured (SLOTFLOW_BRAND_LOGO), so images may come from
+ * this origin (`img-src 'self'`, the logo's route only serves images); else `img-src 'none'`.
+ */
+export function setPageHeaders(ctx: Context, nonce: string, logo = false): void {
   ctx.set(
     "Content-Security-Policy",
     [
@@ -42,7 +48,7 @@ export function setPageHeaders(ctx: Context, nonce: string): void {
       `script-src 'nonce-${nonce}'`,
       `style-src 'nonce-${nonce}'`,
       "connect-src 'self'",
-      "img-src 'none'",
+      logo ? "img-src 'self'" : "img-src 'none'",
       "font-src 'none'",
       // the forward form (v0.4) posts to this origin without JavaScript
       "form-action 'self'",
@@ -55,7 +61,7 @@ export function setPageHeaders(ctx: Context, nonce: string): void {
   ctx.set("X-Robots-Tag", "noindex, nofollow");
   ctx.set("X-Content-Type-Options", "nosniff");
   ctx.set("X-Frame-Options", "DENY");
-  ctx.set("Vary", "Accept");
+  addVary(ctx, "Accept");
 }
 
 /** Answers the responder page for `token` (see the module header). */
@@ -64,13 +70,14 @@ export async function serveResponderPage(rt: Runtime, ctx: Context, token: strin
     responderPage({ db: rt.db, sealer: rt.sealer, baseUrl: rt.config.baseUrl }, token, { markNumbers: true }),
   );
   const nonce = randomBytes(16).toString("base64");
-  setPageHeaders(ctx, nonce);
+  setPageHeaders(ctx, nonce, rt.config.brand.logoFile !== null);
+  const reader = readerOf(ctx, rt.config, page.ok ? page.language : null);
   ctx.type = "text/html; charset=utf-8";
   if (page.ok) {
     ctx.status = 200;
-    ctx.body = formDocument(nonce, page, page.forwardable ? { token, csrf: forwardCsrf(rt.config.sealKey, token) } : null);
+    ctx.body = formDocument(nonce, page, page.forwardable ? { token, csrf: forwardCsrf(rt.config.sealKey, token) } : null, reader);
   } else {
     ctx.status = STATUS[page.refusal.code];
-    ctx.body = endedDocument(nonce, page.refusal, page.expiredAt ?? null);
+    ctx.body = endedDocument(nonce, page.refusal, page.expiredAt ?? null, reader);
   }
 }

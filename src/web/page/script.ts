@@ -8,10 +8,11 @@
  *   it makes a new key, since the corrected answer is a new request;
  * - reads the form back into the JSON body (form.ts says how each control maps to JSON), POSTs it
  *   to the page's own URL, and shows the outcome in the live region: "done" for 200/202, a plain
- *   sentence for the states of a link (wording.ts, given to the script as WORDS), the problem's
- *   `detail` otherwise (a `Requires` refusal); for a 422 "Please check the fields marked below."
- *   at the top of the form (`#check-fields`, above the fields: issue 38) and each `errors` entry
- *   next to its field in the author's words (`@label`: "“Quantity” is required…"; aria-invalid);
+ *   sentence for the states of a link and for a 422 (wording.ts, given to the script as WORDS), the
+ *   problem's `detail` otherwise (a `Requires` refusal); and each 422 `errors` entry next to its
+ *   field in the author's words (`@label`: "“Quantity” is required…"; aria-invalid);
+ * - writes each `<time data-dt>` (a date the server wrote in UTC with the offset) in the browser's
+ *   time zone, in the page's language (issue 42); all its sentences are in the page's language;
  * - keeps the answer and its key in sessionStorage (this tab only) until done, so that reloading
  *   the page after the answer went through — which now serves the "already used" page — can ask
  *   again with the same key and show "done" when the answer was this tab's own.
@@ -54,6 +55,13 @@ export const PAGE_SCRIPT = String.raw`
     return { status: res.status, problem };
   }
 
+  // Dates written in UTC with the offset (without script) are rewritten in the browser's time zone, in the page's language (issue 42).
+  const dates = new Intl.DateTimeFormat(WORDS.dateLocale, WORDS.dateOptions);
+  for (const el of document.querySelectorAll("time[data-dt]")) {
+    const d = new Date(el.getAttribute("datetime"));
+    if (!Number.isNaN(d.getTime())) el.textContent = dates.format(d);
+  }
+
   const ended = document.querySelector("[data-ended]");
   if (ended) {
     // The link answered "already used": if this tab sent the answer that used it, say "done".
@@ -61,8 +69,8 @@ export const PAGE_SCRIPT = String.raw`
     if (mine && mine.key && ended.getAttribute("data-ended") === "link-burned") {
       send(mine.body, mine.key).then((r) => {
         if (r.status === 200 || r.status === 202) {
-          document.getElementById("ended-title").textContent = "Done — your answer was recorded";
-          say("Your answer was recorded. You can close this page.", "done");
+          document.getElementById("ended-title").textContent = WORDS.doneTitle;
+          say(WORDS.doneAgain, "done");
           if (r.status === 200 && r.problem) showReceipt(r.problem.receipt);
         }
       }, () => {});
@@ -79,12 +87,6 @@ export const PAGE_SCRIPT = String.raw`
   let key = crypto.randomUUID();
   let pending = null;
 
-  // Numbers in the heading and the introduction, written for the reader's locale; the JSON sent is untouched.
-  const numbers = new Intl.NumberFormat(undefined, { maximumFractionDigits: 20 });
-  for (const el of document.querySelectorAll("data.num")) {
-    const n = Number(el.value);
-    if (el.value.trim() !== "" && Number.isFinite(n)) el.textContent = numbers.format(n);
-  }
   const h1 = document.querySelector("h1");
   if (h1) document.title = h1.textContent;
 
@@ -193,9 +195,11 @@ export const PAGE_SCRIPT = String.raw`
       line.hidden = false;
       const block = line.closest("[data-param]");
       const label = block.getAttribute("data-label") || name;
+      const required = /^is required/.test(String(e.problem));
       // a broken constraint (v0.5) is said with its phrase: "“Revenue” must be at least 0."
-      const words = e.rule ? WORDS.rule : /^is required/.test(String(e.problem)) ? WORDS.required : WORDS.invalid;
-      const sentence = words.replace("{label}", () => label).replace("{problem}", () => String(e.problem));
+      const sentence = e.rule
+        ? WORDS.rule.replace("{label}", () => label).replace("{problem}", () => String(e.problem))
+        : (required ? WORDS.required : WORDS.invalid)[label] || (required ? WORDS.requiredAround : WORDS.invalidAround).join(label);
       if (!line.textContent.includes(sentence)) line.textContent = (line.textContent ? line.textContent + " " : "") + sentence;
       for (const c of block.querySelectorAll("input, textarea, select")) c.setAttribute("aria-invalid", "true");
       first = first || block.querySelector("input, textarea, select");
@@ -206,13 +210,13 @@ export const PAGE_SCRIPT = String.raw`
   async function attempt(body) {
     submit.disabled = true;
     form.setAttribute("aria-busy", "true");
-    say("Sending your answer…", "busy");
+    say(WORDS.sending, "busy");
     remember({ key, body });
     let r;
     try {
       r = await send(body, key);
     } catch {
-      say("The connection dropped before we heard back. Your answer may have arrived: press Send again to find out (it cannot be applied twice).", "error");
+      say(WORDS.dropped, "error");
       submit.disabled = false;
       form.removeAttribute("aria-busy");
       pending = body;
@@ -221,7 +225,7 @@ export const PAGE_SCRIPT = String.raw`
     form.removeAttribute("aria-busy");
     if (r.status === 200 || r.status === 202) {
       pending = null;
-      say(r.status === 200 ? "Done — your answer was recorded. You can close this page." : "Done — your answer was received and is being applied. You can close this page.", "done");
+      say(r.status === 200 ? WORDS.done : WORDS.accepted, "done");
       for (const c of form.elements) c.disabled = true;
       if (r.status === 200 && r.problem) showReceipt(r.problem.receipt);
       remember({ key, body, done: true });
@@ -229,10 +233,10 @@ export const PAGE_SCRIPT = String.raw`
     }
     const p = r.problem || {};
     const code = p.code === "link-dead" && p.reason === "expired" ? "link-dead-expired" : p.code === "link-retired" && p.reason === "forwarded" ? "link-retired-forwarded" : p.code;
-    const detail = WORDS.byCode[code] || p.detail || p.title || ("The answer was refused (" + r.status + ").");
+    const detail = WORDS.byCode[code] || p.detail || p.title || WORDS.refused.join(String(r.status));
     if (r.status >= 500 || r.status === 429) {
       pending = body;
-      say(detail + " Press Send to try again.", "error");
+      say(WORDS.tryAgain.join(detail), "error");
       submit.disabled = false;
       return;
     }

@@ -1,6 +1,7 @@
 /**
  * The words a responder reads (issue 19 item 4): every sentence the responder page shows about the
- * state of a link, and about a field the answer got wrong, written once, here. The page's server
+ * state of a link, and about a field the answer got wrong, chosen here — in the reader's language
+ * from slotflow's message catalogs (src/i18n, issue 42; `lang` defaults to English). The page's server
  * side (document.ts) and its script (script.ts, which receives `SCRIPT_WORDS` as JSON) both take
  * their wording from this module. The JSON API's problem details are not touched: API clients keep
  * reading `detail` (refusals.ts, link.ts); this is what a person on the page reads instead.
@@ -16,6 +17,7 @@
  *   unknown   — no link matches the address (link-not-found)
  */
 import type { Refusal } from "../../engine/refusals.js";
+import { formatDateUtc, t } from "../../i18n/index.js";
 
 export type LinkState = "answered" | "replaced" | "forwarded" | "closed" | "expired" | "not-open" | "unknown";
 
@@ -44,94 +46,64 @@ export function linkStateOf(refusal: Pick<Refusal, "code" | "extra">): LinkState
   }
 }
 
-/** A date as the page writes it: `25 November 2026 at 14:00 UTC` (always UTC, no locale guessing). */
+/** A date as an English page writes it: `25 November 2026 at 14:00 UTC` (src/i18n `formatDateUtc` for other languages). */
 export function plainDate(d: Date): string {
-  const f = new Intl.DateTimeFormat("en-GB", { day: "numeric", month: "long", year: "numeric", hour: "2-digit", minute: "2-digit", hourCycle: "h23", timeZone: "UTC" });
-  const parts = Object.fromEntries(f.formatToParts(d).map((p) => [p.type, p.value]));
-  return `${parts.day} ${parts.month} ${parts.year} at ${parts.hour}:${parts.minute} UTC`;
+  return formatDateUtc("en", d);
 }
 
-/** Why a closed link's question is closed, by the link's end reason (refusals.ts LinkEndReason). */
-const CLOSED_BECAUSE: Record<string, string> = {
-  completed: "it was already answered another way",
-  cancelled: "the request moved on without it",
-  dropped: "it was withdrawn",
-  "run-finished": "the workflow run has finished",
-  revoked: "the link was revoked",
-  "quorum-reached": "enough others have already answered",
-};
+/** A closed link's end reason as the catalogs' `select` key (`run-finished` → `run_finished`). */
+export function reasonKey(reason: string | null | undefined): string {
+  return (reason ?? "none").replace(/-/g, "_");
+}
+
+const STATE_KEY = {
+  answered: "answered",
+  replaced: "replaced",
+  forwarded: "forwarded",
+  closed: "closed",
+  expired: "expired",
+  "not-open": "notOpen",
+  unknown: "unknown",
+} as const;
 
 /**
- * The words for a link in `state`. `expiredAt` dates an expired link (null: not known); `reason`
- * (a closed link's end reason) says why its question is closed.
+ * The words for a link in `state`, in `lang`. `expiredAt` dates an expired link (null: not known);
+ * `reason` (a closed link's end reason) says why its question is closed.
  */
-export function linkWords(state: LinkState, opts: { expiredAt?: Date | null; reason?: string | null } = {}): LinkWords {
+export function linkWords(state: LinkState, opts: { expiredAt?: Date | null; reason?: string | null } = {}, lang = "en"): LinkWords {
+  const k = STATE_KEY[state];
   const expiredAt = opts.expiredAt ?? null;
-  switch (state) {
-    case "answered":
-      return {
-        title: "This link has already been used",
-        sentence: "An answer was already sent through this link, and each link works once.",
-        todo: "If that was not you, contact whoever sent you the link.",
-      };
-    case "replaced":
-      return {
-        title: "This link was replaced",
-        sentence: "A newer link was sent to you for the same question, so this one no longer works.",
-        todo: "Use the link in the most recent message you received.",
-      };
-    case "forwarded":
-      return {
-        title: "This link was passed on",
-        sentence: "This question was sent on to someone else with a new link of their own, so this link no longer works.",
-        todo: "If you did not pass it on, contact whoever sent you the link.",
-      };
-    case "closed":
-      return {
-        title: "This link no longer works",
-        sentence: `The question this link was for is closed: ${CLOSED_BECAUSE[opts.reason ?? ""] ?? "there is nothing to answer any more"}.`,
-        todo: "If you think that is wrong, contact whoever sent you the link.",
-      };
-    case "expired":
-      return {
-        title: "This link no longer works",
-        sentence: expiredAt ? `The time to answer ran out: this link expired on ${plainDate(expiredAt)}.` : "The time to answer ran out: this link has expired.",
-        todo: "If you still want to answer, contact whoever sent you the link.",
-      };
-    case "not-open":
-      return {
-        title: "Not open yet",
-        sentence: "This question opens once earlier steps are done.",
-        todo: "Keep the link and try again later; it stays valid.",
-      };
-    case "unknown":
-      return {
-        title: "This link does not work",
-        sentence: "No question matches this link.",
-        todo: "Check that the whole link was copied from the message (links are long). If it still does not work, ask the sender for a new one.",
-      };
-  }
+  const sentence =
+    state === "closed"
+      ? t(lang, "link.closed.sentence", { reason: reasonKey(opts.reason) })
+      : state === "expired"
+        ? expiredAt
+          ? t(lang, "link.expired.sentenceAt", { date: formatDateUtc(lang, expiredAt) })
+          : t(lang, "link.expired.sentence")
+        : t(lang, `link.${k}.sentence` as "link.answered.sentence");
+  return { title: t(lang, `link.${k}.title` as "link.answered.title"), sentence, todo: t(lang, `link.${k}.todo` as "link.answered.todo") };
 }
 
 /**
  * The words of the page the forward form (without JavaScript) answers when the forward is refused
  * (v0.4 "Send this to someone else"): by the refusal's code; an ended link in its own words.
  */
-export function forwardWords(refusal: Pick<Refusal, "code" | "extra">): Pick<LinkWords, "title" | "sentence"> {
+export function forwardWords(refusal: Pick<Refusal, "code" | "extra">, lang = "en"): Pick<LinkWords, "title" | "sentence"> {
+  const notSent = (key: Parameters<typeof t>[1]) => ({ title: t(lang, "forward.notSent"), sentence: t(lang, key) });
   switch (refusal.code) {
     case "invalid-body":
-      return { title: "Not sent", sentence: "That is not an email address we can send to. Go back, check it and try again." };
+      return notSent("forward.badAddress");
     case "not-forwardable":
-      return { title: "Not sent", sentence: "This question cannot be passed on: please answer it yourself." };
+      return notSent("forward.notForwardable");
     case "forward-limit":
-      return { title: "Not sent", sentence: "This question was already passed on as often as allowed: please answer it yourself." };
+      return notSent("forward.limit");
     case "authorize-denied":
-      return { title: "Not sent", sentence: "The form could not be checked (sent from elsewhere, or too old). Go back, reload the page and try again." };
+      return notSent("forward.formCheck");
     case "rate-limited":
     case "unavailable":
-      return { title: "Not sent", sentence: "The service is busy or unavailable right now. Go back and try again in a moment." };
+      return notSent("forward.busy");
     default: {
-      const words = linkWords(linkStateOf(refusal), { reason: (refusal.extra as { reason?: string } | undefined)?.reason ?? null });
+      const words = linkWords(linkStateOf(refusal), { reason: (refusal.extra as { reason?: string } | undefined)?.reason ?? null }, lang);
       return { title: words.title, sentence: words.sentence };
     }
   }
@@ -144,28 +116,49 @@ export function forwardWords(refusal: Pick<Refusal, "code" | "extra">): Pick<Lin
  * (a broken constraint, v0.5): then the sentence is the label and the problem ("“Revenue” must be at
  * least 0.").
  */
-export function fieldError(label: string, problem: string, rule?: string): string {
-  // v0.5 constraints (issue 43): a broken rule says which, in the API's phrase ("must not be empty")
-  if (rule) return `“${label}” ${problem}.`;
-  return /^is required/.test(problem) ? `“${label}” is required: please answer it.` : `“${label}” is not a valid answer: please check it.`;
+export function fieldError(label: string, problem: string, lang = "en", rule?: string): string {
+  // v0.5 constraints: a broken rule says which, in the API's phrase ("must not be empty")
+  if (rule) return t(lang, "field.rule", { label, problem });
+  return t(lang, /^is required/.test(problem) ? "field.required" : "field.invalid", { label });
 }
 
 /**
- * What the page script needs, as JSON: the outcome sentences by refusal code (the API's `detail`
- * is shown only for refusals not listed), and the field-error templates (`{label}`).
+ * What the page script needs, as JSON, in `lang`: the outcome sentences by refusal code (the API's
+ * `detail` is shown only for refusals not listed), the field errors (formatted by the server for
+ * each label on the page: `required`/`invalid` by label), and the script's own sentences.
  */
-export const SCRIPT_WORDS = {
-  checkFields: "Please check the fields marked below.",
-  required: fieldError("{label}", "is required"),
-  invalid: fieldError("{label}", "is not valid"),
-  rule: fieldError("{label}", "{problem}", "rule"),
-  byCode: {
-    "link-burned": linkWords("answered").sentence,
-    "link-retired": `${linkWords("replaced").sentence} ${linkWords("replaced").todo}`,
-    "link-retired-forwarded": linkWords("forwarded").sentence,
-    "link-dead": linkWords("closed").sentence,
-    "link-dead-expired": linkWords("expired").sentence,
-    "slot-not-open": `${linkWords("not-open").sentence} ${linkWords("not-open").todo}`,
-    "link-not-found": linkWords("unknown").sentence,
-  },
-} as const;
+export function scriptWords(lang: string, labels: string[]) {
+  const byLabel = (key: "field.required" | "field.invalid") => Object.fromEntries(labels.map((label) => [label, t(lang, key, { label })]));
+  return {
+    lang,
+    checkFields: t(lang, "field.checkFields"),
+    required: byLabel("field.required"),
+    invalid: byLabel("field.invalid"),
+    // for a label not on the page when it was written: the sentence split around where the label goes
+    requiredAround: t(lang, "field.required", { label: "\u0000" }).split("\u0000"),
+    invalidAround: t(lang, "field.invalid", { label: "\u0000" }).split("\u0000"),
+    // a broken constraint (v0.5): "“{label}” {problem}." with both put in by the script
+    rule: t(lang, "field.rule", { label: "{label}", problem: "{problem}" }),
+    sending: t(lang, "answer.sending"),
+    dropped: t(lang, "answer.dropped"),
+    done: t(lang, "answer.done"),
+    accepted: t(lang, "answer.accepted"),
+    doneTitle: t(lang, "answer.doneTitle"),
+    doneAgain: t(lang, "answer.doneAgain"),
+    // "{detail} Press Send to try again." with the detail put in by the script: split around a marker
+    tryAgain: t(lang, "answer.tryAgain", { detail: "\u0000" }).split("\u0000"),
+    refused: t(lang, "answer.refused", { status: "\u0000" }).split("\u0000"),
+    byCode: {
+      "link-burned": linkWords("answered", {}, lang).sentence,
+      "link-retired": `${linkWords("replaced", {}, lang).sentence} ${linkWords("replaced", {}, lang).todo}`,
+      "link-retired-forwarded": linkWords("forwarded", {}, lang).sentence,
+      "link-dead": linkWords("closed", {}, lang).sentence,
+      "link-dead-expired": linkWords("expired", {}, lang).sentence,
+      "slot-not-open": `${linkWords("not-open", {}, lang).sentence} ${linkWords("not-open", {}, lang).todo}`,
+      "link-not-found": linkWords("unknown", {}, lang).sentence,
+    },
+  };
+}
+
+/** English script words (the v0.4 shape; tests and docs quote it). */
+export const SCRIPT_WORDS = scriptWords("en", []);

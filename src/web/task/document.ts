@@ -8,66 +8,73 @@
  */
 import type { TaskView } from "../../engine/views/task.js";
 import { DEVELOPMENT_BANNER_STYLE, developmentBanner, signOutForm, type SignedIn } from "../identity/signed-in.js";
+import { formatDateUtc, t } from "../../i18n/index.js";
 import { pageShell } from "../page/document.js";
 import { field, type PostedForm } from "../page/form.js";
 import { html, type Html } from "../page/html.js";
-import { plainDate } from "../page/wording.js";
+import type { Reader } from "../page/reader.js";
+
+/** What every task document is written with: the response's CSP nonce and the reader (language, brand; issue 42). */
+export interface Doc {
+  nonce: string;
+  reader: Reader;
+}
 
 /** The principal as the page names it: its email, else its id. */
 function nameOf(p: { id: string; email: string | null }): string {
   return p.email ?? p.id;
 }
 
-function footer(who: SignedIn): Html {
-  return html`Signed in as ${nameOf(who.principal)}${who.principal.roles.length ? ` (roles: ${who.principal.roles.join(", ")})` : ""}.${
-    who.development ? html` <strong>Development sign-in: not for real answers.</strong>` : null
-  }`;
+function footer(who: SignedIn, lang: string): Html {
+  const name = nameOf(who.principal);
+  const signed = who.principal.roles.length ? t(lang, "task.signedInAsRoles", { who: name, roles: who.principal.roles.join(", ") }) : t(lang, "task.signedInAs", { who: name });
+  return html`${signed}${who.development ? html` <strong>${t(lang, "task.devSignIn")}</strong>` : null}`;
 }
 
-function shell(nonce: string, who: SignedIn, title: string, body: Html): string {
+function shell(doc: Doc, who: SignedIn, title: string, body: Html): string {
   // the same banner as the inbox (identity/signed-in.ts): the development sign-in is marked on every page
-  return pageShell(nonce, title, html`${developmentBanner(who)}${body}${signOutForm(who)}`, { withScript: false, footer: footer(who), style: DEVELOPMENT_BANNER_STYLE });
+  return pageShell(doc.nonce, title, html`${developmentBanner(who)}${body}${signOutForm(who, doc.reader.lang)}`, { reader: doc.reader, footer: footer(who, doc.reader.lang), style: DEVELOPMENT_BANNER_STYLE });
 }
 
 /**
- * "anyone with the role “staff”, … or user “alice”"; "anyone signed in" for `anyone()` (and for a
- * slot without `Candidates` in a version deployed before v0.5); without `Candidates` since v0.5,
- * "only the holder of its link" (issue 38 M2).
+ * "role staff, role boss or user alice" (the list joined by `Intl.ListFormat`); "anyone signed in"
+ * for `anyone()` (and for a slot without `Candidates` in a version deployed before v0.5); without
+ * `Candidates` since v0.5, "only the person its link was sent to" — in `lang`.
  */
-export function candidatesText(c: TaskView["candidates"], access: TaskView["access"] = "candidates"): string {
-  if (access === "link-only") return "only the person its link was sent to (through the link), never someone signed in";
-  if (!c || c.anyone) return "anyone signed in";
-  const all = [...c.roles.map((r) => `anyone with the role “${r}”`), ...c.users.map((u) => `user “${u}”`)];
-  if (all.length === 0) return "nobody (the list of candidates is empty)";
-  return all.length === 1 ? all[0]! : `${all.slice(0, -1).join(", ")} or ${all[all.length - 1]}`;
+export function candidatesText(c: TaskView["candidates"], access: TaskView["access"] = "candidates", lang = "en"): string {
+  if (access === "link-only") return t(lang, "task.linkOnly");
+  if (!c || c.anyone) return t(lang, "task.anyoneSignedIn");
+  const all = [...c.roles.map((role) => t(lang, "task.role", { role })), ...c.users.map((user) => t(lang, "task.user", { user }))];
+  if (all.length === 0) return t(lang, "task.nobody");
+  return new Intl.ListFormat(lang === "en" ? "en-GB" : lang, { type: "disjunction" }).format(all);
 }
 
-/** How a closed task ended, in one sentence (who answered, with "you" for this principal). */
-export function endedText(view: TaskView, who: SignedIn): string {
+/** How a closed task ended, in one sentence in `lang` (who answered, with "you" for this principal). */
+export function endedText(view: TaskView, who: SignedIn, lang = "en"): string {
   const s = view.slot;
-  const at = s.closedAt ? ` at ${plainDate(s.closedAt)}` : "";
+  const at = s.closedAt ? t(lang, "task.at", { date: formatDateUtc(lang, s.closedAt) }) : "";
   switch (s.status) {
     case "completed": {
       const a = s.answeredBy;
-      if (!a) return `Answered${at}.`;
-      if (a.via === "link") return `Answered through its link${at}.`;
-      if (a.via === "call") return `Answered by its callee${at}.`;
-      const by = a.id === who.principal.id ? "you" : nameOf(a);
-      return a.via === "slack" ? `Answered in Slack by ${by}${at}.` : `Answered by ${by}${at}.`;
+      if (!a) return t(lang, "task.answered", { at });
+      if (a.via === "link") return t(lang, "task.answeredLink", { at });
+      if (a.via === "call") return t(lang, "task.answeredCall", { at });
+      const by = a.id === who.principal.id ? t(lang, "task.you") : nameOf(a);
+      return t(lang, a.via === "slack" ? "task.answeredSlack" : "task.answeredBy", { by, at });
     }
     case "expired":
-      return `The time to answer ran out${at}.`;
+      return t(lang, "task.expired", { at });
     case "dropped":
-      return `The question was withdrawn${at}.`;
+      return t(lang, "task.dropped", { at });
     case "cancelled":
-      return `The workflow moved on without an answer${at}.`;
+      return t(lang, "task.cancelled", { at });
     default:
-      return view.run.status === "running" ? "This task is no longer asked." : `The run has ${view.run.status === "cancelled" ? "been cancelled" : "finished"}.`;
+      return view.run.status === "running" ? t(lang, "task.noLongerAsked") : t(lang, view.run.status === "cancelled" ? "task.runCancelled" : "task.runFinished");
   }
 }
 
-function heading(view: TaskView): string {
-  return view.title ?? `Answer: ${view.slot.event}`;
+function heading(view: TaskView, lang: string): string {
+  return view.title ?? t(lang, "page.answerHeading", { event: view.slot.event });
 }
 
 function kicker(view: TaskView): Html {
@@ -75,12 +82,12 @@ function kicker(view: TaskView): Html {
   return html`<p class="kicker">${view.run.workflow} · ${view.slot.alias}${el}</p>`;
 }
 
-function facts(view: TaskView): Html {
+function facts(view: TaskView, lang: string): Html {
   const s = view.slot;
   return html`<dl class="facts">
-<dt>Who may answer</dt><dd id="candidates">${candidatesText(view.candidates, view.access)}</dd>
-${s.openedAt ? html`<dt>Waiting since</dt><dd><time datetime="${s.openedAt.toISOString()}">${plainDate(s.openedAt)}</time></dd>` : null}
-${s.deadline ? html`<dt>Deadline</dt><dd><time datetime="${s.deadline.toISOString()}">${plainDate(s.deadline)}</time></dd>` : null}
+<dt>${t(lang, "task.whoMayAnswer")}</dt><dd id="candidates">${candidatesText(view.candidates, view.access, lang)}</dd>
+${s.openedAt ? html`<dt>${t(lang, "task.waitingSince")}</dt><dd><time datetime="${s.openedAt.toISOString()}">${formatDateUtc(lang, s.openedAt)}</time></dd>` : null}
+${s.deadline ? html`<dt>${t(lang, "task.deadline")}</dt><dd><time datetime="${s.deadline.toISOString()}">${formatDateUtc(lang, s.deadline)}</time></dd>` : null}
 </dl>`;
 }
 
@@ -96,37 +103,39 @@ export interface TaskFormState {
 }
 
 /** The task page: with the form when the slot is open, else how it stands or how it ended. */
-export function taskDocument(nonce: string, who: SignedIn, view: TaskView, form: TaskFormState, notice: string | null = null): string {
-  const title = heading(view);
+export function taskDocument(doc: Doc, who: SignedIn, view: TaskView, form: TaskFormState, notice: string | null = null): string {
+  const lang = doc.reader.lang;
+  const title = heading(view, lang);
   let main: Html;
   if (view.live && view.slot.status === "open") {
     const fieldErrors = Object.keys(form.post.errors).length > 0;
-    main = html`${form.message || fieldErrors ? html`<p class="outcome error" id="outcome" role="alert">${form.message ?? "Please check the fields marked below."}</p>` : null}
+    main = html`${form.message || fieldErrors ? html`<p class="outcome error" id="outcome" role="alert">${form.message ?? t(lang, "field.checkFields")}</p>` : null}
 <form id="answer" method="post" action="${form.action}" novalidate>
 <input type="hidden" name="csrf" value="${form.csrf}">
-${view.params.map((p) => field(p, form.post))}
-${view.params.length === 0 ? html`<p>Nothing to fill in: send to answer.</p>` : null}
-<button type="submit">Send answer</button>
+${view.params.map((p) => field(p, form.post, lang))}
+${view.params.length === 0 ? html`<p>${t(lang, "page.nothingToFill")}</p>` : null}
+<button type="submit">${t(lang, "page.send")}</button>
 </form>`;
   } else if (view.live) {
-    main = html`<p class="notice" id="outcome" role="status">Not open yet: this task opens once earlier steps are done. Come back later.</p>`;
+    main = html`<p class="notice" id="outcome" role="status">${t(lang, "task.notOpen")}</p>`;
   } else {
-    main = html`<p class="outcome${view.slot.status === "completed" ? " done" : ""}" id="outcome" role="status" data-status="${view.slot.status}">${notice ? html`${notice} ` : null}${endedText(view, who)}</p>`;
+    main = html`<p class="outcome${view.slot.status === "completed" ? " done" : ""}" id="outcome" role="status" data-status="${view.slot.status}">${notice ? html`${notice} ` : null}${endedText(view, who, lang)}</p>`;
   }
   const body = html`${kicker(view)}
 <h1>${title}</h1>
 ${view.intro ? html`<p class="intro">${view.intro}</p>` : null}
-${facts(view)}
+${facts(view, lang)}
 ${main}`;
-  return shell(nonce, who, title, body);
+  return shell(doc, who, title, body);
 }
 
 /** The page after a 202: the answer is recorded and being applied. */
-export function acceptedDocument(nonce: string, who: SignedIn, view: TaskView, action: string): string {
-  const title = heading(view);
-  return shell(nonce, who, title, html`${kicker(view)}
+export function acceptedDocument(doc: Doc, who: SignedIn, view: TaskView, action: string): string {
+  const lang = doc.reader.lang;
+  const title = heading(view, lang);
+  return shell(doc, who, title, html`${kicker(view)}
 <h1>${title}</h1>
-<p class="outcome done" id="outcome" role="status">Accepted — your answer was received and is being applied. <a href="${action}">See how the task stands</a>.</p>`);
+<p class="outcome done" id="outcome" role="status">${t(lang, "task.accepted")} <a href="${action}">${t(lang, "task.seeHow")}</a>.</p>`);
 }
 
 /**
@@ -134,7 +143,7 @@ export function acceptedDocument(nonce: string, who: SignedIn, view: TaskView, a
  * a CSRF or origin refusal. It never shows the task's Title, Intro or answerer (issue 38 L1): only
  * the workflow, the slot's alias and who may answer.
  */
-export function refusedDocument(nonce: string, who: SignedIn, view: TaskView | null, why: "not-a-candidate" | "authorize-denied" | "csrf" | "origin"): string {
+export function refusedDocument(doc: Doc, who: SignedIn, view: TaskView | null, why: "not-a-candidate" | "authorize-denied" | "csrf" | "origin"): string {
   const me = nameOf(who.principal);
   const roles = who.principal.roles.length ? `your roles: ${who.principal.roles.join(", ")}` : "you hold no role";
   const sentence = {
@@ -143,17 +152,19 @@ export function refusedDocument(nonce: string, who: SignedIn, view: TaskView | n
     csrf: "The form's CSRF token is missing or wrong: reload the task page and send the form again.",
     origin: "This form was sent from another site: open the task page and answer there.",
   }[why];
-  const title = why === "csrf" || why === "origin" ? "Refused" : "You cannot answer this task";
+  const lang = doc.reader.lang;
+  const title = why === "csrf" || why === "origin" ? t(lang, "task.refused") : t(lang, "task.cannotAnswer");
   const body = html`${view ? kicker(view) : null}
 <h1 data-refused="${why}">${title}</h1>
 <p id="why">${sentence}</p>
-<p>If you think that is wrong, ask the workflow's owner.</p>`;
-  return shell(nonce, who, title, body);
+<p>${t(lang, "task.askOwner")}</p>`;
+  return shell(doc, who, title, body);
 }
 
 /** The 404 page: no such run, task or element. */
-export function notFoundDocument(nonce: string, who: SignedIn): string {
-  return shell(nonce, who, "No such task", html`<h1>No such task</h1>
-<p>No task matches this address: the run or its task is unknown. Check the address, or open your inbox.</p>
-<p><a href="/inbox">Your inbox</a></p>`);
+export function notFoundDocument(doc: Doc, who: SignedIn): string {
+  const lang = doc.reader.lang;
+  return shell(doc, who, t(lang, "task.noSuchTask"), html`<h1>${t(lang, "task.noSuchTask")}</h1>
+<p>${t(lang, "task.noSuchTaskText")}</p>
+<p><a href="/inbox">${t(lang, "task.yourInbox")}</a></p>`);
 }

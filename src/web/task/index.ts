@@ -44,8 +44,9 @@ import { setScriptlessPageHeaders } from "../page/headers.js";
 import { formBody, listRows } from "../page/form-body.js";
 import { labelOf, type PostedForm } from "../page/form.js";
 import { fieldError } from "../page/wording.js";
+import { readerOf } from "../page/reader.js";
 import { raiseAsPrincipal } from "../raise.js";
-import { acceptedDocument, notFoundDocument, refusedDocument, taskDocument } from "./document.js";
+import { acceptedDocument, notFoundDocument, refusedDocument, type Doc, taskDocument } from "./document.js";
 
 /** The route of a task page (interfaces.md "People inside the company"). */
 export const TASK_ROUTE = "/inbox/tasks/:runId/:alias";
@@ -99,14 +100,14 @@ function nextRowId(ids: string[]): string {
 }
 
 /** A 422's `errors`, in the reader's words, beside their parameters (nested paths go to their parameter). */
-function fieldErrors(view: TaskView, refusal: Refusal): { errors: Record<string, string>; rest: string[] } {
+function fieldErrors(view: TaskView, refusal: Refusal, lang: string): { errors: Record<string, string>; rest: string[] } {
   const problems = ((refusal.extra as { errors?: BodyProblem[] } | undefined)?.errors ?? []) as BodyProblem[];
   const errors: Record<string, string> = {};
   const rest: string[] = [];
   for (const pr of problems) {
     const name = pr.name.split(/[.[]/)[0] ?? "";
     const param = view.params.find((p) => p.name === name);
-    if (param) errors[name] ??= fieldError(labelOf(param), pr.problem, pr.rule);
+    if (param) errors[name] ??= fieldError(labelOf(param, lang), pr.problem, lang, pr.rule);
     else rest.push(pr.name ? `“${pr.name}” ${pr.problem}.` : `${pr.problem}.`);
   }
   return { errors, rest };
@@ -116,9 +117,9 @@ export function taskRouter(rt: Runtime): Router {
   const router = new Router({ sensitive: true, strict: true });
 
   /** The principal, the nonce and the view, or null once a page (303, 404) was answered. */
-  async function load(ctx: Context): Promise<{ who: SignedIn; nonce: string; view: TaskView; element: number | null } | null> {
-    const nonce = randomBytes(16).toString("base64");
-    setScriptlessPageHeaders(ctx, nonce);
+  async function load(ctx: Context): Promise<{ who: SignedIn; doc: Doc; view: TaskView; element: number | null } | null> {
+    const doc: Doc = { nonce: randomBytes(16).toString("base64"), reader: readerOf(ctx, rt.config) };
+    setScriptlessPageHeaders(ctx, doc.nonce, rt.config.brand.logoFile !== null);
     const who = await signedInPage(ctx, rt);
     if (!who) return null;
     const element = elementOf(ctx);
@@ -128,10 +129,10 @@ export function taskRouter(rt: Runtime): Router {
         ? null
         : await dependency(rt.log, "database", () => taskView({ db: rt.db, sealer: rt.sealer, baseUrl: rt.config.baseUrl }, ctx.params.runId ?? "", alias, element, who.principal));
     if (!view || element === undefined) {
-      send(ctx, 404, notFoundDocument(nonce, who));
+      send(ctx, 404, notFoundDocument(doc, who));
       return null;
     }
-    return { who, nonce, view, element };
+    return { who, doc, view, element };
   }
 
   const actionOf = (ctx: Context) => ctx.originalUrl;
@@ -139,33 +140,33 @@ export function taskRouter(rt: Runtime): Router {
   router.get(TASK_ROUTE, async (ctx) => {
     const got = await load(ctx);
     if (!got) return;
-    const { who, nonce, view } = got;
-    if (view.refusal) return send(ctx, 403, refusedDocument(nonce, who, view, view.refusal.code as "not-a-candidate" | "authorize-denied"));
+    const { who, doc, view } = got;
+    if (view.refusal) return send(ctx, 403, refusedDocument(doc, who, view, view.refusal.code as "not-a-candidate" | "authorize-denied"));
     const values = new URLSearchParams();
     const post: PostedForm = { values, errors: {}, rows: rowsOf(view, values, true) };
-    send(ctx, 200, taskDocument(nonce, who, view, { csrf: who.csrf ?? "", action: actionOf(ctx), post, message: null }));
+    send(ctx, 200, taskDocument(doc, who, view, { csrf: who.csrf ?? "", action: actionOf(ctx), post, message: null }));
   });
 
   router.post(TASK_ROUTE, async (ctx) => {
     const got = await load(ctx);
     if (!got) return;
-    const { who, nonce, element } = got;
+    const { who, doc, element } = got;
     let view = got.view;
-    if (!sameOrigin(ctx, rt.config.baseUrl)) return send(ctx, 403, refusedDocument(nonce, who, view, "origin"));
+    if (!sameOrigin(ctx, rt.config.baseUrl)) return send(ctx, 403, refusedDocument(doc, who, view, "origin"));
     if (!ctx.is("application/x-www-form-urlencoded")) {
-      return send(ctx, 415, taskDocument(nonce, who, view, { csrf: who.csrf ?? "", action: actionOf(ctx), post: { values: new URLSearchParams(), errors: {}, rows: rowsOf(view, new URLSearchParams(), true) }, message: "Send the task's form as a web form (application/x-www-form-urlencoded)." }));
+      return send(ctx, 415, taskDocument(doc, who, view, { csrf: who.csrf ?? "", action: actionOf(ctx), post: { values: new URLSearchParams(), errors: {}, rows: rowsOf(view, new URLSearchParams(), true) }, message: "Send the task's form as a web form (application/x-www-form-urlencoded)." }));
     }
     let values: URLSearchParams;
     try {
       values = new URLSearchParams(await getRawBody(ctx.req, { limit: TASK_FORM_LIMIT_BYTES, encoding: "utf-8" }));
     } catch {
-      return send(ctx, 413, taskDocument(nonce, who, view, { csrf: who.csrf ?? "", action: actionOf(ctx), post: { values: new URLSearchParams(), errors: {}, rows: rowsOf(view, new URLSearchParams(), true) }, message: `The form is larger than ${TASK_FORM_LIMIT_BYTES} bytes: shorten the answer.` }));
+      return send(ctx, 413, taskDocument(doc, who, view, { csrf: who.csrf ?? "", action: actionOf(ctx), post: { values: new URLSearchParams(), errors: {}, rows: rowsOf(view, new URLSearchParams(), true) }, message: `The form is larger than ${TASK_FORM_LIMIT_BYTES} bytes: shorten the answer.` }));
     }
-    if (!csrfOk(who, values.get("csrf"))) return send(ctx, 403, refusedDocument(nonce, who, view, "csrf"));
+    if (!csrfOk(who, values.get("csrf"))) return send(ctx, 403, refusedDocument(doc, who, view, "csrf"));
     const again = (status: number, errors: Record<string, string>, message: string | null, rows = rowsOf(view, values, false)) =>
-      send(ctx, status, taskDocument(nonce, who, view, { csrf: who.csrf ?? "", action: actionOf(ctx), post: { values, errors, rows }, message }));
+      send(ctx, status, taskDocument(doc, who, view, { csrf: who.csrf ?? "", action: actionOf(ctx), post: { values, errors, rows }, message }));
 
-    if (view.refusal) return send(ctx, 403, refusedDocument(nonce, who, view, view.refusal.code as "not-a-candidate" | "authorize-denied"));
+    if (view.refusal) return send(ctx, 403, refusedDocument(doc, who, view, view.refusal.code as "not-a-candidate" | "authorize-denied"));
     if (!view.live || view.slot.status !== "open") return again(409, {}, null);
 
     // A list's "Add an item" / "Remove item" without script: the form again, nothing raised.
@@ -187,7 +188,7 @@ export function taskRouter(rt: Runtime): Router {
     }
     try {
       const raised = await raiseAsPrincipal(rt, { runId: view.run.id, alias: view.slot.alias, element }, body, who.principal);
-      if (raised.status === "accepted") return send(ctx, 202, acceptedDocument(nonce, who, view, actionOf(ctx)));
+      if (raised.status === "accepted") return send(ctx, 202, acceptedDocument(doc, who, view, actionOf(ctx)));
       ctx.status = 303;
       ctx.redirect(actionOf(ctx));
     } catch (err) {
@@ -195,12 +196,12 @@ export function taskRouter(rt: Runtime): Router {
       const refusal: Refusal = { code: err.code, detail: err.message, extra: err.extra };
       switch (refusal.code) {
         case "invalid-body": {
-          const { errors, rest } = fieldErrors(view, refusal);
+          const { errors, rest } = fieldErrors(view, refusal, doc.reader.lang);
           return again(422, errors, rest.length ? `Please check the answer: ${rest.join(" ")}` : null);
         }
         case "not-a-candidate":
         case "authorize-denied":
-          return send(ctx, 403, refusedDocument(nonce, who, view, refusal.code));
+          return send(ctx, 403, refusedDocument(doc, who, view, refusal.code));
         case "requires-failed":
           return again(409, {}, refusal.detail);
         case "handler-failed":
@@ -210,10 +211,10 @@ export function taskRouter(rt: Runtime): Router {
         case "slot-not-open": {
           const fresh = await dependency(rt.log, "database", () => taskView({ db: rt.db, sealer: rt.sealer, baseUrl: rt.config.baseUrl }, view.run.id, view.slot.alias, element, who.principal));
           if (fresh) view = fresh;
-          return send(ctx, 409, taskDocument(nonce, who, view, { csrf: who.csrf ?? "", action: actionOf(ctx), post: { values, errors: {}, rows: rowsOf(view, values, false) }, message: refusal.detail }, "Your answer was not applied."));
+          return send(ctx, 409, taskDocument(doc, who, view, { csrf: who.csrf ?? "", action: actionOf(ctx), post: { values, errors: {}, rows: rowsOf(view, values, false) }, message: refusal.detail }, "Your answer was not applied."));
         }
         case "not-found":
-          return send(ctx, 404, notFoundDocument(nonce, who));
+          return send(ctx, 404, notFoundDocument(doc, who));
         default:
           throw err;
       }

@@ -1,0 +1,155 @@
+/**
+ * slotflow's own words in the reader's language (issue 42; docs/languages.md): the one module that
+ * owns the message catalogs (catalogs/*.ts, ICU MessageFormat) and formats them through
+ * `intl-messageformat` — no hand-rolled interpolation; plural and select rules are the library's
+ * (Japanese has only `other`, Arabic six categories).
+ *
+ * - `t(lang, key, values)` — a message as text. `lang` must be one of LANGUAGES (else English).
+ * - `tParts(lang, key, values)` — the same, but values that are objects (an HTML fragment, a
+ *   `<time>` element) come back as parts of an array, in order, so a page can escape the text and
+ *   insert its own markup (intl-messageformat's rich values).
+ * - `chooseLanguage(…)` — which language a page speaks: the slot's `Language` when set and
+ *   available; else `?lang=`; else `Accept-Language` matched by `@formatjs/intl-localematcher`
+ *   (RFC 4647 lookup: `de-CH` → `de`, the browser's order kept); else the configured default (SLOTFLOW_DEFAULT_LANGUAGE, `en`).
+ * - `formatNumber`, `formatDateUtc`, `yesNo`, `isRightToLeft`, `languageName` — values in the
+ *   reader's language through `Intl`.
+ */
+import { IntlMessageFormat, type PrimitiveType } from "intl-messageformat";
+import { match } from "@formatjs/intl-localematcher";
+import { en, type MessageKey } from "./catalogs/en.js";
+import { de } from "./catalogs/de.js";
+import { fr } from "./catalogs/fr.js";
+import { es } from "./catalogs/es.js";
+import { ja } from "./catalogs/ja.js";
+import { ar } from "./catalogs/ar.js";
+import type { Catalog } from "./catalogs/types.js";
+
+export type { MessageKey } from "./catalogs/en.js";
+
+/** The languages slotflow's own words exist in (BCP 47 tags), English first. */
+export const LANGUAGES = ["en", "de", "fr", "es", "ja", "ar"] as const;
+export type Language = (typeof LANGUAGES)[number];
+
+/** Every catalog by language (the test compares each with `en`). */
+export const CATALOGS: Record<Language, Catalog> = { en, de, fr, es, ja, ar };
+
+/** Languages written right to left (the page gets `dir="rtl"` and mirrors). */
+const RIGHT_TO_LEFT = new Set<string>(["ar"]);
+
+/** True for a language written right to left. */
+export function isRightToLeft(lang: string): boolean {
+  return RIGHT_TO_LEFT.has(lang);
+}
+
+/** True when `tag` is one of LANGUAGES. */
+export function isLanguage(tag: string): tag is Language {
+  return (LANGUAGES as readonly string[]).includes(tag);
+}
+
+const compiled = new Map<string, IntlMessageFormat>();
+
+function formatter(lang: Language, key: MessageKey): IntlMessageFormat {
+  const id = `${lang}\u0000${key}`;
+  let f = compiled.get(id);
+  if (!f) {
+    f = new IntlMessageFormat(CATALOGS[lang][key], lang);
+    compiled.set(id, f);
+  }
+  return f;
+}
+
+/** The values a message takes: text and numbers, or (for `tParts`) any object to pass through. */
+export type Values = Record<string, PrimitiveType | object>;
+
+/** The message `key` in `lang` (English when `lang` is not one of LANGUAGES), with `values` formatted in. */
+export function t(lang: string, key: MessageKey, values?: Record<string, PrimitiveType>): string {
+  const out = formatter(isLanguage(lang) ? lang : "en", key).format(values);
+  return Array.isArray(out) ? out.join("") : String(out);
+}
+
+/** Like `t`, but object values come back as parts (strings between them), for markup around them. */
+export function tParts<T extends object>(lang: string, key: MessageKey, values: Record<string, PrimitiveType | T>): Array<string | T> {
+  const out = formatter(isLanguage(lang) ? lang : "en", key).format<T>(values);
+  return Array.isArray(out) ? (out as Array<string | T>) : [out as string | T];
+}
+
+/** What the matcher answers when no available language fits (BCP 47 "undetermined"). */
+const NONE = "und";
+
+/** How a page's language was asked for. */
+export interface LanguageRequest {
+  /** The slot's `Language` setting, evaluated (null: none). */
+  slot?: string | null;
+  /** `?lang=` of the page's URL. */
+  query?: string | null;
+  /** The browser's languages, most preferred first (Koa's `ctx.acceptsLanguages()`). */
+  accepted?: readonly string[];
+  /** SLOTFLOW_DEFAULT_LANGUAGE (one of LANGUAGES). */
+  fallback: Language;
+}
+
+/** One requested tag matched to LANGUAGES (`de-CH` → `de`), or null when none fits or the tag is malformed. */
+export function availableLanguage(tag: string | null | undefined): Language | null {
+  if (!tag || tag.length > 64) return null;
+  try {
+    const [canonical] = Intl.getCanonicalLocales(tag);
+    if (!canonical) return null;
+    const found = match([canonical], LANGUAGES as unknown as string[], NONE, { algorithm: "lookup" });
+    return isLanguage(found) ? found : null;
+  } catch {
+    return null;
+  }
+}
+
+/** The language a page speaks (see the module header). */
+export function chooseLanguage(req: LanguageRequest): Language {
+  const bySlot = availableLanguage(req.slot);
+  if (bySlot) return bySlot;
+  const byQuery = availableLanguage(req.query);
+  if (byQuery) return byQuery;
+  const accepted = (req.accepted ?? []).filter((l) => l !== "*" && l.length <= 64).flatMap((l) => {
+    try {
+      return Intl.getCanonicalLocales(l);
+    } catch {
+      return [];
+    }
+  });
+  if (accepted.length > 0) {
+    const found = match(accepted, LANGUAGES as unknown as string[], NONE, { algorithm: "lookup" });
+    if (isLanguage(found)) return found;
+  }
+  return req.fallback;
+}
+
+/** A language's own name ("Deutsch", "العربية"), for the language switcher. */
+export function languageName(lang: Language): string {
+  const name = new Intl.DisplayNames([lang], { type: "language" }).of(lang) ?? lang;
+  return name.charAt(0).toLocaleUpperCase(lang) + name.slice(1);
+}
+
+/** A number as `lang` writes it (`1.250.000,5` in German, `1,250,000.5` in Japanese). */
+export function formatNumber(lang: string, n: number): string {
+  return new Intl.NumberFormat(lang, { maximumFractionDigits: 20 }).format(n);
+}
+
+/** `bool` as the language's Yes/No. */
+export function yesNo(lang: string, b: boolean): string {
+  return t(lang, b ? "field.yes" : "field.no");
+}
+
+/**
+ * A date and time in UTC with the offset written, as `lang` writes it — the page without script
+ * (the page's script rewrites it in the browser's time zone). English keeps slotflow's wording of
+ * v0.4: `25 November 2026 at 14:00 UTC`.
+ */
+export function formatDateUtc(lang: string, d: Date): string {
+  if (lang === "en") {
+    const f = new Intl.DateTimeFormat("en-GB", { day: "numeric", month: "long", year: "numeric", hour: "2-digit", minute: "2-digit", hourCycle: "h23", timeZone: "UTC" });
+    const parts = Object.fromEntries(f.formatToParts(d).map((p) => [p.type, p.value]));
+    return `${parts.day} ${parts.month} ${parts.year} at ${parts.hour}:${parts.minute} UTC`;
+  }
+  return new Intl.DateTimeFormat(lang, { day: "numeric", month: "long", year: "numeric", hour: "2-digit", minute: "2-digit", timeZone: "UTC", timeZoneName: "short" }).format(d);
+}
+
+/** The options the page script uses to write a date in the browser's time zone (same fields as formatDateUtc). */
+export const BROWSER_DATE_OPTIONS: Intl.DateTimeFormatOptions = { day: "numeric", month: "long", year: "numeric", hour: "2-digit", minute: "2-digit", hourCycle: "h23", timeZoneName: "short" };

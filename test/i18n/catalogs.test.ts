@@ -1,0 +1,88 @@
+/**
+ * Issue 42 item 3: every catalog has every key of the English one, and each of its messages the
+ * same placeholders (read from the parsed ICU MessageFormat AST, nested plurals and selects
+ * included); plural messages cover the categories the language's own rules need (Intl.PluralRules).
+ */
+import test from "ava";
+import { parse, TYPE, type MessageFormatElement } from "@formatjs/icu-messageformat-parser";
+import { CATALOGS, LANGUAGES, t, tParts, chooseLanguage, formatNumber, formatDateUtc, yesNo } from "../../src/i18n/index.js";
+
+/** The argument names of a message, with the plural/select arguments' options' arguments. */
+function placeholders(els: MessageFormatElement[], out = new Set<string>(), depth = 0): Set<string> {
+  if (depth > 16) throw new Error("message nested too deep");
+  for (const el of els) {
+    if (el.type === TYPE.literal || el.type === TYPE.pound) continue;
+    if (el.type === TYPE.tag) {
+      placeholders(el.children, out, depth + 1);
+      continue;
+    }
+    out.add(el.value);
+    if (el.type === TYPE.plural || el.type === TYPE.select) for (const o of Object.values(el.options)) placeholders(o.value, out, depth + 1);
+  }
+  return out;
+}
+
+function plurals(els: MessageFormatElement[]): Array<{ value: string; categories: string[] }> {
+  return els.flatMap((el) => (el.type === TYPE.plural && el.pluralType !== "ordinal" ? [{ value: el.value, categories: Object.keys(el.options) }] : []));
+}
+
+test("every catalog has every English key, no other key, and the same placeholders in each message", (t0) => {
+  const en = CATALOGS.en;
+  for (const lang of LANGUAGES) {
+    const cat = CATALOGS[lang] as Record<string, string>;
+    t0.deepEqual(Object.keys(cat).filter((k) => !(k in en)), [], `${lang} has keys English lacks`);
+    for (const [key, english] of Object.entries(en)) {
+      t0.true(typeof cat[key] === "string" && cat[key] !== "", `${lang} lacks ${key}`);
+      if (typeof cat[key] !== "string") continue;
+      const want = [...placeholders(parse(english))].sort();
+      const got = [...placeholders(parse(cat[key]!))].sort();
+      t0.deepEqual(got, want, `${lang} ${key}: placeholders`);
+    }
+  }
+});
+
+test("plural messages cover each language's plural categories (ja: other only; ar: six)", (t0) => {
+  for (const lang of LANGUAGES) {
+    const needed = new Intl.PluralRules(lang).resolvedOptions().pluralCategories;
+    for (const [key, message] of Object.entries(CATALOGS[lang])) {
+      for (const p of plurals(parse(message))) {
+        for (const c of needed) t0.true(p.categories.includes(c), `${lang} ${key}: {${p.value}, plural} lacks "${c}"`);
+      }
+    }
+  }
+  t0.deepEqual(new Intl.PluralRules("ar").resolvedOptions().pluralCategories.length, 6);
+});
+
+test("t formats through the library: plurals by the language's rules, selects, numbers", (t0) => {
+  t0.is(t("en", "inbox.counts", { total: 1, open: 1, waiting: 0 }), "1 task: 1 open, 0 waiting on earlier steps.");
+  t0.is(t("en", "inbox.counts", { total: 1200, open: 1000, waiting: 200 }), "1,200 tasks: 1,000 open, 200 waiting on earlier steps.");
+  t0.is(t("de", "inbox.counts", { total: 1200, open: 1000, waiting: 200 }), "1.200 Aufgaben: 1.000 offen, 200 warten auf frühere Schritte.");
+  t0.regex(t("ar", "inbox.counts", { total: 2, open: 2, waiting: 0 }), /^مهمتان/);
+  t0.regex(t("ar", "inbox.counts", { total: 3, open: 3, waiting: 0 }), /مهام/);
+  t0.regex(t("ja", "inbox.counts", { total: 1, open: 1, waiting: 0 }), /^1 件のタスク/);
+  t0.is(t("en", "link.closed.sentence", { reason: "revoked" }), "The question this link was for is closed: the link was revoked.");
+  t0.is(t("en", "link.closed.sentence", { reason: "whatever" }), "The question this link was for is closed: there is nothing to answer any more.");
+  t0.is(t("xx", "field.yes"), "Yes");
+  const marker = { marker: true };
+  t0.deepEqual(tParts("en", "link.expired.sentenceAt", { date: marker }), ["The time to answer ran out: this link expired on ", marker, "."]);
+});
+
+test("chooseLanguage: slot, then ?lang=, then Accept-Language by a locale matcher, then the default", (t0) => {
+  t0.is(chooseLanguage({ slot: "de-CH", query: "fr", accepted: ["ja"], fallback: "en" }), "de");
+  t0.is(chooseLanguage({ slot: "zz-Unknown-Tag-!!", query: "fr", accepted: ["ja"], fallback: "en" }), "fr");
+  t0.is(chooseLanguage({ slot: "sw", query: null, accepted: ["ja-JP", "en"], fallback: "en" }), "ja");
+  t0.is(chooseLanguage({ query: "not a tag", accepted: ["pt-BR", "es-MX"], fallback: "en" }), "es");
+  t0.is(chooseLanguage({ accepted: ["pt-BR"], fallback: "de" }), "de");
+  t0.is(chooseLanguage({ accepted: ["*"], fallback: "ar" }), "ar");
+});
+
+test("values in the reader's language: numbers, Yes/No, dates in UTC with the offset written", (t0) => {
+  t0.is(formatNumber("de", 1250000.5), "1.250.000,5");
+  t0.is(formatNumber("ja", 1250000.5), "1,250,000.5");
+  t0.is(yesNo("de", true), "Ja");
+  t0.is(yesNo("ja", false), "いいえ");
+  const d = new Date("2026-11-25T14:00:00Z");
+  t0.is(formatDateUtc("en", d), "25 November 2026 at 14:00 UTC");
+  t0.regex(formatDateUtc("de", d), /25\. November 2026.*14:00.*UTC/);
+  t0.regex(formatDateUtc("ja", d), /2026年11月25日.*14:00.*UTC/);
+});
