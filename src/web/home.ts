@@ -13,7 +13,7 @@
  * under the scriptless pages' headers (page/headers.ts: a CSP with a per-response nonce for the one
  * inline style, `form-action 'self'`, no framing, `no-store`, `noindex`). Every answer carries
  * `Vary: Accept, Cookie` (it depends on both) and `Cache-Control: no-store`. The brand is
- * "slotflow" until SLOTFLOW_BRAND_NAME is configured.
+ * "slotflow" until SLOTFLOW_BRAND_NAME is configured; the words are in the reader's language.
  */
 import { randomBytes } from "node:crypto";
 import Router from "@koa/router";
@@ -23,6 +23,8 @@ import { signedIn } from "./identity/signed-in.js";
 import { pageShell } from "./page/document.js";
 import { setScriptlessPageHeaders } from "./page/headers.js";
 import { html } from "./page/html.js";
+import { readerOf, type Reader } from "./page/reader.js";
+import { t } from "../i18n/index.js";
 
 /** The name shown when no brand is configured. */
 export const DEFAULT_BRAND = "slotflow";
@@ -45,17 +47,17 @@ function prefersHtml(ctx: Context): boolean {
 }
 
 /** The home page's HTML for a visitor who is not signed in. */
-export function homeDocument(nonce: string, brand: string): string {
+export function homeDocument(nonce: string, brand: string, reader: Reader): string {
   const body = html`<section class="home" aria-labelledby="home-title">
 <h1 id="home-title">${brand}</h1>
-<p>Sign in to see the requests that wait on you.</p>
-<p><a class="sign-in" href="${SIGN_IN_PATH}">Sign in</a></p>
+<p>${t(reader.lang, "home.lead")}</p>
+<p><a class="sign-in" href="${SIGN_IN_PATH}">${t(reader.lang, "signin.submit")}</a></p>
 </section>`;
-  return pageShell(nonce, brand, body, { withScript: false, style: HOME_STYLE });
+  return pageShell(nonce, brand, body, { reader, style: HOME_STYLE });
 }
 
 /** `GET /` (see the module header). */
-export function homeRouter(rt: Runtime, brand = DEFAULT_BRAND): Router {
+export function homeRouter(rt: Runtime, brand = rt.config.brand.name ?? DEFAULT_BRAND): Router {
   const router = new Router({ sensitive: true, strict: true });
   router.get("/", async (ctx) => {
     ctx.set("Vary", "Accept, Cookie");
@@ -70,9 +72,10 @@ export function homeRouter(rt: Runtime, brand = DEFAULT_BRAND): Router {
       return;
     }
     const nonce = randomBytes(16).toString("base64");
-    setScriptlessPageHeaders(ctx, nonce);
+    setScriptlessPageHeaders(ctx, nonce, rt.config.brand.logoFile !== null);
+    ctx.set("Vary", "Accept, Cookie, Accept-Language");
     ctx.type = "text/html; charset=utf-8";
-    ctx.body = homeDocument(nonce, brand);
+    ctx.body = homeDocument(nonce, brand, readerOf(ctx, rt.config));
   });
   return router;
 }

@@ -11,6 +11,7 @@
  */
 import { randomUUID } from "node:crypto";
 import test from "ava";
+import { plainReader } from "../../src/web/page/reader.js";
 import { createDb, type Db } from "../../src/db.js";
 import { applyCommand, type EngineDeps } from "../../src/engine/commands/apply.js";
 import { prepareRaise } from "../../src/engine/commands/prepare.js";
@@ -184,7 +185,7 @@ test("L1: a principal who may not answer a slot gets no Title, Intro or answerer
   // a link-only slot refuses everybody, the staffer too
   t.is((await viewOf("bare", staffer))!.refusal?.code, "not-a-candidate");
   t.is((await viewOf("bare", staffer))!.access, "link-only");
-  const page = refusedDocument("nonce", { principal: { id: "nobody", email: null, roles: [] }, development: false, csrf: "x" } as unknown as Parameters<typeof refusedDocument>[1], closed, "not-a-candidate");
+  const page = refusedDocument({ nonce: "nonce", reader: plainReader() }, { principal: { id: "nobody", email: null, roles: [] }, development: false, csrf: "x" } as unknown as Parameters<typeof refusedDocument>[1], closed, "not-a-candidate");
   t.notRegex(page, /Secret|vendor-secret|ann@example/);
   t.regex(page, /anyone with the role “staff”/);
 });

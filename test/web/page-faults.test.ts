@@ -8,6 +8,7 @@
  *   single-use link…" footer; a used link and a live one not yet open keep it.
  */
 import test from "ava";
+import { plainReader } from "../../src/web/page/reader.js";
 import { compile } from "../../src/lang/compile.js";
 import { REQUEST_APPROVAL_SOURCE } from "../../src/mcp/builtins.js";
 import { refuse, RefusalCode, type Refusal } from "../../src/engine/refusals.js";
@@ -31,7 +32,7 @@ function answerEvent() {
   return r.workflow.events.Answer;
 }
 
-const page = () => formDocument("n0nce", { workflow: "W", event: "Answer", params: answerEvent().params, title: "Answer?", intro: null }, { token: "tok", csrf: "c" });
+const page = () => formDocument("n0nce", { workflow: "W", event: "Answer", params: answerEvent().params, title: "Answer?", intro: null }, { token: "tok", csrf: "c" }, plainReader());
 
 test("the field check message has its place at the top of the form, above every field; the outcome stays under the button", (t) => {
   const html = page();
@@ -66,7 +67,7 @@ test("a help that already says Optional: is not followed by a second Optional:; 
 });
 
 test("expired, replaced, passed-on, dead and unknown links answered nothing: no single-use footer; a used link and one not open yet keep it", (t) => {
-  const ended = (r: Refusal, expiredAt: Date | null = null) => endedDocument("n0nce", r, expiredAt);
+  const ended = (r: Refusal, expiredAt: Date | null = null) => endedDocument("n0nce", r, expiredAt, plainReader());
   const withReason = (code: RefusalCode, reason: string) => ({ ...refuse(code, "x"), extra: { reason } });
   const none: [string, string][] = [
     ["expired", ended(withReason(RefusalCode.LinkDead, "expired"), new Date("2026-11-20T10:00:00Z"))],

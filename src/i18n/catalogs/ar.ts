@@ -140,6 +140,7 @@ export const ar: Catalog = {
   "inbox.nextPage": "الصفحة التالية",
   "inbox.badAddressTitle": "عنوان صندوق الوارد هذا غير صحيح",
   "inbox.openInbox": "افتح صندوق الوارد",
+  "home.lead": "سجّل الدخول لترى الطلبات التي تنتظرك.",
   "signin.devTitle": "تسجيل دخول للتطوير",
   "signin.devBanner": "تسجيل دخول للتطوير — ليس للإنتاج. لا يتحقق أي مزوّد هوية من شخصيتك: اضبط SLOTFLOW_OIDC_ISSUER لتسجيل الدخول عبر مزوّد شركتك.",
   "signin.userId": "معرّف المستخدم",

@@ -140,6 +140,7 @@ export const de: Catalog = {
   "inbox.nextPage": "Nächste Seite",
   "inbox.badAddressTitle": "Diese Posteingangsadresse stimmt nicht",
   "inbox.openInbox": "Posteingang öffnen",
+  "home.lead": "Melden Sie sich an, um die Anfragen zu sehen, die auf Sie warten.",
   "signin.devTitle": "Entwicklungs-Anmeldung",
   "signin.devBanner": "Entwicklungs-Anmeldung — nicht für den Betrieb. Kein Identitätsanbieter prüft, wer Sie sind: Setzen Sie SLOTFLOW_OIDC_ISSUER, um sich über den Ihres Unternehmens anzumelden.",
   "signin.userId": "Benutzer-ID",

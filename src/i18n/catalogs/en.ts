@@ -154,6 +154,7 @@ export const en = {
   "inbox.badAddressTitle": "This inbox address is not right",
   "inbox.openInbox": "Open your inbox",
   // sign-in pages
+  "home.lead": "Sign in to see the requests that wait on you.",
   "signin.devTitle": "Development sign-in",
   "signin.devBanner": "Development sign-in — not for production. No identity provider checks who you are: set SLOTFLOW_OIDC_ISSUER to sign in through your company's.",
   "signin.userId": "User id",

@@ -140,6 +140,7 @@ export const es: Catalog = {
   "inbox.nextPage": "Página siguiente",
   "inbox.badAddressTitle": "Esta dirección de la bandeja de entrada no es correcta",
   "inbox.openInbox": "Abrir su bandeja de entrada",
+  "home.lead": "Inicie sesión para ver las solicitudes que le esperan.",
   "signin.devTitle": "Inicio de sesión de desarrollo",
   "signin.devBanner": "Inicio de sesión de desarrollo: no para producción. Ningún proveedor de identidad comprueba quién es usted: defina SLOTFLOW_OIDC_ISSUER para iniciar sesión con el de su empresa.",
   "signin.userId": "Id de usuario",

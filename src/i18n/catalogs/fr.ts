@@ -140,6 +140,7 @@ export const fr: Catalog = {
   "inbox.nextPage": "Page suivante",
   "inbox.badAddressTitle": "Cette adresse de boîte de réception n’est pas correcte",
   "inbox.openInbox": "Ouvrir votre boîte de réception",
+  "home.lead": "Connectez-vous pour voir les demandes qui vous attendent.",
   "signin.devTitle": "Connexion de développement",
   "signin.devBanner": "Connexion de développement — pas pour la production. Aucun fournisseur d’identité ne vérifie qui vous êtes : définissez SLOTFLOW_OIDC_ISSUER pour vous connecter par celui de votre entreprise.",
   "signin.userId": "Identifiant",

@@ -140,6 +140,7 @@ export const ja: Catalog = {
   "inbox.nextPage": "次のページ",
   "inbox.badAddressTitle": "この受信トレイのアドレスは正しくありません",
   "inbox.openInbox": "受信トレイを開く",
+  "home.lead": "サインインすると、あなたを待っている依頼が表示されます。",
   "signin.devTitle": "開発用サインイン",
   "signin.devBanner": "開発用サインイン — 本番用ではありません。本人確認を行う ID プロバイダーがありません: 会社の ID プロバイダーでサインインするには SLOTFLOW_OIDC_ISSUER を設定してください。",
   "signin.userId": "ユーザー ID",
