@@ -4,7 +4,8 @@
  * A receipt is a compact JWS, ES256, `kid` (and `typ: "JWT"`) in its protected header, payload:
  *   { iss: base_url, sub: "runs/{runId}/slots/{alias}[/{element}]", jti: a random UUID,
  *     iat: seconds since the epoch, workflow, version, event,
- *     state: the state the slot belongs to, visit: which entry of that state (1, 2, …) —
+ *     state: the state the slot belongs to, visit: the run's visit number (its count of state
+ *       entries) when the slot was created —
  *       with `sub`, they name the slot instance: an "ok" given in an earlier state or visit is
  *       not the receipt of a later decision (issue 38 L3),
  *     bodySha256: hex SHA-256 of the RFC 8785 canonical JSON of the accepted body,
