@@ -88,7 +88,10 @@ test.serial("start needs no --input for a workflow without parameters, raise no 
 });
 
 test.serial("raising a fanned-out slot without --element hints at --element and its elements", async (t) => {
-  const deployed = await cli("deploy", "examples/contract-signing.flow");
+  // v0.5: the example's signatures are link-only (no Candidates); this copy lets signed-in principals raise them
+  const file = join(scratch, "contract-signing.flow");
+  writeFileSync(file, readFileSync(join(ROOT, "examples/contract-signing.flow"), "utf8").replace("    Deadline: 14d\n    Quorum: 2\n", "    Deadline: 14d\n    Quorum: 2\n    Candidates: anyone()\n"));
+  const deployed = await cli("deploy", file);
   t.is(deployed.code, 0, deployed.stdout + deployed.stderr);
   const input = { contract: { title: "NDA", value: 10 }, signers: ["ann@example.test", "bob@example.test"] };
   const id = JSON.parse((await cli("start", "ContractSigning", "--input", JSON.stringify(input))).stdout).id as string;

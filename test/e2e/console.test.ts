@@ -239,7 +239,7 @@ test.serial("Responders (v0.4): each element of a fanned-out slot with its own l
   const page = (await get(`/console/runs/${runId}`)).text;
   t.regex(page, /<h2 id="responders-h">Responders<\/h2>/);
   t.regex(page, /signatures <span class="muted">— 1 of 3 completed; needs Quorum <code>2<\/code><\/span>/);
-  t.regex(page, /<tr data-element="signatures\[0\]">.*?<span class="badge completed">completed<\/span>.*?link burned.*?<td data-label="Answered">through its link<\/td>/s);
+  t.regex(page, /<tr data-element="signatures\[0\]">.*?<span class="badge completed">completed<\/span>.*?link burned.*?<td data-label="Answered">through its link \(sent to [^)<]+@[^)<]+\)<\/td>/s, "v0.5: whom slotflow mailed the link to");
   t.regex(page, /<tr data-element="signatures\[1\]">.*?<span class="badge open">open<\/span>.*?link live/s);
   t.false(links.some((l) => page.includes(new URL(l).pathname.split("/").pop()!)), "never a token");
   // an operator revokes element 1's link alone

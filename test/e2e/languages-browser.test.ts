@@ -70,6 +70,7 @@ const CASES = [
     urgent: "urgent Ja",
     due: /24\. Dezember 2026 um 16:30 MEZ/,
     required: "„Ok“ ist erforderlich: Bitte beantworten Sie es.",
+    checkFields: "Bitte prüfen Sie die unten markierten Felder.",
     done: "Erledigt — Ihre Antwort wurde gespeichert. Sie können diese Seite schließen.",
     askedBy: `Anfrage von ${BRAND}`,
   },
@@ -85,6 +86,7 @@ const CASES = [
     urgent: "urgent はい",
     due: /2026年12月25日 0:30 JST|2026年12月25日 00:30 JST/,
     required: "「Ok」は必須です。回答してください。",
+    checkFields: "下の印の付いた項目を確認してください。",
     done: "完了 — 回答を記録しました。このページは閉じてかまいません。",
     askedBy: `${BRAND} からの依頼`,
   },
@@ -100,6 +102,7 @@ const CASES = [
     urgent: "urgent نعم",
     due: new RegExp(new Intl.DateTimeFormat("ar", { day: "numeric", month: "long", year: "numeric" , timeZone: "Africa/Cairo" }).formatToParts(new Date(DUE)).find((p) => p.type === "month")!.value),
     required: "«Ok» مطلوب: يُرجى الإجابة عنه.",
+    checkFields: "يُرجى التحقق من الحقول المُعلَّمة أدناه.",
     done: "تم — سُجّلت إجابتك. يمكنك إغلاق هذه الصفحة.",
     askedBy: `الطلب من ${BRAND}`,
   },
@@ -129,7 +132,9 @@ for (const c of CASES) {
     // only the quantity: the bool is missing → the field error in the language
     await page.getByLabel(c.quantity).fill("3");
     await page.getByRole("button", { name: c.send }).click();
-    await page.locator("#outcome.error").waitFor();
+    // the check sentence above the fields (v0.5), in the language; the field's own error beside it
+    await page.locator("#check-fields").waitFor();
+    t.is(await page.locator("#check-fields").innerText(), c.checkFields);
     t.is(await page.locator("#err-ok").innerText(), c.required);
     await page.getByRole("radio", { name: c.yes }).check();
     await page.getByRole("button", { name: c.send }).click();
@@ -170,7 +175,8 @@ test.serial("the forward form on a German page mails the colleague in German", a
   let mail;
   for (let i = 0; i < 300 && !(mail = parseEmails(suite.cluster.output()).find((m) => m.to === `kollege-${title}@example.test`)); i++) await new Promise((r) => setTimeout(r, 50));
   t.truthy(mail, "the forward mail was printed");
-  t.regex(mail!.body, /^Jemand hat diese Anfrage an Sie weitergegeben:/);
+  // v0.5: the forward mail names who passed the request on
+  t.regex(mail!.body, /^lang-fwd-[0-9a-f]+@example\.test hat diese Anfrage an Sie weitergegeben:/);
   t.regex(mail!.body, /Hier antworten: http/);
   t.regex(mail!.body, /Der Link funktioniert einmal/);
   await context.close();

@@ -33,16 +33,17 @@ test.serial("in Kolkata with a German browser: a date picker, a datetime without
   const pickup = page.getByLabel("Pickup time", { exact: true });
   t.is(await pickup.getAttribute("type"), "datetime-local");
   t.not(await pickup.getAttribute("step"), "1", "no seconds asked");
-  const offset = page.getByLabel("Pickup time: offset from UTC");
+  // v0.5: a German browser gets slotflow's own words in German (the author's labels stay as written)
+  const offset = page.getByLabel("Pickup time: Abstand zu UTC");
   t.is(await offset.inputValue(), "+05:30", "the browser's offset is preselected");
 
   await delivery.fill("2026-12-01");
   await pickup.fill("2026-12-01T09:30");
   const sent = page.waitForRequest((r) => r.method() === "POST");
-  await page.getByRole("button", { name: "Send answer" }).click();
+  await page.getByRole("button", { name: "Antwort senden" }).click();
   const body = JSON.parse((await sent).postData() ?? "{}");
   t.deepEqual(body, { delivery: "2026-12-01", pickup: "2026-12-01T09:30:00+05:30" });
-  await page.locator("#outcome").filter({ hasText: "Done" }).waitFor({ timeout: 15_000 });
+  await page.locator("#outcome").filter({ hasText: "Erledigt" }).waitFor({ timeout: 15_000 });
   const order = (await showRun(suite.base, runId)).entities.order;
   t.is(order.delivery, "2026-12-01");
   t.is(new Date(order.pickup).toISOString(), "2026-12-01T04:00:00.000Z");
@@ -56,7 +57,8 @@ test.serial("in New York (winter) with an English browser: offset −05:00, numb
   const page = await context.newPage();
   await page.goto(url);
   t.is(await page.locator(".intro").innerText(), "Order of 25,000 USD at 2.5 USD each.");
-  const offset = page.getByLabel("Pickup time: offset from UTC");
+  // v0.5: a German browser gets slotflow's own words in German (the author's labels stay as written)
+  const offset = page.getByLabel("Pickup time: Abstand zu UTC");
   // The offset follows the day chosen: New York is −04:00 in July, −05:00 in December.
   await page.getByLabel("Pickup time", { exact: true }).fill("2027-07-01T09:30");
   t.is(await offset.inputValue(), "-04:00");
