@@ -1,0 +1,70 @@
+/**
+ * The MCP endpoint's limits (interfaces.md v0.5 "Security, round two", MCP; issue 38 L5), driven
+ * with the official MCP client (@modelcontextprotocol/sdk) against a real `slotflow serve` with
+ * SLOTFLOW_MCP_TOKEN set and SLOTFLOW_RATE_LIMIT_PER_MINUTE=40:
+ * - a per-token rate limit on `POST /mcp`: past the budget 429 `rate-limited` with `Retry-After`;
+ *   the admin token counts on its own (runs last: it spends the MCP token's budget).
+ */
+import test from "ava";
+import { Client } from "@modelcontextprotocol/sdk/client/index.js";
+import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
+import { dropDatabase } from "../helpers/db.js";
+import { ADMIN_TOKEN, request, startCluster, type Cluster } from "../helpers/server.js";
+
+const MCP_TOKEN = "mcp-token-for-the-limits-test-0123456789";
+const BUDGET = 40;
+let cluster: Cluster;
+
+test.before(async () => {
+  cluster = await startCluster("mcplimits", { env: { SLOTFLOW_MCP_TOKEN: MCP_TOKEN, SLOTFLOW_RATE_LIMIT_PER_MINUTE: String(BUDGET) } });
+});
+test.after.always(async () => {
+  await cluster?.stop();
+  if (cluster) await dropDatabase(cluster.databaseUrl);
+});
+
+async function client(token: string): Promise<Client> {
+  const c = new Client({ name: "slotflow-test", version: "1.0.0" });
+  await c.connect(new StreamableHTTPClientTransport(new URL("/mcp", cluster.baseUrl), { requestInit: { headers: { authorization: `Bearer ${token}` } } }));
+  return c;
+}
+
+const ping = (token: string) => request(cluster.baseUrl, "POST", "/mcp", { token, json: { jsonrpc: "2.0", id: 1, method: "ping" }, headers: { accept: "application/json, text/event-stream" } });
+
+// keep this test last: it spends the MCP token's budget for the rest of the minute
+test.serial("a per-token rate limit: past SLOTFLOW_RATE_LIMIT_PER_MINUTE requests a token gets 429 with Retry-After; the other token and requests without a token are not counted", async (t) => {
+  const agent = await client(MCP_TOKEN); // initialize + initialized: two requests
+  let refused: Awaited<ReturnType<typeof ping>> | null = null;
+  let passed = 2;
+  try {
+    for (let i = 0; i < BUDGET + 5 && !refused; i++) {
+      // a request without the token is 401 and spends nothing of the agents' budget
+      t.is((await ping("not-the-token")).status, 401);
+      const res = await ping(MCP_TOKEN);
+      if (res.status === 429) refused = res;
+      else {
+        t.is(res.status, 200, res.text);
+        passed++;
+      }
+    }
+    t.truthy(refused, "the budget ran out");
+    t.true(passed <= BUDGET, `at most the budget passed (${passed})`);
+    t.true(passed >= BUDGET - 2, `about the budget passed (${passed})`);
+    t.is(refused!.body.code, "rate-limited");
+    const retry = Number(refused!.headers.get("retry-after"));
+    t.true(retry >= 1 && retry <= 60, String(retry));
+    // the official client sees the refusal too
+    const err = await t.throwsAsync(agent.callTool({ name: "list_workflows", arguments: {} }));
+    t.regex(String(err?.message), /429|rate/i);
+  } finally {
+    await agent.close().catch(() => undefined);
+  }
+  // the admin token has a budget of its own
+  const admin = await client(ADMIN_TOKEN);
+  try {
+    const listed = await admin.callTool({ name: "list_workflows", arguments: {} });
+    t.falsy(listed.isError);
+  } finally {
+    await admin.close();
+  }
+});
