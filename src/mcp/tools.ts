@@ -265,7 +265,10 @@ interface Recipient {
  */
 async function recipient(rt: Runtime, a: Json): Promise<Recipient> {
   const to = text(a, "to", 320)!;
-  if (isEmailAddress(to)) return { recipient: to, channel: "email" };
+  if (isEmailAddress(to)) {
+    mailDomainOr400(rt, to);
+    return { recipient: to, channel: "email" };
+  }
   const neither = (detail: string) => invalid(detail, [{ name: "to", problem: "is neither an email address nor an endpoint name" }]);
   if (!ENDPOINT_NAME.test(to)) throw neither("to must be an email address (one plain address, like person@example.com) or the name of an endpoint.");
   const endpoint = await dependency(rt.log, "database", () => rt.db.endpoint.findUnique({ where: { name: to }, select: { name: true, disabledAt: true, disabledReason: true } }));
@@ -274,6 +277,30 @@ async function recipient(rt: Runtime, a: Json): Promise<Recipient> {
     throw invalid(`The endpoint "${to}" is disabled (${endpoint.disabledReason ?? "by its failures"}): an operator re-enables it with 'slotflow endpoint set'.`, [{ name: "to", problem: "names a disabled endpoint" }]);
   }
   return { recipient: endpoint.name, channel: "endpoint" };
+}
+
+/**
+ * SLOTFLOW_MCP_MAIL_DOMAINS (issue 38 L5): when set, an agent may mail only addresses whose domain
+ * (after the last `@`, case-insensitive) is one of them, exactly — a subdomain is another domain.
+ * Anything else is refused invalid-body naming `to` and the rule, before anything starts.
+ */
+function mailDomainOr400(rt: Runtime, address: string): void {
+  const allowed = rt.config.mcpMailDomains;
+  if (allowed === null) return;
+  const domain = address.slice(address.lastIndexOf("@") + 1).toLowerCase();
+  if (allowed.includes(domain)) return;
+  throw invalid(`to: this server lets agents mail only addresses at ${allowed.join(", ")} (SLOTFLOW_MCP_MAIL_DOMAINS); ${JSON.stringify(domain.slice(0, 253))} is not one of them.`, [{ name: "to", problem: "is outside SLOTFLOW_MCP_MAIL_DOMAINS" }]);
+}
+
+/**
+ * start_run of a built-in (slotflow.RequestApproval / slotflow.AskHuman) mails `ask.recipient`
+ * unless `ask.channel` is "endpoint": the same SLOTFLOW_MCP_MAIL_DOMAINS rule as request_approval.
+ */
+function builtinMailOr400(rt: Runtime, workflow: string, input: unknown): void {
+  if (rt.config.mcpMailDomains === null || !BUILTINS.some((b) => b.name === workflow)) return;
+  const ask = (input as { ask?: { recipient?: unknown; channel?: unknown } } | null)?.ask;
+  if (ask?.channel === "endpoint" || typeof ask?.recipient !== "string") return; // the workflow's own input checks refuse a missing recipient
+  mailDomainOr400(rt, ask.recipient);
 }
 
 /** The answer of a built-in run as its view shows it, or null while it waits (issue 33 item 3). */
@@ -360,6 +387,7 @@ export async function callTool(rt: Runtime, name: string, rawArgs: unknown, ctx:
     case "start_run": {
       const a = argsOf(rawArgs, ["workflow", "input"]);
       const workflow = text(a, "workflow", 209)!;
+      builtinMailOr400(rt, workflow, a.input);
       return await startWorkflowRun(rt, workflow, a.input === undefined ? {} : a.input);
     }
     case "get_run": {

@@ -3,7 +3,9 @@
  * with the official MCP client (@modelcontextprotocol/sdk) against a real `slotflow serve` with
  * SLOTFLOW_MCP_TOKEN set and SLOTFLOW_RATE_LIMIT_PER_MINUTE=40:
  * - a per-token rate limit on `POST /mcp`: past the budget 429 `rate-limited` with `Retry-After`;
- *   the admin token counts on its own (runs last: it spends the MCP token's budget).
+ *   the admin token counts on its own (runs last: it spends the MCP token's budget);
+ * - SLOTFLOW_MCP_MAIL_DOMAINS=example.com,Example.ORG: request_approval / ask_human (and start_run
+ *   of a built-in) to an address at another domain is a tool error naming the rule; nothing starts.
  */
 import test from "ava";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
@@ -16,7 +18,7 @@ const BUDGET = 40;
 let cluster: Cluster;
 
 test.before(async () => {
-  cluster = await startCluster("mcplimits", { env: { SLOTFLOW_MCP_TOKEN: MCP_TOKEN, SLOTFLOW_RATE_LIMIT_PER_MINUTE: String(BUDGET) } });
+  cluster = await startCluster("mcplimits", { env: { SLOTFLOW_MCP_TOKEN: MCP_TOKEN, SLOTFLOW_RATE_LIMIT_PER_MINUTE: String(BUDGET), SLOTFLOW_MCP_MAIL_DOMAINS: "example.com, Example.ORG" } });
 });
 test.after.always(async () => {
   await cluster?.stop();
@@ -30,6 +32,36 @@ async function client(token: string): Promise<Client> {
 }
 
 const ping = (token: string) => request(cluster.baseUrl, "POST", "/mcp", { token, json: { jsonrpc: "2.0", id: 1, method: "ping" }, headers: { accept: "application/json, text/event-stream" } });
+
+const problemOf = (result: any) => JSON.parse(result.content[0].text);
+const runCount = async () => (await request(cluster.baseUrl, "GET", "/api/runs?limit=200", { token: ADMIN_TOKEN })).body.runs.length as number;
+
+test.serial("SLOTFLOW_MCP_MAIL_DOMAINS: an agent may mail only addresses at those domains; anything else is refused naming the rule, and nothing starts", async (t) => {
+  const agent = await client(MCP_TOKEN);
+  try {
+    const before = await runCount();
+    const outside = [
+      await agent.callTool({ name: "request_approval", arguments: { to: "boss@evil.example", title: "Wire the money?", waitSeconds: 0 } }),
+      await agent.callTool({ name: "ask_human", arguments: { to: "someone@sub.example.com", question: "What is the PIN?", waitSeconds: 0 } }),
+      await agent.callTool({ name: "start_run", arguments: { workflow: "slotflow.RequestApproval", input: { ask: { recipient: "x@evil.example", channel: "email", title: "t", details: null, answerBy: new Date(Date.now() + 3600_000).toISOString(), approved: null, comment: null } } } }),
+    ] as any[];
+    for (const result of outside) {
+      t.true(result.isError, JSON.stringify(result));
+      const problem = problemOf(result);
+      t.is(problem.code, "invalid-body");
+      t.regex(problem.detail, /SLOTFLOW_MCP_MAIL_DOMAINS/);
+      t.regex(problem.detail, /example\.com, example\.org/);
+    }
+    t.is(await runCount(), before, "nothing started");
+    // inside the domains (any letter case) it is sent
+    const inside = (await agent.callTool({ name: "request_approval", arguments: { to: "ops@EXAMPLE.org", title: "Restart the cache?", waitSeconds: 0 } })) as any;
+    t.falsy(inside.isError, JSON.stringify(inside));
+    t.is(inside.structuredContent.status, "waiting");
+    t.is(await runCount(), before + 1);
+  } finally {
+    await agent.close();
+  }
+});
 
 // keep this test last: it spends the MCP token's budget for the rest of the minute
 test.serial("a per-token rate limit: past SLOTFLOW_RATE_LIMIT_PER_MINUTE requests a token gets 429 with Retry-After; the other token and requests without a token are not counted", async (t) => {
@@ -49,7 +81,6 @@ test.serial("a per-token rate limit: past SLOTFLOW_RATE_LIMIT_PER_MINUTE request
     }
     t.truthy(refused, "the budget ran out");
     t.true(passed <= BUDGET, `at most the budget passed (${passed})`);
-    t.true(passed >= BUDGET - 2, `about the budget passed (${passed})`);
     t.is(refused!.body.code, "rate-limited");
     const retry = Number(refused!.headers.get("retry-after"));
     t.true(retry >= 1 && retry <= 60, String(retry));
