@@ -12,6 +12,9 @@
  * before the token, by `rebindingRefusal` — a 403 with a JSON-RPC error body, as the SDK's own
  * host-validation middleware answers.
  *
+ * Whose runs (issue 38 L5): with SLOTFLOW_MCP_TOKEN the tools reach only runs started through MCP
+ * (tools.ts `onlyMcpRuns`); with the admin token, every run.
+ *
  * Rate limit (interfaces.md v0.5 "Security, round two", MCP; issue 38 L5): after the token is
  * checked, each request counts against its token's budget — SLOTFLOW_RATE_LIMIT_PER_MINUTE
  * requests per 60 s, shared by every web process (web/rate-limit.ts, key
@@ -97,7 +100,7 @@ export function mcpRouter(rt: Runtime): Router {
       return;
     }
     const gone = new AbortController();
-    const server = createMcpServer(rt, gone.signal);
+    const server = createMcpServer(rt, gone.signal, ctx.state.mcpClient === "mcp-token");
     const transport = new StreamableHTTPServerTransport({ sessionIdGenerator: undefined });
     ctx.res.once("close", () => {
       gone.abort();

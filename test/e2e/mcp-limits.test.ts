@@ -5,7 +5,9 @@
  * - a per-token rate limit on `POST /mcp`: past the budget 429 `rate-limited` with `Retry-After`;
  *   the admin token counts on its own (runs last: it spends the MCP token's budget);
  * - SLOTFLOW_MCP_MAIL_DOMAINS=example.com,Example.ORG: request_approval / ask_human (and start_run
- *   of a built-in) to an address at another domain is a tool error naming the rule; nothing starts.
+ *   of a built-in) to an address at another domain is a tool error naming the rule; nothing starts;
+ * - SLOTFLOW_MCP_TOKEN reaches only the runs started through MCP (get_run, list_runs, cancel_run,
+ *   get_answer); the admin token, on `/mcp` as on the HTTP API, reaches all.
  */
 import test from "ava";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
@@ -60,6 +62,51 @@ test.serial("SLOTFLOW_MCP_MAIL_DOMAINS: an agent may mail only addresses at thos
     t.is(await runCount(), before + 1);
   } finally {
     await agent.close();
+  }
+});
+
+test.serial("SLOTFLOW_MCP_TOKEN reaches only the runs started through MCP; the admin token reaches all", async (t) => {
+  const input = (to: string) => ({ ask: { recipient: to, channel: "email", title: "From the admin API", details: null, answerBy: new Date(Date.now() + 3600_000).toISOString(), approved: null, comment: null } });
+  // a run started through the admin API, not through MCP
+  const started = await request(cluster.baseUrl, "POST", "/api/workflows/slotflow.RequestApproval/runs", { token: ADMIN_TOKEN, json: input("ops@example.com") });
+  t.true(started.status === 201 || started.status === 202, started.text);
+  const adminRun = started.body.id as string;
+  const agent = await client(MCP_TOKEN);
+  const admin = await client(ADMIN_TOKEN);
+  try {
+    // the agent's own run
+    const own = (await agent.callTool({ name: "start_run", arguments: { workflow: "slotflow.AskHuman", input: { ask: { recipient: "dev@example.com", channel: "email", question: "Which region?", choices: [], intro: null, answerBy: new Date(Date.now() + 3600_000).toISOString(), answer: null, comment: null } } } })) as any;
+    t.falsy(own.isError, JSON.stringify(own));
+    const ownRun = own.structuredContent.id as string;
+
+    // the admin API's run is invisible to the MCP token: not-found, as an unknown id
+    for (const [name, args] of [["get_run", { runId: adminRun }], ["get_answer", { runId: adminRun, waitSeconds: 0 }], ["cancel_run", { runId: adminRun, reason: "the agent tries" }]] as const) {
+      const res = (await agent.callTool({ name, arguments: args })) as any;
+      t.true(res.isError, `${name}: ${JSON.stringify(res)}`);
+      t.is(problemOf(res).code, "not-found", name);
+      t.is(problemOf(res).detail, "No run has this id.", name);
+    }
+    const listed = ((await agent.callTool({ name: "list_runs", arguments: { limit: 200 } })) as any).structuredContent.runs.map((r: any) => r.id);
+    t.false(listed.includes(adminRun), "list_runs does not show it");
+    t.true(listed.includes(ownRun), "list_runs shows the agent's own run");
+    const run = await request(cluster.baseUrl, "GET", `/api/runs/${adminRun}`, { token: ADMIN_TOKEN });
+    t.is(run.body.status, "running", "cancel_run did not cancel it");
+
+    // its own run it sees and may cancel
+    const got = (await agent.callTool({ name: "get_run", arguments: { runId: ownRun } })) as any;
+    t.falsy(got.isError, JSON.stringify(got));
+    t.is(got.structuredContent.workflow, "slotflow.AskHuman");
+
+    // the admin token reaches all: sees and cancels the admin API's run
+    const seen = (await admin.callTool({ name: "list_runs", arguments: { limit: 200 } })) as any;
+    t.true(seen.structuredContent.runs.some((r: any) => r.id === adminRun));
+    const cancelled = (await admin.callTool({ name: "cancel_run", arguments: { runId: adminRun, reason: "the operator cancels" } })) as any;
+    t.falsy(cancelled.isError, JSON.stringify(cancelled));
+    const mine = (await agent.callTool({ name: "cancel_run", arguments: { runId: ownRun, reason: "no longer needed" } })) as any;
+    t.falsy(mine.isError, JSON.stringify(mine));
+  } finally {
+    await agent.close();
+    await admin.close();
   }
 });
 
