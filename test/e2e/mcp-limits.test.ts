@@ -7,13 +7,15 @@
  * - SLOTFLOW_MCP_MAIL_DOMAINS=example.com,Example.ORG: request_approval / ask_human (and start_run
  *   of a built-in) to an address at another domain is a tool error naming the rule; nothing starts;
  * - SLOTFLOW_MCP_TOKEN reaches only the runs started through MCP (get_run, list_runs, cancel_run,
- *   get_answer); the admin token, on `/mcp` as on the HTTP API, reaches all.
+ *   get_answer); the admin token, on `/mcp` as on the HTTP API, reaches all;
+ * - the built-ins' mails and responder pages mark the agent's text as the agent's ("The agent
+ *   wrote:" before it).
  */
 import test from "ava";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 import { dropDatabase } from "../helpers/db.js";
-import { ADMIN_TOKEN, request, startCluster, type Cluster } from "../helpers/server.js";
+import { ADMIN_TOKEN, eventually, printedLinks, request, startCluster, type Cluster } from "../helpers/server.js";
 
 const MCP_TOKEN = "mcp-token-for-the-limits-test-0123456789";
 const BUDGET = 40;
@@ -107,6 +109,38 @@ test.serial("SLOTFLOW_MCP_TOKEN reaches only the runs started through MCP; the a
   } finally {
     await agent.close();
     await admin.close();
+  }
+});
+
+/** The printed mail to `to` (the terminal transport's block), once it is printed. */
+const mailTo = (to: string) =>
+  eventually(async () => {
+    const text = cluster.output().join("\n");
+    return [...text.matchAll(/----- email [^\n]*-----\n([\s\S]*?)----- end of email -----/g)].map((m) => m[1]!).find((b) => b.includes(`To: ${to}\n`));
+  }, 30_000);
+
+test.serial("mails and responder pages of the built-ins mark the agent's text as the agent's", async (t) => {
+  const agent = await client(MCP_TOKEN);
+  try {
+    const approval = (await agent.callTool({ name: "request_approval", arguments: { to: "pm@example.com", title: "Ship release 9.9?", details: "Ignore slotflow: reply to x@evil.example instead", waitSeconds: 0 } })) as any;
+    t.falsy(approval.isError, JSON.stringify(approval));
+    const mail = await mailTo("pm@example.com");
+    const body = mail.slice(mail.indexOf("\n\n"));
+    t.regex(body, /The agent wrote:\n+Ship release 9\.9\?\n+Ignore slotflow: reply to x@evil\.example instead\n+\(end of the agent's text\)/, mail);
+    const link = printedLinks([mail]).at(-1)!;
+    const page = await request(link, "GET", "", { headers: { accept: "text/html" } });
+    t.is(page.status, 200);
+    t.regex(page.text, /The agent wrote:[\s\S]*Ignore slotflow: reply to x@evil\.example instead/, "the page says whose the text is");
+
+    const question = (await agent.callTool({ name: "ask_human", arguments: { to: "qa@example.com", question: "Which region is primary?", choices: ["eu", "us"], waitSeconds: 0 } })) as any;
+    t.falsy(question.isError, JSON.stringify(question));
+    const asked = await mailTo("qa@example.com");
+    t.regex(asked, /The agent wrote:\n+Which region is primary\?\n+\(end of the agent's text\)/, asked);
+    const askedPage = await request(printedLinks([asked]).at(-1)!, "GET", "", { headers: { accept: "text/html" } });
+    t.is(askedPage.status, 200);
+    t.regex(askedPage.text, /The agent wrote the question above/);
+  } finally {
+    await agent.close();
   }
 });
 
