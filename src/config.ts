@@ -21,7 +21,7 @@
  * | SLOTFLOW_TRUST_PROXY | trustProxyHops: how many proxies in front of the web process append to X-Forwarded-For; the client is the address the outermost trusted one saw (`1`: one proxy; issue 28 item 4) | 0 (off: the socket's address) |
  * | SLOTFLOW_JWT_MAX_TTL_SECONDS | jwtMaxTtlSeconds: the longest lifetime (`exp` − `iat`, or `exp` − now without `iat`) of a principal JWT accepted (issue 28 item 8) | 86400 (24 h) |
  * | SLOTFLOW_JWT_AUDIENCE | jwtAudience: when set, a principal JWT must carry it in `aud` (and `slotflow token` adds it) | unset: `aud` not checked |
- * | SLOTFLOW_MCP_TOKEN | mcpToken: the bearer token of `POST /mcp` (issue 33) | unset: the admin token |
+ * | SLOTFLOW_MCP_TOKEN | mcpToken: a bearer token of `POST /mcp` beside the admin token, reaching only runs started through MCP (issues 33, 38 L5) | unset: the admin token only |
  * | SLOTFLOW_MCP_MAIL_DOMAINS | mcpMailDomains: the only domains MCP request_approval / ask_human may mail (comma-separated, exact, case-insensitive; issue 38 L5) | unset: any address |
  * | SLOTFLOW_JWT_ISSUER | jwtIssuer: when set, a principal JWT's `iss` must equal it (and `slotflow token` sets it) | unset: `iss` not checked |
  * | SLOTFLOW_HEADERS_TIMEOUT_MS | http.headersTimeoutMs: how long a client may take to send a request's headers (then 408 and the connection closes; issue 28, slow clients) | 10000 |
@@ -122,7 +122,7 @@ export interface Config {
   jwtMaxTtlSeconds: number;
   /** Required `aud` of principal JWTs (SLOTFLOW_JWT_AUDIENCE), or null: not checked. */
   jwtAudience: string | null;
-  /** The bearer token of the MCP endpoint `POST /mcp` (SLOTFLOW_MCP_TOKEN), or null: the admin token (issue 33 item 1). */
+  /** A bearer token of the MCP endpoint `POST /mcp` besides the admin token, reaching only the runs started through MCP (SLOTFLOW_MCP_TOKEN; issue 33 item 1, issue 38 L5), or null. */
   mcpToken: string | null;
   /** The domains MCP request_approval / ask_human may mail, lower case (SLOTFLOW_MCP_MAIL_DOMAINS), or null: any (issue 38 L5). */
   mcpMailDomains: string[] | null;
