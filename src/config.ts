@@ -21,7 +21,8 @@
  * | SLOTFLOW_TRUST_PROXY | trustProxyHops: how many proxies in front of the web process append to X-Forwarded-For; the client is the address the outermost trusted one saw (`1`: one proxy; issue 28 item 4) | 0 (off: the socket's address) |
  * | SLOTFLOW_JWT_MAX_TTL_SECONDS | jwtMaxTtlSeconds: the longest lifetime (`exp` − `iat`, or `exp` − now without `iat`) of a principal JWT accepted (issue 28 item 8) | 86400 (24 h) |
  * | SLOTFLOW_JWT_AUDIENCE | jwtAudience: when set, a principal JWT must carry it in `aud` (and `slotflow token` adds it) | unset: `aud` not checked |
- * | SLOTFLOW_MCP_TOKEN | mcpToken: the bearer token of `POST /mcp` (issue 33) | unset: the admin token |
+ * | SLOTFLOW_MCP_TOKEN | mcpToken: a bearer token of `POST /mcp` beside the admin token, reaching only runs started through MCP (issues 33, 38 L5) | unset: the admin token only |
+ * | SLOTFLOW_MCP_MAIL_DOMAINS | mcpMailDomains: the only domains MCP request_approval / ask_human may mail (comma-separated, exact, case-insensitive; issue 38 L5) | unset: any address |
  * | SLOTFLOW_JWT_ISSUER | jwtIssuer: when set, a principal JWT's `iss` must equal it (and `slotflow token` sets it) | unset: `iss` not checked |
  * | SLOTFLOW_HEADERS_TIMEOUT_MS | http.headersTimeoutMs: how long a client may take to send a request's headers (then 408 and the connection closes; issue 28, slow clients) | 10000 |
  * | SLOTFLOW_REQUEST_TIMEOUT_MS | http.requestTimeoutMs: how long a client may take to send a whole request, body included | 30000 |
@@ -121,8 +122,10 @@ export interface Config {
   jwtMaxTtlSeconds: number;
   /** Required `aud` of principal JWTs (SLOTFLOW_JWT_AUDIENCE), or null: not checked. */
   jwtAudience: string | null;
-  /** The bearer token of the MCP endpoint `POST /mcp` (SLOTFLOW_MCP_TOKEN), or null: the admin token (issue 33 item 1). */
+  /** A bearer token of the MCP endpoint `POST /mcp` besides the admin token, reaching only the runs started through MCP (SLOTFLOW_MCP_TOKEN; issue 33 item 1, issue 38 L5), or null. */
   mcpToken: string | null;
+  /** The domains MCP request_approval / ask_human may mail, lower case (SLOTFLOW_MCP_MAIL_DOMAINS), or null: any (issue 38 L5). */
+  mcpMailDomains: string[] | null;
   /** Required `iss` of principal JWTs (SLOTFLOW_JWT_ISSUER), or null: not checked. */
   jwtIssuer: string | null;
   /** The web process's HTTP server bounds against slow and many clients (issue 28, "also check"). */
@@ -262,6 +265,21 @@ export function parseRedisNodes(raw: string): RedisNode[] | null {
 }
 
 export const DEFAULT_LIMITS: Limits = { maxSourceBytes: 512 * 1024, maxInputBytes: 256 * 1024, maxInputDepth: 32, maxFanOut: 1000 };
+
+/**
+ * SLOTFLOW_MCP_MAIL_DOMAINS: comma-separated domain names (at most 100, each a DNS name of
+ * letters, digits, hyphens and dots), lower-cased; unset or blank: null (any address).
+ */
+function mailDomainsOf(value: string | undefined, problems: string[]): string[] | null {
+  if (!value || !value.trim()) return null;
+  const domains = value.split(",").map((d) => d.trim().toLowerCase()).filter((d) => d !== "");
+  const bad = domains.filter((d) => d.length > 253 || !/^(?:[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?\.)*[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?$/.test(d));
+  if (bad.length || domains.length > 100) {
+    problems.push(`SLOTFLOW_MCP_MAIL_DOMAINS must be at most 100 comma-separated domain names, like example.com,example.org${bad.length ? ` (not a domain name: ${bad.slice(0, 3).map((d) => JSON.stringify(d.slice(0, 64))).join(", ")})` : ""}`);
+    return null;
+  }
+  return domains;
+}
 
 export class ConfigError extends Error {
   override name = "ConfigError";
@@ -418,6 +436,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, options: LoadOp
     jwtMaxTtlSeconds: int("SLOTFLOW_JWT_MAX_TTL_SECONDS", DEFAULT_JWT_MAX_TTL_SECONDS, 1),
     jwtAudience: env.SLOTFLOW_JWT_AUDIENCE || null,
     mcpToken: env.SLOTFLOW_MCP_TOKEN || null,
+    mcpMailDomains: mailDomainsOf(env.SLOTFLOW_MCP_MAIL_DOMAINS, problems),
     jwtIssuer: env.SLOTFLOW_JWT_ISSUER || null,
     http: {
       headersTimeoutMs: int("SLOTFLOW_HEADERS_TIMEOUT_MS", DEFAULT_HTTP_SERVER.headersTimeoutMs, 1),

@@ -62,20 +62,20 @@ initial state Waiting {
   subscribe Answer(approved, comment) as answer {
     Deadline: ask.answerBy
     Title: ask.title
-    Intro: ask.details
+    Intro: "An AI agent asks for your approval. The agent wrote the heading above and the text below; slotflow passes them on as they are.\\n\\nThe agent wrote:\\n" + (ask.details ?? "(no details)")
   }
 
   enter {
     if (ask.channel == "endpoint") {
       send message to "{ask.recipient}" {
-        text: "An agent asks for your approval: " + ask.title + "\\n\\n" + (ask.details ?? "")
+        text: "An AI agent asks for your approval. The agent wrote:\\n\\n" + ask.title + "\\n\\n" + (ask.details ?? "") + "\\n\\n(end of the agent's text)"
         link: answer.CallbackUrl()
         label: "Open to answer (the link works once)"
       }
     } else {
       send email to ask.recipient {
-        subject: "Approval requested: " + ask.title
-        body: "An agent asks for your approval: " + ask.title + "\\n\\n" + (ask.details ?? "") + "\\n\\nOpen this link to answer (it works once): " + answer.CallbackUrl()
+        subject: "An AI agent asks for your approval: " + ask.title
+        body: "An AI agent asks for your approval. What follows is the agent's own text, passed on as it is.\\n\\nThe agent wrote:\\n\\n" + ask.title + "\\n\\n" + (ask.details ?? "") + "\\n\\n(end of the agent's text)\\n\\nOpen this link to answer (it works once): " + answer.CallbackUrl()
       }
     }
   }
@@ -121,20 +121,20 @@ initial state Waiting {
     Deadline: ask.answerBy
     Requires: len(ask.choices) == 0 || contains(ask.choices, answer) else "Answer with one of the choices listed above."
     Title: ask.question
-    Intro: ask.intro
+    Intro: "An AI agent asks you this. The agent wrote the question above; slotflow passes it on as it is.\\n\\n" + (ask.intro ?? "")
   }
 
   enter {
     if (ask.channel == "endpoint") {
       send message to "{ask.recipient}" {
-        text: "An agent asks: " + ask.question + "\\n\\n" + (ask.intro ?? "")
+        text: "An AI agent asks you a question. The agent wrote:\\n\\n" + ask.question + "\\n\\n(end of the agent's text)\\n\\n" + (ask.intro ?? "")
         link: reply.CallbackUrl()
         label: "Open to answer (the link works once)"
       }
     } else {
       send email to ask.recipient {
-        subject: "A question for you: " + ask.question
-        body: ask.question + "\\n\\n" + (ask.intro ?? "") + "\\n\\nOpen this link to answer (it works once): " + reply.CallbackUrl()
+        subject: "An AI agent asks you: " + ask.question
+        body: "An AI agent asks you a question. What follows is the agent's own text, passed on as it is.\\n\\nThe agent wrote:\\n\\n" + ask.question + "\\n\\n(end of the agent's text)\\n\\n" + (ask.intro ?? "") + "\\n\\nOpen this link to answer (it works once): " + reply.CallbackUrl()
       }
     }
   }

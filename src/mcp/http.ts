@@ -1,8 +1,8 @@
 /**
  * `POST /mcp` (issue 33 item 1): the MCP server over Streamable HTTP on the web process, stateless
  * (a fresh server and transport per request, no session: any web process behind a load balancer
- * can answer any request). Bearer: SLOTFLOW_MCP_TOKEN when set, else the admin token; 401 before
- * the body is read. A JSON-RPC batch (a JSON array) is refused 400 with a JSON-RPC error
+ * can answer any request). Bearer: the admin token, or SLOTFLOW_MCP_TOKEN when set (interfaces.md:
+ * "the admin token, or SLOTFLOW_MCP_TOKEN when set"); 401 before the body is read. A JSON-RPC batch (a JSON array) is refused 400 with a JSON-RPC error
  * (-32600), before any of it runs. A tool call that waits streams its progress notifications as server-sent
  * events on the request's response; closing the request ends the wait (the tool returns
  * `waiting`; get_answer resumes). Bodies: JSON, at most 1 MiB (request-body.ts).
@@ -11,24 +11,38 @@
  * validate the Origin header; the conformance scenario `dns-rebinding-protection`): checked first,
  * before the token, by `rebindingRefusal` — a 403 with a JSON-RPC error body, as the SDK's own
  * host-validation middleware answers.
+ *
+ * Whose runs (issue 38 L5): with SLOTFLOW_MCP_TOKEN the tools reach only runs started through MCP
+ * (tools.ts `onlyMcpRuns`); with the admin token, every run.
+ *
+ * Rate limit (interfaces.md v0.5 "Security, round two", MCP; issue 38 L5): after the token is
+ * checked, each request counts against its token's budget — SLOTFLOW_RATE_LIMIT_PER_MINUTE
+ * requests per 60 s, shared by every web process (web/rate-limit.ts, key
+ * `{prefix}:ratelimit:mcp`, client `mcp-token` or `admin-token`) — past it 429 `rate-limited`
+ * with `Retry-After`, before the body is read. A request without a valid token is 401 and spends
+ * nothing, so no one without the token can exhaust the agents' budget.
  */
 import { createHash, timingSafeEqual } from "node:crypto";
 import Router from "@koa/router";
 import { StreamableHTTPServerTransport } from "@modelcontextprotocol/sdk/server/streamableHttp.js";
 import { RefusalCode, RefusalError, refuse } from "../engine/refusals.js";
 import type { Runtime } from "../runtime.js";
+import { dependency } from "../web/dependency.js";
+import { redisRateLimit } from "../web/rate-limit.js";
 import { readBody } from "../web/request-body.js";
 import { createMcpServer } from "./server.js";
 
 const BODY_LIMIT_BYTES = 1024 * 1024;
 
-/** Throws 401 unless the request's bearer token is `token` (compared in constant time). */
-function requireToken(authorization: string, token: string, variable: string): void {
+/** Which token the request's bearer is — `mcp-token` (SLOTFLOW_MCP_TOKEN) or `admin-token` (compared in constant time) — or 401. */
+export type McpClient = "mcp-token" | "admin-token";
+function whichToken(authorization: string, mcpToken: string | null, adminToken: string): McpClient {
   const given = /^Bearer\s+(\S+)$/i.exec(authorization)?.[1];
   const digest = (s: string) => createHash("sha256").update(s).digest();
-  if (!given || !timingSafeEqual(digest(given), digest(token))) {
-    throw new RefusalError(refuse(RefusalCode.Unauthorized, `The MCP endpoint needs a bearer token (Authorization: Bearer $${variable}).`));
-  }
+  const is = (token: string) => given !== undefined && timingSafeEqual(digest(given), digest(token));
+  if (mcpToken && is(mcpToken)) return "mcp-token";
+  if (is(adminToken)) return "admin-token";
+  throw new RefusalError(refuse(RefusalCode.Unauthorized, `The MCP endpoint needs a bearer token (Authorization: Bearer $${mcpToken ? "SLOTFLOW_MCP_TOKEN" : "SLOTFLOW_ADMIN_TOKEN"}).`));
 }
 
 const LOOPBACK_HOSTNAMES = new Set(["localhost", "127.0.0.1", "[::1]"]);
@@ -67,6 +81,7 @@ export function rebindingRefusal(baseUrl: string, host: string, origin: string |
 /** The router of `POST /mcp`. */
 export function mcpRouter(rt: Runtime): Router {
   const router = new Router({ sensitive: true, strict: true });
+  const limit = redisRateLimit(rt.queues.connection, rt.config.rateLimitPerMinute, rt.config.queuePrefix, "mcp", (ctx) => String(ctx.state.mcpClient));
   router.post("/mcp", async (ctx) => {
     const rebinding = rebindingRefusal(rt.config.baseUrl, ctx.get("host"), ctx.get("origin") || undefined);
     if (rebinding) {
@@ -74,8 +89,8 @@ export function mcpRouter(rt: Runtime): Router {
       ctx.body = { jsonrpc: "2.0", error: { code: -32000, message: rebinding }, id: null };
       return;
     }
-    const [token, variable] = rt.config.mcpToken ? [rt.config.mcpToken, "SLOTFLOW_MCP_TOKEN"] : [rt.config.adminToken, "SLOTFLOW_ADMIN_TOKEN"];
-    requireToken(ctx.get("authorization"), token, variable);
+    ctx.state.mcpClient = whichToken(ctx.get("authorization"), rt.config.mcpToken, rt.config.adminToken);
+    await dependency(rt.log, "redis", () => limit.consume(ctx));
     const body = await readBody(ctx, "json", BODY_LIMIT_BYTES, rt.config.limits.maxInputDepth);
     // A JSON-RPC batch is refused (interfaces.md "Security, round two"): one request, one tool
     // call, so the per-request limits hold for each (a batch carried 20 mails in one request).
@@ -85,7 +100,7 @@ export function mcpRouter(rt: Runtime): Router {
       return;
     }
     const gone = new AbortController();
-    const server = createMcpServer(rt, gone.signal);
+    const server = createMcpServer(rt, gone.signal, ctx.state.mcpClient === "mcp-token");
     const transport = new StreamableHTTPServerTransport({ sessionIdGenerator: undefined });
     ctx.res.once("close", () => {
       gone.abort();

@@ -19,14 +19,16 @@ import { callTool, problemText, TASK_TOOLS, TOOLS } from "./tools.js";
 /**
  * A new MCP server over `rt` (one per stdio process; one per HTTP request, which is stateless).
  * `gone`: aborted when the transport under it goes (an HTTP request closed): waits end then.
+ * `onlyMcpRuns`: the caller holds SLOTFLOW_MCP_TOKEN — tools and tasks reach only runs started
+ * through MCP (tools.ts CallContext; issue 38 L5).
  */
-export function createMcpServer(rt: Runtime, gone?: AbortSignal): Server {
+export function createMcpServer(rt: Runtime, gone?: AbortSignal, onlyMcpRuns = false): Server {
   const server = new Server(
     { name: "slotflow", version: packageVersion() },
     {
       // tasks (tasks.ts): tools/call of request_approval / ask_human may be a task; tasks/cancel cancels its run
       capabilities: { tools: {}, tasks: { cancel: {}, requests: { tools: { call: {} } } } },
-      taskStore: new RunTaskStore(rt),
+      taskStore: new RunTaskStore(rt, onlyMcpRuns),
       defaultTaskPollInterval: TASK_POLL_MS,
       instructions:
         "slotflow runs workflows that wait on people. Use request_approval to ask a person for a yes/no decision (a permission prompt) and ask_human for a question; both send a single-use link to the person (by mail, or to an endpoint) and wait. When they return {status: \"waiting\", runId}, call get_answer {runId} to keep waiting.",
@@ -46,7 +48,7 @@ export function createMcpServer(rt: Runtime, gone?: AbortSignal): Server {
       if (!TASK_TOOLS.includes(request.params.name)) throw new McpError(ErrorCode.InvalidParams, `${request.params.name.slice(0, 64)} does not run as a task: call it without "task" (only ${TASK_TOOLS.join(" and ")} do).`);
       let started;
       try {
-        started = await callTool(rt, request.params.name, request.params.arguments, { signal, noWait: true });
+        started = await callTool(rt, request.params.name, request.params.arguments, { signal, noWait: true, onlyMcpRuns });
       } catch (err) {
         const result = refused(err);
         const problem = JSON.parse((result.content[0] as { text: string }).text) as { detail: string };
@@ -55,7 +57,7 @@ export function createMcpServer(rt: Runtime, gone?: AbortSignal): Server {
       return { task: newTask(String(started.runId)) } as unknown as CallToolResult;
     }
     try {
-      const result = await callTool(rt, request.params.name, request.params.arguments, { signal, progress });
+      const result = await callTool(rt, request.params.name, request.params.arguments, { signal, progress, onlyMcpRuns });
       return { content: [{ type: "text", text: JSON.stringify(result) }], structuredContent: result };
     } catch (err) {
       return refused(err);

@@ -24,15 +24,16 @@ import type { Runtime } from "../runtime.js";
 import { showRunOr404 } from "../web/admin.js";
 import { submitCancel } from "../web/runs-api.js";
 import { BUILTINS } from "./builtins.js";
-import { answerOf } from "./tools.js";
+import { answerOf, mcpRunOr404 } from "./tools.js";
 
 /** How often a client should poll tasks/get, and how often tasks/result reads the run, ms. */
 export const TASK_POLL_MS = 2000;
 
 /** The task of built-in run `runId` (or null: no such run, or not a run of request_approval / ask_human). */
-async function taskOf(rt: Runtime, runId: string): Promise<{ task: Task; result: Record<string, unknown> | null } | null> {
+async function taskOf(rt: Runtime, runId: string, onlyMcpRuns: boolean): Promise<{ task: Task; result: Record<string, unknown> | null } | null> {
   let view;
   try {
+    await mcpRunOr404(rt, runId, onlyMcpRuns);
     view = await showRunOr404(rt, runId);
   } catch (err) {
     if (err instanceof RefusalError && err.code === "not-found") return null;
@@ -60,14 +61,18 @@ export function newTask(runId: string): Task {
  * start the run first (server.ts): `createTask` is never the way in, and refuses.
  */
 export class RunTaskStore implements TaskStore {
-  constructor(private readonly rt: Runtime) {}
+  /** `onlyMcpRuns`: the caller holds SLOTFLOW_MCP_TOKEN (issue 38 L5): only runs started through MCP are its tasks. */
+  constructor(
+    private readonly rt: Runtime,
+    private readonly onlyMcpRuns = false,
+  ) {}
 
   createTask(_params: CreateTaskOptions, _requestId: RequestId, request: Request): Promise<Task> {
     return Promise.reject(new Error(`${request.method} cannot create a task here: request_approval and ask_human do, by starting their run`));
   }
 
   async getTask(taskId: string): Promise<Task | null> {
-    return (await taskOf(this.rt, taskId))?.task ?? null;
+    return (await taskOf(this.rt, taskId, this.onlyMcpRuns))?.task ?? null;
   }
 
   /** The run holds the result: nothing to store. */
@@ -75,7 +80,7 @@ export class RunTaskStore implements TaskStore {
 
   /** The tool's result: the answer as the blocking call returns it. Called once the task is terminal. */
   async getTaskResult(taskId: string): Promise<Result> {
-    const found = await taskOf(this.rt, taskId);
+    const found = await taskOf(this.rt, taskId, this.onlyMcpRuns);
     if (!found?.result) throw new Error(`task ${taskId.slice(0, 64)} has no result yet`);
     return { content: [{ type: "text", text: JSON.stringify(found.result) }], structuredContent: found.result };
   }
@@ -83,6 +88,7 @@ export class RunTaskStore implements TaskStore {
   /** `cancelled` (tasks/cancel) cancels the run, with the reason recorded in its history; other changes come from the run. */
   async updateTaskStatus(taskId: string, status: Task["status"]): Promise<void> {
     if (status !== "cancelled") return;
+    await mcpRunOr404(this.rt, taskId, this.onlyMcpRuns);
     const outcome = await submitCancel(this.rt, taskId, "The agent cancelled its MCP task.", "mcp");
     if (outcome !== "accepted" && !outcome.ok) throw new RefusalError(outcome.refusal);
   }

@@ -12,7 +12,10 @@
  *   get_answer {runId, waitSeconds?}      resumes the wait on such a run
  *
  * Every refusal is a tool error (`isError: true`) whose text is the problem as JSON,
- * `{code, detail, …}` with the code of the HTTP API's problem types (issue 33 item 4). Bad input
+ * `{code, detail, …}` with the code of the HTTP API's problem types (issue 33 item 4).
+ *
+ * Whose runs (issue 38 L5): every run an MCP tool starts is marked in `mcp_runs` before it is
+ * submitted; a caller with SLOTFLOW_MCP_TOKEN (`onlyMcpRuns`) sees, waits on and cancels only those. Bad input
  * of request_approval / ask_human (a `to` that is neither an email address nor an endpoint, an
  * oversized title, question or choice) is refused before anything starts.
  *
@@ -26,6 +29,7 @@ import { isEmailAddress } from "../engine/values/email-address.js";
 import { RefusalCode, RefusalError, refuse, type Refusal } from "../engine/refusals.js";
 import type { RunView } from "../engine/views/views.js";
 import { ENDPOINT_NAME } from "../endpoints/endpoints.js";
+import { RUN_ID } from "../engine/commands/prepare.js";
 import { listRuns, parseRunsQuery } from "../operators/runs-list.js";
 import type { Runtime } from "../runtime.js";
 import { showRunOr404, startWorkflowRun } from "../web/admin.js";
@@ -73,6 +77,12 @@ export interface CallContext {
   progress?: (progress: number, message: string) => Promise<void>;
   /** request_approval / ask_human only start the run (a task, tasks.ts): they return `waiting` at once. */
   noWait?: boolean;
+  /**
+   * The caller holds SLOTFLOW_MCP_TOKEN (http.ts): get_run, list_runs, cancel_run and get_answer
+   * reach only runs started through MCP; any other run is not-found, as an unknown id (issue 38 L5).
+   * Absent (the admin token, stdio): every run.
+   */
+  onlyMcpRuns?: boolean;
 }
 
 /** The tools that can run as an MCP task (tasks.ts): a run of a built-in is the task. */
@@ -265,7 +275,10 @@ interface Recipient {
  */
 async function recipient(rt: Runtime, a: Json): Promise<Recipient> {
   const to = text(a, "to", 320)!;
-  if (isEmailAddress(to)) return { recipient: to, channel: "email" };
+  if (isEmailAddress(to)) {
+    mailDomainOr400(rt, to);
+    return { recipient: to, channel: "email" };
+  }
   const neither = (detail: string) => invalid(detail, [{ name: "to", problem: "is neither an email address nor an endpoint name" }]);
   if (!ENDPOINT_NAME.test(to)) throw neither("to must be an email address (one plain address, like person@example.com) or the name of an endpoint.");
   const endpoint = await dependency(rt.log, "database", () => rt.db.endpoint.findUnique({ where: { name: to }, select: { name: true, disabledAt: true, disabledReason: true } }));
@@ -274,6 +287,45 @@ async function recipient(rt: Runtime, a: Json): Promise<Recipient> {
     throw invalid(`The endpoint "${to}" is disabled (${endpoint.disabledReason ?? "by its failures"}): an operator re-enables it with 'slotflow endpoint set'.`, [{ name: "to", problem: "names a disabled endpoint" }]);
   }
   return { recipient: endpoint.name, channel: "endpoint" };
+}
+
+/**
+ * SLOTFLOW_MCP_MAIL_DOMAINS (issue 38 L5): when set, an agent may mail only addresses whose domain
+ * (after the last `@`, case-insensitive) is one of them, exactly — a subdomain is another domain.
+ * Anything else is refused invalid-body naming `to` and the rule, before anything starts.
+ */
+function mailDomainOr400(rt: Runtime, address: string): void {
+  const allowed = rt.config.mcpMailDomains;
+  if (allowed === null) return;
+  const domain = address.slice(address.lastIndexOf("@") + 1).toLowerCase();
+  if (allowed.includes(domain)) return;
+  throw invalid(`to: this server lets agents mail only addresses at ${allowed.join(", ")} (SLOTFLOW_MCP_MAIL_DOMAINS); ${JSON.stringify(domain.slice(0, 253))} is not one of them.`, [{ name: "to", problem: "is outside SLOTFLOW_MCP_MAIL_DOMAINS" }]);
+}
+
+/**
+ * start_run of a built-in (slotflow.RequestApproval / slotflow.AskHuman) mails `ask.recipient`
+ * unless `ask.channel` is "endpoint": the same SLOTFLOW_MCP_MAIL_DOMAINS rule as request_approval.
+ */
+function builtinMailOr400(rt: Runtime, workflow: string, input: unknown): void {
+  if (rt.config.mcpMailDomains === null || !BUILTINS.some((b) => b.name === workflow)) return;
+  const ask = (input as { ask?: { recipient?: unknown; channel?: unknown } } | null)?.ask;
+  if (ask?.channel === "endpoint" || typeof ask?.recipient !== "string") return; // the workflow's own input checks refuse a missing recipient
+  mailDomainOr400(rt, ask.recipient);
+}
+
+/** Marks `runId` as started through MCP (table mcp_runs), before its start is submitted. */
+export async function markMcpRun(rt: Runtime, runId: string): Promise<void> {
+  await dependency(rt.log, "database", () => rt.db.mcpRun.create({ data: { runId } }));
+}
+
+/**
+ * For a caller limited to MCP's runs (`onlyMcpRuns`): not-found — the words of an unknown id —
+ * unless `runId` was started through MCP. Otherwise nothing.
+ */
+export async function mcpRunOr404(rt: Runtime, runId: string, onlyMcpRuns: boolean | undefined): Promise<void> {
+  if (!onlyMcpRuns) return;
+  const marked = RUN_ID.test(runId) ? await dependency(rt.log, "database", () => rt.db.mcpRun.findUnique({ where: { runId: runId.toLowerCase() }, select: { runId: true } })) : null;
+  if (!marked) throw new RefusalError(refuse(RefusalCode.NotFound, "No run has this id."));
 }
 
 /** The answer of a built-in run as its view shows it, or null while it waits (issue 33 item 3). */
@@ -313,6 +365,7 @@ const sleep = (ms: number, signal: AbortSignal) =>
  * request_approval / ask_human.
  */
 async function waitForAnswer(rt: Runtime, runId: string, waitSeconds: number, ctx: CallContext): Promise<Json> {
+  await mcpRunOr404(rt, runId, ctx.onlyMcpRuns);
   const until = Date.now() + waitSeconds * 1000;
   let nextProgress = Date.now() + PROGRESS_MS;
   let beats = 0;
@@ -342,7 +395,7 @@ async function waitForAnswer(rt: Runtime, runId: string, waitSeconds: number, ct
 
 /** Starts a built-in run, then waits for its answer. */
 async function ask(rt: Runtime, workflow: string, input: Json, waitSeconds: number, ctx: CallContext): Promise<Json> {
-  const started = await startWorkflowRun(rt, workflow, { ask: input });
+  const started = await startWorkflowRun(rt, workflow, { ask: input }, (runId) => markMcpRun(rt, runId));
   rt.log.info({ runId: started.id, workflow }, "mcp: asked a person");
   return waitForAnswer(rt, started.id, ctx.noWait ? 0 : waitSeconds, ctx);
 }
@@ -360,24 +413,29 @@ export async function callTool(rt: Runtime, name: string, rawArgs: unknown, ctx:
     case "start_run": {
       const a = argsOf(rawArgs, ["workflow", "input"]);
       const workflow = text(a, "workflow", 209)!;
-      return await startWorkflowRun(rt, workflow, a.input === undefined ? {} : a.input);
+      builtinMailOr400(rt, workflow, a.input);
+      return await startWorkflowRun(rt, workflow, a.input === undefined ? {} : a.input, (runId) => markMcpRun(rt, runId));
     }
     case "get_run": {
       const a = argsOf(rawArgs, ["runId"]);
-      return (await showRunOr404(rt, text(a, "runId", 64)!)) as unknown as Json;
+      const runId = text(a, "runId", 64)!;
+      await mcpRunOr404(rt, runId, ctx.onlyMcpRuns);
+      return (await showRunOr404(rt, runId)) as unknown as Json;
     }
     case "list_runs": {
       const keys = ["workflow", "version", "status", "state", "waiting", "createdAfter", "createdBefore", "limit", "cursor"];
       const a = argsOf(rawArgs, keys);
       const query: Record<string, string> = {};
       for (const k of keys) if (a[k] !== undefined && a[k] !== null) query[k] = String(a[k]);
-      const page = await dependency(rt.log, "database", () => listRuns(rt.db, parseRunsQuery(query)));
+      const filter = { ...parseRunsQuery(query), ...(ctx.onlyMcpRuns ? { startedThroughMcp: true } : {}) };
+      const page = await dependency(rt.log, "database", () => listRuns(rt.db, filter));
       return JSON.parse(JSON.stringify(page)) as Json;
     }
     case "cancel_run": {
       const a = argsOf(rawArgs, ["runId", "reason"]);
       const runId = text(a, "runId", 64)!;
       const reason = checkReason(a.reason);
+      await mcpRunOr404(rt, runId, ctx.onlyMcpRuns);
       const outcome = await submitCancel(rt, runId, reason, "mcp");
       if (outcome === "accepted") return { id: runId.toLowerCase(), status: "accepted" };
       if (!outcome.ok) throw new RefusalError(outcome.refusal);

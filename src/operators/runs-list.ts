@@ -42,6 +42,8 @@ export interface RunsFilter {
   waiting?: string;
   createdAfter?: Date;
   createdBefore?: Date;
+  /** Only runs started through MCP (table mcp_runs): what SLOTFLOW_MCP_TOKEN's list_runs sees (issue 38 L5). Not a query parameter. */
+  startedThroughMcp?: boolean;
   limit: number;
   cursor?: { createdAt: Date; id: string };
 }
@@ -165,6 +167,7 @@ function conditions(f: Omit<RunsFilter, "limit" | "cursor">): Prisma.Sql[] {
   if (f.state !== undefined) where.push(Prisma.sql`r.state = ${f.state}`);
   if (f.createdAfter !== undefined) where.push(Prisma.sql`r.created_at > ${f.createdAfter}`);
   if (f.createdBefore !== undefined) where.push(Prisma.sql`r.created_at < ${f.createdBefore}`);
+  if (f.startedThroughMcp) where.push(Prisma.sql`EXISTS (SELECT 1 FROM mcp_runs m WHERE m.run_id = r.id)`);
   if (f.waiting !== undefined) {
     where.push(Prisma.sql`EXISTS (SELECT 1 FROM slots s WHERE s.run_id = r.id AND s.alias = ${f.waiting} AND s.status IN ('open', 'waiting'))`);
   }

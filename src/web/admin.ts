@@ -51,10 +51,12 @@ export type Started = { id: string; version: number; state: string; status: stri
  * start command, waited for. Throws RefusalError for every refusal; nothing is started then.
  * Shared with the MCP tools start_run, request_approval and ask_human (src/mcp/tools.ts, issue 33).
  */
-export async function startWorkflowRun(rt: Runtime, name: string, input: unknown): Promise<Started> {
+export async function startWorkflowRun(rt: Runtime, name: string, input: unknown, beforeSubmit?: (runId: string) => Promise<void>): Promise<Started> {
   workflowNameOr404(name);
   const prepared = await dependency(rt.log, "database", () => prepareStart(rt.db, name, input, rt.config.limits, rt.versions));
   if (!prepared.ok) throw new RefusalError(prepared.refusal);
+  // MCP marks its runs before they exist (issue 38 L5: mcp/tools.ts)
+  if (beforeSubmit) await beforeSubmit(prepared.cmd.runId);
   const outcome = await dependency(rt.log, "redis", () => rt.queues.submit(prepared.cmd));
   if (outcome === "accepted") return { id: prepared.cmd.runId, status: "accepted" };
   if (!outcome.ok) throw new RefusalError(outcome.refusal);

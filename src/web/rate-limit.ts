@@ -45,9 +45,11 @@ const MAX_LOCAL_CLIENTS = 10_000;
 /**
  * A per-client limiter of `pointsPerMinute` requests per 60 s, counted under
  * `{keyPrefix}:ratelimit:{name}` (`callback` for the callback endpoint; each door of
- * door-limits.ts has its own name, so its budget is its own).
+ * door-limits.ts has its own name, so its budget is its own). `clientOf` names the client a
+ * request counts against: by default its address (`ctx.ip`); `/mcp` counts per token
+ * (src/mcp/http.ts) — a label, never the token itself.
  */
-export function redisRateLimit(redis: RedisClient, pointsPerMinute: number, keyPrefix: string, name = "callback"): RateLimit {
+export function redisRateLimit(redis: RedisClient, pointsPerMinute: number, keyPrefix: string, name = "callback", clientOf: (ctx: Context) => string = (ctx) => ctx.ip || "unknown"): RateLimit {
   const limiter = new RateLimiterRedis({ storeClient: redis, points: pointsPerMinute, duration: 60, keyPrefix: `${keyPrefix}:ratelimit:${name}`, rejectIfRedisNotReady: true });
   const lease = leaseSize(pointsPerMinute);
   const local = new Map<string, Local>();
@@ -68,7 +70,7 @@ export function redisRateLimit(redis: RedisClient, pointsPerMinute: number, keyP
 
   return {
     async consume(ctx) {
-      const key = ctx.ip || "unknown";
+      const key = clientOf(ctx);
       const now = Date.now();
       const mine = local.get(key);
       if (mine && mine.until > now) {

@@ -125,3 +125,10 @@ test("docs/configuration.md has one row per variable of src/config.ts, with the 
     }
   }
 });
+
+test("SLOTFLOW_MCP_MAIL_DOMAINS: comma-separated domains, lower-cased; blank is unset; a malformed one is refused naming the variable (issue 38 L5)", (t) => {
+  t.is(loadConfig({}).mcpMailDomains, null);
+  t.is(loadConfig({ SLOTFLOW_MCP_MAIL_DOMAINS: " " }).mcpMailDomains, null);
+  t.deepEqual(loadConfig({ SLOTFLOW_MCP_MAIL_DOMAINS: "Example.com, mail.example.org," }).mcpMailDomains, ["example.com", "mail.example.org"]);
+  t.throws(() => loadConfig({ SLOTFLOW_MCP_MAIL_DOMAINS: "example.com,@evil" }), { instanceOf: ConfigError, message: /SLOTFLOW_MCP_MAIL_DOMAINS must be .*"@evil"/ });
+});
