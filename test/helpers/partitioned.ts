@@ -38,7 +38,12 @@ export const DISTRIBUTION: Readonly<Record<string, string>> = {
   pending_commands: "run_id",
   // v0.4: the inbox's index of open slots by candidate principal
   inbox_entries: "run_id",
+  // v0.5: a call slot's call (issue 40), and the runs started through MCP
+  calls: "run_id",
+  mcp_runs: "run_id",
   link_tokens: "token_sha256",
+  // v0.5: browser sessions, keyed by the SHA-256 of the session id (not co-located)
+  sessions: "id_sha256",
   applied_commands: "id",
 };
 
