@@ -57,8 +57,7 @@ test.serial("in New York (winter) with an English browser: offset −05:00, numb
   const page = await context.newPage();
   await page.goto(url);
   t.is(await page.locator(".intro").innerText(), "Order of 25,000 USD at 2.5 USD each.");
-  // v0.5: a German browser gets slotflow's own words in German (the author's labels stay as written)
-  const offset = page.getByLabel("Pickup time: Abstand zu UTC");
+  const offset = page.getByLabel("Pickup time: offset from UTC");
   // The offset follows the day chosen: New York is −04:00 in July, −05:00 in December.
   await page.getByLabel("Pickup time", { exact: true }).fill("2027-07-01T09:30");
   t.is(await offset.inputValue(), "-04:00");
