@@ -255,6 +255,20 @@ export function openApiDocument(baseUrl: string) {
           responses: responses({ "303": { description: "Signed out" } }, ["csrf-refused"]),
         },
       },
+      "/auth/backchannel-logout": {
+        post: {
+          summary:
+            "OpenID Connect Back-Channel Logout 1.0 (v0.5): the issuer posts a logout token (form field logout_token; no cookie, no CSRF); a valid one (signed by the issuer's JWKS, iss, aud = the client id, fresh iat, jti, the back-channel logout event, no nonce, sid and/or sub) ends every session it names at once: 200, Cache-Control no-store; 400 {\"error\":\"invalid_request\"} otherwise; 404 without SLOTFLOW_OIDC_ISSUER",
+          requestBody: { required: true, content: { "application/x-www-form-urlencoded": { schema: { type: "object", required: ["logout_token"], properties: { logout_token: { type: "string" } } } } } },
+          responses: responses(
+            {
+              "200": { description: "The sessions the token names have ended (empty body)" },
+              "400": { description: "A missing or invalid logout token: {\"error\": \"invalid_request\"}; nothing ended", content: { "application/json": { schema: { type: "object", properties: { error: { type: "string", enum: ["invalid_request"] } } } } } },
+            },
+            ["not-found", "unavailable"],
+          ),
+        },
+      },
       "/auth/whoami": {
         get: {
           summary: "Who is signed in: {id, email, roles, via, development, csrf, expiresAt}",

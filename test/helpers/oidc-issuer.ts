@@ -8,6 +8,11 @@
  *   gives them), all in the `profile` scope.
  * - The client `slotflow` is public (PKCE, no secret): redirect URI `{slotflowBase}/auth/callback`,
  *   post-logout redirect `{slotflowBase}/`.
+ * - `startIssuer({ backchannelLogout: true })`: the provider's Back-Channel Logout 1.0 is on, and
+ *   the client registers `{slotflowBase}/auth/backchannel-logout` with
+ *   `backchannel_logout_session_required` (ID tokens carry `sid`; logout tokens carry `sid` and `sub`).
+ *   Ending a session at the provider (`/session/end`) posts a logout token there and waits for the
+ *   answer; each failed delivery is kept in `backchannelErrors`.
  * - `rotate(key)` replaces the provider (same issuer, same port, no restart of anything else) with
  *   one whose JWKS holds `key` first, then the keys it had: a key rotation at the issuer.
  * - `sign(claims, key?)` makes a JWT with one of the provider's private keys (the issuer's key,
@@ -59,6 +64,8 @@ export async function signInAtIssuer(page: Page, slotflowBase: string, login: st
 export interface TestIssuer {
   issuer: string;
   keys: IssuerKey[];
+  /** Back-channel logout deliveries slotflow refused or did not answer (their error messages). */
+  backchannelErrors: string[];
   /** Registers slotflow (at `slotflowBase`) as the client; call before anyone signs in. */
   register(slotflowBase: string): void;
   rotate(key: IssuerKey): void;
@@ -66,7 +73,9 @@ export interface TestIssuer {
   close(): Promise<void>;
 }
 
-export async function startIssuer(): Promise<TestIssuer> {
+export async function startIssuer(opts: { backchannelLogout?: boolean } = {}): Promise<TestIssuer> {
+  const backchannel = opts.backchannelLogout === true;
+  const backchannelErrors: string[] = [];
   const port = await freePort();
   const issuer = `http://127.0.0.1:${port}`;
   const keys: IssuerKey[] = [await issuerKey("k1")];
@@ -82,6 +91,7 @@ export async function startIssuer(): Promise<TestIssuer> {
           post_logout_redirect_uris: [`${slotflowBase}/`],
           grant_types: ["authorization_code"],
           response_types: ["code"],
+          ...(backchannel ? { backchannel_logout_uri: `${slotflowBase}/auth/backchannel-logout`, backchannel_logout_session_required: true } : {}),
         },
       ],
       jwks: { keys: keys.map((k) => k.privateJwk) as never },
@@ -89,9 +99,16 @@ export async function startIssuer(): Promise<TestIssuer> {
       claims: { openid: ["sub"], email: ["email", "email_verified"], profile: ["name", "roles", "realm_access"] },
       findAccount: async (_ctx, id) => ({ accountId: id, claims: async () => accountClaims(id) as never }),
       pkce: { required: () => true },
-      features: { devInteractions: { enabled: true }, rpInitiatedLogout: { enabled: true } },
+      // slotflow listens on 127.0.0.1, which the provider's SSRF guard refuses to call; and its
+      // 2.5 s limit on a delivery is too short for a loaded test machine (no wall-clock bounds)
+      fetch: (url: string | URL | Request, options?: RequestInit) => {
+        const { dispatcher: _guard, ...rest } = (options ?? {}) as RequestInit & { dispatcher?: unknown };
+        return globalThis.fetch(url, { ...rest, signal: AbortSignal.timeout(120_000) });
+      },
+      features: { devInteractions: { enabled: true }, rpInitiatedLogout: { enabled: true }, backchannelLogout: { enabled: backchannel } },
     });
     provider.on("server_error", () => undefined);
+    provider.on("backchannel.error", (_ctx: unknown, err: Error) => backchannelErrors.push(err.message));
     return provider;
   };
   const server: Server = createServer((req, res) => {
@@ -106,6 +123,7 @@ export async function startIssuer(): Promise<TestIssuer> {
   return {
     issuer,
     keys,
+    backchannelErrors,
     register(base) {
       slotflowBase = base;
       current = build();

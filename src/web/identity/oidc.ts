@@ -19,7 +19,7 @@ import { MAX_ROLES_CLAIM_STEPS } from "../../config.js";
 import type { PrincipalClaims } from "../../engine/commands/types.js";
 import { RefusalCode, RefusalError, refuse } from "../../engine/refusals.js";
 import { boundedRoles } from "./session.js";
-import { checkedPrincipal, lifetimeRefusal } from "../auth.js";
+import { MAX_IAT_SKEW_S, checkedPrincipal, lifetimeRefusal } from "../auth.js";
 
 /** Asymmetric JWS algorithms a bearer JWT of the issuer may use. */
 export const ISSUER_ALGORITHMS = ["RS256", "RS384", "RS512", "PS256", "PS384", "PS512", "ES256", "ES384", "ES512", "EdDSA", "Ed25519"];
@@ -29,6 +29,12 @@ export const JWKS_COOLDOWN_MS = 5_000;
 export const JWKS_MAX_AGE_MS = 10 * 60_000;
 /** Clock skew allowed on `exp`/`nbf`/`iat`, seconds. */
 export const CLOCK_TOLERANCE_S = 30;
+/** A logout token is refused when issued longer ago than this, seconds (Back-Channel Logout 1.0 §2.4: short-lived). */
+export const LOGOUT_TOKEN_MAX_AGE_S = 300;
+/** The `events` member that makes a JWT a logout token (Back-Channel Logout 1.0 §2.4). */
+export const BACKCHANNEL_LOGOUT_EVENT = "http://schemas.openid.net/event/backchannel-logout";
+/** The longest `sid` or `sub` of a logout token we look up, characters (as the `sid` kept at sign-in). */
+const MAX_LOGOUT_ID_CHARS = 500;
 /** Requests to the issuer give up after this, ms. */
 export const ISSUER_TIMEOUT_MS = 10_000;
 
@@ -192,4 +198,45 @@ export async function verifyIssuerJwt(settings: OidcSettings, token: string, max
     throw new RefusalError(refuse(RefusalCode.Unauthorized, "The bearer JWT is not valid: it is issued in the future or lives longer than SLOTFLOW_JWT_MAX_TTL_SECONDS."));
   }
   return principalOf(payload as Record<string, unknown>, settings);
+}
+
+/** Why a logout token was refused (never quoting it); `backchannel-logout` answers 400 `invalid_request`. */
+export class LogoutTokenError extends Error {}
+
+/**
+ * Verifies a logout token of the issuer (OpenID Connect Back-Channel Logout 1.0 §2.6) and returns
+ * the session it names: `sid` (the issuer's session, as the ID token's `sid` claim at sign-in)
+ * and/or `sub`. Checked: the signature (an asymmetric key of the issuer's JWKS, as for bearer JWTs),
+ * `iss` (the discovered issuer), `aud` (SLOTFLOW_OIDC_CLIENT_ID), `iat` and `jti` present, `iat` at
+ * most MAX_IAT_SKEW_S ahead and at most LOGOUT_TOKEN_MAX_AGE_S old (plus CLOCK_TOLERANCE_S), `exp`
+ * when present, `events` an object whose BACKCHANNEL_LOGOUT_EVENT member is an object, no `nonce`,
+ * and a `sid` or `sub` (strings of 1..500 characters). Throws LogoutTokenError when any fails,
+ * 503 `unavailable` when the issuer's discovery does not answer.
+ */
+export async function verifyLogoutToken(settings: OidcSettings, token: string): Promise<{ sid: string | null; sub: string | null }> {
+  const { config: oidc, jwks } = await issuerOf(settings);
+  let payload: JWTPayload;
+  try {
+    ({ payload } = await jwtVerify(token, jwks, {
+      algorithms: ISSUER_ALGORITHMS,
+      issuer: oidc.serverMetadata().issuer,
+      audience: settings.clientId,
+      requiredClaims: ["iat", "jti"],
+      maxTokenAge: LOGOUT_TOKEN_MAX_AGE_S,
+      clockTolerance: CLOCK_TOLERANCE_S,
+    }));
+  } catch {
+    throw new LogoutTokenError("the logout token's signature, iss, aud, iat, jti or exp does not hold");
+  }
+  if (typeof payload.iat !== "number" || payload.iat > Math.floor(Date.now() / 1000) + MAX_IAT_SKEW_S) throw new LogoutTokenError("the logout token is issued in the future");
+  const events = payload.events;
+  if (events === null || typeof events !== "object" || Array.isArray(events)) throw new LogoutTokenError("the logout token has no events object");
+  const event = Object.hasOwn(events, BACKCHANNEL_LOGOUT_EVENT) ? (events as Record<string, unknown>)[BACKCHANNEL_LOGOUT_EVENT] : undefined;
+  if (event === null || typeof event !== "object" || Array.isArray(event)) throw new LogoutTokenError("the logout token's events has no back-channel logout event");
+  if (Object.hasOwn(payload, "nonce")) throw new LogoutTokenError("a logout token must not have a nonce");
+  const id = (v: unknown): string | null | false => (v === undefined ? null : typeof v === "string" && v !== "" && v.length <= MAX_LOGOUT_ID_CHARS ? v : false);
+  const sid = id(payload.sid);
+  const sub = id(payload.sub);
+  if (sid === false || sub === false || (sid === null && sub === null)) throw new LogoutTokenError("the logout token has neither a usable sid nor sub");
+  return { sid, sub };
 }

@@ -7,6 +7,7 @@
  * | `POST /auth/login` (id, email, roles, csrf, returnTo) | the development sign-in (same-origin, the page's CSRF token): a session with `development: true`, 303 to returnTo; 422 page for a missing or over-long id; 404 unless SLOTFLOW_DEV_SIGN_IN=1 (and no issuer) |
  * | `GET /auth/callback` | completes the issuer's sign-in: `slotflow_session`, 303 to returnTo; 400 `sign-in-failed` on a wrong or stale state, nonce or code; 404 without an issuer |
  * | `POST /auth/logout` (`csrf` form field or `X-CSRF-Token` header) | ends the session (its server-side row at once); 303 to the issuer's end_session_endpoint (id_token_hint, else client_id; post_logout_redirect_uri `{BASE_URL}/`) when it has one, else `/`; a browser's form (`Sec-Fetch-Dest: document`) gets instead a 200 page that moves on to that endpoint by itself (meta refresh and a link: a redirect of a form would be blocked by the page's CSP `form-action 'self'`); 403 `csrf-refused` without the session's token or from another site |
+ * | `POST /auth/backchannel-logout` (form field `logout_token`) | OpenID Connect Back-Channel Logout 1.0, from the issuer server to server (no cookie, no CSRF): a valid logout token (oidc.ts `verifyLogoutToken`) ends at once every live session it names (`sid`: the issuer's session kept at sign-in; `sub`: the person); 200 with an empty body; 400 `{"error":"invalid_request"}` for a missing or invalid token (nothing ends); 404 without an issuer |
  * | `GET /auth/whoami` | 200 `{id, email, roles, via, development, csrf, expiresAt}` for whoever is signed in (session or bearer; `csrf` and `expiresAt` null for bearer), else 401 |
  *
  * returnTo: a path on this site only, else `/inbox` (forms.ts `safeReturnTo`). Every answer is
@@ -19,7 +20,8 @@ import { RefusalCode, RefusalError, refuse } from "../../engine/refusals.js";
 import type { Runtime } from "../../runtime.js";
 import { devSignInPage, type DevForm } from "./dev-page.js";
 import { readForm, safeReturnTo, sameOrigin } from "./forms.js";
-import { beginLogin, finishLogin, logoutUrl } from "./oidc.js";
+import { LogoutTokenError, beginLogin, finishLogin, logoutUrl, verifyLogoutToken } from "./oidc.js";
+import { endIssuerSessions } from "./store.js";
 import { LOGIN_COOKIE, LOGIN_LIFETIME_S, endSession, readSession, seal, setCookie, startSession, unseal } from "./session.js";
 import { csrfOk, signedIn } from "./signed-in.js";
 import { setScriptlessPageHeaders } from "../page/headers.js";
@@ -175,6 +177,37 @@ export function identityRouter(rt: Runtime): Router {
     }
     ctx.status = 303;
     ctx.redirect(to ? to.href : "/");
+  });
+
+  // v0.5 "Security, round two": a sign-out at the issuer ends slotflow's session at once
+  // (OpenID Connect Back-Channel Logout 1.0 §2.5-2.8). Server to server: no cookie, no CSRF; the
+  // logout token's signature is the credential.
+  router.post("/backchannel-logout", async (ctx) => {
+    if (!config.oidc) throw notFound();
+    const invalid = (why: string) => {
+      rt.log.warn({ why }, "back-channel logout refused");
+      ctx.status = 400;
+      ctx.body = { error: "invalid_request" };
+    };
+    let token: string | null = null;
+    try {
+      token = (await readForm(ctx)).get("logout_token");
+    } catch (err) {
+      if (!(err instanceof RefusalError)) throw err;
+      return invalid("not a form of at most 8 KiB");
+    }
+    if (!token) return invalid("no logout_token");
+    let named: { sid: string | null; sub: string | null };
+    try {
+      named = await verifyLogoutToken(config.oidc, token);
+    } catch (err) {
+      if (err instanceof LogoutTokenError) return invalid(err.message);
+      throw err;
+    }
+    const ended = await endIssuerSessions({ db: rt.db, log: rt.log }, named);
+    rt.log.info({ principal: named.sub, ended }, "signed out at the issuer (back-channel logout)");
+    ctx.status = 200;
+    ctx.body = "";
   });
 
   router.get("/whoami", async (ctx) => {

@@ -51,3 +51,22 @@ export async function endSessionRow(store: SessionStore, sid: string): Promise<v
   if (!SID.test(sid)) return;
   await dependency(store.log, "database", () => store.db.session.updateMany({ where: { idSha256: hashOf(sid), endedAt: null }, data: { endedAt: new Date() } }));
 }
+
+/**
+ * Ends, now, every live session the issuer's back-channel logout names (OpenID Connect
+ * Back-Channel Logout 1.0; v0.5 "Security, round two": "a sign-out at the issuer, when it tells us,
+ * ends it at once"): the sessions signed in through the issuer (never a development one) whose
+ * `issuer_sid` is `sid` (the ID token's `sid` claim at sign-in) and whose principal is `sub`, each
+ * when given; at least one of the two must be given (else nothing ends). Returns how many ended.
+ */
+export async function endIssuerSessions(store: SessionStore, by: { sid: string | null; sub: string | null }): Promise<number> {
+  if (by.sid === null && by.sub === null) return 0;
+  const where = {
+    development: false,
+    endedAt: null,
+    ...(by.sid !== null ? { issuerSid: by.sid } : {}),
+    ...(by.sub !== null ? { principalId: by.sub } : {}),
+  };
+  const { count } = await dependency(store.log, "database", () => store.db.session.updateMany({ where, data: { endedAt: new Date() } }));
+  return count;
+}
