@@ -68,27 +68,35 @@ test.serial("item 6: a run id of 36 dashes and a cursor outside PostgreSQL's dat
   t.false(cluster.output().slice(logged).some((l) => l.includes('"level":50') || /"status":500/.test(l)), "no 500 and no error logged");
 });
 
+/**
+ * A client address of its own for each raise in items 7 and 8 (behind the pretend proxy): the raise
+ * API is rate-limited per client since v0.5 (SLOTFLOW_RATE_LIMIT_PER_MINUTE=5 here), and these
+ * items are about what a refusal says, not about the limit.
+ */
+let clients = 0;
+const otherClient = () => ({ "x-forwarded-for": `198.51.100.${++clients}` });
+
 test.serial("item 7: a non-candidate learns neither the run's state nor the event's signature; one 404 for no such run or slot", async (t) => {
   const runId = await basicRun();
   const outsider = await principalJwt("mallory", ["anyone"]);
-  const unknownAlias = await request(base, "POST", `/api/runs/${runId}/slots/nope/events`, { token: outsider, json: {} });
-  const unknownRun = await request(base, "POST", "/api/runs/0b7e6c1e-1f0a-4d7b-9a53-5a8f2f8c1d11/slots/nope/events", { token: outsider, json: {} });
+  const unknownAlias = await request(base, "POST", `/api/runs/${runId}/slots/nope/events`, { token: outsider, json: {}, headers: otherClient() });
+  const unknownRun = await request(base, "POST", "/api/runs/0b7e6c1e-1f0a-4d7b-9a53-5a8f2f8c1d11/slots/nope/events", { token: outsider, json: {}, headers: otherClient() });
   t.is(unknownAlias.status, 404);
   t.is(unknownRun.status, 404);
   t.is(unknownAlias.body.code, "not-found");
   t.is(unknownAlias.body.detail, unknownRun.body.detail, "the same words for an unknown run and an unknown slot");
   t.false(unknownAlias.text.includes("Waiting"), "the current state is not named");
   // `close` admits role "ops" only: a wrong body from a non-candidate is 403, not 422 with the signature
-  const wrongBody = await request(base, "POST", `/api/runs/${runId}/slots/close/events`, { token: outsider, json: { bogus: 1 } });
+  const wrongBody = await request(base, "POST", `/api/runs/${runId}/slots/close/events`, { token: outsider, json: { bogus: 1 }, headers: otherClient() });
   t.is(wrongBody.status, 403, wrongBody.text);
   t.is(wrongBody.body.code, "not-a-candidate");
   t.is(wrongBody.body.expects, undefined);
   // a candidate still gets the body checked
   const ops = await principalJwt("olga", ["ops"]);
-  const candidateWrong = await request(base, "POST", `/api/runs/${runId}/slots/close/events`, { token: ops, json: { bogus: 1 } });
+  const candidateWrong = await request(base, "POST", `/api/runs/${runId}/slots/close/events`, { token: ops, json: { bogus: 1 }, headers: otherClient() });
   t.is(candidateWrong.status, 422, candidateWrong.text);
   t.is(candidateWrong.body.code, "invalid-body");
-  const done = await request(base, "POST", `/api/runs/${runId.toUpperCase()}/slots/close/events`, { token: ops, json: {} });
+  const done = await request(base, "POST", `/api/runs/${runId.toUpperCase()}/slots/close/events`, { token: ops, json: {}, headers: otherClient() });
   t.is(done.status, 200, done.text);
 });
 
@@ -99,11 +107,11 @@ test.serial("item 8: a JWT without exp, or living longer than SLOTFLOW_JWT_MAX_T
   const forever = await new SignJWT({ roles: ["ops"] }).setProtectedHeader({ alg: "HS256" }).setSubject("forever").sign(key);
   const year = await new SignJWT({ roles: ["ops"] }).setProtectedHeader({ alg: "HS256" }).setSubject("year").setIssuedAt(now).setExpirationTime(now + 365 * 86_400).sign(key);
   for (const [what, jwt] of [["no exp", forever], ["a year", year]] as const) {
-    const res = await request(base, "POST", `/api/runs/${runId}/slots/ping/events`, { token: jwt, json: {} });
+    const res = await request(base, "POST", `/api/runs/${runId}/slots/ping/events`, { token: jwt, json: {}, headers: otherClient() });
     t.is(res.status, 401, `${what}: ${res.text}`);
     t.is(res.body.code, "unauthorized");
   }
-  const fine = await request(base, "POST", `/api/runs/${runId}/slots/ping/events`, { token: await principalJwt("pat", ["ops"]), json: {} });
+  const fine = await request(base, "POST", `/api/runs/${runId}/slots/ping/events`, { token: await principalJwt("pat", ["ops"]), json: {}, headers: otherClient() });
   t.is(fine.status, 200, fine.text);
 });
 
