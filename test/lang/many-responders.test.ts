@@ -109,7 +109,7 @@ test("each with a value and a value setting with a block are FLOW021; the unknow
   const r2 = compile(wrap(`  subscribe Sign(agree) as sig for each s in signers { Quorum { } }`), "t.flow");
   t.deepEqual(r2.diagnostics.map((d) => d.code), [Codes.UnknownSetting]);
   const r3 = compile(wrap(`  subscribe Sign(agree) as sig for each s in signers { Quorom: 2 }`), "t.flow");
-  t.regex(r3.diagnostics[0].message, /Quorum, Forwardable and each \{ … \}/);
+  t.regex(r3.diagnostics[0].message, /Quorum, Forwardable, Language and each \{ … \}/);
 });
 
 test("the formatter lays out each { … } and Quorum like any block and setting", (t) => {
