@@ -180,7 +180,8 @@ test.serial("logout needs the session's CSRF token, ends the session, and hands 
   await scripted.context.close();
 
   // the real thing: the browser posts a form from a page of this site
-  await page.setContent(`<form method="post" action="${base}/auth/logout"><input name="csrf" value="${who.csrf}"><button>Sign out</button></form>`);
+  // (from the real inbox page, under its CSP: its own Sign out form carries the session's CSRF token)
+  await page.goto(`${base}/inbox`);
   const [response, handOver] = await Promise.all([
     page.waitForResponse((r) => r.url() === `${base}/auth/logout`),
     page.waitForRequest((r) => r.url().startsWith(`${idp.issuer}/session/end`)),
