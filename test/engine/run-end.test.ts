@@ -65,7 +65,9 @@ test("a wait that runs out reads once more and returns the run as it is", async 
   t.teardown(() => waiters.close());
   let reads = 0;
   const value = await waiters.wait("run-x", 50, async () => ++reads, () => false);
-  t.is(value, 2);
-  t.is(reads, 2);
+  // one read on arrival, one when the time ran out — and, when the subscription was confirmed
+  // within those 50 ms (its confirmation wakes every waiter), one more in between
+  t.true(reads === 2 || reads === 3, `${reads} reads`);
+  t.is(value, reads, "the answer is what the last read found");
   t.is(waiters.size, 0);
 });
