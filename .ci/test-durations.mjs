@@ -1,7 +1,7 @@
 #!/usr/bin/env node
 /**
  * Prints the slowest test files of a CI run (issue 34 item 1): reads the JSON lines that
- * test/preload/durations.mjs appended (`{"file", "ms"}`, one per test file's process) from each
+ * test/preload/durations.mjs appended (`{"file", "ms", "cpuMs"}`, one per test file's process) from each
  * file named on the command line, and prints the `--top N` (default 10) longest, with the suite
  * each ran in (the file's name without `.jsonl`), their wall time in seconds, and per suite the sum,
  * how many databases were made (copies of a migrated template), templates migrated and processes
@@ -42,8 +42,8 @@ for (const f of files) {
       costs.set(suite, c);
       continue;
     }
-    const { file, ms } = entry;
-    rows.push({ suite, file, ms });
+    const { file, ms, cpuMs = 0 } = entry;
+    rows.push({ suite, file, ms, cpuMs });
     perSuite.set(suite, (perSuite.get(suite) ?? 0) + ms);
   }
 }
@@ -51,10 +51,14 @@ rows.sort((a, b) => b.ms - a.ms);
 const width = Math.max(0, ...rows.slice(0, top).map((r) => r.file.length));
 process.stdout.write(`The ${Math.min(top, rows.length)} slowest test files (wall time of each file's process):\n`);
 for (const r of rows.slice(0, top)) process.stdout.write(`  ${(r.ms / 1000).toFixed(1).padStart(7)} s  ${r.file.padEnd(width)}  (${r.suite})\n`);
+const byCpu = [...rows].sort((a, b) => b.cpuMs - a.cpuMs);
+process.stdout.write(`The ${Math.min(top, byCpu.length)} test files that cost most CPU (the file's process and the processes it started):\n`);
+for (const r of byCpu.slice(0, top)) process.stdout.write(`  ${(r.cpuMs / 1000).toFixed(1).padStart(7)} s  ${r.file.padEnd(width)}  (${r.suite})\n`);
 for (const [suite, ms] of perSuite) {
   const c = costs.get(suite);
   const made = c
     ? `; ${c.database.n} databases made (${(c.database.ms / 1000).toFixed(0)} s), ${c.template.n} migrated as templates (${(c.template.ms / 1000).toFixed(1)} s), ${c.process.n} slotflow processes started (${(c.process.ms / 1000).toFixed(0)} s until ready)`
     : "";
-  process.stdout.write(`  ${suite}: ${rows.filter((r) => r.suite === suite).length} files, ${(ms / 1000).toFixed(0)} s of file time in all${made}\n`);
+  const cpu = rows.filter((r) => r.suite === suite).reduce((sum, r) => sum + r.cpuMs, 0);
+  process.stdout.write(`  ${suite}: ${rows.filter((r) => r.suite === suite).length} files, ${(ms / 1000).toFixed(0)} s of file time and ${(cpu / 1000).toFixed(0)} s of CPU in all${made}\n`);
 }
