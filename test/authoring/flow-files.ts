@@ -1,8 +1,9 @@
 /** Every `.flow` file of the repository (examples/ and test/), for the formatter and grammar tests. */
 import { readdirSync } from "node:fs";
 import { join, relative } from "node:path";
+import { ROOT } from "../helpers/root.js";
 
-const ROOT = new URL("../..", import.meta.url).pathname;
+
 
 function walk(dir: string, depth = 0): string[] {
   if (depth > 8) return [];

@@ -10,8 +10,9 @@ import { join } from "node:path";
 import { promisify } from "node:util";
 import test from "ava";
 import { cliEntry } from "../helpers/cli-entry.js";
+import { ROOT } from "../helpers/root.js";
 
-const ROOT = new URL("../..", import.meta.url).pathname;
+
 const run = promisify(execFile);
 
 async function fmt(args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {

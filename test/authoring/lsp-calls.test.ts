@@ -10,9 +10,10 @@ import test from "ava";
 import { Analysis } from "../../src/authoring/lsp/analysis.js";
 import { completion } from "../../src/authoring/lsp/completion.js";
 import { diagnostics, hover } from "../../src/authoring/lsp/features.js";
+import { ROOT } from "../helpers/root.js";
 
 const URI = "file:///w/calls.flow";
-const CALLS = readFileSync(new URL("../fixtures/calls.flow", import.meta.url), "utf8");
+const CALLS = readFileSync(`${ROOT}test/fixtures/calls.flow`, "utf8");
 
 /** The analysis of `text` with the cursor where `‸` is (after one of CALLS, which parses). */
 function at(marked: string): { a: Analysis; pos: { line: number; character: number } } {

@@ -10,9 +10,10 @@ import {
   codeActions, definition, diagnostics, documentSymbols, formatting, hover, references, renameEdits, renameTarget,
 } from "../../src/authoring/lsp/features.js";
 import { compile } from "../../src/lang/compile.js";
+import { ROOT } from "../helpers/root.js";
 
 const URI = "file:///w/expense.flow";
-const EXPENSE = readFileSync(new URL("../../examples/expense-report.flow", import.meta.url), "utf8");
+const EXPENSE = readFileSync(`${ROOT}examples/expense-report.flow`, "utf8");
 
 /** The source without its `‸`, and the LSP position of the marker. */
 function at(marked: string, previous?: Analysis): { a: Analysis; pos: { line: number; character: number } } {

@@ -8,8 +8,9 @@ import { spawn } from "node:child_process";
 import test from "ava";
 import { createMessageConnection, StreamMessageReader, StreamMessageWriter } from "vscode-jsonrpc/node.js";
 import { cliEntry } from "../helpers/cli-entry.js";
+import { ROOT } from "../helpers/root.js";
 
-const ROOT = new URL("../..", import.meta.url).pathname;
+
 
 /** Splits `bytes` into framed messages; throws on anything else. */
 function frames(bytes: Buffer): unknown[] {

@@ -10,8 +10,9 @@ import Module, { createRequire } from "node:module";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import test from "ava";
+import { ROOT } from "../helpers/root.js";
 
-const EXT = new URL("../../editors/vscode/", import.meta.url).pathname;
+const EXT = `${ROOT}editors/vscode/`;
 const manifest = JSON.parse(readFileSync(join(EXT, "package.json"), "utf8"));
 
 test("the manifest: language, grammar, configuration, format on save", (t) => {

@@ -17,6 +17,7 @@ import { deployFixture, postLink, showRun, startRun, uniqueTitle, type Answer } 
 import { linkIn, linksIn, parseEmails, tokenOf, waitForEmail, type PrintedEmail } from "../helpers/mail.js";
 import { startCluster, type Cluster } from "../helpers/server.js";
 import { verifyReceiptOutside } from "../helpers/receipts.js";
+import { ROOT } from "../helpers/root.js";
 
 let cluster: Cluster;
 let base: string;
@@ -191,7 +192,7 @@ test.serial("no token of a forwarded or minted link is in the database, in Redis
 });
 
 test.serial("examples/contract-signing.flow: a signer forwards their own link; the colleague's answer counts toward the quorum of two, the forwarded link is retired, the third dies quorum-reached", async (t) => {
-  const source = readFileSync(join(import.meta.dirname, "..", "..", "examples", "contract-signing.flow"), "utf8");
+  const source = readFileSync(join(ROOT, "examples", "contract-signing.flow"), "utf8");
   const deployed = await fetch(`${base}/api/workflows`, {
     method: "POST",
     headers: { authorization: `Bearer ${cluster.env.SLOTFLOW_ADMIN_TOKEN}`, "content-type": "text/plain", "x-slotflow-filename": "contract-signing.flow" },

@@ -17,8 +17,8 @@ import { launchBrowser } from "../helpers/browser.js";
 import { dropDatabase } from "../helpers/db.js";
 import { CLIENT_ID, signInAtIssuer, startIssuer, type TestIssuer } from "../helpers/oidc-issuer.js";
 import { ADMIN_TOKEN, startCluster, type Cluster } from "../helpers/server.js";
+import { ROOT } from "../helpers/root.js";
 
-const ROOT = join(import.meta.dirname, "..", "..");
 
 let idp: TestIssuer;
 let cluster: Cluster;

@@ -2,8 +2,8 @@
 import test from "ava";
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
-import { fileURLToPath } from "node:url";
 import { ConfigError, kitDatabaseUrl, loadConfig } from "../../src/config.js";
+import { ROOT } from "../helpers/root.js";
 
 test("defaults follow the documented table and name the secrets left on development values", (t) => {
   const c = loadConfig({});
@@ -97,7 +97,7 @@ test("SLOTFLOW_RETENTION (issue 20): 30d by default, units s/m/h/d, off keeps fo
  * documented default too.
  */
 test("docs/configuration.md has one row per variable of src/config.ts, with the same numeric defaults", (t) => {
-  const root = fileURLToPath(new URL("../..", import.meta.url));
+  const root = ROOT;
   const names = (cell: string) => cell.match(/\b(?:SLOTFLOW|REDIS|SMTP|DATABASE|BASE|LOG)_[A-Z0-9_]+|\bPORT\b/g) ?? [];
   const header = readFileSync(join(root, "src", "config.ts"), "utf8")
     .split("\n")

@@ -12,8 +12,9 @@ import { spawnSync } from "node:child_process";
 import test from "ava";
 import { dropDatabase } from "../helpers/db.js";
 import { isWarningLine, startCluster } from "../helpers/server.js";
+import { ROOT } from "../helpers/root.js";
 
-const ROOT = new URL("../..", import.meta.url).pathname;
+
 const run = (code: string) => spawnSync(process.execPath, ["--import=./test/preload/fail-on-warning.mjs", "-e", code], { cwd: ROOT, encoding: "utf8" });
 
 test("a DeprecationWarning makes the process fail, naming the warning", (t) => {

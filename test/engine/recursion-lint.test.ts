@@ -12,8 +12,9 @@ import test from "ava";
 import * as acorn from "acorn";
 import * as walk from "acorn-walk";
 import { transformSync } from "esbuild";
+import { ROOT } from "../helpers/root.js";
 
-const ROOT = new URL("../..", import.meta.url).pathname;
+
 const DIRS = ["src/engine", "src/json", "src/web", "src/queue", "src/outbox"];
 
 /** file:function → why its recursion is not over request data. */

@@ -11,9 +11,9 @@
  */
 import { existsSync, readdirSync, statSync } from "node:fs";
 import { join } from "node:path";
-import { fileURLToPath } from "node:url";
+import { ROOT } from "./root.js";
 
-const ROOT = fileURLToPath(new URL("../..", import.meta.url));
+
 const BUILT_MAIN = join(ROOT, "dist", "src", "cli", "main.js");
 
 /** The newest modification time (ms) of a `.ts` file under `dir` (recursive; skips generated code). */

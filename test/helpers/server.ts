@@ -13,12 +13,13 @@
 import { spawn, type ChildProcess } from "node:child_process";
 import { randomBytes } from "node:crypto";
 import { createServer } from "node:net";
-import { fileURLToPath } from "node:url";
 import { recordCost } from "./costs.js";
 import { freshDatabase } from "./db.js";
 import { cliEntry } from "./cli-entry.js";
 
-export const ROOT = fileURLToPath(new URL("../..", import.meta.url));
+import { ROOT } from "./root.js";
+
+export { ROOT };
 export const ADMIN_TOKEN = "test-admin-token";
 export const JWT_SECRET = "test-jwt-secret";
 

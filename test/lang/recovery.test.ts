@@ -6,14 +6,14 @@ import test from "ava";
 import { execFile } from "node:child_process";
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
-import { join, resolve } from "node:path";
+import { join } from "node:path";
 import { promisify } from "node:util";
 import { Codes } from "../../src/lang/codes.js";
 import { expectDiagnostics, inEnter, inState } from "./helpers.js";
 import { cliEntry } from "../helpers/cli-entry.js";
+import { ROOT } from "../helpers/root.js";
 
 const run = promisify(execFile);
-const ROOT = resolve(import.meta.dirname, "../..");
 
 test("a bad duration and three type errors: all four are reported", (t) => {
   expectDiagnostics(

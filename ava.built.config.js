@@ -1,0 +1,12 @@
+// What `npm test` runs (issue 39 item 4): every test file as the JavaScript that
+// scripts/test-prepare.mjs wrote to .tmp/tests/ (the typecheck's output), so no test process pays
+// for a TypeScript loader. The same settings as package.json's "ava" (which `npx ava test/x.test.ts`
+// uses to run one file from its sources), without tsx and the slotflow-src condition: a test that
+// imports the package by name ("slotflow/testing") gets the build in dist/, made by the same step.
+export default {
+  files: [".tmp/tests/test/**/*.test.js"],
+  nodeArguments: ["--import=./test/preload/fail-on-warning.mjs", "--import=./test/preload/durations.mjs"],
+  workerThreads: false,
+  timeout: "60s",
+  concurrency: 2,
+};
