@@ -24,13 +24,11 @@
  */
 import { createHash, timingSafeEqual } from "node:crypto";
 import Router from "@koa/router";
-import { StreamableHTTPServerTransport } from "@modelcontextprotocol/sdk/server/streamableHttp.js";
 import { RefusalCode, RefusalError, refuse } from "../engine/refusals.js";
 import type { Runtime } from "../runtime.js";
 import { dependency } from "../web/dependency.js";
 import { redisRateLimit } from "../web/rate-limit.js";
 import { readBody } from "../web/request-body.js";
-import { createMcpServer } from "./server.js";
 
 const BODY_LIMIT_BYTES = 1024 * 1024;
 
@@ -99,6 +97,9 @@ export function mcpRouter(rt: Runtime): Router {
       ctx.body = { jsonrpc: "2.0", error: { code: -32600, message: "Invalid Request: JSON-RPC batches are not accepted here; send one request per HTTP request." }, id: null };
       return;
     }
+    // The MCP SDK (with zod and ajv, about 0.4 s of CPU) is loaded by the first request to /mcp,
+    // not when the web process starts (issue 39 item 4); later requests find it loaded.
+    const [{ StreamableHTTPServerTransport }, { createMcpServer }] = await Promise.all([import("@modelcontextprotocol/sdk/server/streamableHttp.js"), import("./server.js")]);
     const gone = new AbortController();
     const server = createMcpServer(rt, gone.signal, ctx.state.mcpClient === "mcp-token");
     const transport = new StreamableHTTPServerTransport({ sessionIdGenerator: undefined });

@@ -47,7 +47,7 @@ export async function postSlackApp(deps: SlackPostDeps, runId: string, endpoint:
     : (JSON.parse(wireRequest({ ...endpoint, kind: "slack" }, { statement: "message", text: payload.text, link: payload.link, label: payload.label }, "", new Date()).body) as { text: string; blocks: never[] });
   if (spec) await recordPosting(deps.db, deps.sealer, { spec, runId, endpoint: endpoint.name, question: payload.text });
   try {
-    const res = await slackClient(app.botToken, deps.apiBase).chat.postMessage({ channel: app.channel, text: message.text, blocks: message.blocks, unfurl_links: false, unfurl_media: false });
+    const res = await (await slackClient(app.botToken, deps.apiBase)).chat.postMessage({ channel: app.channel, text: message.text, blocks: message.blocks, unfurl_links: false, unfurl_media: false });
     if (spec) await recordPosted(deps.db, spec.ref, res.channel ?? app.channel, String(res.ts));
     return { kind: "sent" };
   } catch (err) {

@@ -48,7 +48,7 @@ export async function replaceIfClosed(deps: SlackDeps, ref: string, responseUrl:
     // the endpoint was removed: nothing can reach the message any more; it stays closed
     if (!endpoint?.slack) return "gone";
     try {
-      await slackClient(endpoint.slack.botToken, deps.apiBase).chat.update({ channel: msg.channel, ts: msg.ts, text: body.text, blocks: body.blocks });
+      await (await slackClient(endpoint.slack.botToken, deps.apiBase)).chat.update({ channel: msg.channel, ts: msg.ts, text: body.text, blocks: body.blocks });
       ok = true;
     } catch (err) {
       deps.log?.warn({ endpoint: msg.endpoint, runId: msg.runId, error: slackFailure(err).error }, "could not replace a Slack message; the next sweep tries again");

@@ -100,7 +100,7 @@ export function slackRouter(rt: Runtime): Router {
     if (hit && hit.until > Date.now()) return hit.email;
     let email: string | null = null;
     try {
-      const client = slackClient(app.botToken, apiBase);
+      const client = await slackClient(app.botToken, apiBase);
       const res = await Promise.race([client.users.info({ user }), new Promise<never>((_, reject) => setTimeout(() => reject(new Error("timeout")), USERS_INFO_TIMEOUT_MS).unref())]);
       email = res.user?.profile?.email ?? null;
     } catch {
@@ -117,7 +117,7 @@ export function slackRouter(rt: Runtime): Router {
       if (responseUrl && (await postResponseUrl(responseUrl, ephemeral(text)))) return;
       const channel = msg?.channel ?? app.channel;
       try {
-        await slackClient(app.botToken, apiBase).chat.postEphemeral({ channel, user, text });
+        await (await slackClient(app.botToken, apiBase)).chat.postEphemeral({ channel, user, text });
       } catch {
         rt.log.warn({ channel }, "could not tell a Slack user why their answer changed nothing");
       }
@@ -262,7 +262,7 @@ export function slackRouter(rt: Runtime): Router {
     const actionKey = action?.action_ts ?? signed.timestamp!;
     if (action?.action_id === ACTION.open && msg.controls.kind === "modal") {
       try {
-        await slackClient(app.botToken, apiBase).views.open({ trigger_id: String(payload.trigger_id ?? ""), view: answerModal(msg.question, msg.ref, msg.controls) });
+        await (await slackClient(app.botToken, apiBase)).views.open({ trigger_id: String(payload.trigger_id ?? ""), view: answerModal(msg.question, msg.ref, msg.controls) });
       } catch {
         tell(app, msg, user, responseUrl, WORDS.failed);
       }
