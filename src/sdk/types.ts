@@ -10,8 +10,9 @@
  *   from `.flow` files and from a server are the same text for the same workflows.
  * - `declarations(signatures)` writes the module: `export interface Workflows`, keyed by workflow
  *   name, each with `input`, `result`, `events` (each parameter's constraints as JSDoc) and
- *   `slots` (alias → its event, states, kind and the arguments it takes). The text depends on
- *   nothing but the signatures (no clock, no paths), so `slotflow check --types` can compare it.
+ *   `slots` (alias → its event, states, kind and the arguments it takes); events, slots, entity
+ *   fields and states in name order (jsonb reorders stored keys), parameters in declaration
+ *   order. The text depends on nothing but the signatures (no clock, no paths), so `slotflow check --types` can compare it.
  *
  * JSON forms (what the server takes and answers; engine/values/input.ts and body.ts): `int` and
  * `decimal` are numbers, `datetime` an RFC 3339 string, `date` `YYYY-MM-DD`, `duration` ISO 8601,
@@ -100,6 +101,8 @@ export function assertSignature(value: unknown, where: string): WorkflowSignatur
 
 const IDENT = /^[A-Za-z_$][A-Za-z0-9_$]*$/;
 const key = (name: string) => (IDENT.test(name) ? name : JSON.stringify(name));
+/** Name order, so a signature read back from PostgreSQL's jsonb (which reorders object keys) writes the same text. */
+const byName = <T>(entries: [string, T][]): [string, T][] => entries.sort((a, b) => (a[0] < b[0] ? -1 : a[0] > b[0] ? 1 : 0));
 const literalUnion = (names: string[]) => (names.length === 0 ? "never" : names.map((n) => JSON.stringify(n)).join(" | "));
 
 /** The constraints as the workflow writes them: `@min(0) @maxLength(200)`; "" when none. */
@@ -155,7 +158,7 @@ class Writer {
         const entity = this.sig.entities[type.name];
         if (!entity || depth >= MAX_TYPE_DEPTH) return "unknown";
         const inner = `${indent}  `;
-        const lines = Object.entries(entity.fields).map(([name, f]) => {
+        const lines = byName(Object.entries(entity.fields)).map(([name, f]) => {
           const what = [kindNote(f.type), rulesText(undefined, f)].filter(Boolean).join(" ");
           return `${doc(inner, what)}${inner}${key(name)}${f.type.optional ? "?" : ""}: ${this.type(f.type, inner, depth + 1)};\n`;
         });
@@ -197,25 +200,25 @@ function workflowType(sig: WorkflowSignature): string {
   const w = new Writer(sig);
   const i2 = "    ";
   const i3 = "      ";
-  const events = Object.entries(sig.events)
+  const events = byName(Object.entries(sig.events))
     .map(([name, params]) => `${i3}${key(name)}: ${w.params(params, i3)};\n`)
     .join("");
   const resultFields = sig.result !== null ? sig.events[sig.result] ?? [] : [];
   const resultType =
-    `{\n${i3}/** The terminal state the run finished in. */\n${i3}state: ${literalUnion(sig.terminalStates)};\n` +
+    `{\n${i3}/** The terminal state the run finished in. */\n${i3}state: ${literalUnion([...sig.terminalStates].sort())};\n` +
     resultFields.map((p) => `${doc(i3, rulesText(p.rules))}${i3}${key(p.name)}: ${w.type(p.type, i3, 0, p.rules)};\n`).join("") +
     `${i2}}`;
   const byAlias = new Map<string, SignatureSlot[]>();
   for (const s of sig.slots) byAlias.set(s.alias, [...(byAlias.get(s.alias) ?? []), s]);
-  const slots = [...byAlias]
+  const slots = byName([...byAlias])
     .map(([alias, list]) => {
-      const eventNames = [...new Set(list.map((s) => s.event))];
+      const eventNames = [...new Set(list.map((s) => s.event))].sort();
       const args = eventNames.map((e) => (e === "" ? "Record<string, never>" : `Workflows[${JSON.stringify(sig.name)}]["events"][${JSON.stringify(e)}]`)).join(" | ");
-      const kinds = [...new Set(list.map((s) => s.kind))];
+      const kinds = [...new Set(list.map((s) => s.kind))].sort();
       return (
         `${i3}${key(alias)}: {\n` +
         `${i3}  event: ${literalUnion(eventNames)};\n` +
-        `${i3}  states: ${literalUnion([...new Set(list.map((s) => s.state))])};\n` +
+        `${i3}  states: ${literalUnion([...new Set(list.map((s) => s.state))].sort())};\n` +
         `${i3}  kind: ${literalUnion(kinds)};\n` +
         `${i3}  /** \`for each\`: one slot per element (raise it with \`element\`). */\n` +
         `${i3}  fanOut: ${list.some((s) => s.fanOut)};\n` +

@@ -27,7 +27,7 @@ test("the declarations of a flow: input, result, events with constraints, slots"
   const text = declarations([signatureOf(workflow!)], "order.flow");
   t.regex(text, /export interface Workflows \{\n  \/\*\* workflow Order \*\/\n  Order: \{/);
   // workflow parameters are present (T? may be null); entity fields T? may be absent
-  t.regex(text, /input: \{\n\s+customer: \{\n\s+\/\*\* @maxLength\(100\) \*\/\n\s+name: string;\n\s+email: string;\n\s+vip\?: boolean \| null;/);
+  t.regex(text, /input: \{\n\s+customer: \{\n\s+confirmUrl\?: string \| null;\n\s+email: string;\n\s+\/\*\* @maxLength\(100\) \*\/\n\s+name: string;\n\s+vip\?: boolean \| null;/);
   t.regex(text, /\n\s+note: string \| null;/);
   t.regex(text, /result: \{\n[^}]*state: "Approved" \| "Rejected";\n\s+approved: boolean;\n\s+\/\*\* @min\(0\) @max\(100\) \*\/\n\s+score: number;/);
   t.regex(text, /\/\*\* @oneOf\("ok", "risk"\) \*\/\n\s+reason: "ok" \| "risk";/);
