@@ -5,18 +5,25 @@
  * RFC 9457 members; and `slotflow types --url` (item 1) writes, from the server's deployed
  * workflows, the same declarations as from the .flow file. Retries of a 503 are tested in process
  * with a stand-in `fetch` (a real server answers 503 only when its database or Redis fails).
+ *
+ * And the OpenAPI document per workflow (item 4), on the same server: `@readme/openapi-parser`
+ * validates the served document; `openapi-typescript` (v6) turns it into types that `tsc` compiles
+ * with a real call written against them, which then runs against the server.
  */
 import test from "ava";
-import { mkdtempSync, readFileSync } from "node:fs";
+import { execFile } from "node:child_process";
+import { mkdtempSync, readFileSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { fileURLToPath } from "node:url";
+import { fileURLToPath, pathToFileURL } from "node:url";
+import { promisify } from "node:util";
+import { validate, compileErrors } from "@readme/openapi-parser";
 import { createClient, SlotflowProblem, type RunId } from "slotflow/client";
 import { typesCommand } from "../../src/cli/types.js";
 import { signPrincipal } from "../../src/web/auth.js";
 import { comparedPart } from "../../src/sdk/types.js";
 import { dropDatabase } from "../helpers/db.js";
-import { ADMIN_TOKEN, eventually, JWT_SECRET, printedLinks, request, startCluster, type Cluster } from "../helpers/server.js";
+import { ADMIN_TOKEN, eventually, JWT_SECRET, printedLinks, request, ROOT, startCluster, type Cluster } from "../helpers/server.js";
 import type { Workflows } from "./fixtures/workflows.js";
 
 const FIXTURES = fileURLToPath(new URL("fixtures/", import.meta.url));
@@ -129,4 +136,78 @@ test("a 503 is retried with the same Idempotency-Key for a deposit, never for a 
   t.notRegex(refused.message, /sfl_/);
   const id = "00000000-0000-4000-8000-000000000000" as RunId<"X">;
   t.truthy(id);
+});
+
+const exec = promisify(execFile);
+
+test.serial("GET /api/openapi.json: each workflow's operation and schemas, valid, and openapi-typescript's types compile against a real call", async (t) => {
+  const served = await request(cluster.baseUrl, "GET", "/api/openapi.json");
+  t.is(served.status, 200);
+  const doc = served.body;
+  const validation = await validate(structuredClone(doc));
+  t.true(validation.valid, validation.valid ? "" : compileErrors(validation));
+
+  const start = doc.paths["/api/workflows/Order/runs"].post;
+  t.is(start.operationId, "startOrder");
+  t.is(start.requestBody.content["application/json"].schema.$ref, "#/components/schemas/Order.run-input");
+  t.like(doc.components.schemas["Order.Decided"].properties.score, { type: "integer", minimum: 0, maximum: 100 });
+  t.deepEqual(doc.components.schemas["Order.Decided"].properties.reason.enum, ["ok", "risk"]);
+  t.like(doc.components.schemas["Order.Confirm"].properties.code, { minLength: 4, pattern: "^(?:[A-Z0-9]+)$" });
+  t.deepEqual(doc.components.schemas["Order.run-result"].properties.state.enum, ["Approved", "Rejected"]);
+  const ids: string[] = [];
+  for (const [path, item] of Object.entries<Record<string, any>>(doc.paths)) {
+    for (const [method, op] of Object.entries<any>(item)) {
+      if (method === "parameters") continue;
+      t.truthy(op.operationId, `${method} ${path} has an operationId`);
+      ids.push(op.operationId);
+      for (const [status, response] of Object.entries<any>(op.responses)) {
+        for (const [type, media] of Object.entries<any>(response.content ?? {})) t.truthy(media.schema, `${method} ${path} ${status} ${type} has a schema`);
+      }
+    }
+  }
+  t.is(new Set(ids).size, ids.length, "operationIds are unique");
+
+  const dir = mkdtempSync(join(tmpdir(), "slotflow-openapi-"));
+  writeFileSync(join(dir, "openapi.json"), served.text);
+  writeFileSync(join(dir, "package.json"), JSON.stringify({ type: "module" }));
+  await exec(join(ROOT, "node_modules", ".bin", "openapi-typescript"), [join(dir, "openapi.json"), "--output", join(dir, "api.ts")], { cwd: ROOT });
+  writeFileSync(
+    join(dir, "call.ts"),
+    `import type { components, paths } from "./api.js";
+type Start = paths["/api/workflows/Order/runs"]["post"];
+type StartBody = Start["requestBody"]["content"]["application/json"];
+type Started = Start["responses"]["201"]["content"]["application/json"];
+type Decided = components["schemas"]["Order.Decided"];
+type Result = components["schemas"]["Order.run-result"];
+
+export async function startOrder(base: string, token: string): Promise<string> {
+  const body: StartBody = { customer: { name: "Ada", email: "ada@example.com" }, amount: 12.5, note: null };
+  // @ts-expect-error amount is a number
+  const wrong: StartBody = { customer: { name: "Ada", email: "ada@example.com" }, amount: "12.5", note: null };
+  // @ts-expect-error reason is one of "ok", "risk"
+  const refused: Decided = { approved: true, score: 1, reason: "maybe" };
+  const result: Result = { state: "Approved", approved: true, score: 90, reason: "ok" };
+  void wrong, refused, result;
+  const res = await fetch(base + "/api/workflows/Order/runs", {
+    method: "POST",
+    headers: { authorization: "Bearer " + token, "content-type": "application/json" },
+    body: JSON.stringify(body),
+  });
+  const started = (await res.json()) as Started;
+  return started.id;
+}
+`,
+  );
+  writeFileSync(
+    join(dir, "tsconfig.json"),
+    JSON.stringify({ extends: join(ROOT, "tsconfig.json"), compilerOptions: { noEmit: true, typeRoots: [join(ROOT, "node_modules", "@types")] }, include: [], exclude: [], files: [join(dir, "call.ts")] }),
+  );
+  const compiled = await exec(join(ROOT, "node_modules", ".bin", "tsc"), ["-p", join(dir, "tsconfig.json")], { cwd: ROOT }).then(
+    () => "",
+    (e: { stdout?: string; stderr?: string }) => `${e.stdout ?? ""}${e.stderr ?? ""}` || "tsc failed",
+  );
+  t.is(compiled, "", compiled);
+  const { startOrder } = (await import(pathToFileURL(join(dir, "call.ts")).href)) as { startOrder: (base: string, token: string) => Promise<string> };
+  const id = await startOrder(cluster.baseUrl, ADMIN_TOKEN);
+  t.regex(id, /^[0-9a-f-]{36}$/);
 });
