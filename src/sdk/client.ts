@@ -57,6 +57,8 @@ export type RunId<N extends string = string> = string & { readonly [workflowOfRu
 export type UntypedRunId = string & { readonly [workflowOfRun]?: never };
 
 type SlotsOf<W, N extends keyof W> = W[N] extends { slots: infer S } ? S : never;
+/** The aliases a principal may raise: every slot but a call's (a call's slot is answered by its callee only). */
+type RaisableAlias<S> = { [K in keyof S]: S[K] extends { kind: "call" } ? never : K }[keyof S] & string;
 type ArgsOf<S, A extends keyof S> = S[A] extends { args: infer X } ? X : Record<string, unknown>;
 type ResultOf<W, N extends keyof W> = W[N] extends { result: infer R } ? R : never;
 type InputOf<W, N extends keyof W> = W[N] extends { input: infer I } ? I : never;
@@ -191,7 +193,7 @@ export interface SlotflowClient<W extends WorkflowsShape<W> = AnyWorkflows> {
     cancel(id: string, reason: string): Promise<{ id: string; status: "cancelled" | "accepted" }>;
   };
   /** Raises a slot's event as a signed-in principal (the ordinary path); typed by a `RunId` of `start`. */
-  raise<N extends keyof W & string, A extends keyof SlotsOf<W, N> & string>(runId: RunId<N>, alias: A, args: ArgsOf<SlotsOf<W, N>, A>, opts?: RaiseOptions): Promise<Raised>;
+  raise<N extends keyof W & string, A extends RaisableAlias<SlotsOf<W, N>>>(runId: RunId<N>, alias: A, args: ArgsOf<SlotsOf<W, N>, A>, opts?: RaiseOptions): Promise<Raised>;
   raise(runId: UntypedRunId, alias: string, args?: Record<string, unknown>, opts?: RaiseOptions): Promise<Raised>;
   /** The principal's inbox (`GET /api/inbox`): open and waiting slots it may answer. */
   inbox(opts: { principalToken: string; workflow?: keyof W & string; order?: "newest" | "deadline"; limit?: number; cursor?: string }): Promise<InboxPage>;
