@@ -8,40 +8,13 @@
  * `slotflow types` wrote for fixtures/order.flow (fixtures/workflows.ts), checked current here.
  */
 import test from "ava";
-import { execFile } from "node:child_process";
-import { mkdtempSync, readFileSync, writeFileSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { readFileSync } from "node:fs";
 import { join } from "node:path";
-import { promisify } from "node:util";
 import { checkTypesCommand } from "../../src/cli/types.js";
 import { ROOT } from "../helpers/server.js";
+import { tsc } from "./tsc.js";
 
-const run = promisify(execFile);
-const TSC = join(ROOT, "node_modules", ".bin", "tsc");
 const FIXTURES = join(ROOT, "test", "sdk", "fixtures");
-
-/** Runs tsc on `file` alone, with the project's compiler options; its exit code and output. */
-async function tsc(file: string): Promise<{ code: number; output: string }> {
-  const dir = mkdtempSync(join(tmpdir(), "slotflow-tsc-"));
-  const config = join(dir, "tsconfig.json");
-  writeFileSync(
-    config,
-    JSON.stringify({
-      extends: join(ROOT, "tsconfig.json"),
-      compilerOptions: { noEmit: true, typeRoots: [join(ROOT, "node_modules", "@types")] },
-      include: [],
-      exclude: [],
-      files: [file],
-    }),
-  );
-  try {
-    const { stdout, stderr } = await run(TSC, ["-p", config], { cwd: ROOT });
-    return { code: 0, output: stdout + stderr };
-  } catch (err) {
-    const e = err as { code?: number; stdout?: string; stderr?: string };
-    return { code: typeof e.code === "number" ? e.code : 1, output: `${e.stdout ?? ""}${e.stderr ?? ""}` };
-  }
-}
 
 test("fixtures/workflows.ts is what slotflow types writes for order.flow now", (t) => {
   const said: string[] = [];
@@ -49,7 +22,7 @@ test("fixtures/workflows.ts is what slotflow types writes for order.flow now", (
 });
 
 test("tsc accepts the correct calls", async (t) => {
-  const { code, output } = await tsc(join(FIXTURES, "typed", "good-calls.ts"));
+  const { code, output } = await tsc([join(FIXTURES, "typed", "good-calls.ts")]);
   t.is(code, 0, output);
 });
 
@@ -59,7 +32,7 @@ test("tsc rejects each wrong call, on its line and no other", async (t) => {
     .split("\n")
     .flatMap((line, i) => (line.includes("// error:") ? [i + 1] : []));
   t.true(marked.length >= 8);
-  const { code, output } = await tsc(file);
+  const { code, output } = await tsc([file]);
   t.not(code, 0);
   const failing = [...new Set([...output.matchAll(/wrong-calls\.ts\((\d+),\d+\): error TS\d+/g)].map((m) => Number(m[1])))];
   t.deepEqual(failing.sort((a, b) => a - b), marked, output);
