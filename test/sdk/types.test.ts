@@ -5,14 +5,18 @@
  * the declarations with the client is client-types.test.ts; from a server, client.test.ts.
  */
 import test from "ava";
+import { execFile } from "node:child_process";
 import { mkdtempSync, readFileSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
+import { promisify } from "node:util";
 import { checkTypesCommand, typesCommand } from "../../src/cli/types.js";
 import type { CompiledWorkflow } from "../../src/lang/compiled.js";
 import { compile } from "../../src/lang/compile.js";
 import { declarations, MAX_TYPE_DEPTH, signatureOf } from "../../src/sdk/types.js";
+import { cliEntry } from "../helpers/cli-entry.js";
+import { ROOT } from "../helpers/server.js";
 
 const FLOW = fileURLToPath(new URL("fixtures/order.flow", import.meta.url));
 const dir = mkdtempSync(join(tmpdir(), "slotflow-types-"));
@@ -81,4 +85,23 @@ test("nested entities stop at the depth bound; two workflows of one name are ref
   t.is(text.match(/next\?:/g)?.length, MAX_TYPE_DEPTH);
   t.regex(text, /next\?: unknown \| null;/);
   t.throws(() => declarations([signatureOf(wf), signatureOf(wf)], "test"), { message: /workflow Deep is declared twice/ });
+});
+
+test("the commands: slotflow types, then slotflow check --types (exit 0), and exit 1 with the stale line", async (t) => {
+  const cli = (...args: string[]) =>
+    promisify(execFile)(process.execPath, [...cliEntry(), ...args], { cwd: ROOT }).then(
+      ({ stdout, stderr }) => ({ code: 0, stdout, stderr }),
+      (e: { code: number; stdout: string; stderr: string }) => e,
+    );
+  const out = join(dir, "cli.ts");
+  const flow = join(dir, "cli.flow");
+  writeFileSync(flow, readFileSync(FLOW, "utf8"));
+  const written = await cli("types", flow, "--out", out);
+  t.is(written.code, 0, written.stderr);
+  t.regex(readFileSync(out, "utf8"), /export interface Workflows/);
+  t.is((await cli("check", "--types", out, flow)).code, 0);
+  writeFileSync(flow, readFileSync(FLOW, "utf8").replace("@max(100)", "@max(10)"));
+  const stale = await cli("check", "--types", out, flow);
+  t.is(stale.code, 1);
+  t.regex(stale.stderr, /cli\.ts: error: stale: /);
 });
