@@ -63,6 +63,24 @@ module.exports = {
       from: { path: "^src/engine/(values|sealing|receipts)/" },
       to: { path: "^src/engine/((lifecycles|commands|views|versions|sql|sweeps)/|step\\.ts|interpreter\\.ts)", dependencyTypesNot: ["type-only"] },
     },
+    {
+      name: "sdk-client-fetch-only",
+      severity: "error",
+      comment:
+        "slotflow/client (issue 41 item 2) uses fetch only: its modules import nothing of the engine, the database, the queues or the server (nor Prisma, Redis, BullMQ, pg) — the problem codes come from engine/refusals.ts by a type-only import (the rule below).",
+      from: { path: "^src/sdk/(client|problem)\\.ts$" },
+      to: {
+        path: "^src/(engine|queue|outbox|calls|web|cli|mcp|slack|operators|endpoints|lang|generated)/|^src/(db|runtime|config|migrate|log)\\.ts$|(^|/)node_modules/(@prisma|ioredis|bullmq|pg|koa)/",
+        pathNot: "^src/engine/refusals\\.ts$",
+      },
+    },
+    {
+      name: "sdk-client-codes-type-only",
+      severity: "error",
+      comment: "slotflow/client names the engine's problem codes as a type only, erased at run time: it loads no engine module.",
+      from: { path: "^src/sdk/(client|problem)\\.ts$" },
+      to: { path: "^src/engine/refusals\\.ts$", dependencyTypesNot: ["type-only"] },
+    },
   ],
   options: {
     parser: "swc",

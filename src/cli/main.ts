@@ -2,6 +2,8 @@
  * `slotflow` — the command line (commander). See `slotflow --help` and README.md.
  *
  *   check FILE…            compile and print diagnostics; exit 1 on errors
+ *   check --types FILE.ts FILE…   also: exit 1 when FILE.ts (from `slotflow types`) is stale (issue 41)
+ *   types [FILE…] [--url URL --token T] --out FILE.ts   TypeScript declarations for slotflow/client (issue 41)
  *   fmt [--check] FILE…    rewrite in the canonical layout (authoring/format.ts)
  *   lsp --stdio            the language server (authoring/lsp)
  *   migrate                apply prisma/migrations to DATABASE_URL (offline), then deploy the built-in workflows
@@ -67,10 +69,29 @@ program
   .command("check")
   .argument("<files...>", ".flow files")
   .option("--json", "print the diagnostics as one JSON document (code, severity, message, file, line, column, end)")
+  .option("--types <file.ts>", "also check that this file of `slotflow types` declarations is current for the files (exit 1 when stale)")
   .description("compile files and print every diagnostic (exit 1 on errors)")
-  .action(async (files: string[], opts: { json?: boolean }) => {
+  .action(async (files: string[], opts: { json?: boolean; types?: string }) => {
     const { checkFiles } = await import("../lang/compile.js");
     process.exitCode = checkFiles(files, (line: string) => process.stdout.write(`${line}\n`), { json: opts.json === true });
+    if (opts.types !== undefined) {
+      const { checkTypesCommand } = await import("./types.js");
+      const code = checkTypesCommand(opts.types, files, (line) => process.stderr.write(`${line}\n`));
+      if (code !== 0) process.exitCode = code;
+    }
+  });
+
+program
+  .command("types")
+  .argument("[files...]", ".flow files")
+  .option("--url <url>", "also every workflow deployed on this server (its current version)")
+  .option("--token <token>", "the server's admin token (default: SLOTFLOW_ADMIN_TOKEN)")
+  .requiredOption("--out <file.ts>", "the TypeScript module to write")
+  .description("write TypeScript declarations of workflows (interface Workflows) for slotflow/client (docs/sdk.md)")
+  .action(async (files: string[], opts: { out: string; url?: string; token?: string }) => {
+    const { typesCommand } = await import("./types.js");
+    const write = (stream: NodeJS.WriteStream) => (line: string) => stream.write(`${line}\n`);
+    process.exitCode = await typesCommand(files, opts, write(process.stdout), write(process.stderr));
   });
 
 program

@@ -18,6 +18,7 @@ import { csrfOk, requirePrincipal } from "./identity/signed-in.js";
 import { dependency } from "./dependency.js";
 import { readBody } from "./request-body.js";
 import { raiseAsPrincipal } from "./raise.js";
+import { deployedSignatures } from "./signatures.js";
 
 /** A workflow name is an identifier of the flow language; anything else names no workflow (404). */
 /** …or a built-in workflow's, `slotflow.` + an identifier (src/mcp/builtins.ts, issue 33 item 2). */
@@ -112,6 +113,16 @@ export function adminRouter(rt: Runtime): Router {
     ctx.status = result.created ? 201 : 200;
     ctx.body = { name: result.name, version: result.version, created: result.created, upgradedRuns: result.upgradedRuns, warnings };
     rt.log.info({ workflow: result.name, version: result.version, created: result.created }, "deployed");
+  });
+
+  /**
+   * Read-only (issue 41 item 1, for `slotflow types --url`): every deployed workflow's name, current
+   * version and signature — what a caller sees of it (src/sdk/types.ts: input, entities, events
+   * with constraints, result, terminal states, slots); never its source or compiled form.
+   */
+  router.get("/workflows", admin, async (ctx) => {
+    const signatures = await deployedSignatures(rt);
+    ctx.body = { workflows: signatures.map((s) => ({ name: s.name, currentVersion: s.version, signature: s })) };
   });
 
   router.get("/workflows/:name", admin, async (ctx) => {

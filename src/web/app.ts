@@ -26,6 +26,7 @@ import { accessLog } from "./access-log.js";
 import { answerClientErrors, honestStatus, requireHost, unmatchedRoute } from "./fallback.js";
 import { bindClusterMetrics, countDeposits, registry } from "./metrics.js";
 import { openApiDocument } from "./openapi.js";
+import { deployedSignatures } from "./signatures.js";
 import { problemMiddleware } from "./problems.js";
 import { redisRateLimit, type RateLimit } from "./rate-limit.js";
 import { doorLimits } from "./door-limits.js";
@@ -89,8 +90,9 @@ function opsRouter(rt: Runtime, isDraining: () => boolean): Router {
     ctx.type = registry.contentType;
     ctx.body = await registry.metrics();
   });
-  ops.get("/api/openapi.json", (ctx) => {
-    ctx.body = openApiDocument(rt.config.baseUrl);
+  ops.get("/api/openapi.json", async (ctx) => {
+    // v0.5 (issue 41 item 4): with each deployed workflow's operations and schemas
+    ctx.body = openApiDocument(rt.config.baseUrl, await deployedSignatures(rt));
   });
   // v0.5: the brand's logo, from this origin (pages' CSP: img-src 'self' only with a logo)
   addBrandLogoRoute(ops, rt.config.brand.logoFile);

@@ -1,9 +1,128 @@
 /**
  * The OpenAPI 3.1 description served at `GET /api/openapi.json`: every endpoint, status and
  * problem type. Kept beside the routes so a change to one shows in the other's review.
+ *
+ * v0.5 (issue 41 item 4; interfaces.md "The TypeScript SDK"): also **each deployed workflow** —
+ * the literal path `POST /api/workflows/<Name>/runs` (operationId `start<Name>`) with its input
+ * schema, its result schema (component `<Name>.run-result`, input `<Name>.run-input`: a hyphen no
+ * event name has), and each event's body with its constraints as component `<Name>.<Event>`
+ * (src/sdk/schemas.ts). Every operation has an `operationId` (OPERATION_IDS) and every response
+ * with a body a schema, so outside generators (openapi-typescript) give types that compile
+ * against real calls; test/sdk/openapi.test.ts validates the served document.
  */
 import { PROBLEM_BASE, STATUS, TITLE } from "./problems.js";
 import type { RefusalCode } from "../engine/refusals.js";
+import { paramsSchema, resultSchema } from "../sdk/schemas.js";
+import type { WorkflowSignature } from "../sdk/types.js";
+
+/** The operationId of every fixed operation, by `METHOD path` (issue 41 item 4); a missing one is a bug `withOperationIds` throws on. */
+const OPERATION_IDS: Record<string, string> = {
+  "GET /api/workflow/callback/{token}": "getResponderPage",
+  "POST /api/workflow/callback/{token}": "deposit",
+  "POST /api/workflow/callback/{token}/forward": "forwardLink",
+  "GET /.well-known/jwks.json": "getReceiptKeys",
+  "GET /api/runs/{id}/receipts": "getRunReceipts",
+  "GET /api/workflows": "listWorkflows",
+  "POST /api/workflows": "deployWorkflow",
+  "GET /api/workflows/{name}": "getWorkflow",
+  "POST /api/workflows/{name}/runs": "startRun",
+  "GET /api/runs/{id}": "getRun",
+  "GET /api/runs/{id}/result": "getRunResult",
+  "GET /api/runs/{id}/outbox": "getRunOutbox",
+  "POST /api/runs/{id}/slots/{alias}/events": "raiseEvent",
+  "GET /": "getHome",
+  "GET /auth/login": "signIn",
+  "POST /auth/login": "devSignIn",
+  "GET /auth/callback": "signInCallback",
+  "POST /auth/logout": "signOut",
+  "POST /auth/backchannel-logout": "backchannelLogout",
+  "GET /auth/whoami": "whoami",
+  "POST /api/runs/{id}/slots/{alias}/link/revoke": "revokeLink",
+  "GET /api/inbox": "getInbox",
+  "GET /api/runs": "listRuns",
+  "POST /api/runs/{id}/cancel": "cancelRun",
+  "GET /console": "getConsole",
+  "GET /api/endpoints": "listEndpoints",
+  "PUT /api/endpoints/{name}": "putEndpoint",
+  "DELETE /api/endpoints/{name}": "deleteEndpoint",
+  "POST /api/slack/interactions": "slackInteraction",
+  "POST /api/endpoints/{name}/rotate": "rotateEndpointSecret",
+  "POST /api/runs/{id}/outbox/{messageId}/redeliver": "redeliverMessage",
+  "GET /healthz": "getHealth",
+  "GET /readyz": "getReadiness",
+  "GET /metrics": "getMetrics",
+  "GET /admin/queues": "getQueueDashboard",
+};
+
+const METHODS = ["get", "put", "post", "delete", "options", "head", "patch", "trace"] as const;
+
+/**
+ * Sets each operation's operationId from OPERATION_IDS (throws naming an operation without one),
+ * and gives every media type of a response without a schema one (text: a string; JSON: an object).
+ */
+function withOperationIds(paths: Record<string, Record<string, unknown>>): void {
+  for (const [path, item] of Object.entries(paths)) {
+    for (const method of METHODS) {
+      const op = item[method] as { operationId?: string; responses?: Record<string, { content?: Record<string, { schema?: unknown }> }> } | undefined;
+      if (!op) continue;
+      if (op.operationId === undefined) {
+        const id = OPERATION_IDS[`${method.toUpperCase()} ${path}`];
+        if (id === undefined) throw new Error(`openapi.ts: no operationId for ${method.toUpperCase()} ${path} (add it to OPERATION_IDS)`);
+        op.operationId = id;
+      }
+      for (const response of Object.values(op.responses ?? {})) {
+        for (const [type, media] of Object.entries(response.content ?? {})) {
+          media.schema ??= type.startsWith("text/") ? { type: "string" } : { type: "object" };
+        }
+      }
+    }
+  }
+}
+
+/** `POST /api/workflows/{name}/runs`' answers, shared by each workflow's own path. */
+const STARTED_SCHEMA = {
+  type: "object",
+  required: ["id", "version", "state", "status"],
+  properties: {
+    id: { type: "string", format: "uuid" },
+    version: { type: "integer" },
+    state: { type: "string" },
+    status: { type: "string", enum: ["running", "finished", "cancelled"] },
+  },
+};
+const ACCEPTED_SCHEMA = { type: "object", required: ["id", "status"], properties: { id: { type: "string", format: "uuid" }, status: { const: "accepted" } } };
+const START_REFUSALS: RefusalCode[] = ["unauthorized", "not-found", "invalid-body", "malformed-json", "unsupported-media-type", "payload-too-large", "handler-failed", "configuration-fault", "unavailable"];
+
+/** The component name of a workflow's schema (`Order.Decided`, `Order.run-input`). */
+const component = (workflow: string, name: string) => `${workflow}.${name}`;
+
+/** Each deployed workflow's path and schemas (issue 41 item 4). */
+function workflowParts(workflows: WorkflowSignature[]): { paths: Record<string, unknown>; schemas: Record<string, unknown> } {
+  const paths: Record<string, unknown> = {};
+  const schemas: Record<string, unknown> = {};
+  for (const sig of workflows) {
+    const input = component(sig.name, "run-input");
+    const result = component(sig.name, "run-result");
+    schemas[input] = paramsSchema(sig, sig.input, `The input of a run of ${sig.name} (version ${sig.version ?? "?"}): its parameters by name`);
+    schemas[result] = resultSchema(sig);
+    for (const [event, params] of Object.entries(sig.events)) {
+      schemas[component(sig.name, event)] = paramsSchema(sig, params, `The body of event ${event} of ${sig.name}: exactly its parameters by name`);
+    }
+    paths[`/api/workflows/${sig.name}/runs`] = {
+      post: {
+        operationId: `start${sig.name}`,
+        summary: `Start a run of ${sig.name} (version ${sig.version ?? "?"}); its result, once finished, is ${result} (GET /api/runs/{id}/result)`,
+        security: [{ adminToken: [] }],
+        requestBody: { required: true, content: { "application/json": { schema: { $ref: `#/components/schemas/${input}` } } } },
+        responses: responses(
+          { "201": jsonOk("Started", STARTED_SCHEMA), "202": jsonOk("Queued (it will be applied)", ACCEPTED_SCHEMA) },
+          START_REFUSALS,
+        ),
+      },
+    };
+  }
+  return { paths, schemas };
+}
 
 const problem = (codes: RefusalCode[]) => ({
   description: codes.map((c) => `\`${c}\`: ${TITLE[c]}`).join("; "),
@@ -36,9 +155,13 @@ const PAGE_HEADERS = Object.fromEntries(
   ].map(([name, description]) => [name, { description, schema: { type: "string" } }]),
 );
 
-export function openApiDocument(baseUrl: string) {
+/**
+ * The document for `baseUrl`, with `workflows` (the deployed workflows' signatures, from
+ * web/signatures.ts) described each on its own path and components.
+ */
+export function openApiDocument(baseUrl: string, workflows: WorkflowSignature[] = []) {
   const admin = [{ adminToken: [] }];
-  return {
+  const doc = {
     openapi: "3.1.0",
     info: {
       title: "slotflow",
@@ -155,6 +278,26 @@ export function openApiDocument(baseUrl: string) {
         },
       },
       "/api/workflows": {
+        get: {
+          summary:
+            "Every deployed workflow's current version and what callers see of it (v0.5, for `slotflow types --url`): {workflows: [{name, currentVersion, signature: {name, version, input, entities, events, result, terminalStates, slots}}]}; never a source or compiled form",
+          security: admin,
+          responses: responses(
+            {
+              "200": jsonOk("The deployed workflows", {
+                type: "object",
+                required: ["workflows"],
+                properties: {
+                  workflows: {
+                    type: "array",
+                    items: { type: "object", required: ["name", "currentVersion", "signature"], properties: { name: { type: "string" }, currentVersion: { type: "integer" }, signature: { type: "object" } } },
+                  },
+                },
+              }),
+            },
+            ["unauthorized", "unavailable"],
+          ),
+        },
         post: {
           summary:
             "Compile and deploy a .flow source (at most SLOTFLOW_MAX_SOURCE_BYTES, else 413; at most 100 diagnostics, then FLOW008 counting the rest)",
@@ -178,8 +321,8 @@ export function openApiDocument(baseUrl: string) {
           security: admin,
           requestBody: { required: true, content: { "application/json": { schema: { type: "object" } } } },
           responses: responses(
-            { "201": jsonOk("Started: {id, version, state, status}"), "202": jsonOk("Queued: {id, status: accepted}") },
-            ["unauthorized", "not-found", "invalid-body", "malformed-json", "unsupported-media-type", "payload-too-large", "handler-failed", "configuration-fault", "unavailable"],
+            { "201": jsonOk("Started: {id, version, state, status}", STARTED_SCHEMA), "202": jsonOk("Queued: {id, status: accepted}", ACCEPTED_SCHEMA) },
+            START_REFUSALS,
           ),
         },
       },
@@ -189,7 +332,27 @@ export function openApiDocument(baseUrl: string) {
           summary:
             "A run: {id, workflow, version, state, status, entities, slots, timers, incidents, history}; never a token. timers: the scheduled timers of the current state, [{index, schedule, next}]. Each slot shows a fanned-out slot's element value (elementValue) beside its index (element); answeredBy: who completed it ({via: \"link\", element?, recipient?, forwardedBy?}, {via: \"principal\", id, email} or {via: \"slack\", id, email}; null while not completed), also on the history's event entries; history records every end of a link (link-retired, link-burned, link-dead with reason)",
           security: admin,
-          responses: responses({ "200": jsonOk("The run") }, ["unauthorized", "not-found"]),
+          responses: responses(
+            {
+              "200": jsonOk("The run", {
+                type: "object",
+                required: ["id", "workflow", "version", "state", "status"],
+                properties: {
+                  id: { type: "string", format: "uuid" },
+                  workflow: { type: "string" },
+                  version: { type: "integer" },
+                  state: { type: "string" },
+                  status: { type: "string", enum: ["running", "finished", "cancelled"] },
+                  entities: { type: "object" },
+                  slots: { type: "array", items: { type: "object" } },
+                  timers: { type: "array", items: { type: "object" } },
+                  incidents: { type: "array", items: { type: "object" } },
+                  history: { type: "array", items: { type: "object" } },
+                },
+              }),
+            },
+            ["unauthorized", "not-found"],
+          ),
         },
       },
       "/api/runs/{id}/result": {
@@ -201,12 +364,27 @@ export function openApiDocument(baseUrl: string) {
           summary:
             "The run's result (v0.5): 200 {id, status, state, result} once the run has ended (finished or cancelled; result is {state, …fields of the last result { … }} when finished, null when cancelled); while it runs, waits up to waitSeconds for it to end, then 202 {id, status: \"running\"}. Waiters cost no worker and no database polling",
           security: admin,
-          responses: responses({ "200": jsonOk("The ended run and its result"), "202": jsonOk("Still running") }, ["invalid-query", "unauthorized", "not-found"]),
+          responses: responses(
+            {
+              "200": jsonOk("The ended run and its result (each workflow's result schema: the component <Name>.run-result)", {
+                type: "object",
+                required: ["id", "status", "state", "result"],
+                properties: {
+                  id: { type: "string", format: "uuid" },
+                  status: { type: "string", enum: ["finished", "cancelled"] },
+                  state: { type: "string" },
+                  result: { type: ["object", "null"], required: ["state"], properties: { state: { type: "string" } }, additionalProperties: true },
+                },
+              }),
+              "202": jsonOk("Still running", { type: "object", required: ["id", "status"], properties: { id: { type: "string", format: "uuid" }, status: { const: "running" } } }),
+            },
+            ["invalid-query", "unauthorized", "not-found"],
+          ),
         },
       },
       "/api/runs/{id}/outbox": {
         parameters: [{ name: "id", in: "path", required: true, schema: { type: "string", format: "uuid" } }],
-        get: { summary: "Messages the run queued; bodies only while undelivered, tokens redacted. Emails first, then deliveries of send webhook / send message ({id, channel, endpoint, webhookId, status, attempts, lastStatusCode, lastLatencyMs, lastError, nextAttemptAt, endReason, createdAt, deliveredAt, attemptLog}; never their body)", security: admin, responses: responses({ "200": jsonOk("Messages", { type: "array" }) }, ["unauthorized", "not-found"]) },
+        get: { summary: "Messages the run queued; bodies only while undelivered, tokens redacted. Emails first, then deliveries of send webhook / send message ({id, channel, endpoint, webhookId, status, attempts, lastStatusCode, lastLatencyMs, lastError, nextAttemptAt, endReason, createdAt, deliveredAt, attemptLog}; never their body)", security: admin, responses: responses({ "200": jsonOk("Messages", { type: "array", items: { type: "object" } }) }, ["unauthorized", "not-found"]) },
       },
       "/api/runs/{id}/slots/{alias}/events": {
         parameters: [
@@ -234,12 +412,12 @@ export function openApiDocument(baseUrl: string) {
         get: {
           summary: "Sign-in: 302 to SLOTFLOW_OIDC_ISSUER's authorization endpoint (code, PKCE S256, state, nonce); without an issuer and with SLOTFLOW_DEV_SIGN_IN=1 the development sign-in page; otherwise 404 without an issuer",
           parameters: [{ name: "returnTo", in: "query", required: false, schema: { type: "string" }, description: "A path on this site to land on (else /inbox)" }],
-          responses: responses({ "200": { description: "The development sign-in page (HTML)" }, "302": { description: "To the issuer" } }, ["not-found", "unavailable"]),
+          responses: responses({ "200": { description: "The development sign-in page (HTML)", content: { "text/html": { schema: { type: "string" } } } }, "302": { description: "To the issuer" } }, ["not-found", "unavailable"]),
         },
         post: {
           summary: "The development sign-in form (id, email, roles, csrf, returnTo): 303 to returnTo with a development session; 404 unless SLOTFLOW_DEV_SIGN_IN=1 (and no issuer)",
           requestBody: { required: true, content: { "application/x-www-form-urlencoded": { schema: { type: "object" } } } },
-          responses: responses({ "303": { description: "Signed in" }, "422": { description: "The page again with the error (HTML)" } }, ["csrf-refused", "not-found"]),
+          responses: responses({ "303": { description: "Signed in" }, "422": { description: "The page again with the error (HTML)", content: { "text/html": { schema: { type: "string" } } } } }, ["csrf-refused", "not-found"]),
         },
       },
       "/auth/callback": {
@@ -406,7 +584,7 @@ export function openApiDocument(baseUrl: string) {
             "The operators' console (HTML, server-rendered): redirects to /console/runs; also /console/runs, /console/runs/{id}, /console/workflows/{name}. " +
             "HTTP Basic: any user name; SLOTFLOW_ADMIN_TOKEN (operator) or SLOTFLOW_VIEWER_TOKEN (viewer, read-only: 403 on any POST). Every POST carries a CSRF token.",
           security: [{ consoleBasic: [] }],
-          responses: { "303": { description: "To /console/runs" }, "401": { description: "Sign in (WWW-Authenticate: Basic)" } },
+          responses: { "303": { description: "To /console/runs" }, "401": { description: "Sign in (WWW-Authenticate: Basic): a page", content: { "text/html": { schema: { type: "string" } } } } },
         },
       },
       // --- delivering links through other channels (issue 18; src/web/endpoints.ts) ---
@@ -464,7 +642,10 @@ export function openApiDocument(baseUrl: string) {
           summary:
             "Slack's interactivity Request URL (v0.4, answers inside Slack): application/x-www-form-urlencoded with a payload; X-Slack-Signature verified (v0= HMAC-SHA256 of v0:{timestamp}:{raw body} with the app's signing secret, timestamp within 5 minutes, replays refused); answers 200 within 3 s with the answer queued",
           requestBody: { required: true, content: { "application/x-www-form-urlencoded": { schema: { type: "object", required: ["payload"], properties: { payload: { type: "string" } } } } } },
-          responses: responses({ "200": { description: "Taken (empty), or a modal's errors: {response_action: \"errors\", errors}" } }, ["unauthorized", "payload-too-large"]),
+          responses: responses(
+            { "200": { description: "Taken (empty), or a modal's errors: {response_action: \"errors\", errors}", content: { "application/json": { schema: { type: "object", properties: { response_action: { const: "errors" }, errors: { type: "object" } } } } } } },
+            ["unauthorized", "payload-too-large"],
+          ),
         },
       },
       "/api/endpoints/{name}/rotate": {
@@ -570,4 +751,8 @@ export function openApiDocument(baseUrl: string) {
       },
     },
   };
+  const parts = workflowParts(workflows);
+  const paths = { ...doc.paths, ...parts.paths } as Record<string, Record<string, unknown>>;
+  withOperationIds(paths);
+  return { ...doc, paths, components: { ...doc.components, schemas: { ...doc.components.schemas, ...parts.schemas } } };
 }
