@@ -15,7 +15,8 @@ import { execFile } from "node:child_process";
 import { mkdtempSync, readFileSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { fileURLToPath, pathToFileURL } from "node:url";
+import { pathToFileURL } from "node:url";
+import { transform } from "esbuild";
 import { promisify } from "node:util";
 import { validate, compileErrors } from "@readme/openapi-parser";
 import { createClient, SlotflowProblem, type RunId } from "slotflow/client";
@@ -27,7 +28,7 @@ import { tsc } from "./tsc.js";
 import { ADMIN_TOKEN, eventually, JWT_SECRET, printedLinks, request, ROOT, startCluster, type Cluster } from "../helpers/server.js";
 import type { Workflows } from "./fixtures/workflows.js";
 
-const FIXTURES = fileURLToPath(new URL("fixtures/", import.meta.url));
+const FIXTURES = join(ROOT, "test", "sdk", "fixtures/");
 const input = { customer: { name: "Ada", email: "ada@example.com" }, amount: 12.5, note: null };
 let cluster: Cluster;
 
@@ -204,7 +205,10 @@ export async function startOrder(base: string, token: string): Promise<string> {
   );
   const compiled = await tsc([join(dir, "call.ts")]);
   t.is(compiled.code, 0, compiled.output);
-  const { startOrder } = (await import(pathToFileURL(join(dir, "call.ts")).href)) as { startOrder: (base: string, token: string) => Promise<string> };
+  // run what tsc accepted: its types stripped by esbuild (the test process has no TypeScript loader under npm test)
+  const js = await transform(readFileSync(join(dir, "call.ts"), "utf8"), { loader: "ts", format: "esm" });
+  writeFileSync(join(dir, "call.mjs"), js.code);
+  const { startOrder } = (await import(pathToFileURL(join(dir, "call.mjs")).href)) as { startOrder: (base: string, token: string) => Promise<string> };
   const id = await startOrder(cluster.baseUrl, ADMIN_TOKEN);
   t.regex(id, /^[0-9a-f-]{36}$/);
 });

@@ -9,7 +9,6 @@ import { execFile } from "node:child_process";
 import { mkdtempSync, readFileSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { fileURLToPath } from "node:url";
 import { promisify } from "node:util";
 import { checkTypesCommand, typesCommand } from "../../src/cli/types.js";
 import type { CompiledWorkflow } from "../../src/lang/compiled.js";
@@ -18,7 +17,7 @@ import { declarations, MAX_TYPE_DEPTH, signatureOf } from "../../src/sdk/types.j
 import { cliEntry } from "../helpers/cli-entry.js";
 import { ROOT } from "../helpers/server.js";
 
-const FLOW = fileURLToPath(new URL("fixtures/order.flow", import.meta.url));
+const FLOW = join(ROOT, "test", "sdk", "fixtures", "order.flow");
 const dir = mkdtempSync(join(tmpdir(), "slotflow-types-"));
 
 function lines() {
