@@ -114,3 +114,20 @@ test.serial("runs in a state that gained nothing get a plain upgraded entry; fin
   t.deepEqual(upgraded(waiting), [{ from: 1, to: 2 } as unknown as Added]);
   t.deepEqual(upgraded(done), []);
 });
+
+test.serial("a call slot added by an upgrade starts its call: the callee is asked and its answer routes the run (issue 40)", async (t) => {
+  Workflow.mockHttp("upgrade-bureau", () => ({ body: { ok: true } }));
+  const wf = await Workflow.deploy(v1("UpCall"));
+  const run = await wf.start(input);
+  t.deepEqual(await run.calls(), []);
+  await Workflow.deploy(withAdded("UpCall", '  call http "upgrade-bureau" as check returns Approve { Path: "/check" }\n  on check(ok) -> Withdrawn'));
+  await run.refresh();
+  t.deepEqual(upgraded(run)[0].added, { slots: ["check"], timers: [] });
+  const [call] = await run.calls();
+  t.like(call, { alias: "check", type: "http", endpoint: "upgrade-bureau" });
+  // the kit's sweep queues the due call, as the sweeper does in a deployment (calls/overdue.ts)
+  await run.advanceTime("1m");
+  await run.refresh();
+  t.is(run.state, "Withdrawn");
+  t.like((await run.calls())[0], { status: "answered" });
+});

@@ -3,8 +3,8 @@
  * what the new version adds"). When a live run's current state gained a `subscribe` or a timer in
  * the new version, the upgrade creates that slot — open, or waiting on its `After`; a fanned-out
  * slot gets one slot per element of its list, evaluated now; its deadline counted from the
- * upgrade — or starts that timer, its first firing counted from the upgrade. `enter` is not run
- * again. The run's history gets `upgraded` with `{ from, to, added: { slots, timers } }`.
+ * upgrade — or starts that timer, its first firing counted from the upgrade; an added call slot
+ * (v0.5) starts its call. `enter` is not run again. The run's history gets `upgraded` with `{ from, to, added: { slots, timers } }`.
  *
  * Each such run is changed as one step (step.ts) inside the deploy's transaction, so the deploy and
  * every addition commit together or not at all; the step's outcome record has the id
@@ -15,7 +15,7 @@ import type { Limits } from "../../config.js";
 import type { Tx } from "../../db.js";
 import type { CompiledState, CompiledWorkflow } from "../../lang/compiled.js";
 import type { Sealer } from "../sealing/seal.js";
-import { createSlot, openSatisfiedSlots, runEachBlocks } from "../lifecycles/slot.js";
+import { createSlot, openSatisfiedSlots, runEachBlocks, startOpenedCalls } from "../lifecycles/slot.js";
 import { readStep } from "../sql/step-read.js";
 import { Step } from "../step.js";
 import { startTimer, TIMER_ALIAS_PREFIX } from "../lifecycles/timer.js";
@@ -70,6 +70,10 @@ export async function addWhatTheUpgradeAdds(
   openSatisfiedSlots(step);
   runEachBlocks(step, created); // v0.4: an added fanned-out slot's `each` runs in the upgrade's step
   for (const timer of timers) startTimer(step, timer);
+  // v0.5: a call slot the upgrade opened starts its call, as one opened by a step does (apply.ts).
+  // The deploy's process queues no job: the call row is due at once, and the sweeper queues
+  // pending calls no worker took (calls/overdue.ts), so its first attempt follows within a sweep.
+  startOpenedCalls(step);
   const added = { slots: slots.map((s) => s.alias), timers: timers.map((t) => t.index) };
   step.addHistory("upgraded", { from, to, added });
   const run = { id: step.run.id, workflow: step.run.workflowName, version: to, state: step.run.state, status: step.run.status };
