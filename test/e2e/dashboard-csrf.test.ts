@@ -207,21 +207,21 @@ test.serial("over HTTP: only a same-origin retry carrying the dashboard header i
 });
 
 test.serial("the dashboard's own page still reads the queues and retries a failed job in Chromium", async (t) => {
-  t.timeout(90_000);
+  t.timeout(180_000); // bounds for a busy 2-core machine: each wait ends as soon as its fact is recorded
   const runId = await runningRun("retry");
   const commandId = randomUUID();
   await commands.add("cancel", { kind: "cancel", commandId, runId, reason: "refused, then retried", actor: "test" }, { jobId: commandId });
   const failed = await eventually(async () => {
     const j = await commands.getJob(commandId);
     return (await j?.getState()) === "failed" ? j : null;
-  }, 20_000);
+  }, 60_000);
   const firstFinished = failed!.finishedOn!;
   const context = await browser.newContext({ httpCredentials: { username: "operator", password: ADMIN_TOKEN }, viewport: { width: 1280, height: 900 } });
   try {
     const page = await context.newPage();
     const res = await page.goto(`${cluster.baseUrl}/admin/queues/queue/commands?status=failed`);
     t.is(res?.status(), 200);
-    await page.getByText(commandId).first().waitFor({ timeout: 20_000 });
+    await page.getByText(commandId).first().waitFor({ timeout: 60_000 });
     // the job card's first icon button (⟳ retry: Bull Board 9.10.1 gives it no accessible name)
     await page.locator(`xpath=//*[normalize-space(text())="${commandId}"]/ancestor::*[.//button][1]//button`).first().click();
     const [put] = await Promise.all([
@@ -234,7 +234,7 @@ test.serial("the dashboard's own page still reads the queues and retries a faile
     const again = await eventually(async () => {
       const j = await commands.getJob(commandId);
       return (await j?.getState()) === "failed" && j!.finishedOn! > firstFinished ? j : null;
-    }, 20_000);
+    }, 60_000);
     t.regex(again!.failedReason, /^command job refused: /);
   } finally {
     await context.close();
