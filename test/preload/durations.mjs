@@ -36,7 +36,9 @@ if (out && process.send) {
   let file = "";
   const onMessage = (message) => {
     if (message?.ava?.type !== "options") return;
-    file = relative(process.cwd(), String(message.ava.options?.file ?? "").replace(/^file:\/\//, ""));
+    file = relative(process.cwd(), String(message.ava.options?.file ?? "").replace(/^file:\/\//, ""))
+      // npm test runs the compiled copy (.tmp/tests/test/x.test.js): name the source file
+      .replace(/^\.tmp\/tests\/(.*)\.js$/, "$1.ts");
     process.off("message", onMessage);
   };
   process.on("message", onMessage);
