@@ -394,6 +394,10 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, options: LoadOp
         problems.push(`${name} is a known placeholder value (a development default or a "change-me" value); set a real secret when NODE_ENV=production`);
       }
     }
+    // issue 41 item 3: task workers' tokens are secrets too (any of them; none is quoted)
+    if ((env.SLOTFLOW_WORKER_TOKEN ?? "").split(",").some((t) => t.trim() !== "" && isPlaceholderSecret(t.trim()))) {
+      problems.push(`SLOTFLOW_WORKER_TOKEN holds a known placeholder value (a development default or a "change-me" value); set real tokens when NODE_ENV=production`);
+    }
   }
   const trustProxyHops = trustProxyOf(env.SLOTFLOW_TRUST_PROXY, problems);
   const metricsPort = env.SLOTFLOW_METRICS_PORT ? int("SLOTFLOW_METRICS_PORT", 0, 0) : null;
