@@ -54,11 +54,12 @@ export function logOutcome(rt: Pick<Runtime, "log">, kind: string, runId: string
  * slotflow_calls_total (v0.5): each call's end or retry counted once, when the step deciding it
  * committed — a `call` command answered, failed or retried it; any step may cancel calls.
  */
-function countCalls(cmd: Command, outcome: Outcome, cancelled: number): void {
+function countCalls(cmd: Command, outcome: Outcome, cancelled: number, callType = "http"): void {
   if (cancelled > 0) callMetrics.calls.inc({ type: "http", outcome: "cancelled" }, cancelled);
   if (cmd.kind !== "call" || !outcome.ok) return;
   const what = outcome.status === "completed" ? "answered" : outcome.status === "failed" ? "failed" : outcome.status === "retried" ? "retried" : null;
-  if (what) callMetrics.calls.inc({ type: "http", outcome: what });
+  // `type="task"` for a `call task`'s outcomes (issue 41 item 3)
+  if (what) callMetrics.calls.inc({ type: callType, outcome: what });
 }
 
 /**
@@ -154,7 +155,7 @@ export function startCommandWorker(rt: Runtime, mail: MailPump, shard = 0, concu
       await rt.queues.enqueueCalls(queuedCalls.filter((c) => c.task === undefined)).catch((err: unknown) => {
         rt.log.warn({ err: String(err) }, "could not enqueue calls; the sweeper will retry");
       });
-      countCalls(cmd, outcome, applied.cancelledCalls ?? 0);
+      countCalls(cmd, outcome, applied.cancelledCalls ?? 0, applied.callType);
       logOutcome(rt, cmd.kind, cmd.runId, outcome, performance.now() - t0, Math.max(0, (job.processedOn ?? job.timestamp) - job.timestamp));
       return outcome;
     },

@@ -143,6 +143,7 @@ export function createWebApp(rt: Runtime): WebApp {
   const runEndWaiters = new RunEndWaiters(rt.config);
   // v0.5 SDK (issue 41 item 3): one subscription per web process for the task polls (calls/task/waiters.ts)
   const taskWaiters = new TaskWaiters(rt.config);
+  taskWaiters.subscribe(); // before the first poll, so its wait is not cut short by the subscription's confirmation
   const routers = webRouters(rt, rateLimit, () => draining, runEndWaiters, taskWaiters);
   for (const router of routers) app.use(router.routes());
   app.use(unmatchedRoute(routers));

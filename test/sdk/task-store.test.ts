@@ -9,12 +9,16 @@
  * - a lease that ran out is found by the sweeper's probe; its command offers the task again as
  *   attempt 2 (after the backoff: `nextAt`);
  * - the statements on one task name one partition (a router statement);
+ * - an idle poll costs one claim for its whole wait, and is woken by the type's Redis message;
  * - SLOTFLOW_WORKER_TOKEN: parsed comma-separated; a placeholder refused in production; the
  *   start-up check names a deployed workflow with a `call task`.
  */
 import { randomUUID } from "node:crypto";
 import test from "ava";
 import { answerCommand, lapsedCommands } from "../../src/calls/task/lease.js";
+import { announceTasks, TaskWaiters } from "../../src/calls/task/waiters.js";
+import { redisClient } from "../../src/queue/redis.js";
+import { eventually } from "../helpers/server.js";
 import { claimTasks, extendLease, heldTask, lapsedLeases, lockSha256, lockTokenRunId } from "../../src/calls/task/store.js";
 import { checkWorkerToken } from "../../src/cli/startup.js";
 import { loadConfig } from "../../src/config.js";
@@ -156,5 +160,37 @@ test.serial("the start-up check names a deployed workflow with a call task", asy
     await t.notThrowsAsync(checkWorkerToken(other));
   } finally {
     await dropDatabase(other);
+  }
+});
+
+test.serial("an idle poll claims once and then waits on Redis; a task offered wakes it to claim again", async (t) => {
+  const config = loadConfig({ ...process.env, SLOTFLOW_QUEUE_PREFIX: `sft-tw-${randomUUID().slice(0, 8)}` });
+  const waiters = new TaskWaiters(config);
+  const publisher = redisClient(config);
+  try {
+    waiters.subscribe();
+    await eventually(async () => waiters.subscribed, 10_000);
+    let claims = 0;
+    const idle = await waiters.poll(["idle-type"], 1500, async () => {
+      claims++;
+      return { tasks: [] as string[], nextAt: null };
+    });
+    t.deepEqual(idle, []);
+    t.is(claims, 1, "one claim for a whole idle wait: no query per second while it waits");
+    // a poll that finds nothing, then is woken by the type's message, claims again and gets it
+    let offered = false;
+    let woken = 0;
+    const polling = waiters.poll(["wake-type"], 30_000, async () => {
+      woken++;
+      return { tasks: offered ? ["task"] : [], nextAt: null };
+    });
+    await eventually(async () => waiters.size === 1, 10_000);
+    offered = true;
+    await announceTasks(publisher, config.queuePrefix, ["wake-type"]);
+    t.deepEqual(await polling, ["task"]);
+    t.is(woken, 2);
+  } finally {
+    waiters.close();
+    publisher.disconnect();
   }
 });

@@ -42,9 +42,15 @@ export class TaskWaiters {
   private readonly seen = new Map<string, number>();
   private readonly channel: string;
   private closed = false;
+  private confirmed = false;
 
   constructor(private readonly config: RedisConfig & { queuePrefix: string }) {
     this.channel = tasksOfferedChannel(config.queuePrefix);
+  }
+
+  /** Whether the subscription is confirmed now (the web process opens it at start; tests wait for it). */
+  get subscribed(): boolean {
+    return this.confirmed;
   }
 
   /** How many polls are waiting now (tests, metrics). */
@@ -115,6 +121,7 @@ export class TaskWaiters {
     const sub = redisClient(this.config, { blocking: true });
     this.subscriber = sub;
     sub.on("error", () => undefined); // reconnects on its own; polls then end by their timers
+    sub.on("close", () => (this.confirmed = false));
     sub.on("message", (channel: string, type: string) => {
       if (channel === this.channel) this.wake(type);
     });
@@ -122,7 +129,10 @@ export class TaskWaiters {
       sub.subscribe(this.channel).then(
         () => {
           // a task offered while not subscribed may have been missed: every poll claims again
-          if (this.subscriber === sub) this.wake();
+          if (this.subscriber === sub) {
+            this.confirmed = true;
+            this.wake();
+          }
         },
         () => undefined,
       );
