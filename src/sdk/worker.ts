@@ -231,7 +231,7 @@ export class TaskWorker<T extends TaskMap = TaskMap> {
   private async serve(task: WireTask): Promise<void> {
     const lost = new AbortController();
     let expiresAt = new Date(task.lockExpiresAt);
-    let timer: NodeJS.Timeout | undefined;
+    let timer: ReturnType<typeof setTimeout> | undefined;
     const arm = () => {
       clearTimeout(timer);
       timer = setTimeout(() => lost.abort(new TaskLockLost(`the lease of task ${task.id} ran out`)), Math.max(0, expiresAt.getTime() - Date.now()));

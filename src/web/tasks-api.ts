@@ -119,7 +119,7 @@ export function tasksRouter(rt: Runtime, waiters: TaskWaiters): Router {
     const poll = parsePoll(await readBody(ctx, "json", SMALL_BODY_LIMIT, rt.config.limits.maxInputDepth));
     // a client that goes away stops the wait (a task it claimed meanwhile comes back when its lease runs out)
     const gone = new AbortController();
-    ctx.req.once("close", () => gone.abort());
+    ctx.res.once("close", () => gone.abort());
     const claimed = await waiters.poll(poll.types, poll.waitSeconds * 1000, () => dependency(rt.log, "database", () => claimTasks(rt.db, poll.types, poll.max)), gone.signal);
     ctx.body = {
       tasks: claimed.map((t) => {

@@ -9,6 +9,7 @@
  * - a lease that ran out is found by the sweeper's probe; its command offers the task again as
  *   attempt 2 (after the backoff: `nextAt`);
  * - the statements on one task name one partition (a router statement);
+ * - an answer is checked against the `returns` event as a link's body is (extra members refused);
  * - an idle poll costs one claim for its whole wait, and is woken by the type's Redis message;
  * - SLOTFLOW_WORKER_TOKEN: parsed comma-separated; a placeholder refused in production; the
  *   start-up check names a deployed workflow with a `call task`.
@@ -24,6 +25,7 @@ import { checkWorkerToken } from "../../src/cli/startup.js";
 import { loadConfig } from "../../src/config.js";
 import { createDb, type Db } from "../../src/db.js";
 import { applyCommand, type EngineDeps } from "../../src/engine/commands/apply.js";
+import { prepareTaskAnswer } from "../../src/engine/commands/prepare.js";
 import { Sealer } from "../../src/engine/sealing/seal.js";
 import { deploy } from "../../src/engine/versions/deploy.js";
 import { parsePoll } from "../../src/web/tasks-api.js";
@@ -49,6 +51,14 @@ terminal state Manual
 terminal state Failed
 `;
 
+const PING = `workflow Ping(c: string)
+initial state S {
+  call task "store-ping" as x { Input { c: c } }
+  on x() -> Done
+}
+terminal state Done
+`;
+
 let url = "";
 let db: Db;
 let deps: EngineDeps;
@@ -60,6 +70,7 @@ test.before(async () => {
   db = createDb(url, 4);
   deps = { db, sealer, baseUrl: "http://slotflow.test" };
   await deploy(db, FLOW);
+  await deploy(db, PING);
 });
 test.after.always(async () => {
   await db?.$disconnect();
@@ -154,7 +165,7 @@ test("SLOTFLOW_WORKER_TOKEN: comma-separated tokens; a placeholder refused in pr
 });
 
 test.serial("the start-up check names a deployed workflow with a call task", async (t) => {
-  await t.throwsAsync(checkWorkerToken(url), { message: /workflow "Scoring" has a `call task`.*SLOTFLOW_WORKER_TOKEN/ });
+  await t.throwsAsync(checkWorkerToken(url), { message: /workflow "(Ping|Scoring)" has a `call task`.*SLOTFLOW_WORKER_TOKEN/ });
   const other = await freshDatabase("tasknone");
   try {
     await t.notThrowsAsync(checkWorkerToken(other));
@@ -193,4 +204,16 @@ test.serial("an idle poll claims once and then waits on Redis; a task offered wa
     waiters.close();
     publisher.disconnect();
   }
+});
+
+test("an answer is checked against the returns event as a link body: extra, missing, mistyped refused; none for a call without returns", async (t) => {
+  const scoring = { workflow: "Scoring", version: 1, state: "Checking", alias: "credit" };
+  t.like(await prepareTaskAnswer(db, scoring, { score: 1, band: "C" }), { ok: true, answer: { score: 1, band: "C" } });
+  for (const bad of [{ score: 1, band: "C", extra: true }, { band: "C" }, { score: "high", band: "C" }, [1], "text"]) {
+    const r = await prepareTaskAnswer(db, scoring, bad);
+    t.like(r, { ok: false, refusal: { code: "invalid-body" } }, JSON.stringify(bad));
+  }
+  const ping = { workflow: "Ping", version: 1, state: "S", alias: "x" };
+  t.like(await prepareTaskAnswer(db, ping, {}), { ok: true, answer: {} });
+  t.like(await prepareTaskAnswer(db, ping, { x: 1 }), { ok: false, refusal: { code: "invalid-body" } });
 });

@@ -104,9 +104,9 @@ export async function prepareTaskAnswer(
 ): Promise<{ ok: true; answer: Record<string, unknown> } | { ok: false; refusal: Refusal }> {
   const wf = await loadVersion(db, task.workflow, task.version);
   const decl = wf.states[task.state]?.slots.find((s) => s.alias === task.alias);
-  const event = decl ? wf.events[decl.event] : undefined;
-  if (!decl || !event) return { ok: false, refusal: refuse(RefusalCode.NotFound, "This task's call is no longer declared by its workflow.") };
-  const checked = checkBody(answer, event.params);
+  if (!decl) return { ok: false, refusal: refuse(RefusalCode.NotFound, "This task's call is no longer declared by its workflow.") };
+  // a call without `returns` takes an answer with no parameters: `on x()`
+  const checked = checkBody(answer, wf.events[decl.event]?.params ?? []);
   if (!checked.ok) return { ok: false, refusal: refuse(RefusalCode.InvalidBody, checked.detail, { expects: checked.expects, errors: checked.problems }) };
   return { ok: true, answer: Object.fromEntries(Object.entries(checked.args).map(([k, v]) => [k, toJson(v)])) };
 }
