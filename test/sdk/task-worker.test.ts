@@ -9,12 +9,15 @@
  * - `TaskError(…, {retry: false})` fails the call at once: `on x.failed` with `x.error`;
  * - a worker killed (SIGKILL) mid-task: after the lease (the call's Timeout) the task is offered
  *   again as attempt 2, another worker answers it, and the answer is applied once;
+ * - `stop()` lets a task the worker holds finish (its answer applied) before it resolves;
+ * - a task withdrawn (its run cancelled): the next heartbeat rejects with TaskLockLost and
+ *   `ctx.signal` is aborted; the late answer is refused (409, told to onError);
  * - a poll with waitSeconds and no task answers an empty list; a poll without a worker token is 401.
  */
 import { spawn } from "node:child_process";
 import { fileURLToPath } from "node:url";
 import test from "ava";
-import { TaskError, TaskWorker } from "../../src/sdk/worker.js";
+import { TaskError, TaskLockLost, TaskWorker } from "../../src/sdk/worker.js";
 import { showRun, startRun, type RunView } from "../helpers/callback.js";
 import { dropDatabase } from "../helpers/db.js";
 import { ADMIN_TOKEN, eventually, request, ROOT, startCluster, type Cluster } from "../helpers/server.js";
@@ -45,7 +48,14 @@ terminal state Manual
 terminal state Failed
 `;
 
-const FLOWS = [flow("Basic", "score-basic", "30s", 3), flow("Twice", "score-twice", "30s", 3), flow("Fatal", "score-fatal", "30s", 3), flow("Crash", "score-crash", "2s", 3)];
+const FLOWS = [
+  flow("Basic", "score-basic", "30s", 3),
+  flow("Twice", "score-twice", "30s", 3),
+  flow("Fatal", "score-fatal", "30s", 3),
+  flow("Crash", "score-crash", "2s", 3),
+  flow("Graceful", "score-graceful", "30s", 3),
+  flow("Withdrawn", "score-withdrawn", "30s", 3),
+];
 
 test.before(async () => {
   // two tokens: rotation (the worker uses the second)
@@ -210,4 +220,80 @@ test.serial("a poll with waitSeconds and no task answers an empty list; the task
   const bad = await tasks("/poll", { types: [], waitSeconds: 99, extra: 1 });
   t.is(bad.status, 422);
   t.deepEqual(bad.body.errors.map((e: { name: string }) => e.name).sort(), ["extra"]);
+});
+
+test.serial("stop() lets the task a worker holds finish: its answer is applied before stop resolves", async (t) => {
+  const runId = await startRun(cluster.baseUrl, "Graceful", { company: "Umbrella" });
+  let release: () => void = () => undefined;
+  const released = new Promise<void>((r) => (release = r));
+  let started = false;
+  const worker = new TaskWorker({
+    url: cluster.baseUrl,
+    token: WORKER_TOKEN,
+    waitSeconds: 5,
+    tasks: {
+      "score-graceful": async () => {
+        started = true;
+        await released;
+        return { score: 710, band: "B" };
+      },
+    },
+  });
+  const running = worker.run();
+  await eventually(async () => started, 30_000);
+  let stopped = false;
+  const stopping = worker.stop().then(() => (stopped = true));
+  t.is(worker.holding, 1);
+  t.false(stopped, "stop waits for the task it holds");
+  release();
+  await stopping;
+  await running;
+  t.is(worker.holding, 0);
+  const run = await ended(runId);
+  t.is(run.state, "Good");
+});
+
+test.serial("a task withdrawn (its run cancelled): the heartbeat rejects with TaskLockLost, ctx.signal is aborted, the late answer is refused", async (t) => {
+  const runId = await startRun(cluster.baseUrl, "Withdrawn", { company: "Cyberdyne" });
+  let started = false;
+  let lost: unknown = null;
+  let aborted = false;
+  const errors: Error[] = [];
+  const worker = new TaskWorker({
+    url: cluster.baseUrl,
+    token: WORKER_TOKEN,
+    waitSeconds: 5,
+    onError: (err) => errors.push(err),
+    tasks: {
+      "score-withdrawn": async (_input, ctx) => {
+        started = true;
+        // heartbeats until the task is withdrawn (recorded facts only: no sleep-and-hope)
+        for (;;) {
+          try {
+            await ctx.heartbeat();
+          } catch (err) {
+            lost = err;
+            break;
+          }
+          await new Promise((r) => setTimeout(r, 100));
+        }
+        aborted = ctx.signal.aborted;
+        return { score: 700, band: "A" };
+      },
+    },
+  });
+  const running = worker.run();
+  await eventually(async () => started, 30_000);
+  const cancel = await request(cluster.baseUrl, "POST", `/api/runs/${runId}/cancel`, { token: ADMIN_TOKEN, json: { reason: "no longer needed" } });
+  t.true(cancel.status === 200 || cancel.status === 202, cancel.text);
+  await eventually(async () => lost !== null, 30_000);
+  await eventually(async () => worker.holding === 0, 30_000);
+  await worker.stop();
+  await running;
+  t.true(lost instanceof TaskLockLost);
+  t.true(aborted);
+  t.true(errors.some((e) => /task-lock-lost/.test(e.message)), errors.map((e) => e.message).join("; "));
+  const run = await showRun(cluster.baseUrl, runId);
+  t.is(run.status, "cancelled");
+  t.is(kinds(run, "call-answered").length, 0);
 });
