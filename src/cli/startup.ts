@@ -14,7 +14,9 @@
  * one line and nothing after it runs (so a busy port is reported before anything is migrated):
  *   1. configuration, with the secrets the roles need (web: all three; worker, sweeper: the seal key)
  *   2. the web port is free (a worker's or sweeper's SLOTFLOW_METRICS_PORT, when set)
- *   3. PostgreSQL answers, the database exists and is migrated (`--migrate`: applies migrations first)
+ *   3. PostgreSQL answers, the database exists and is migrated (`--migrate`: applies migrations first);
+ *      in production a web process also needs SLOTFLOW_WORKER_TOKEN when a deployed workflow has a
+ *      `call task` (`checkWorkerToken`, issue 41 item 3)
  *   4. Redis answers, in the configured topology, and can run BullMQ's multi-key scripts on each
  *      queue shard's keys (issue 17 item 5: a Cluster given as one node answers CROSSSLOT/MOVED, a
  *      Sentinel that names no master, a replica that is READONLY — each one line, exit 1)
