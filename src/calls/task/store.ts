@@ -15,10 +15,11 @@
  *                   with what the engine's `call` command needs
  *   lapsedLeases    the sweeper: held tasks whose lease ran out (a crashed or stalled worker)
  *
- * Lock tokens: `<run id>.<32 random bytes, base64url>` — the run id makes every statement on one
- * task a router statement of the partitioned schema (docs/scaling.md); only the SHA-256 of
- * `<task id>:<token>` is stored, so the token is useless for another task and is never written
- * anywhere (not in the database, a log, Redis or an error).
+ * Lock tokens: `<run id>.<secret: 32 random bytes, base64url>` — the run id makes every statement
+ * on one task a router statement of the partitioned schema (docs/scaling.md). The secret never
+ * reaches PostgreSQL, not even as a statement's parameter: the claim is handed its SHA-256, and
+ * stores `sha256("<task id>:" + sha256(secret))` (`lockSha256`), so a token is useless for another
+ * task and is never written anywhere (not in the database, a log, Redis or an error).
  */
 import { createHash, randomBytes } from "node:crypto";
 import type { Db } from "../../db.js";
@@ -37,9 +38,12 @@ export interface ClaimedTask {
   request: string;
 }
 
-/** The hex SHA-256 stored for `token` on task `id`. */
+const sha256hex = (s: string) => createHash("sha256").update(s).digest("hex");
+
+/** The hex SHA-256 stored for `token` on task `id` (see the module header). */
 export function lockSha256(taskId: string, token: string): string {
-  return createHash("sha256").update(`${taskId.toLowerCase()}:${token}`).digest("hex");
+  const secret = token.slice(token.indexOf(".") + 1);
+  return sha256hex(`${taskId.toLowerCase()}:${sha256hex(secret)}`);
 }
 
 /** The run id a lock token begins with, or null when `token` is not shaped like one. */
@@ -56,6 +60,7 @@ export function lockTokenRunId(token: string): string | null {
  */
 export async function claimTasks(db: Db, types: string[], max: number): Promise<{ tasks: ClaimedTask[]; nextAt: Date | null }> {
   const secrets = Array.from({ length: max }, () => randomBytes(32).toString("base64url"));
+  const hashed = secrets.map(sha256hex);
   const rows = await db.$queryRawUnsafe<{ tasks: { id: string; run_id: string; type: string; attempt: number; lock_expires_at: string; n: number; request: string }[]; next_at: Date | null }[]>(
     `WITH picked AS (
        SELECT s.run_id, s.id, row_number() OVER () AS n FROM (
@@ -64,7 +69,7 @@ export async function claimTasks(db: Db, types: string[], max: number): Promise<
           ORDER BY available_at LIMIT $2 FOR UPDATE SKIP LOCKED) s
      ), claimed AS (
        UPDATE tasks t SET status = 'held', attempt = t.attempt + 1, claimed_at = now(),
-              lock_sha256 = encode(sha256(convert_to(t.id::text || ':' || t.run_id::text || '.' || ($3::text[])[p.n], 'UTF8')), 'hex'),
+              lock_sha256 = encode(sha256(convert_to(t.id::text || ':' || ($3::text[])[p.n], 'UTF8')), 'hex'),
               lock_expires_at = now() + make_interval(secs => t.timeout_ms / 1000.0)
          FROM picked p WHERE t.run_id = p.run_id AND t.id = p.id
        RETURNING t.id, t.run_id, t.type, t.attempt, t.lock_expires_at, p.n,
@@ -77,7 +82,7 @@ export async function claimTasks(db: Db, types: string[], max: number): Promise<
             (SELECT min(available_at) FROM tasks WHERE status = 'ready' AND type = ANY($1::text[]) AND available_at > now()) AS next_at`,
     types,
     max,
-    secrets,
+    hashed,
   );
   const row = rows[0];
   const tasks = (row?.tasks ?? []).map((t) => ({
