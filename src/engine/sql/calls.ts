@@ -16,7 +16,8 @@
  *
  * The calls worker (workers/calls.ts) is the only other writer: `claimCall` takes an attempt
  * (`attempts` + 1, `claimed_until`), outside the run lock; the step never writes those two columns
- * except to release the claim.
+ * except to release the claim. The task claim (src/calls/task/store.ts) counts a task's attempt in
+ * `attempts` the same way.
  */
 import type { Db, Tx } from "../../db.js";
 
@@ -90,17 +91,13 @@ export async function writeCalls(tx: Tx, rows: CallWriteRow[]): Promise<void> {
   }
 }
 
-/** Records what a step decided for calls of `runId`; the attempt whose outcome it applied releases its claim. */
+/**
+ * Records what a step decided for calls of `runId`; the attempt whose outcome it applied releases its
+ * claim. A task's lease row is changed FIRST, then the call: the task claim (src/calls/task/store.ts)
+ * locks in that same order (the task, then its call), so the two never deadlock.
+ */
 export async function changeCalls(tx: Tx, runId: string, rows: CallChangeRow[]): Promise<void> {
   if (rows.length === 0) return;
-  await tx.$executeRawUnsafe(
-    `UPDATE calls c SET status = x.status, next_attempt_at = x.next_attempt_at, last_status = x.last_status, last_error = x.last_error,
-                        error = x.error, ended_at = x.ended_at, claimed_until = NULL
-       FROM jsonb_to_recordset($2::jsonb) AS x(id uuid, status text, next_attempt_at timestamptz, last_status int, last_error text, error text, ended_at timestamptz)
-      WHERE c.run_id = $1::uuid AND c.id = x.id`,
-    runId,
-    JSON.stringify(rows.map(({ type: _type, ...r }) => r)),
-  );
   const tasks = rows.filter((r) => r.type === "task");
   if (tasks.length > 0) {
     // a pending task call was given its next attempt (offered from then); an ended one is done
@@ -114,6 +111,14 @@ export async function changeCalls(tx: Tx, runId: string, rows: CallChangeRow[]):
       JSON.stringify(tasks.map((t) => ({ id: t.id, status: t.status, next_attempt_at: t.next_attempt_at }))),
     );
   }
+  await tx.$executeRawUnsafe(
+    `UPDATE calls c SET status = x.status, next_attempt_at = x.next_attempt_at, last_status = x.last_status, last_error = x.last_error,
+                        error = x.error, ended_at = x.ended_at, claimed_until = NULL
+       FROM jsonb_to_recordset($2::jsonb) AS x(id uuid, status text, next_attempt_at timestamptz, last_status int, last_error text, error text, ended_at timestamptz)
+      WHERE c.run_id = $1::uuid AND c.id = x.id`,
+    runId,
+    JSON.stringify(rows.map(({ type: _type, ...r }) => r)),
+  );
 }
 
 const COLUMNS = `id, slot_id, alias, element, type, endpoint, method, status, attempts, max_attempts, timeout_ms, deadline, next_attempt_at, last_status, last_error, error, ended_at`;
