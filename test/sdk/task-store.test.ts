@@ -217,3 +217,11 @@ test("an answer is checked against the returns event as a link body: extra, miss
   t.like(await prepareTaskAnswer(db, ping, {}), { ok: true, answer: {} });
   t.like(await prepareTaskAnswer(db, ping, { x: 1 }), { ok: false, refusal: { code: "invalid-body" } });
 });
+
+test.serial("twenty concurrent polls for one task: exactly one claims it (FOR UPDATE SKIP LOCKED)", async (t) => {
+  const runId = await start("Contended");
+  const results = await Promise.all(Array.from({ length: 20 }, () => claimTasks(db, ["store-score"], 5)));
+  const got = results.flatMap((r) => r.tasks).filter((x) => x.runId === runId);
+  t.is(got.length, 1);
+  t.is(got[0]!.attempt, 1);
+});
