@@ -111,7 +111,7 @@ export function webRouters(
   runEndWaiters: RunEndWaiters = new RunEndWaiters(rt.config),
   taskWaiters: TaskWaiters = new TaskWaiters(rt.config),
 ): Router[] {
-  return [opsRouter(rt, isDraining), runResultRouter(rt, runEndWaiters), tasksRouter(rt, taskWaiters), callbackRouter(rt, rateLimit), adminRouter(rt), endpointsRouter(rt), slackRouter(rt), runsApiRouter(rt), receiptsRouter(rt), consoleRouter(rt), taskRouter(rt), mcpRouter(rt), inboxRouter(rt), identityRouter(rt), homeRouter(rt)];
+  return [opsRouter(rt, isDraining), runResultRouter(rt, runEndWaiters), tasksRouter(rt, taskWaiters, isDraining), callbackRouter(rt, rateLimit), adminRouter(rt), endpointsRouter(rt), slackRouter(rt), runsApiRouter(rt), receiptsRouter(rt), consoleRouter(rt), taskRouter(rt), mcpRouter(rt), inboxRouter(rt), identityRouter(rt), homeRouter(rt)];
 }
 
 export function createWebApp(rt: Runtime): WebApp {

@@ -18,6 +18,9 @@
  *        a failed attempt: 200 {status: "retried" | "failed", run} (retried while attempts remain
  *        and `retry` is not false; then the call fails: `on x.failed`)
  *
+ * A process shutting down answers polls 503 unavailable (Retry-After) without claiming; its waiting
+ * polls answer an empty list at once.
+ *
  * 409 task-lock-lost: the token does not hold the task now — its lease ran out (the task is offered
  * again as the next attempt), it was withdrawn (its slot closed), or this attempt's outcome was
  * already given (a second completion). 401 without a worker token; 503 unavailable when
@@ -102,7 +105,7 @@ function answerOutcome(ctx: Context, outcome: Outcome | "accepted", expected: re
   ctx.body = { status: outcome.status, run: outcome.run };
 }
 
-export function tasksRouter(rt: Runtime, waiters: TaskWaiters): Router {
+export function tasksRouter(rt: Runtime, waiters: TaskWaiters, isDraining: () => boolean = () => false): Router {
   const router = new Router({ prefix: "/api/tasks", sensitive: true, strict: true });
   const worker = async (ctx: Context, next: () => Promise<unknown>) => {
     requireWorker(ctx, rt.config.workerTokens, rt.config.adminToken);
@@ -117,6 +120,8 @@ export function tasksRouter(rt: Runtime, waiters: TaskWaiters): Router {
 
   router.post("/poll", worker, async (ctx) => {
     const poll = parsePoll(await readBody(ctx, "json", SMALL_BODY_LIMIT, rt.config.limits.maxInputDepth));
+    // a process shutting down takes no task: 503 with Retry-After sends the worker elsewhere (or back later)
+    if (isDraining()) throw new RefusalError(refuse(RefusalCode.Unavailable, "This process is shutting down; poll again (another process, or this one after it restarts)."));
     // a client that goes away stops the wait (a task it claimed meanwhile comes back when its lease runs out)
     const gone = new AbortController();
     ctx.res.once("close", () => gone.abort());
