@@ -130,14 +130,15 @@ test.serial("a second completion is 409 task-lock-lost; an answer not of the ret
   t.is(stranger.status, 409);
   t.is(stranger.body.code, "task-lock-lost");
   const first = await tasks(`/${task.id}/complete`, { lockToken: task.lockToken, answer: { score: 500, band: "C" } });
-  t.is(first.status, 200, first.text);
-  t.is(first.body.status, "completed");
+  // 202 when the command worker is slower than SLOTFLOW_DEPOSIT_WAIT_MS (a loaded machine): applied later
+  t.true(first.status === 200 || first.status === 202, first.text);
+  t.is(first.body.status, first.status === 200 ? "completed" : "accepted");
+  const run = await ended(runId);
   const second = await tasks(`/${task.id}/complete`, { lockToken: task.lockToken, answer: { score: 900, band: "A" } });
   t.is(second.status, 409, second.text);
   t.is(second.body.code, "task-lock-lost");
   const beat = await tasks(`/${task.id}/heartbeat`, { lockToken: task.lockToken });
   t.is(beat.status, 409);
-  const run = await ended(runId);
   t.is(run.state, "Manual");
   t.is(kinds(run, "call-answered").length, 1);
 });

@@ -90,7 +90,7 @@ export async function prepareRaise(
 }
 
 /**
- * A task worker's answer (v0.5 SDK, issue 41 item 3; language.md §12: for `task` answers,
+ * A task worker's answer (v0.5 SDK, issue 41 item 3; docs/language.md "Calls at run time": for `task` answers,
  * properties the `returns` event does not declare are refused, as for a link): checked against the
  * `returns` event of the call's slot (`alias` in `state` of the run's version) exactly as a link's
  * body is (values/body.ts `checkBody`). Resolves the answer to hand to the `call` command (the
