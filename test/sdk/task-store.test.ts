@@ -10,6 +10,7 @@
  *   attempt 2 (after the backoff: `nextAt`);
  * - the statements on one task name one partition (a router statement);
  * - an answer is checked against the `returns` event as a link's body is (extra members refused);
+ * - a fanned-out `call task` makes one task per element;
  * - an idle poll costs one claim for its whole wait, and is woken by the type's Redis message;
  * - SLOTFLOW_WORKER_TOKEN: parsed comma-separated; a placeholder refused in production; the
  *   start-up check names a deployed workflow with a `call task`.
@@ -51,6 +52,15 @@ terminal state Manual
 terminal state Failed
 `;
 
+const FAN = `workflow Fan(names: list<string>)
+event Ok(v: int)
+initial state S {
+  call task "store-fan" as lookups returns Ok for each c in names { Input { name: c } }
+  on lookups(v) { when (lookups.done) -> Done }
+}
+terminal state Done
+`;
+
 const PING = `workflow Ping(c: string)
 initial state S {
   call task "store-ping" as x { Input { c: c } }
@@ -71,6 +81,7 @@ test.before(async () => {
   deps = { db, sealer, baseUrl: "http://slotflow.test" };
   await deploy(db, FLOW);
   await deploy(db, PING);
+  await deploy(db, FAN);
 });
 test.after.always(async () => {
   await db?.$disconnect();
@@ -165,7 +176,7 @@ test("SLOTFLOW_WORKER_TOKEN: comma-separated tokens; a placeholder refused in pr
 });
 
 test.serial("the start-up check names a deployed workflow with a call task", async (t) => {
-  await t.throwsAsync(checkWorkerToken(url), { message: /workflow "(Ping|Scoring)" has a `call task`.*SLOTFLOW_WORKER_TOKEN/ });
+  await t.throwsAsync(checkWorkerToken(url), { message: /workflow "(Fan|Ping|Scoring)" has a `call task`.*SLOTFLOW_WORKER_TOKEN/ });
   const other = await freshDatabase("tasknone");
   try {
     await t.notThrowsAsync(checkWorkerToken(other));
@@ -224,4 +235,21 @@ test.serial("twenty concurrent polls for one task: exactly one claims it (FOR UP
   const got = results.flatMap((r) => r.tasks).filter((x) => x.runId === runId);
   t.is(got.length, 1);
   t.is(got[0]!.attempt, 1);
+});
+
+test.serial("a fanned-out call task: one task per element, each answered once, the run goes on when all are done", async (t) => {
+  const runId = randomUUID();
+  const started = await applyCommand(deps, { kind: "start", commandId: randomUUID(), runId, workflow: "Fan", version: 1, input: { names: ["a", "b", "c"] } });
+  t.true(started.outcome.ok);
+  t.is((started.queuedCalls ?? []).filter((c) => c.task === "store-fan").length, 3);
+  const { tasks } = await claimTasks(db, ["store-fan"], 10);
+  const mine = tasks.filter((x) => x.runId === runId);
+  t.deepEqual(mine.map((x) => (JSON.parse(sealer.openText(x.request)) as { input: { name: string } }).input.name).sort(), ["a", "b", "c"]);
+  for (const [i, task] of mine.entries()) {
+    t.is(await runState(runId), "S");
+    const held = await heldTask(db, task.id, task.lockToken);
+    const applied = await applyCommand(deps, answerCommand(held!, { v: i }));
+    t.true(applied.outcome.ok, JSON.stringify(applied.outcome));
+  }
+  t.is(await runState(runId), "Done");
 });
