@@ -21,7 +21,7 @@
  * | SLOTFLOW_TRUST_PROXY | trustProxyHops: how many proxies in front of the web process append to X-Forwarded-For; the client is the address the outermost trusted one saw (`1`: one proxy; issue 28 item 4) | 0 (off: the socket's address) |
  * | SLOTFLOW_JWT_MAX_TTL_SECONDS | jwtMaxTtlSeconds: the longest lifetime (`exp` − `iat`, or `exp` − now without `iat`) of a principal JWT accepted (issue 28 item 8) | 86400 (24 h) |
  * | SLOTFLOW_JWT_AUDIENCE | jwtAudience: when set, a principal JWT must carry it in `aud` (and `slotflow token` adds it) | unset: `aud` not checked |
- * | SLOTFLOW_WORKER_TOKEN | workerTokens: the bearer token(s) of the task API `/api/tasks/*` (issue 41 item 3), comma-separated for rotation; required at start of a production web process when a deployed workflow has a `call task` (cli/startup.ts) | unset: the admin token |
+ * | SLOTFLOW_WORKER_TOKEN | workerTokens: the bearer token(s) of the task API `/api/tasks/*` (issue 41 item 3), comma-separated for rotation; required at start of a production web process when a deployed workflow has a `call task` (cli/startup.ts) | unset: the admin token (outside production) |
  * | SLOTFLOW_MCP_TOKEN | mcpToken: a bearer token of `POST /mcp` beside the admin token, reaching only runs started through MCP (issues 33, 38 L5) | unset: the admin token only |
  * | SLOTFLOW_MCP_MAIL_DOMAINS | mcpMailDomains: the only domains MCP request_approval / ask_human may mail (comma-separated, exact, case-insensitive; issue 38 L5) | unset: any address |
  * | SLOTFLOW_JWT_ISSUER | jwtIssuer: when set, a principal JWT's `iss` must equal it (and `slotflow token` sets it) | unset: `iss` not checked |

@@ -541,7 +541,7 @@ export function openApiDocument(baseUrl: string) {
     components: {
       securitySchemes: {
         adminToken: { type: "http", scheme: "bearer", description: "SLOTFLOW_ADMIN_TOKEN" },
-        workerToken: { type: "http", scheme: "bearer", description: "One of SLOTFLOW_WORKER_TOKEN's comma-separated tokens (the admin token when it is unset)" },
+        workerToken: { type: "http", scheme: "bearer", description: "One of SLOTFLOW_WORKER_TOKEN's comma-separated tokens (outside production, the admin token when it is unset)" },
         dashboardBasic: { type: "http", scheme: "basic", description: "Any user name; SLOTFLOW_ADMIN_TOKEN as the password" },
         consoleBasic: { type: "http", scheme: "basic", description: "Any user name; SLOTFLOW_ADMIN_TOKEN (operator) or SLOTFLOW_VIEWER_TOKEN (viewer) as the password" },
         principalJwt: { type: "http", scheme: "bearer", bearerFormat: "JWT", description: "HS256 with SLOTFLOW_JWT_SECRET; claims sub and exp (required; a lifetime of at most SLOTFLOW_JWT_MAX_TTL_SECONDS), email, roles, and aud / iss when SLOTFLOW_JWT_AUDIENCE / SLOTFLOW_JWT_ISSUER are set" },

@@ -1,7 +1,7 @@
 /**
  * The task workers' API (v0.5 SDK, issue 41 item 3; interfaces.md "The TypeScript SDK"; docs/sdk.md
- * "Task workers"). Bearer SLOTFLOW_WORKER_TOKEN (any of its comma-separated tokens; the admin token
- * when none is set). Bodies are JSON objects; undeclared members are refused (422 invalid-body).
+ * "Task workers"). Bearer SLOTFLOW_WORKER_TOKEN (any of its comma-separated tokens; outside
+ * production, the admin token when none is set). Bodies are JSON objects; undeclared members are refused (422 invalid-body).
  *
  *   POST /api/tasks/poll {types: [string, 1–50], max?: 1–100 (1), waitSeconds?: 0–60 (0)}
  *        200 {tasks: [{id, type, runId, input, attempt, lockToken, lockExpiresAt}]} — claimed, each
@@ -108,7 +108,7 @@ function answerOutcome(ctx: Context, outcome: Outcome | "accepted", expected: re
 export function tasksRouter(rt: Runtime, waiters: TaskWaiters, isDraining: () => boolean = () => false): Router {
   const router = new Router({ prefix: "/api/tasks", sensitive: true, strict: true });
   const worker = async (ctx: Context, next: () => Promise<unknown>) => {
-    requireWorker(ctx, rt.config.workerTokens, rt.config.adminToken);
+    requireWorker(ctx, rt.config.workerTokens, rt.config.adminToken, rt.config.nodeEnv === "production");
     await next();
   };
   const held = async (ctx: Context, token: string): Promise<HeldTask> => {

@@ -29,6 +29,7 @@ import { applyCommand, type EngineDeps } from "../../src/engine/commands/apply.j
 import { prepareTaskAnswer } from "../../src/engine/commands/prepare.js";
 import { Sealer } from "../../src/engine/sealing/seal.js";
 import { deploy } from "../../src/engine/versions/deploy.js";
+import { requireWorker } from "../../src/web/auth.js";
 import { parsePoll } from "../../src/web/tasks-api.js";
 import { dropDatabase, freshDatabase, sql } from "../helpers/db.js";
 import { partitionedTests, partitionRunTables } from "../helpers/partitioned.js";
@@ -252,4 +253,13 @@ test.serial("a fanned-out call task: one task per element, each answered once, t
     t.true(applied.outcome.ok, JSON.stringify(applied.outcome));
   }
   t.is(await runState(runId), "Done");
+});
+
+test("the task API's token: a worker token; outside production the admin token when none is set; in production never the admin token", (t) => {
+  const ctxOf = (token: string) => ({ get: (h: string) => (h.toLowerCase() === "authorization" ? `Bearer ${token}` : ""), headers: { authorization: `Bearer ${token}` }, request: { headers: { authorization: `Bearer ${token}` } } }) as never;
+  t.notThrows(() => requireWorker(ctxOf("w2"), ["w1", "w2"], "admin"));
+  t.throws(() => requireWorker(ctxOf("admin"), ["w1", "w2"], "admin"), { message: /SLOTFLOW_WORKER_TOKEN/ });
+  t.notThrows(() => requireWorker(ctxOf("admin"), [], "admin"));
+  t.throws(() => requireWorker(ctxOf("admin"), [], "admin", true), { message: /in production/ });
+  t.notThrows(() => requireWorker(ctxOf("w1"), ["w1"], "admin", true));
 });
