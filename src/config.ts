@@ -21,6 +21,7 @@
  * | SLOTFLOW_TRUST_PROXY | trustProxyHops: how many proxies in front of the web process append to X-Forwarded-For; the client is the address the outermost trusted one saw (`1`: one proxy; issue 28 item 4) | 0 (off: the socket's address) |
  * | SLOTFLOW_JWT_MAX_TTL_SECONDS | jwtMaxTtlSeconds: the longest lifetime (`exp` − `iat`, or `exp` − now without `iat`) of a principal JWT accepted (issue 28 item 8) | 86400 (24 h) |
  * | SLOTFLOW_JWT_AUDIENCE | jwtAudience: when set, a principal JWT must carry it in `aud` (and `slotflow token` adds it) | unset: `aud` not checked |
+ * | SLOTFLOW_WORKER_TOKEN | workerTokens: the bearer token(s) of the task API `/api/tasks/*` (issue 41 item 3), comma-separated for rotation; required at start of a production web process when a deployed workflow has a `call task` (cli/startup.ts) | unset: the admin token (outside production) |
  * | SLOTFLOW_MCP_TOKEN | mcpToken: a bearer token of `POST /mcp` beside the admin token, reaching only runs started through MCP (issues 33, 38 L5) | unset: the admin token only |
  * | SLOTFLOW_MCP_MAIL_DOMAINS | mcpMailDomains: the only domains MCP request_approval / ask_human may mail (comma-separated, exact, case-insensitive; issue 38 L5) | unset: any address |
  * | SLOTFLOW_JWT_ISSUER | jwtIssuer: when set, a principal JWT's `iss` must equal it (and `slotflow token` sets it) | unset: `iss` not checked |
@@ -124,6 +125,11 @@ export interface Config {
   jwtAudience: string | null;
   /** A bearer token of the MCP endpoint `POST /mcp` besides the admin token, reaching only the runs started through MCP (SLOTFLOW_MCP_TOKEN; issue 33 item 1, issue 38 L5), or null. */
   mcpToken: string | null;
+  /**
+   * The bearer tokens of the task workers' API `/api/tasks/*` (SLOTFLOW_WORKER_TOKEN, comma-separated
+   * for rotation; v0.5 SDK, issue 41 item 3); empty when unset — then the admin token is taken.
+   */
+  workerTokens: string[];
   /** The domains MCP request_approval / ask_human may mail, lower case (SLOTFLOW_MCP_MAIL_DOMAINS), or null: any (issue 38 L5). */
   mcpMailDomains: string[] | null;
   /** Required `iss` of principal JWTs (SLOTFLOW_JWT_ISSUER), or null: not checked. */
@@ -388,6 +394,10 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, options: LoadOp
         problems.push(`${name} is a known placeholder value (a development default or a "change-me" value); set a real secret when NODE_ENV=production`);
       }
     }
+    // issue 41 item 3: task workers' tokens are secrets too (any of them; none is quoted)
+    if ((env.SLOTFLOW_WORKER_TOKEN ?? "").split(",").some((t) => t.trim() !== "" && isPlaceholderSecret(t.trim()))) {
+      problems.push(`SLOTFLOW_WORKER_TOKEN holds a known placeholder value (a development default or a "change-me" value); set real tokens when NODE_ENV=production`);
+    }
   }
   const trustProxyHops = trustProxyOf(env.SLOTFLOW_TRUST_PROXY, problems);
   const metricsPort = env.SLOTFLOW_METRICS_PORT ? int("SLOTFLOW_METRICS_PORT", 0, 0) : null;
@@ -436,6 +446,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, options: LoadOp
     jwtMaxTtlSeconds: int("SLOTFLOW_JWT_MAX_TTL_SECONDS", DEFAULT_JWT_MAX_TTL_SECONDS, 1),
     jwtAudience: env.SLOTFLOW_JWT_AUDIENCE || null,
     mcpToken: env.SLOTFLOW_MCP_TOKEN || null,
+    workerTokens: (env.SLOTFLOW_WORKER_TOKEN ?? "").split(",").map((t) => t.trim()).filter((t) => t.length > 0),
     mcpMailDomains: mailDomainsOf(env.SLOTFLOW_MCP_MAIL_DOMAINS, problems),
     jwtIssuer: env.SLOTFLOW_JWT_ISSUER || null,
     http: {

@@ -17,6 +17,7 @@
  * and recorded as a `command-unsigned` incident on the run it names when that run exists
  * (issue 28 item 1).
  */
+import { announceTasks } from "../src/calls/task/waiters.js";
 import { UnrecoverableError, Worker, type Job } from "bullmq";
 import { applyCommand } from "../src/engine/commands/apply.js";
 import { validateCommand, type Command, type Outcome } from "../src/engine/commands/types.js";
@@ -53,11 +54,12 @@ export function logOutcome(rt: Pick<Runtime, "log">, kind: string, runId: string
  * slotflow_calls_total (v0.5): each call's end or retry counted once, when the step deciding it
  * committed — a `call` command answered, failed or retried it; any step may cancel calls.
  */
-function countCalls(cmd: Command, outcome: Outcome, cancelled: number): void {
+function countCalls(cmd: Command, outcome: Outcome, cancelled: number, callType = "http"): void {
   if (cancelled > 0) callMetrics.calls.inc({ type: "http", outcome: "cancelled" }, cancelled);
   if (cmd.kind !== "call" || !outcome.ok) return;
   const what = outcome.status === "completed" ? "answered" : outcome.status === "failed" ? "failed" : outcome.status === "retried" ? "retried" : null;
-  if (what) callMetrics.calls.inc({ type: "http", outcome: what });
+  // `type="task"` for a `call task`'s outcomes (issue 41 item 3)
+  if (what) callMetrics.calls.inc({ type: callType, outcome: what });
 }
 
 /**
@@ -145,10 +147,15 @@ export function startCommandWorker(rt: Runtime, mail: MailPump, shard = 0, concu
       });
       // calls (v0.5): attempts the step opened or scheduled go to the calls queue once it committed;
       // the sweeper re-enqueues a pending call whose job was lost
-      await rt.queues.enqueueCalls(applied.queuedCalls ?? []).catch((err: unknown) => {
+      // a `call task` (issue 41 item 3) has no job: the polls waiting for its type are woken
+      // (src/calls/task/waiters.ts); a lost message costs a poll's wait, never the task
+      const queuedCalls = applied.queuedCalls ?? [];
+      const offered = queuedCalls.flatMap((c) => (c.task === undefined ? [] : [c.task]));
+      if (offered.length > 0) await announceTasks(rt.queues.connection, rt.config.queuePrefix, offered);
+      await rt.queues.enqueueCalls(queuedCalls.filter((c) => c.task === undefined)).catch((err: unknown) => {
         rt.log.warn({ err: String(err) }, "could not enqueue calls; the sweeper will retry");
       });
-      countCalls(cmd, outcome, applied.cancelledCalls ?? 0);
+      countCalls(cmd, outcome, applied.cancelledCalls ?? 0, applied.callType);
       logOutcome(rt, cmd.kind, cmd.runId, outcome, performance.now() - t0, Math.max(0, (job.processedOn ?? job.timestamp) - job.timestamp));
       return outcome;
     },

@@ -21,6 +21,8 @@ import { reconcilePending } from "../src/engine/commands/pending.js";
 import { purge, PURGED_TABLES, type PurgeResult } from "../src/engine/sweeps/retention.js";
 import { overdueDeliveries } from "../src/outbox/deliveries.js";
 import { overdueCalls } from "../src/calls/overdue.js";
+import { lapsedLeases } from "../src/calls/task/store.js";
+import { lapsedCommands } from "../src/calls/task/lease.js";
 import { QUEUE, redisConnection } from "../src/queue/queues.js";
 import type { Runtime } from "../src/runtime.js";
 import { retentionMetrics, sweeperMetrics } from "../src/web/metrics.js";
@@ -87,6 +89,9 @@ export async function sweepOnce(
   await rt.queues.enqueueDeliveries(overdue.map((d) => ({ deliveryId: d.id, runId: d.runId, attempt: d.attempts })));
   // calls (v0.5) whose due attempt no worker took, or whose attempt's worker died (src/calls/overdue.ts)
   await rt.queues.enqueueCalls(await overdueCalls(rt.db, now, MAIL_GRACE_MS, SWEEP_BATCH));
+  // task leases that ran out (issue 41 item 3): the attempt failed — a `call` command, as an
+  // attempt's outcome; its id names the attempt, so a repeat is a no-op (src/calls/task/lease.ts)
+  await rt.queues.enqueueMany(lapsedCommands(await lapsedLeases(rt.db, now, SWEEP_BATCH)), { removeOnComplete: true });
   // commands answered 202 whose jobs Redis lost (issue 34 item 3; src/engine/commands/pending.ts)
   const pending = await reconcilePending({ db: rt.db, sealer: rt.sealer, queues: rt.queues, log: rt.log }, now, Math.max(50, drainMs / PURGE_SHARE));
   // v0.4 "Answers inside Slack": questions whose slot closed some other way lose their controls

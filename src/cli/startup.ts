@@ -14,7 +14,9 @@
  * one line and nothing after it runs (so a busy port is reported before anything is migrated):
  *   1. configuration, with the secrets the roles need (web: all three; worker, sweeper: the seal key)
  *   2. the web port is free (a worker's or sweeper's SLOTFLOW_METRICS_PORT, when set)
- *   3. PostgreSQL answers, the database exists and is migrated (`--migrate`: applies migrations first)
+ *   3. PostgreSQL answers, the database exists and is migrated (`--migrate`: applies migrations first);
+ *      in production a web process also needs SLOTFLOW_WORKER_TOKEN when a deployed workflow has a
+ *      `call task` (`checkWorkerToken`, issue 41 item 3)
  *   4. Redis answers, in the configured topology, and can run BullMQ's multi-key scripts on each
  *      queue shard's keys (issue 17 item 5: a Cluster given as one node answers CROSSSLOT/MOVED, a
  *      Sentinel that names no master, a replica that is READONLY — each one line, exit 1)
@@ -205,6 +207,33 @@ export async function preflight(roles: Roles, opts: { migrate?: boolean } = {}):
   if (config.metricsPort !== null) await checkPortFree(config.metricsPort, "SLOTFLOW_METRICS_PORT"); // every role (issue 16 item 5)
   if (opts.migrate) await migrate(config.databaseUrl).catch((err: unknown) => Promise.reject(postgresFailure(err, config.databaseUrl)));
   await checkPostgres(config.databaseUrl);
+  if (roles.web && config.nodeEnv === "production" && config.workerTokens.length === 0) await checkWorkerToken(config.databaseUrl);
   await checkRedis(config);
   return config;
+}
+
+/**
+ * SLOTFLOW_WORKER_TOKEN is required in production when a deployed workflow has a `call task`
+ * (v0.5 SDK, issue 41 item 3; interfaces.md "The TypeScript SDK"): without it, the web process of
+ * such a deployment refuses to start, with one line naming the workflow and the variable.
+ */
+export async function checkWorkerToken(databaseUrl: string): Promise<void> {
+  const client = new pg.Client({ connectionString: databaseUrl, connectionTimeoutMillis: CONNECT_TIMEOUT_MS });
+  client.on("error", () => undefined);
+  let name: string | undefined;
+  try {
+    await client.connect();
+    const rows = await client.query<{ workflow_name: string }>(
+      `SELECT workflow_name FROM workflow_versions
+        WHERE jsonb_path_exists(compiled::jsonb, 'lax $.** ? (@.type == "task" && exists(@.task))') ORDER BY workflow_name LIMIT 1`,
+    );
+    name = rows.rows[0]?.workflow_name;
+  } catch (err) {
+    throw postgresFailure(err, databaseUrl);
+  } finally {
+    await client.end().catch(() => undefined);
+  }
+  if (name !== undefined) {
+    throw new StartupError(`workflow "${name}" has a \`call task\`, and task workers need a token of their own in production: set SLOTFLOW_WORKER_TOKEN (comma-separated tokens for rotation)`);
+  }
 }

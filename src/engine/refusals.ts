@@ -52,6 +52,9 @@ export const RefusalCode = {
   // forwarding a link (v0.4 "Many responders, forwarding, and receipts"; commands/forward.ts)
   NotForwardable: "not-forwardable",
   ForwardLimit: "forward-limit",
+  // task workers (v0.5 SDK, issue 41 item 3; src/web/tasks-api.ts): the lease ran out, the task
+  // was withdrawn, or this attempt's outcome was already given
+  TaskLockLost: "task-lock-lost",
   // service
   RateLimited: "rate-limited",
   Unavailable: "unavailable",

@@ -101,6 +101,11 @@ export interface CallJob {
   runId: string;
   attempt: number;
   delayMs: number;
+  /**
+   * A `call task`'s type (v0.5 SDK, issue 41 item 3): no job is queued for it — the worker that
+   * committed the step wakes the task polls waiting for this type (src/calls/task/waiters.ts).
+   */
+  task?: string;
 }
 
 export interface SlotRecord {
@@ -597,6 +602,7 @@ export class Step implements World {
       this.run.id,
       changed.map((c) => ({
         id: c.id,
+        type: c.type,
         status: c.status,
         next_attempt_at: c.nextAttemptAt?.toISOString() ?? null,
         last_status: c.lastStatus,
@@ -607,7 +613,7 @@ export class Step implements World {
     );
     for (const c of this.newCalls) {
       const call = [...this.calls.values()].find((x) => x.id === c.id);
-      if (call?.status === "pending" && fresh.has(c.id)) this.queuedCalls.push({ callId: c.id, runId: this.run.id, attempt: 1, delayMs: 0 });
+      if (call?.status === "pending" && fresh.has(c.id)) this.queuedCalls.push({ callId: c.id, runId: this.run.id, attempt: 1, delayMs: 0, ...(call.type === "task" && call.endpoint ? { task: call.endpoint } : {}) });
     }
   }
 

@@ -54,7 +54,8 @@ async function mockedAttempt(request: MockedRequest): Promise<CallAttemptResult>
  */
 export async function applyWithCalls(deps: EngineDeps, cmd: Command): Promise<Applied> {
   const applied = await applyCommand(deps, cmd);
-  await makeAttempts(deps, (applied.queuedCalls ?? []).filter((c) => c.delayMs === 0));
+  // a `call task` (issue 41 item 3) is served by task workers, not by a stand-in: it stays pending
+  await makeAttempts(deps, (applied.queuedCalls ?? []).filter((c) => c.delayMs === 0 && c.task === undefined));
   return applied;
 }
 
@@ -76,7 +77,7 @@ export async function makeAttempts(deps: EngineDeps, jobs: { callId: string; run
 /** Attempts of `runId`'s pending calls now due (the kit's clock: `advanceTime` moved them). */
 export async function dueAttempts(db: Db, runId: string): Promise<{ callId: string; runId: string; attempt: number }[]> {
   const rows = await db.$queryRawUnsafe<{ id: string; attempts: number }[]>(
-    `SELECT id, attempts FROM calls WHERE run_id = $1::uuid AND status = 'pending' AND claimed_until IS NULL AND next_attempt_at <= now() ORDER BY next_attempt_at`,
+    `SELECT id, attempts FROM calls WHERE run_id = $1::uuid AND status = 'pending' AND type <> 'task' AND claimed_until IS NULL AND next_attempt_at <= now() ORDER BY next_attempt_at`,
     runId,
   );
   return rows.map((r) => ({ callId: r.id, runId, attempt: r.attempts + 1 }));

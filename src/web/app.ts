@@ -33,6 +33,8 @@ import { doorLimits } from "./door-limits.js";
 import { runsApiRouter } from "./runs-api.js";
 import { runResultRouter } from "./run-result.js";
 import { RunEndWaiters } from "../engine/run-end.js";
+import { TaskWaiters } from "../calls/task/waiters.js";
+import { tasksRouter } from "./tasks-api.js";
 import { receiptsRouter } from "./receipts.js";
 import { consoleGate, consoleRouter } from "./console/index.js";
 import { taskRouter } from "./task/index.js";
@@ -104,8 +106,14 @@ function opsRouter(rt: Runtime, isDraining: () => boolean): Router {
  * Every router the web process mounts, in order (the route-variants test walks their stacks, so a
  * route added here is covered by it). Each is created with EXACT_ROUTES.
  */
-export function webRouters(rt: Runtime, rateLimit: RateLimit, isDraining: () => boolean, runEndWaiters: RunEndWaiters = new RunEndWaiters(rt.config)): Router[] {
-  return [opsRouter(rt, isDraining), runResultRouter(rt, runEndWaiters), callbackRouter(rt, rateLimit), adminRouter(rt), endpointsRouter(rt), slackRouter(rt), runsApiRouter(rt), receiptsRouter(rt), consoleRouter(rt), taskRouter(rt), mcpRouter(rt), inboxRouter(rt), identityRouter(rt), homeRouter(rt)];
+export function webRouters(
+  rt: Runtime,
+  rateLimit: RateLimit,
+  isDraining: () => boolean,
+  runEndWaiters: RunEndWaiters = new RunEndWaiters(rt.config),
+  taskWaiters: TaskWaiters = new TaskWaiters(rt.config),
+): Router[] {
+  return [opsRouter(rt, isDraining), runResultRouter(rt, runEndWaiters), tasksRouter(rt, taskWaiters, isDraining), callbackRouter(rt, rateLimit), adminRouter(rt), endpointsRouter(rt), slackRouter(rt), runsApiRouter(rt), receiptsRouter(rt), consoleRouter(rt), taskRouter(rt), mcpRouter(rt), inboxRouter(rt), identityRouter(rt), homeRouter(rt)];
 }
 
 export function createWebApp(rt: Runtime): WebApp {
@@ -135,7 +143,10 @@ export function createWebApp(rt: Runtime): WebApp {
 
   // v0.5 Results: one subscription per web process for the result long-polls (engine/run-end.ts)
   const runEndWaiters = new RunEndWaiters(rt.config);
-  const routers = webRouters(rt, rateLimit, () => draining, runEndWaiters);
+  // v0.5 SDK (issue 41 item 3): one subscription per web process for the task polls (calls/task/waiters.ts)
+  const taskWaiters = new TaskWaiters(rt.config);
+  taskWaiters.subscribe(); // before the first poll, so its wait is not cut short by the subscription's confirmation
+  const routers = webRouters(rt, rateLimit, () => draining, runEndWaiters, taskWaiters);
   for (const router of routers) app.use(router.routes());
   app.use(unmatchedRoute(routers));
 
@@ -162,9 +173,11 @@ export function createWebApp(rt: Runtime): WebApp {
     },
     beginDrain() {
       draining = true;
+      taskWaiters.close(); // waiting polls answer (empty) now: workers poll another process
     },
     async close(timeoutMs = 25_000) {
       draining = true;
+      taskWaiters.close();
       const s = server;
       if (s) {
         const closed = new Promise<void>((resolve) => s.close(() => resolve()));

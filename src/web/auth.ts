@@ -58,6 +58,25 @@ export function requireAdmin(ctx: Context, adminToken: string): void {
   }
 }
 
+/**
+ * Throws 401 unless the request carries a task worker's token (v0.5 SDK, issue 41 item 3): one of
+ * `workerTokens` (SLOTFLOW_WORKER_TOKEN, comma-separated for rotation), or — outside production —
+ * the admin token when none is configured. In production without SLOTFLOW_WORKER_TOKEN the task
+ * API takes no token at all (the admin token is never a worker's there). Every token is compared
+ * in constant time; the token is never echoed.
+ */
+export function requireWorker(ctx: Context, workerTokens: readonly string[], adminToken: string, production = false): void {
+  if (workerTokens.length === 0 && production) {
+    throw unauthorized("The task API takes only SLOTFLOW_WORKER_TOKEN in production, and this server has none: set it (comma-separated tokens for rotation).");
+  }
+  const given = bearer(ctx);
+  const digest = (s: string) => createHash("sha256").update(s).digest();
+  const accepted = workerTokens.length > 0 ? workerTokens : [adminToken];
+  let ok = false;
+  if (given) for (const t of accepted) if (timingSafeEqual(digest(given), digest(t))) ok = true;
+  if (!ok) throw unauthorized("The task API needs a worker's bearer token (Authorization: Bearer $SLOTFLOW_WORKER_TOKEN).");
+}
+
 /** How principal JWTs are checked and minted (config.ts: SLOTFLOW_JWT_*). */
 export interface JwtSettings {
   /** SLOTFLOW_JWT_SECRET: the HS256 key, as UTF-8 bytes. */

@@ -161,6 +161,7 @@ const PAGE_HEADERS = Object.fromEntries(
  */
 export function openApiDocument(baseUrl: string, workflows: WorkflowSignature[] = []) {
   const admin = [{ adminToken: [] }];
+  const worker = [{ workerToken: [] }];
   const doc = {
     openapi: "3.1.0",
     info: {
@@ -380,6 +381,46 @@ export function openApiDocument(baseUrl: string, workflows: WorkflowSignature[] 
             },
             ["invalid-query", "unauthorized", "not-found"],
           ),
+        },
+      },
+      // v0.5 SDK (issue 41 item 3): the task workers' protocol (src/web/tasks-api.ts; docs/sdk.md "Task workers")
+      "/api/tasks/poll": {
+        post: {
+          operationId: "pollTasks",
+          summary: "Claims up to max (1-100) ready tasks of types, waiting up to waitSeconds (0-60) for one: {tasks: [{id, type, runId, input, attempt, lockToken, lockExpiresAt}]} (empty when the wait ran out); each held by this caller alone until lockExpiresAt. Waits on Redis, not the database",
+          security: worker,
+          requestBody: { required: true, content: { "application/json": { schema: { type: "object", required: ["types"], properties: { types: { type: "array", items: { type: "string" }, minItems: 1, maxItems: 50 }, max: { type: "integer", minimum: 1, maximum: 100, default: 1 }, waitSeconds: { type: "integer", minimum: 0, maximum: 60, default: 0 } } } } } },
+          responses: responses({ "200": jsonOk("The tasks claimed", { type: "object", required: ["tasks"], properties: { tasks: { type: "array", items: { type: "object" } } } }) }, ["invalid-body", "malformed-json", "unsupported-media-type", "payload-too-large", "unauthorized", "unavailable"]),
+        },
+      },
+      "/api/tasks/{id}/heartbeat": {
+        parameters: [{ name: "id", in: "path", required: true, schema: { type: "string", format: "uuid" } }],
+        post: {
+          operationId: "heartbeatTask",
+          summary: "Extends the lease by the call's Timeout: {lockExpiresAt}",
+          security: worker,
+          requestBody: { required: true, content: { "application/json": { schema: { type: "object", required: ["lockToken"], properties: { lockToken: { type: "string" } } } } } },
+          responses: responses({ "200": jsonOk("The lease", { type: "object", properties: { lockExpiresAt: { type: "string", format: "date-time" } } }) }, ["invalid-body", "malformed-json", "unauthorized", "task-lock-lost", "unavailable"]),
+        },
+      },
+      "/api/tasks/{id}/complete": {
+        parameters: [{ name: "id", in: "path", required: true, schema: { type: "string", format: "uuid" } }],
+        post: {
+          operationId: "completeTask",
+          summary: "The answer completes the call, once: checked against the returns event as a link's body (422), applied under the run lock: {status: completed, run}; 202 {status: accepted} when slower than SLOTFLOW_DEPOSIT_WAIT_MS",
+          security: worker,
+          requestBody: { required: true, content: { "application/json": { schema: { type: "object", required: ["lockToken"], properties: { lockToken: { type: "string" }, answer: { type: "object" } } } } } },
+          responses: responses({ "200": jsonOk("Completed: {status, run}"), "202": jsonOk("Accepted") }, ["invalid-body", "malformed-json", "payload-too-large", "unauthorized", "task-lock-lost", "unavailable"]),
+        },
+      },
+      "/api/tasks/{id}/fail": {
+        parameters: [{ name: "id", in: "path", required: true, schema: { type: "string", format: "uuid" } }],
+        post: {
+          operationId: "failTask",
+          summary: "A failed attempt: retried while attempts remain and retry is not false ({status: retried, run}); else the call fails ({status: failed, run}: on x.failed)",
+          security: worker,
+          requestBody: { required: true, content: { "application/json": { schema: { type: "object", required: ["lockToken", "error"], properties: { lockToken: { type: "string" }, error: { type: "string" }, retry: { type: "boolean", default: true } } } } } },
+          responses: responses({ "200": jsonOk("Retried or failed: {status, run}"), "202": jsonOk("Accepted") }, ["invalid-body", "malformed-json", "unauthorized", "task-lock-lost", "unavailable"]),
         },
       },
       "/api/runs/{id}/outbox": {
@@ -681,6 +722,7 @@ export function openApiDocument(baseUrl: string, workflows: WorkflowSignature[] 
     components: {
       securitySchemes: {
         adminToken: { type: "http", scheme: "bearer", description: "SLOTFLOW_ADMIN_TOKEN" },
+        workerToken: { type: "http", scheme: "bearer", description: "One of SLOTFLOW_WORKER_TOKEN's comma-separated tokens (outside production, the admin token when it is unset)" },
         dashboardBasic: { type: "http", scheme: "basic", description: "Any user name; SLOTFLOW_ADMIN_TOKEN as the password" },
         consoleBasic: { type: "http", scheme: "basic", description: "Any user name; SLOTFLOW_ADMIN_TOKEN (operator) or SLOTFLOW_VIEWER_TOKEN (viewer) as the password" },
         principalJwt: { type: "http", scheme: "bearer", bearerFormat: "JWT", description: "HS256 with SLOTFLOW_JWT_SECRET; claims sub and exp (required; a lifetime of at most SLOTFLOW_JWT_MAX_TTL_SECONDS), email, roles, and aud / iss when SLOTFLOW_JWT_AUDIENCE / SLOTFLOW_JWT_ISSUER are set" },

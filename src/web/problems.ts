@@ -44,6 +44,7 @@ export const STATUS: Record<RefusalCode, number> = {
   "link-not-live": 409,
   "not-forwardable": 409,
   "forward-limit": 409,
+  "task-lock-lost": 409,
   "rate-limited": 429,
   unavailable: 503,
 };
@@ -53,6 +54,7 @@ export const TITLE: Record<RefusalCode, string> = {
   "link-burned": "Link already used",
   "link-retired": "Link replaced",
   "link-dead": "Link no longer works",
+  "task-lock-lost": "Task lock lost",
   "slot-not-open": "Slot not open yet",
   "requires-failed": "Condition does not hold",
   "slot-closed": "Slot closed",

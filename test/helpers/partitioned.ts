@@ -40,6 +40,8 @@ export const DISTRIBUTION: Readonly<Record<string, string>> = {
   inbox_entries: "run_id",
   // v0.5: a call slot's call (issue 40), and the runs started through MCP
   calls: "run_id",
+  // v0.5 SDK (issue 41 item 3): the lease of a `call task`, with its call
+  tasks: "run_id",
   mcp_runs: "run_id",
   link_tokens: "token_sha256",
   // v0.5: browser sessions, keyed by the SHA-256 of the session id (not co-located)

@@ -75,6 +75,8 @@ export interface Applied {
   queuedCalls?: CallJob[];
   /** Calls the step cancelled (their slot closed first), for slotflow_calls_total. */
   cancelledCalls?: number;
+  /** The type of the call whose outcome a `call` command applied ("http", "task"), for slotflow_calls_total. */
+  callType?: string;
 }
 
 const TX_OPTIONS = { maxWait: 10_000, timeout: 30_000 };
@@ -179,7 +181,8 @@ export async function applyCommand(deps: EngineDeps, cmd: Command): Promise<Appl
     if (result.outcome.ok && result.step) {
       await result.step.flush({ id: cmd.commandId, kind: cmd.kind, outcome: result.outcome });
       ended = read.run.status === "running" && result.step.run.status !== "running";
-      return { outcome: result.outcome, queuedMail: result.step.queuedMail, queuedDeliveries: result.step.queuedDeliveries, withdrawn: result.step.withdrawn, queuedCalls: result.step.queuedCalls, cancelledCalls: result.step.cancelledCalls };
+      const callType = cmd.kind === "call" ? [...result.step.calls.values()].find((c) => c.id === cmd.callId)?.type : undefined;
+      return { outcome: result.outcome, queuedMail: result.step.queuedMail, queuedDeliveries: result.step.queuedDeliveries, withdrawn: result.step.withdrawn, queuedCalls: result.step.queuedCalls, cancelledCalls: result.step.cancelledCalls, ...(callType ? { callType } : {}) };
     }
     return { outcome: result.outcome, queuedMail: [] };
   }, TX_OPTIONS);

@@ -88,3 +88,25 @@ export async function prepareRaise(
   const args = Object.fromEntries(Object.entries(checked.args).map(([k, v]) => [k, toJson(v)]));
   return { ok: true, cmd: { kind: "raise", commandId: randomUUID(), runId: runId.toLowerCase(), alias, element, args, principal } };
 }
+
+/**
+ * A task worker's answer (v0.5 SDK, issue 41 item 3; docs/language.md "Calls at run time": for `task` answers,
+ * properties the `returns` event does not declare are refused, as for a link): checked against the
+ * `returns` event of the call's slot (`alias` in `state` of the run's version) exactly as a link's
+ * body is (values/body.ts `checkBody`). Resolves the answer to hand to the `call` command (the
+ * event's parameters, by name), or the 422 invalid-body refusal naming what is wrong; 404
+ * not-found when the slot's declaration is gone (never, for a version stored as deployed).
+ */
+export async function prepareTaskAnswer(
+  db: Db,
+  task: { workflow: string; version: number; state: string; alias: string },
+  answer: unknown,
+): Promise<{ ok: true; answer: Record<string, unknown> } | { ok: false; refusal: Refusal }> {
+  const wf = await loadVersion(db, task.workflow, task.version);
+  const decl = wf.states[task.state]?.slots.find((s) => s.alias === task.alias);
+  if (!decl) return { ok: false, refusal: refuse(RefusalCode.NotFound, "This task's call is no longer declared by its workflow.") };
+  // a call without `returns` takes an answer with no parameters: `on x()`
+  const checked = checkBody(answer, wf.events[decl.event]?.params ?? []);
+  if (!checked.ok) return { ok: false, refusal: refuse(RefusalCode.InvalidBody, checked.detail, { expects: checked.expects, errors: checked.problems }) };
+  return { ok: true, answer: Object.fromEntries(Object.entries(checked.args).map(([k, v]) => [k, toJson(v)])) };
+}

@@ -45,7 +45,7 @@ export function startCall(step: Step, slot: SlotRecord, decl: CompiledSlot, scop
   const call = callOf(decl);
   if (!call) return;
   const callee = call.callee;
-  if (callee.type !== "http") throw new RuntimeFault(`call ${callee.type} is not available in this version of slotflow (call "${decl.alias}")`);
+  if (callee.type !== "http" && callee.type !== "task") throw new RuntimeFault(`call ${callee.type} is not available in this version of slotflow (call "${decl.alias}")`);
   let path: string | null = null;
   if (call.path) {
     const p = evaluate(step, scope, call.path);
@@ -55,7 +55,8 @@ export function startCall(step: Step, slot: SlotRecord, decl: CompiledSlot, scop
   const input: Record<string, unknown> = {};
   // values in their JSON form as for a webhook's data (tracked rows as objects of their fields)
   for (const f of call.input) input[f.name] = jsonValue(step, evaluate(step, scope, f.value));
-  let timeoutMs = HTTP_TIMEOUT_MS;
+  // a task's Timeout is the lease a worker holds it for (issue 41 item 3)
+  let timeoutMs = callee.type === "task" ? TASK_TIMEOUT_MS : HTTP_TIMEOUT_MS;
   if (call.timeout) {
     const t = evaluate(step, scope, call.timeout);
     if (!(t instanceof Duration) || t.ms <= 0 || t.ms > MAX_TIMEOUT_MS) throw new RuntimeFault(`Timeout of call "${decl.alias}" must be a duration above 0 and at most 24h`, call.timeout.range);
@@ -73,8 +74,9 @@ export function startCall(step: Step, slot: SlotRecord, decl: CompiledSlot, scop
     alias: slot.alias,
     element: slot.element,
     type: callee.type,
-    endpoint: callee.endpoint,
-    method: callee.method,
+    // a `call task` keeps its task type where an http call keeps its endpoint (sql/calls.ts)
+    endpoint: callee.type === "task" ? callee.task : callee.endpoint,
+    method: callee.type === "task" ? null : callee.method,
     status: "pending",
     attempts: 0,
     maxAttempts,
@@ -87,7 +89,7 @@ export function startCall(step: Step, slot: SlotRecord, decl: CompiledSlot, scop
     endedAt: null,
   };
   step.queueCall(record, { path, input });
-  step.addHistory("call-started", { alias: slot.alias, element: slot.element, callId: record.id, type: callee.type, endpoint: callee.endpoint, method: callee.method, attempts: maxAttempts });
+  step.addHistory("call-started", { alias: slot.alias, element: slot.element, callId: record.id, type: callee.type, ...(callee.type === "task" ? { task: callee.task } : { endpoint: callee.endpoint, method: callee.method }), attempts: maxAttempts });
 }
 
 /** The pending call of `slot`, or null. */
@@ -122,5 +124,5 @@ export function endCall(step: Step, call: CallRecord, status: "answered" | "fail
 export function scheduleRetry(step: Step, call: CallRecord, attempt: number, delayMs: number): void {
   call.nextAttemptAt = new Date(step.now.getTime() + delayMs);
   step.changeCall(call);
-  step.queuedCalls.push({ callId: call.id, runId: step.run.id, attempt, delayMs });
+  step.queuedCalls.push({ callId: call.id, runId: step.run.id, attempt, delayMs, ...(call.type === "task" && call.endpoint ? { task: call.endpoint } : {}) });
 }

@@ -8,9 +8,16 @@
  *   changeCalls  UPDATE … FROM jsonb_to_recordset($2) by (run_id, id) (a step that answered, retried, failed or cancelled calls)
  *   readCalls    the calls of a run's current slots (apply.ts, when the run's state declares a call)
  *
+ * `call task` (v0.5 SDK, issue 41 item 3; migration 20261128050000_tasks): a task call's row keeps
+ * its task type in `endpoint`, and has a `tasks` row (its lease) written with it by `writeCalls`
+ * and changed with it by `changeCalls` — a pending task call is offered again (`ready` from its
+ * next attempt's time), an ended one is `done`; either way its lock is dropped. Steps that touch no
+ * task call send no statement on `tasks`.
+ *
  * The calls worker (workers/calls.ts) is the only other writer: `claimCall` takes an attempt
  * (`attempts` + 1, `claimed_until`), outside the run lock; the step never writes those two columns
- * except to release the claim.
+ * except to release the claim. The task claim (src/calls/task/store.ts) counts a task's attempt in
+ * `attempts` the same way.
  */
 import type { Db, Tx } from "../../db.js";
 
@@ -33,6 +40,8 @@ export interface CallWriteRow {
 
 export interface CallChangeRow {
   id: string;
+  /** The call's type ("http", "task"): a task's lease row changes with it. */
+  type?: string;
   status: string;
   next_attempt_at: string | null;
   last_status: number | null;
@@ -71,18 +80,44 @@ export async function writeCalls(tx: Tx, rows: CallWriteRow[]): Promise<void> {
                                                 request text, timeout_ms int, max_attempts int, deadline timestamptz, created_at timestamptz)`,
     JSON.stringify(rows),
   );
+  const tasks = rows.filter((r) => r.type === "task");
+  if (tasks.length > 0) {
+    await tx.$executeRawUnsafe(
+      `INSERT INTO tasks (run_id, id, type, timeout_ms, available_at, created_at)
+       SELECT x.run_id, x.id, x.endpoint, x.timeout_ms, x.created_at, x.created_at
+         FROM jsonb_to_recordset($1::jsonb) AS x(id uuid, run_id uuid, endpoint text, timeout_ms int, created_at timestamptz)`,
+      JSON.stringify(tasks.map((t) => ({ id: t.id, run_id: t.run_id, endpoint: t.endpoint, timeout_ms: t.timeout_ms, created_at: t.created_at }))),
+    );
+  }
 }
 
-/** Records what a step decided for calls of `runId`; the attempt whose outcome it applied releases its claim. */
+/**
+ * Records what a step decided for calls of `runId`; the attempt whose outcome it applied releases its
+ * claim. A task's lease row is changed FIRST, then the call: the task claim (src/calls/task/store.ts)
+ * locks in that same order (the task, then its call), so the two never deadlock.
+ */
 export async function changeCalls(tx: Tx, runId: string, rows: CallChangeRow[]): Promise<void> {
   if (rows.length === 0) return;
+  const tasks = rows.filter((r) => r.type === "task");
+  if (tasks.length > 0) {
+    // a pending task call was given its next attempt (offered from then); an ended one is done
+    await tx.$executeRawUnsafe(
+      `UPDATE tasks t SET status = CASE WHEN x.status = 'pending' THEN 'ready' ELSE 'done' END,
+                          available_at = CASE WHEN x.status = 'pending' THEN x.next_attempt_at ELSE NULL END,
+                          lock_sha256 = NULL, claimed_at = NULL, lock_expires_at = NULL
+         FROM jsonb_to_recordset($2::jsonb) AS x(id uuid, status text, next_attempt_at timestamptz)
+        WHERE t.run_id = $1::uuid AND t.id = x.id`,
+      runId,
+      JSON.stringify(tasks.map((t) => ({ id: t.id, status: t.status, next_attempt_at: t.next_attempt_at }))),
+    );
+  }
   await tx.$executeRawUnsafe(
     `UPDATE calls c SET status = x.status, next_attempt_at = x.next_attempt_at, last_status = x.last_status, last_error = x.last_error,
                         error = x.error, ended_at = x.ended_at, claimed_until = NULL
        FROM jsonb_to_recordset($2::jsonb) AS x(id uuid, status text, next_attempt_at timestamptz, last_status int, last_error text, error text, ended_at timestamptz)
       WHERE c.run_id = $1::uuid AND c.id = x.id`,
     runId,
-    JSON.stringify(rows),
+    JSON.stringify(rows.map(({ type: _type, ...r }) => r)),
   );
 }
 

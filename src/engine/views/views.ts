@@ -114,7 +114,8 @@ function callView(c: { id: string; type: string; endpoint: string | null; method
     path = null;
   }
   return {
-    callee: { type: c.type, endpoint: c.endpoint, method: c.method, path },
+    // a `call task` keeps its task type in `endpoint` (v0.5 SDK, issue 41 item 3; interfaces.md: `{type: "task", task}`)
+    callee: c.type === "task" ? { type: c.type, task: c.endpoint } : { type: c.type, endpoint: c.endpoint, method: c.method, path },
     callId: c.id,
     callStatus: c.status,
     attempts: c.attempts,
