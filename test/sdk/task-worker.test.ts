@@ -15,7 +15,7 @@
  * - a poll with waitSeconds and no task answers an empty list; a poll without a worker token is 401.
  */
 import { spawn } from "node:child_process";
-import { fileURLToPath } from "node:url";
+import { join } from "node:path";
 import test from "ava";
 import { TaskError, TaskLockLost, TaskWorker } from "../../src/sdk/worker.js";
 import { showRun, startRun, type RunView } from "../helpers/callback.js";
@@ -169,7 +169,7 @@ test.serial("TaskError with retry: false fails the call at once: on x.failed run
 
 test.serial("a worker killed mid-task: after the lease another worker gets it as attempt 2, and its answer is applied once", async (t) => {
   const runId = await startRun(cluster.baseUrl, "Crash", { company: "Globex" });
-  const child = spawn(process.execPath, [fileURLToPath(new URL("./fixtures/hanging-worker.mjs", import.meta.url))], {
+  const child = spawn(process.execPath, [join(ROOT, "test", "sdk", "fixtures", "hanging-worker.mjs")], {
     cwd: ROOT,
     env: { ...process.env, SLOTFLOW_URL: cluster.baseUrl, SLOTFLOW_WORKER_TOKEN: WORKER_TOKEN, TASK_TYPE: "score-crash" },
     stdio: ["ignore", "pipe", "pipe"],
