@@ -35,7 +35,7 @@ test("migrate creates a missing database, applies every migration once, and reco
     const tables = await sql<{ tablename: string }>(url.toString(), "SELECT tablename FROM pg_tables WHERE schemaname = 'public' ORDER BY tablename");
     t.deepEqual(
       tables.map((r) => r.tablename),
-      ["_prisma_migrations", "applied_commands", "calls", "deliveries", "delivery_attempts", "endpoints", "entity_rows", "history", "inbox_entries", "incidents", "link_tokens", "links", "mcp_runs", "outbox", "pending_commands", "receipt_keys", "runs", "sessions", "slack_messages", "slots", "workflow_versions", "workflows"],
+      ["_prisma_migrations", "applied_commands", "calls", "deliveries", "delivery_attempts", "endpoints", "entity_rows", "history", "inbox_entries", "incidents", "link_tokens", "links", "mcp_runs", "outbox", "pending_commands", "receipt_keys", "runs", "sessions", "slack_messages", "slots", "tasks", "workflow_versions", "workflows"],
     );
   } finally {
     await dropDatabase(url.toString());
