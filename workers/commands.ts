@@ -148,6 +148,12 @@ export function startCommandWorker(rt: Runtime, mail: MailPump, shard = 0, concu
       await rt.queues.enqueueCalls(applied.queuedCalls ?? []).catch((err: unknown) => {
         rt.log.warn({ err: String(err) }, "could not enqueue calls; the sweeper will retry");
       });
+      // child runs (v0.5): commands for other runs the step caused (a child's end answering its
+      // parent, a closed `call workflow` slot cancelling its child), recorded in pending_commands in
+      // the step's transaction — the sweeper queues one again if this enqueue is lost
+      await rt.queues.enqueueMany(applied.queuedCommands ?? []).catch((err: unknown) => {
+        rt.log.warn({ err: String(err) }, "could not enqueue commands for other runs; the sweeper will retry");
+      });
       countCalls(cmd, outcome, applied.cancelledCalls ?? 0);
       logOutcome(rt, cmd.kind, cmd.runId, outcome, performance.now() - t0, Math.max(0, (job.processedOn ?? job.timestamp) - job.timestamp));
       return outcome;

@@ -131,6 +131,7 @@ export function afterHandler(step: Step): void {
  * that the run is running.
  */
 export function cancelRun(step: Step, reason: string, actor: string): void {
+  step.cancelReason = reason; // v0.5 child runs: the reason a cancelled child is given (lifecycles/call.ts)
   cancelStateSlots(step, "run-cancelled");
   cancelRunTimers(step);
   step.run.status = "cancelled";
