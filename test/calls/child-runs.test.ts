@@ -6,6 +6,8 @@
  * and an 11th level of nesting fail the call; `run.children()` / the `parent` link both ways.
  */
 import test from "ava";
+import { createDb } from "../../src/db.js";
+import { listRuns, parseRunsQuery } from "../../src/operators/runs-list.js";
 import { Workflow } from "../../src/testing/index.js";
 import { useKitDatabase } from "../helpers/kit.js";
 
@@ -81,6 +83,41 @@ test.serial("the child's result answers the parent's call: the parent routes on 
   await run.refresh();
   t.is(run.state, "Ordered");
   t.like(run.slots.find((s) => s.alias === "onboard"), { status: "completed", callStatus: "answered" });
+});
+
+test.serial("cancelling the parent cancels its child and the child's children", async (t) => {
+  await parent();
+  const top = await Workflow.deploy(`workflow Top(supplier: string)
+event Done(state: string)
+initial state Buying {
+  call workflow Purchase as purchase returns Done {
+    Input { supplier: supplier, amount: 5 }
+  }
+  on purchase(state) -> Bought
+}
+terminal state Bought
+`);
+  const run = await top.start({ supplier: "ACME" });
+  const [child] = await run.children();
+  const [grandchild] = await child.children();
+  t.is(grandchild.state, "Review");
+  await run.cancel("no longer needed");
+  await child.refresh();
+  await grandchild.refresh();
+  t.is(child.status, "cancelled");
+  t.is(grandchild.status, "cancelled");
+  t.like(grandchild.history.find((h) => h.kind === "run-cancelled")!.data as Record<string, unknown>, { actor: `run:${child.id}` });
+});
+
+test.serial("GET /api/runs?parent= lists the runs a run started (the runs list's filter); a malformed parent is refused", async (t) => {
+  const run = await (await parent()).start({ supplier: "ACME", amount: 10 });
+  const db = createDb(process.env.DATABASE_URL!, 1);
+  t.teardown(() => db.$disconnect());
+  const page = await listRuns(db, parseRunsQuery({ parent: run.id }));
+  t.deepEqual(page.runs.map((r) => r.workflow), ["Onboard"]);
+  t.is(page.runs[0].id, (await run.children())[0].id);
+  t.deepEqual((await listRuns(db, parseRunsQuery({ parent: (await run.children())[0].id }))).runs, []);
+  t.throws(() => parseRunsQuery({ parent: "not-a-run" }), { message: /parent/ });
 });
 
 test.serial("a child cancelled on its own fails the call: on x.failed, x.error says why", async (t) => {
