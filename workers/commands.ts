@@ -18,7 +18,7 @@
  * (issue 28 item 1).
  */
 import { UnrecoverableError, Worker, type Job } from "bullmq";
-import { applyCommand } from "../src/engine/commands/apply.js";
+import { applyCommand, type Applied } from "../src/engine/commands/apply.js";
 import { validateCommand, type Command, type Outcome } from "../src/engine/commands/types.js";
 import { failureMessage, recordCommandFailure, recordUnsignedCommand } from "../src/engine/failures.js";
 import { redactTokens } from "../src/engine/sealing/seal.js";
@@ -53,11 +53,14 @@ export function logOutcome(rt: Pick<Runtime, "log">, kind: string, runId: string
  * slotflow_calls_total (v0.5): each call's end or retry counted once, when the step deciding it
  * committed — a `call` command answered, failed or retried it; any step may cancel calls.
  */
-function countCalls(cmd: Command, outcome: Outcome, cancelled: number): void {
-  if (cancelled > 0) callMetrics.calls.inc({ type: "http", outcome: "cancelled" }, cancelled);
+function countCalls(cmd: Command, outcome: Outcome, applied: Pick<Applied, "cancelledCalls" | "cancelledChildCalls" | "callType">): void {
+  const children = applied.cancelledChildCalls ?? 0;
+  const http = (applied.cancelledCalls ?? 0) - children;
+  if (http > 0) callMetrics.calls.inc({ type: "http", outcome: "cancelled" }, http);
+  if (children > 0) callMetrics.calls.inc({ type: "workflow", outcome: "cancelled" }, children);
   if (cmd.kind !== "call" || !outcome.ok) return;
   const what = outcome.status === "completed" ? "answered" : outcome.status === "failed" ? "failed" : outcome.status === "retried" ? "retried" : null;
-  if (what) callMetrics.calls.inc({ type: "http", outcome: what });
+  if (what) callMetrics.calls.inc({ type: applied.callType === "workflow" ? "workflow" : "http", outcome: what });
 }
 
 /**
@@ -154,7 +157,7 @@ export function startCommandWorker(rt: Runtime, mail: MailPump, shard = 0, concu
       await rt.queues.enqueueMany(applied.queuedCommands ?? []).catch((err: unknown) => {
         rt.log.warn({ err: String(err) }, "could not enqueue commands for other runs; the sweeper will retry");
       });
-      countCalls(cmd, outcome, applied.cancelledCalls ?? 0);
+      countCalls(cmd, outcome, applied);
       logOutcome(rt, cmd.kind, cmd.runId, outcome, performance.now() - t0, Math.max(0, (job.processedOn ?? job.timestamp) - job.timestamp));
       return outcome;
     },

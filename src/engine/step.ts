@@ -311,6 +311,8 @@ export class Step implements World {
   readonly openedCalls: SlotRecord[] = [];
   /** Calls this step cancelled (their slot closed first): the `cancelled` outcome of slotflow_calls_total. */
   cancelledCalls = 0;
+  /** Of those, the `call workflow` calls (their child cancelled): counted with `type="workflow"`. */
+  cancelledChildCalls = 0;
   /** Child runs to start after this step's write, in its transaction (v0.5 `call workflow`; commands/child.ts). */
   readonly childStarts: ChildStart[] = [];
   /**

@@ -76,6 +76,10 @@ export interface Applied {
   queuedCalls?: CallJob[];
   /** Calls the step cancelled (their slot closed first), for slotflow_calls_total. */
   cancelledCalls?: number;
+  /** Of those, `call workflow` calls (v0.5 child runs), for the `type` label. */
+  cancelledChildCalls?: number;
+  /** A `call` command that was applied: the type of its call (`http`, `workflow`), for the `type` label. */
+  callType?: string;
   /**
    * Commands for other runs the step caused (v0.5 child runs, child.ts: a child's end answering its
    * parent's call, a closed `call workflow` slot cancelling its child), already recorded in
@@ -139,7 +143,7 @@ async function applyStart(deps: EngineDeps, cmd: Extract<Command, { kind: "start
     }, TX_OPTIONS);
   }
   if (prior !== null) return { outcome: prior as Outcome, queuedMail: [] };
-  const applied = withEffects({ outcome: result.outcome, queuedMail: step.queuedMail, queuedDeliveries: step.queuedDeliveries, withdrawn: step.withdrawn, queuedCalls: step.queuedCalls, cancelledCalls: step.cancelledCalls }, effects);
+  const applied = withEffects({ outcome: result.outcome, queuedMail: step.queuedMail, queuedDeliveries: step.queuedDeliveries, withdrawn: step.withdrawn, queuedCalls: step.queuedCalls, cancelledCalls: step.cancelledCalls, cancelledChildCalls: step.cancelledChildCalls }, effects);
   logWithdrawn(deps, cmd.runId, applied.withdrawn);
   if (step.run.status !== "running") deps.runEnded?.(step.run.id);
   for (const id of effects.ended) deps.runEnded?.(id);
@@ -204,7 +208,7 @@ export async function applyCommand(deps: EngineDeps, cmd: Command): Promise<Appl
       // v0.5 child runs (child.ts): a child's end answers its parent; children start in this transaction
       if (ended) notifyParentOfEnd(result.step);
       await startChildRuns(result.step, effects);
-      return withEffects({ outcome: result.outcome, queuedMail: result.step.queuedMail, queuedDeliveries: result.step.queuedDeliveries, withdrawn: result.step.withdrawn, queuedCalls: result.step.queuedCalls, cancelledCalls: result.step.cancelledCalls }, effects);
+      return withEffects({ outcome: result.outcome, queuedMail: result.step.queuedMail, queuedDeliveries: result.step.queuedDeliveries, withdrawn: result.step.withdrawn, queuedCalls: result.step.queuedCalls, cancelledCalls: result.step.cancelledCalls, cancelledChildCalls: result.step.cancelledChildCalls, callType: cmd.kind === "call" ? [...result.step.calls.values()].find((c) => c.id === cmd.callId)?.type : undefined }, effects);
     }
     return { outcome: result.outcome, queuedMail: [] };
   }, TX_OPTIONS);

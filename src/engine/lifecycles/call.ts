@@ -152,6 +152,7 @@ export function cancelCallOf(step: Step, slot: SlotRecord): void {
   if (!call) return;
   endCall(step, call, "cancelled");
   step.cancelledCalls++;
+  if (call.type === "workflow") step.cancelledChildCalls++;
   step.addHistory("call-cancelled", { alias: slot.alias, element: slot.element, callId: call.id, reason: slot.status });
   // v0.5 child runs: the child (and, through its own cancel, its children) is cancelled with the
   // reason — a command for the child run, recorded and queued with this step (commands/child.ts)
