@@ -261,6 +261,15 @@ test.serial("call workflow: the child's result routes the parent; parent and chi
   t.is(list.status, 200);
   t.deepEqual(list.body.runs.map((r: { id: string }) => r.id), [childId]);
   t.is((await api("GET", "/api/runs?parent=nope")).status, 400);
-  const page = await request(cluster.baseUrl, "GET", `/console/runs/${childId}`, { token: ADMIN_TOKEN });
-  if (page.status === 200) t.true(page.text.includes(`/console/runs/${run.id}`), "the child's page links its parent");
+  // the console's run pages link both ways (operators sign in with Basic and the admin token)
+  const consolePage = (path: string) => request(cluster.baseUrl, "GET", path, { headers: { authorization: `Basic ${Buffer.from(`olga:${ADMIN_TOKEN}`).toString("base64")}` } });
+  const childPage = await consolePage(`/console/runs/${childId}`);
+  t.is(childPage.status, 200);
+  t.true(childPage.text.includes(`href="/console/runs/${run.id}"`), "the child's page links its parent");
+  const parentPage = await consolePage(`/console/runs/${run.id}`);
+  t.true(parentPage.text.includes(`href="/console/runs/${childId}"`), "the parent's page links its child");
+  t.true(parentPage.text.includes(`href="/console/runs?parent=${run.id}"`));
+  const listed = await consolePage(`/console/runs?parent=${run.id}`);
+  t.is(listed.status, 200);
+  t.true(listed.text.includes(`href="/console/runs/${childId}"`));
 });
