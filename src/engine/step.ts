@@ -323,6 +323,8 @@ export class Step implements World {
   readonly queuedCommands: CrossRunCommand[] = [];
   /** Why the run was cancelled, when this step cancelled it (run.ts `cancelRun`): the parent's call error names it. */
   cancelReason: string | null = null;
+  /** Who cancelled the run, when this step cancelled it (`run:<id>` when its parent run did). */
+  cancelActor: string | null = null;
   /** Message id → its creation offset in ms after `now`, fixed when some of the step's messages are withdrawn (keeps the order of the rest). */
   private readonly createdOffsets = new Map<string, number>();
 

@@ -117,12 +117,13 @@ async function startChild(parent: Step, start: ChildStart, effects: ChildEffects
 
 /**
  * When `step` ended a child run (finished or cancelled), queues the `call` command that answers or
- * fails its parent's call (see the header). A child cancelled by its parent's slot closing also
- * sends it: the parent then refuses it (`slot-closed`), changing nothing.
+ * fails its parent's call (see the header). A child cancelled by its parent (its slot closed:
+ * actor `run:<parent id>`) sends nothing: that slot is no longer open to answer.
  */
 export function notifyParentOfEnd(step: Step): void {
   const parent = step.run.parent;
   if (!parent || step.run.status === "running") return;
+  if (step.run.status === "cancelled" && step.cancelActor === `run:${parent.runId}`) return;
   const slotless = { runId: parent.runId, callId: parent.callId };
   if (step.run.status === "cancelled") {
     step.queuedCommands.push(callFailed(slotless.runId, slotless.callId, null, `child run cancelled: ${step.cancelReason ?? "cancelled"}`.slice(0, 900)));
