@@ -109,6 +109,22 @@ terminal state Bought
   t.like(grandchild.history.find((h) => h.kind === "run-cancelled")!.data as Record<string, unknown>, { actor: `run:${child.id}` });
 });
 
+test.serial("the slot's Deadline passing runs on x.expired and cancels the child with the reason", async (t) => {
+  await parent();
+  const timed = await Workflow.deploy(
+    PARENT.replace("workflow Purchase", "workflow TimedPurchase")
+      .replace("Input { supplier: supplier }", "Input { supplier: supplier }\n    Deadline: 1d")
+      .replace("on onboard.failed -> Stuck", "on onboard.failed -> Stuck\n  on onboard.expired -> Refused"),
+  );
+  const run = await timed.start({ supplier: "ACME", amount: 10 });
+  const [child] = await run.children();
+  await run.advanceTime("2d");
+  t.is(run.state, "Refused");
+  await child.refresh();
+  t.is(child.status, "cancelled");
+  t.like(child.history.find((h) => h.kind === "run-cancelled")!.data as Record<string, unknown>, { reason: `the parent's call slot "onboard" closed (expired)` });
+});
+
 test.serial("GET /api/runs?parent= lists the runs a run started (the runs list's filter); a malformed parent is refused", async (t) => {
   const run = await (await parent()).start({ supplier: "ACME", amount: 10 });
   const db = createDb(process.env.DATABASE_URL!, 1);
