@@ -19,7 +19,7 @@
  */
 import { announceTasks } from "../src/calls/task/waiters.js";
 import { UnrecoverableError, Worker, type Job } from "bullmq";
-import { applyCommand } from "../src/engine/commands/apply.js";
+import { applyCommand, type Applied } from "../src/engine/commands/apply.js";
 import { validateCommand, type Command, type Outcome } from "../src/engine/commands/types.js";
 import { failureMessage, recordCommandFailure, recordUnsignedCommand } from "../src/engine/failures.js";
 import { redactTokens } from "../src/engine/sealing/seal.js";
@@ -54,12 +54,15 @@ export function logOutcome(rt: Pick<Runtime, "log">, kind: string, runId: string
  * slotflow_calls_total (v0.5): each call's end or retry counted once, when the step deciding it
  * committed — a `call` command answered, failed or retried it; any step may cancel calls.
  */
-function countCalls(cmd: Command, outcome: Outcome, cancelled: number, callType = "http"): void {
-  if (cancelled > 0) callMetrics.calls.inc({ type: "http", outcome: "cancelled" }, cancelled);
+function countCalls(cmd: Command, outcome: Outcome, applied: Pick<Applied, "cancelledCalls" | "cancelledChildCalls" | "callType">): void {
+  const children = applied.cancelledChildCalls ?? 0;
+  const http = (applied.cancelledCalls ?? 0) - children;
+  if (http > 0) callMetrics.calls.inc({ type: "http", outcome: "cancelled" }, http);
+  if (children > 0) callMetrics.calls.inc({ type: "workflow", outcome: "cancelled" }, children);
   if (cmd.kind !== "call" || !outcome.ok) return;
   const what = outcome.status === "completed" ? "answered" : outcome.status === "failed" ? "failed" : outcome.status === "retried" ? "retried" : null;
-  // `type="task"` for a `call task`'s outcomes (issue 41 item 3)
-  if (what) callMetrics.calls.inc({ type: callType, outcome: what });
+  // `type` is the call's: "http", "task" (issue 41 item 3) or "workflow" (child runs)
+  if (what) callMetrics.calls.inc({ type: applied.callType ?? "http", outcome: what });
 }
 
 /**
@@ -155,7 +158,13 @@ export function startCommandWorker(rt: Runtime, mail: MailPump, shard = 0, concu
       await rt.queues.enqueueCalls(queuedCalls.filter((c) => c.task === undefined)).catch((err: unknown) => {
         rt.log.warn({ err: String(err) }, "could not enqueue calls; the sweeper will retry");
       });
-      countCalls(cmd, outcome, applied.cancelledCalls ?? 0, applied.callType);
+      // child runs (v0.5): commands for other runs the step caused (a child's end answering its
+      // parent, a closed `call workflow` slot cancelling its child), recorded in pending_commands in
+      // the step's transaction — the sweeper queues one again if this enqueue is lost
+      await rt.queues.enqueueMany(applied.queuedCommands ?? []).catch((err: unknown) => {
+        rt.log.warn({ err: String(err) }, "could not enqueue commands for other runs; the sweeper will retry");
+      });
+      countCalls(cmd, outcome, applied);
       logOutcome(rt, cmd.kind, cmd.runId, outcome, performance.now() - t0, Math.max(0, (job.processedOn ?? job.timestamp) - job.timestamp));
       return outcome;
     },

@@ -310,6 +310,7 @@ remote(
     .option("--status <status>", "running, finished or cancelled")
     .option("--state <state>", "only runs in this state")
     .option("--waiting <alias>", "only runs waiting on this slot alias")
+    .option("--parent <run>", "only the runs this run started (call workflow)")
     .option("--created-after <iso>", "only runs created after this instant")
     .option("--created-before <iso>", "only runs created before this instant")
     .option("--limit <n>", "runs per page (at most 200)")
@@ -320,7 +321,7 @@ remote(
   const { url, token } = adminClient(opts);
   const query = new URLSearchParams();
   const params: [string, string][] = [
-    ["workflow", "workflow"], ["workflowVersion", "version"], ["status", "status"], ["state", "state"], ["waiting", "waiting"],
+    ["workflow", "workflow"], ["workflowVersion", "version"], ["status", "status"], ["state", "state"], ["waiting", "waiting"], ["parent", "parent"],
     ["createdAfter", "createdAfter"], ["createdBefore", "createdBefore"], ["limit", "limit"], ["cursor", "cursor"],
   ];
   for (const [opt, param] of params) if (typeof opts[opt] === "string") query.set(param, opts[opt] as string);

@@ -51,6 +51,13 @@ export interface RunRecord {
    * `runs.result`, sealed like the input); null or absent while none has run.
    */
   result?: Record<string, unknown> | null;
+  /**
+   * v0.5 child runs (issue 40 item 3; columns `runs.parent_run_id`, `parent_call_id`): the parent
+   * run and the call this run answers when it ends; null or absent for a run started otherwise.
+   */
+  parent?: { runId: string; callId: string } | null;
+  /** 0, or the parent's + 1 for a child run (column `runs.call_depth`; at most 10). */
+  depth?: number;
 }
 
 /**
@@ -93,6 +100,29 @@ export interface CallRecord {
   lastError: string | null;
   error: string | null;
   endedAt: Date | null;
+  /** v0.5 child runs: the run a `call workflow` started (`calls.child_run_id`); null otherwise. */
+  childRunId?: string | null;
+}
+
+/**
+ * A child run to start (v0.5 `call workflow`; commands/child.ts), in the transaction of the step
+ * that opened its call slot, after that step's write: the call, the workflow's name and the input
+ * (JSON form) evaluated when the slot opened.
+ */
+export interface ChildStart {
+  call: CallRecord;
+  workflow: string;
+  input: Record<string, unknown>;
+}
+
+/**
+ * A command for another run (a `call` or `cancel` of commands/types.ts, built by commands/child.ts;
+ * typed by shape here, as this layer imports nothing of the commands layer).
+ */
+export interface CrossRunCommand {
+  kind: "call" | "cancel";
+  commandId: string;
+  runId: string;
 }
 
 /** A call attempt to hand to the calls worker after commit (`attempt`: 1-based; `delayMs` from now). */
@@ -286,6 +316,20 @@ export class Step implements World {
   readonly openedCalls: SlotRecord[] = [];
   /** Calls this step cancelled (their slot closed first): the `cancelled` outcome of slotflow_calls_total. */
   cancelledCalls = 0;
+  /** Of those, the `call workflow` calls (their child cancelled): counted with `type="workflow"`. */
+  cancelledChildCalls = 0;
+  /** Child runs to start after this step's write, in its transaction (v0.5 `call workflow`; commands/child.ts). */
+  readonly childStarts: ChildStart[] = [];
+  /**
+   * Commands for OTHER runs that this step causes (v0.5 child runs: a child's end answers its
+   * parent's call; a closed `call workflow` slot cancels its child): recorded in `pending_commands`
+   * in this step's transaction (commands/child.ts) and queued once it committed, like a 202 command.
+   */
+  readonly queuedCommands: CrossRunCommand[] = [];
+  /** Why the run was cancelled, when this step cancelled it (run.ts `cancelRun`): the parent's call error names it. */
+  cancelReason: string | null = null;
+  /** Who cancelled the run, when this step cancelled it (`run:<id>` when its parent run did). */
+  cancelActor: string | null = null;
   /** Message id → its creation offset in ms after `now`, fixed when some of the step's messages are withdrawn (keeps the order of the rest). */
   private readonly createdOffsets = new Map<string, number>();
 
@@ -324,6 +368,8 @@ export class Step implements World {
       milestones: (r.milestones as string[] | null) ?? [],
       finishedAt: jsonDate(r.finished_at),
       result: r.result === null || r.result === undefined ? null : (sealer.unsealJson(r.result) as Record<string, unknown>),
+      parent: r.parent_run_id ? { runId: r.parent_run_id as string, callId: r.parent_call_id as string } : null,
+      depth: (r.call_depth as number | undefined) ?? 0,
     };
     const slots: SlotRecord[] = read.slots.map((row) => {
       const slot = workflow.states[row.state as string]?.slots.find((s) => s.alias === row.alias);
@@ -613,7 +659,7 @@ export class Step implements World {
     );
     for (const c of this.newCalls) {
       const call = [...this.calls.values()].find((x) => x.id === c.id);
-      if (call?.status === "pending" && fresh.has(c.id)) this.queuedCalls.push({ callId: c.id, runId: this.run.id, attempt: 1, delayMs: 0, ...(call.type === "task" && call.endpoint ? { task: call.endpoint } : {}) });
+      if (call?.status === "pending" && fresh.has(c.id) && call.type !== "workflow") this.queuedCalls.push({ callId: c.id, runId: this.run.id, attempt: 1, delayMs: 0, ...(call.type === "task" && call.endpoint ? { task: call.endpoint } : {}) });
     }
   }
 

@@ -10,7 +10,9 @@
  * Filters (all optional, combined with AND): `workflow` (name), `version` (with `workflow`
  * or alone), `status` (`running`, `finished`, `cancelled`), `state` (the current state's name),
  * `waiting` (an alias: runs with an open or waiting slot of that alias), `createdAfter` /
- * `createdBefore` (ISO 8601 instants, exclusive), `limit` (1–200, default 50).
+ * `createdBefore` (ISO 8601 instants, exclusive), `parent` (a run id: the runs that run started
+ * through `call workflow`, v0.5 child runs, issue 40 item 3; index runs_parent_run_id_idx of
+ * migration 20261128060000_child_runs), `limit` (1–200, default 50).
  *
  * Indexes (migration 20261125030000_runs_list): runs (created_at, id), (workflow_name, created_at,
  * id), (status, created_at, id), (workflow_name, state, created_at, id), and on slots a partial
@@ -40,6 +42,8 @@ export interface RunsFilter {
   status?: (typeof RUN_STATUSES)[number];
   state?: string;
   waiting?: string;
+  /** v0.5 child runs: only the runs run `parent` started (`call workflow`); a lower-case UUID. */
+  parent?: string;
   createdAfter?: Date;
   createdBefore?: Date;
   /** Only runs started through MCP (table mcp_runs): what SLOTFLOW_MCP_TOKEN's list_runs sees (issue 38 L5). Not a query parameter. */
@@ -143,6 +147,11 @@ export function parseRunsQuery(query: Record<string, string | string[] | undefin
     if (!NAME.test(waiting)) throw bad("waiting", "a slot alias (an identifier).");
     filter.waiting = waiting;
   }
+  const parent = one("parent");
+  if (parent !== undefined) {
+    if (!/^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i.test(parent)) throw bad("parent", "a run id (a UUID).");
+    filter.parent = parent.toLowerCase();
+  }
   const after = one("createdAfter");
   if (after !== undefined) filter.createdAfter = instant("createdAfter", after);
   const before = one("createdBefore");
@@ -165,6 +174,7 @@ function conditions(f: Omit<RunsFilter, "limit" | "cursor">): Prisma.Sql[] {
   if (f.version !== undefined) where.push(Prisma.sql`r.version = ${f.version}`);
   if (f.status !== undefined) where.push(Prisma.sql`r.status = ${f.status}`);
   if (f.state !== undefined) where.push(Prisma.sql`r.state = ${f.state}`);
+  if (f.parent !== undefined) where.push(Prisma.sql`r.parent_run_id = ${f.parent}::uuid`);
   if (f.createdAfter !== undefined) where.push(Prisma.sql`r.created_at > ${f.createdAfter}`);
   if (f.createdBefore !== undefined) where.push(Prisma.sql`r.created_at < ${f.createdBefore}`);
   if (f.startedThroughMcp) where.push(Prisma.sql`EXISTS (SELECT 1 FROM mcp_runs m WHERE m.run_id = r.id)`);

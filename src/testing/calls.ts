@@ -12,6 +12,7 @@ import { runCallAttempt, type MockedRequest } from "../calls/run-attempt.js";
 import type { Db } from "../db.js";
 import { applyCommand, type Applied, type EngineDeps } from "../engine/commands/apply.js";
 import type { CallAttemptResult, Command } from "../engine/commands/types.js";
+import { forgetPending } from "../engine/commands/pending.js";
 
 /** What a stand-in callee answers: a status (default 200), a JSON body, headers (`retry-after`); or a failure of the connection. */
 export type MockHttpReply = { status?: number; body?: unknown; headers?: Record<string, string> } | { error: "timeout" | "connection" };
@@ -56,6 +57,13 @@ export async function applyWithCalls(deps: EngineDeps, cmd: Command): Promise<Ap
   const applied = await applyCommand(deps, cmd);
   // a `call task` (issue 41 item 3) is served by task workers, not by a stand-in: it stays pending
   await makeAttempts(deps, (applied.queuedCalls ?? []).filter((c) => c.delayMs === 0 && c.task === undefined));
+  // child runs (v0.5): the commands the step caused for other runs (a child's end answering its
+  // parent, a parent's closed slot cancelling its child) are applied at once, in turn, as the
+  // worker would; child runs started by a kit run are kit runs too
+  for (const other of applied.queuedCommands ?? []) {
+    await applyWithCalls(deps, other);
+    await forgetPending(deps.db, other);
+  }
   return applied;
 }
 

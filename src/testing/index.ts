@@ -250,6 +250,10 @@ export class TestRun {
   timers: RunView["timers"] = [];
   incidents: RunView["incidents"] = [];
   history: RunView["history"] = [];
+  /** v0.5 child runs: the run and call slot that started this run (`{runId, alias, element}`), else null. */
+  parent: RunView["parent"] = null;
+  /** v0.5 Results: the run's result once finished (`{state, …fields}`), else null. */
+  result: RunView["result"] = null;
 
   constructor(readonly id: string) {}
 
@@ -316,7 +320,18 @@ export class TestRun {
     return listCalls((await engine()).db, this.id);
   }
 
-  /** Reloads state, status, entities, slots, incidents and history. */
+  /**
+   * The runs this run started through `call workflow` (v0.5 child runs; `GET /api/runs?parent=`),
+   * oldest first, refreshed. Child runs of a kit run are kit runs: redeem their links, advance
+   * their time, cancel them, and the parent's call is answered or failed as on a server.
+   */
+  async children(): Promise<TestRun[]> {
+    const { db } = await engine();
+    const rows = await db.run.findMany({ where: { parentRunId: this.id }, orderBy: [{ createdAt: "asc" }, { id: "asc" }], select: { id: true } });
+    return Promise.all(rows.map((r) => new TestRun(r.id).refresh()));
+  }
+
+  /** Reloads state, status, entities, slots, incidents, history, parent and result. */
   async refresh(): Promise<TestRun> {
     const { db, sealer } = await engine();
     const view = await showRun(db, sealer, this.id);
@@ -328,6 +343,8 @@ export class TestRun {
     this.timers = view.timers;
     this.incidents = view.incidents;
     this.history = view.history;
+    this.parent = view.parent;
+    this.result = view.result;
     const rows = await db.entityRow.findMany({ where: { runId: this.id } });
     this.entities = Object.fromEntries(rows.map((r) => [r.name, sealer.unsealJson(r.data) as Record<string, unknown>]));
     return this;

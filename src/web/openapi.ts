@@ -579,6 +579,7 @@ export function openApiDocument(baseUrl: string, workflows: WorkflowSignature[] 
             { name: "status", in: "query", required: false, schema: { type: "string", enum: ["running", "finished", "cancelled"] } },
             { name: "state", in: "query", required: false, schema: { type: "string" }, description: "The run's current state" },
             { name: "waiting", in: "query", required: false, schema: { type: "string" }, description: "A slot alias: runs with an open or waiting slot of that alias" },
+            { name: "parent", in: "query", required: false, schema: { type: "string", format: "uuid" }, description: "A run id: the runs that run started through `call workflow` (v0.5 child runs)" },
             { name: "createdAfter", in: "query", required: false, schema: { type: "string", format: "date-time" }, description: "Exclusive" },
             { name: "createdBefore", in: "query", required: false, schema: { type: "string", format: "date-time" }, description: "Exclusive" },
             { name: "limit", in: "query", required: false, schema: { type: "integer", minimum: 1, maximum: 200, default: 50 } },

@@ -1,7 +1,7 @@
 /**
  * Runs for operators over HTTP (issue 23; interfaces.md "Runs for operators"), admin bearer token:
  *
- *   GET  /api/runs?workflow=&version=&status=&state=&waiting=&createdAfter=&createdBefore=&limit=&cursor=
+ *   GET  /api/runs?workflow=&version=&status=&state=&waiting=&parent=&createdAfter=&createdBefore=&limit=&cursor=
  *        200 `{runs: [{id, workflow, version, state, status, createdAt, updatedAt, endedAt,
  *        waiting: [{alias, element, status, openedAt, deadline, link}]}], nextCursor}`
  *        (operators/runs-list.ts; `openedAt`: since when an open slot waits, null while waiting);

@@ -206,3 +206,70 @@ test.serial("metrics: slotflow_calls_total and slotflow_call_duration_seconds", 
   t.regex(text, /slotflow_call_duration_seconds_count\{type="http"\} [1-9]/);
   t.false(text.includes("sk_live_calls_e2e_credential"));
 });
+
+// v0.5 child runs (issue 40 item 3), through the server's workers: the parent's step starts the
+// child; the child's own call answers it through the calls worker; the child's end reaches the
+// parent as a command (recorded in pending_commands, queued by the command worker).
+const CHILD = `workflow Score(company: string) returns Rated
+event Scored(score: int, band: string)
+event Rated(score: int, band: string)
+initial state Checking {
+  call http "bureau" as credit returns Scored {
+    Path: "/score/good"
+    Input { company: company, mode: "good" }
+  }
+  on credit(score, band) {
+    result { score: score, band: band }
+    default -> Done
+  }
+}
+terminal state Done
+`;
+const PARENT = `workflow Buy(company: string)
+event Rated(score: int, band: string)
+initial state Rating {
+  call workflow Score as rating returns Rated {
+    Input { company: company }
+  }
+  on rating(score, band) {
+    when (score >= 700) -> Approved
+    default -> Manual
+  }
+  on rating.failed -> Failed
+}
+terminal state Approved
+terminal state Manual
+terminal state Failed
+`;
+
+test.serial("call workflow: the child's result routes the parent; parent and child linked in both views and by ?parent=", async (t) => {
+  for (const text of [CHILD, PARENT]) {
+    const deployed = await request(cluster.baseUrl, "POST", "/api/workflows", { token: ADMIN_TOKEN, text });
+    t.is(deployed.status, 201, deployed.text);
+  }
+  const res = await api("POST", "/api/workflows/Buy/runs", { company: "ACME" });
+  t.is(res.status, 201, res.text);
+  const run = await ended(res.body.id);
+  t.is(run.state, "Approved");
+  const slot = run.slots.find((s: { alias: string }) => s.alias === "rating");
+  t.like(slot, { kind: "call", status: "completed", callStatus: "answered", callee: { type: "workflow", workflow: "Score" } });
+  const childId = slot.callee.runId as string;
+  const child = await show(childId);
+  t.like(child, { workflow: "Score", status: "finished", parent: { runId: run.id, alias: "rating", element: null }, result: { state: "Done", score: 720, band: "A" } });
+  t.is(run.parent, null);
+  const list = await api("GET", `/api/runs?parent=${run.id}`);
+  t.is(list.status, 200);
+  t.deepEqual(list.body.runs.map((r: { id: string }) => r.id), [childId]);
+  t.is((await api("GET", "/api/runs?parent=nope")).status, 400);
+  // the console's run pages link both ways (operators sign in with Basic and the admin token)
+  const consolePage = (path: string) => request(cluster.baseUrl, "GET", path, { headers: { authorization: `Basic ${Buffer.from(`olga:${ADMIN_TOKEN}`).toString("base64")}` } });
+  const childPage = await consolePage(`/console/runs/${childId}`);
+  t.is(childPage.status, 200);
+  t.true(childPage.text.includes(`href="/console/runs/${run.id}"`), "the child's page links its parent");
+  const parentPage = await consolePage(`/console/runs/${run.id}`);
+  t.true(parentPage.text.includes(`href="/console/runs/${childId}"`), "the parent's page links its child");
+  t.true(parentPage.text.includes(`href="/console/runs?parent=${run.id}"`));
+  const listed = await consolePage(`/console/runs?parent=${run.id}`);
+  t.is(listed.status, 200);
+  t.true(listed.text.includes(`href="/console/runs/${childId}"`));
+});

@@ -44,6 +44,7 @@ import { loadVersion } from "../versions/workflows.js";
 import { LIFECYCLES } from "../lifecycles/lifecycles.js";
 import { startOpenedCalls } from "../lifecycles/slot.js";
 import { applyCallOutcome, loadCalls } from "./call.js";
+import { noChildEffects, notifyParentOfEnd, startChildRuns, type ChildEffects } from "./child.js";
 import type { ReceiptKeySource } from "../receipts/keys.js";
 
 export interface EngineDeps {
@@ -75,8 +76,16 @@ export interface Applied {
   queuedCalls?: CallJob[];
   /** Calls the step cancelled (their slot closed first), for slotflow_calls_total. */
   cancelledCalls?: number;
-  /** The type of the call whose outcome a `call` command applied ("http", "task"), for slotflow_calls_total. */
+  /** Of those, `call workflow` calls (v0.5 child runs), for the `type` label. */
+  cancelledChildCalls?: number;
+  /** A `call` command that was applied: the type of its call (`http`, `workflow`), for the `type` label. */
   callType?: string;
+  /**
+   * Commands for other runs the step caused (v0.5 child runs, child.ts: a child's end answering its
+   * parent's call, a closed `call workflow` slot cancelling its child), already recorded in
+   * `pending_commands` in the step's transaction: to enqueue once committed.
+   */
+  queuedCommands?: Command[];
 }
 
 const TX_OPTIONS = { maxWait: 10_000, timeout: 30_000 };
@@ -120,11 +129,24 @@ async function applyStart(deps: EngineDeps, cmd: Extract<Command, { kind: "start
     const prior = await priorOutcome(deps.db, cmd.commandId);
     return { outcome: (prior as Outcome | null) ?? result.outcome, queuedMail: [] };
   }
-  const prior = await result.step.flushStart({ id: cmd.commandId, kind: cmd.kind, outcome: result.outcome });
+  const step = result.step;
+  const effects = noChildEffects();
+  let prior: unknown | null;
+  if (step.childStarts.length === 0) prior = await step.flushStart({ id: cmd.commandId, kind: cmd.kind, outcome: result.outcome });
+  else {
+    // v0.5 child runs (child.ts): the start and the children it starts commit together
+    prior = await deps.db.$transaction(async (tx) => {
+      services.tx = tx as unknown as typeof services.tx;
+      const p = await step.flushStart({ id: cmd.commandId, kind: cmd.kind, outcome: result.outcome });
+      if (p === null) await startChildRuns(step, effects);
+      return p;
+    }, TX_OPTIONS);
+  }
   if (prior !== null) return { outcome: prior as Outcome, queuedMail: [] };
-  const applied = { outcome: result.outcome, queuedMail: result.step.queuedMail, queuedDeliveries: result.step.queuedDeliveries, withdrawn: result.step.withdrawn, queuedCalls: result.step.queuedCalls, cancelledCalls: result.step.cancelledCalls };
+  const applied = withEffects({ outcome: result.outcome, queuedMail: step.queuedMail, queuedDeliveries: step.queuedDeliveries, withdrawn: step.withdrawn, queuedCalls: step.queuedCalls, cancelledCalls: step.cancelledCalls, cancelledChildCalls: step.cancelledChildCalls }, effects);
   logWithdrawn(deps, cmd.runId, applied.withdrawn);
-  if (result.step.run.status !== "running") deps.runEnded?.(result.step.run.id);
+  if (step.run.status !== "running") deps.runEnded?.(step.run.id);
+  for (const id of effects.ended) deps.runEnded?.(id);
   return applied;
 }
 
@@ -145,7 +167,9 @@ export async function applyCommand(deps: EngineDeps, cmd: Command): Promise<Appl
   if (cmd.kind === "start") return applyStart(deps, cmd);
   let fault: RuntimeFault | null = null;
   let ended = false;
+  let effects = noChildEffects();
   const applied = await deps.db.$transaction(async (tx) => {
+    effects = noChildEffects(); // a transaction retried from the start starts over
     const services = { tx, sealer: deps.sealer, baseUrl: deps.baseUrl, limits: deps.limits, lifecycles: LIFECYCLES, receiptKeys: deps.receiptKeys };
     const read = await readStep(tx, cmd.runId, cmd.commandId, cmd.kind === "deposit" || cmd.kind === "forward" ? cmd.linkId : null);
     const prior = read.prior;
@@ -181,16 +205,30 @@ export async function applyCommand(deps: EngineDeps, cmd: Command): Promise<Appl
     if (result.outcome.ok && result.step) {
       await result.step.flush({ id: cmd.commandId, kind: cmd.kind, outcome: result.outcome });
       ended = read.run.status === "running" && result.step.run.status !== "running";
-      const callType = cmd.kind === "call" ? [...result.step.calls.values()].find((c) => c.id === cmd.callId)?.type : undefined;
-      return { outcome: result.outcome, queuedMail: result.step.queuedMail, queuedDeliveries: result.step.queuedDeliveries, withdrawn: result.step.withdrawn, queuedCalls: result.step.queuedCalls, cancelledCalls: result.step.cancelledCalls, ...(callType ? { callType } : {}) };
+      // v0.5 child runs (child.ts): a child's end answers its parent; children start in this transaction
+      if (ended) notifyParentOfEnd(result.step);
+      await startChildRuns(result.step, effects);
+      return withEffects({ outcome: result.outcome, queuedMail: result.step.queuedMail, queuedDeliveries: result.step.queuedDeliveries, withdrawn: result.step.withdrawn, queuedCalls: result.step.queuedCalls, cancelledCalls: result.step.cancelledCalls, cancelledChildCalls: result.step.cancelledChildCalls, callType: cmd.kind === "call" ? [...result.step.calls.values()].find((c) => c.id === cmd.callId)?.type : undefined }, effects);
     }
     return { outcome: result.outcome, queuedMail: [] };
   }, TX_OPTIONS);
   logWithdrawn(deps, cmd.runId, (applied as Applied).withdrawn);
   // v0.5 Results: after commit, so a waiter woken by it reads the ended run
   if (ended) deps.runEnded?.(cmd.runId);
+  for (const id of effects.ended) deps.runEnded?.(id);
   if (fault) deps.log?.warn({ command: cmd.kind, runId: cmd.runId, err: redactTokens((fault as RuntimeFault).message) }, "handler failed; step discarded");
   return applied;
+}
+
+/** `applied` with what the children it started queued (child.ts) added to its lists. */
+function withEffects(applied: Applied, effects: ChildEffects): Applied {
+  return {
+    ...applied,
+    queuedMail: [...applied.queuedMail, ...effects.queuedMail],
+    queuedDeliveries: [...(applied.queuedDeliveries ?? []), ...effects.queuedDeliveries],
+    queuedCalls: [...(applied.queuedCalls ?? []), ...effects.queuedCalls],
+    queuedCommands: effects.queuedCommands as Command[],
+  };
 }
 
 /** The deposit's link as read under the lock (JSON row → LinkRow), or null. */

@@ -23,10 +23,9 @@
  * then `call-answered` or `call-failed {…, attempts, status, error}`. Never a header value.
  * Throws RuntimeFault from a handler (the caller records an incident; the job retries it later).
  */
-import { createHash } from "node:crypto";
 import { nextAttemptDelayMs } from "../../calls/http/backoff.js";
 import { elementRef, Scope } from "../interpreter.js";
-import { callOf, endCall, scheduleRetry } from "../lifecycles/call.js";
+import { callOf, derivedCommandId, endCall, scheduleRetry } from "../lifecycles/call.js";
 import { acceptEvent, afterHandler, runHandler } from "../lifecycles/run.js";
 import { failSlot, slotScope } from "../lifecycles/slot.js";
 import { RefusalCode, refuse } from "../refusals.js";
@@ -38,8 +37,7 @@ import type { Command } from "./types.js";
 
 /** The command id of attempt `attempt` of call `callId`: a UUID-shaped SHA-256 of both (stable across crashes). */
 export function callCommandId(callId: string, attempt: number): string {
-  const h = createHash("sha256").update(`slotflow.call:${callId}:${attempt}`).digest("hex");
-  return `${h.slice(0, 8)}-${h.slice(8, 12)}-5${h.slice(13, 16)}-a${h.slice(17, 20)}-${h.slice(20, 32)}`;
+  return derivedCommandId(`slotflow.call:${callId}:${attempt}`);
 }
 
 /**
@@ -69,6 +67,7 @@ export async function loadCalls(step: Step): Promise<void> {
       lastError: r.last_error,
       error: r.error,
       endedAt: r.ended_at,
+      childRunId: r.child_run_id,
     });
   }
 }

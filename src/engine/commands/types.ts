@@ -61,7 +61,7 @@ export type Command =
 
 /** What one attempt of a call came to (calls/http/attempt.ts `HttpAttemptOutcome`, without its attempt number). */
 export type CallAttemptResult =
-  /** `status` is null for a task's answer (v0.5 SDK, issue 41 item 3: no HTTP status). */
+  /** `status` is null for a task's answer (v0.5 SDK, issue 41 item 3) and a child run's answer (v0.5 `call workflow`): no HTTP status. */
   | { kind: "answer"; status: number | null; ms: number; body: Record<string, unknown> | null }
   | { kind: "retry"; status: number | null; ms: number; error: string; retryAfterMs: number | null }
   | { kind: "fail"; status: number | null; ms: number; error: string };

@@ -13,10 +13,10 @@
  * `call` command (commands/call.ts) applied like a deposit: one step under the run lock, at most
  * once per attempt (its command id is derived from the call id and the attempt).
  */
-import { randomUUID } from "node:crypto";
+import { createHash, randomUUID } from "node:crypto";
 import type { CompiledCall, CompiledSlot } from "../../lang/compiled.js";
 import { evaluate, jsonValue, RuntimeFault, type Scope } from "../interpreter.js";
-import type { CallRecord, SlotRecord, Step } from "../step.js";
+import type { CallRecord, CrossRunCommand, SlotRecord, Step } from "../step.js";
 import { Duration } from "../values/values.js";
 
 /** The callee and settings of a call slot. */
@@ -45,7 +45,7 @@ export function startCall(step: Step, slot: SlotRecord, decl: CompiledSlot, scop
   const call = callOf(decl);
   if (!call) return;
   const callee = call.callee;
-  if (callee.type !== "http" && callee.type !== "task") throw new RuntimeFault(`call ${callee.type} is not available in this version of slotflow (call "${decl.alias}")`);
+  if (callee.type === "workflow") return startChildCall(step, slot, call, scope);
   let path: string | null = null;
   if (call.path) {
     const p = evaluate(step, scope, call.path);
@@ -92,6 +92,51 @@ export function startCall(step: Step, slot: SlotRecord, decl: CompiledSlot, scop
   step.addHistory("call-started", { alias: slot.alias, element: slot.element, callId: record.id, type: callee.type, ...(callee.type === "task" ? { task: callee.task } : { endpoint: callee.endpoint, method: callee.method }), attempts: maxAttempts });
 }
 
+/** The deepest nesting of child runs (docs/language.md "Calls"): a run at this depth cannot start a child. */
+export const MAX_CHILD_DEPTH = 10;
+
+/**
+ * `call workflow Child as x` (v0.5 child runs, issue 40 item 3): evaluates `Input` and records the
+ * call (type `workflow`, the child workflow's name in `endpoint`, one attempt, no attempt for the
+ * calls worker) and the child run to start. The child itself is started by commands/child.ts after
+ * this step's write, in the same transaction; an input the child refuses, a workflow not deployed
+ * or a nesting deeper than MAX_CHILD_DEPTH fails the call (`on x.failed`), it never aborts the step.
+ */
+function startChildCall(step: Step, slot: SlotRecord, call: CompiledCall, scope: Scope): void {
+  if (call.callee.type !== "workflow") return;
+  const input: Record<string, unknown> = {};
+  for (const f of call.input) input[f.name] = jsonValue(step, evaluate(step, scope, f.value));
+  const record: CallRecord = {
+    id: randomUUID(),
+    slotId: slot.id,
+    alias: slot.alias,
+    element: slot.element,
+    type: "workflow",
+    endpoint: call.callee.workflow,
+    method: null,
+    status: "pending",
+    attempts: 1,
+    maxAttempts: 1,
+    timeoutMs: 0,
+    deadline: slot.deadline,
+    nextAttemptAt: null,
+    lastStatus: null,
+    lastError: null,
+    error: null,
+    endedAt: null,
+    childRunId: null,
+  };
+  step.queueCall(record, { path: null, input });
+  step.childStarts.push({ call: record, workflow: call.callee.workflow, input });
+  step.addHistory("call-started", { alias: slot.alias, element: slot.element, callId: record.id, type: "workflow", workflow: call.callee.workflow, attempts: 1 });
+}
+
+/** A UUID-shaped SHA-256 of `key`: the id of a command derived from what causes it (stable across crashes and retries). */
+export function derivedCommandId(key: string): string {
+  const h = createHash("sha256").update(key).digest("hex");
+  return `${h.slice(0, 8)}-${h.slice(8, 12)}-5${h.slice(13, 16)}-a${h.slice(17, 20)}-${h.slice(20, 32)}`;
+}
+
 /** The pending call of `slot`, or null. */
 export function pendingCallOf(step: Step, slot: SlotRecord): CallRecord | null {
   const call = step.calls.get(slot.id);
@@ -108,7 +153,20 @@ export function cancelCallOf(step: Step, slot: SlotRecord): void {
   if (!call) return;
   endCall(step, call, "cancelled");
   step.cancelledCalls++;
+  if (call.type === "workflow") step.cancelledChildCalls++;
   step.addHistory("call-cancelled", { alias: slot.alias, element: slot.element, callId: call.id, reason: slot.status });
+  // v0.5 child runs: the child (and, through its own cancel, its children) is cancelled with the
+  // reason — a command for the child run, recorded and queued with this step (commands/child.ts)
+  if (call.type === "workflow" && call.childRunId) {
+    const why = step.cancelReason !== null ? `the parent run was cancelled: ${step.cancelReason}` : `the parent's call slot "${slot.alias}" closed (${slot.status})`;
+    step.queuedCommands.push({
+      kind: "cancel",
+      commandId: derivedCommandId(`slotflow.child-cancel:${call.id}`),
+      runId: call.childRunId,
+      reason: why.slice(0, 500),
+      actor: `run:${step.run.id}`,
+    } as CrossRunCommand);
+  }
 }
 
 /** Ends a call as answered, failed or cancelled (status and end time; written at flush). */

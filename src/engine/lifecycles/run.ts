@@ -131,6 +131,10 @@ export function afterHandler(step: Step): void {
  * that the run is running.
  */
 export function cancelRun(step: Step, reason: string, actor: string): void {
+  // v0.5 child runs: the reason a cancelled run's children are given (lifecycles/call.ts), and who
+  // cancelled it (a child cancelled by its parent does not answer the parent: commands/child.ts)
+  step.cancelReason = reason;
+  step.cancelActor = actor;
   cancelStateSlots(step, "run-cancelled");
   cancelRunTimers(step);
   step.run.status = "cancelled";

@@ -68,6 +68,8 @@ export interface CallRow {
   last_error: string | null;
   error: string | null;
   ended_at: Date | null;
+  /** v0.5 child runs: the run a \`call workflow\` started (migration 20261128060000_child_runs); null otherwise. */
+  child_run_id: string | null;
 }
 
 /** Inserts the calls a step opened (status pending, the first attempt due at once). */
@@ -75,7 +77,9 @@ export async function writeCalls(tx: Tx, rows: CallWriteRow[]): Promise<void> {
   if (rows.length === 0) return;
   await tx.$executeRawUnsafe(
     `INSERT INTO calls (id, run_id, slot_id, alias, element, type, endpoint, method, request, timeout_ms, max_attempts, deadline, created_at, next_attempt_at)
-     SELECT x.id, x.run_id, x.slot_id, x.alias, x.element, x.type, x.endpoint, x.method, x.request, x.timeout_ms, x.max_attempts, x.deadline, x.created_at, x.created_at
+     SELECT x.id, x.run_id, x.slot_id, x.alias, x.element, x.type, x.endpoint, x.method, x.request, x.timeout_ms, x.max_attempts, x.deadline, x.created_at,
+            -- a \`call workflow\` has no attempts for the calls worker or the sweeper (its child run answers it)
+            CASE WHEN x.type = 'workflow' THEN NULL ELSE x.created_at END
        FROM jsonb_to_recordset($1::jsonb) AS x(id uuid, run_id uuid, slot_id uuid, alias text, element int, type text, endpoint text, method text,
                                                 request text, timeout_ms int, max_attempts int, deadline timestamptz, created_at timestamptz)`,
     JSON.stringify(rows),
@@ -121,7 +125,7 @@ export async function changeCalls(tx: Tx, runId: string, rows: CallChangeRow[]):
   );
 }
 
-const COLUMNS = `id, slot_id, alias, element, type, endpoint, method, status, attempts, max_attempts, timeout_ms, deadline, next_attempt_at, last_status, last_error, error, ended_at`;
+const COLUMNS = `id, slot_id, alias, element, type, endpoint, method, status, attempts, max_attempts, timeout_ms, deadline, next_attempt_at, last_status, last_error, error, ended_at, child_run_id::text AS child_run_id`;
 
 /** The calls of `slotIds` of run `runId` (under the run lock when read by a step). */
 export async function readCalls(tx: Tx | Db, runId: string, slotIds: string[]): Promise<CallRow[]> {
@@ -132,4 +136,12 @@ export async function readCalls(tx: Tx | Db, runId: string, slotIds: string[]): 
 /** Every call of a run (the run view). */
 export async function readRunCalls(db: Tx | Db, runId: string): Promise<CallRow[]> {
   return db.$queryRawUnsafe<CallRow[]>(`SELECT ${COLUMNS} FROM calls WHERE run_id = $1::uuid`, runId);
+}
+
+/**
+ * Records on the parent's call the child run it started (v0.5 child runs, commands/child.ts): in
+ * the transaction of the step that opened the call, after the child's start was written.
+ */
+export async function setCallChild(tx: Tx, runId: string, callId: string, childRunId: string): Promise<void> {
+  await tx.$executeRawUnsafe(`UPDATE calls SET child_run_id = $3::uuid WHERE run_id = $1::uuid AND id = $2::uuid`, runId, callId, childRunId);
 }

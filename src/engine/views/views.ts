@@ -24,7 +24,12 @@ export async function showRun(db: Db, sealer: Sealer, runId: string) {
       const incidents = await tx.incident.findMany({ where: { runId }, orderBy: { id: "asc" } });
       const history = await tx.historyEntry.findMany({ where: { runId }, orderBy: { id: "asc" } });
       const calls = await tx.call.findMany({ where: { runId } });
-      return { ...row, entities, slots, incidents, history, calls };
+      // v0.5 child runs: the parent's call this run answers (its slot's alias and element)
+      const parentCall =
+        row.parentRunId && row.parentCallId
+          ? await tx.call.findUnique({ where: { runId_id: { runId: row.parentRunId, id: row.parentCallId } }, select: { alias: true, element: true } })
+          : null;
+      return { ...row, entities, slots, incidents, history, calls, parentCall };
     },
     { isolationLevel: "RepeatableRead" },
   );
@@ -78,6 +83,12 @@ export async function showRun(db: Db, sealer: Sealer, runId: string) {
     createdAt: run.createdAt,
     finishedAt: run.finishedAt,
     /**
+     * v0.5 child runs (issue 40 item 3, interfaces.md "Calls"): the run and call slot this run was
+     * started by (`call workflow`) — `{runId, alias, element}` — else null. The slot's `callee`
+     * names the child the other way (`{type: "workflow", workflow, runId}`).
+     */
+    parent: run.parentRunId ? { runId: run.parentRunId, alias: run.parentCall?.alias ?? null, element: run.parentCall?.element ?? null } : null,
+    /**
      * v0.5 Results: once finished, `{state: "<terminal state>", …fields of the last result { … }}`
      * (without `returns`, or without a result having run, `{state}`); null while running or when
      * cancelled. Links in it are redacted like any output.
@@ -100,13 +111,14 @@ export type RunView = NonNullable<Awaited<ReturnType<typeof showRun>>>;
 
 /**
  * A call slot's fields in the run view (v0.5, interfaces.md "Calls"): `callee` `{type: "http",
- * endpoint, method, path}` (the path with any link token redacted), `callId`, `callStatus`
+ * endpoint, method, path}` (the path with any link token redacted) or `{type: "workflow", workflow,
+ * runId}` (the child run; null when it could not start), `callId`, `callStatus`
  * (pending, answered, failed, cancelled), `attempts` (started so far), `nextAttemptAt`,
  * `lastError`, and once failed `error` and `httpStatus` (the last HTTP status: the slot's own
  * `status` already says `failed`, so the HTTP status cannot share its name). Never a header value,
  * never the request's body.
  */
-function callView(c: { id: string; type: string; endpoint: string | null; method: string | null; request: string; status: string; attempts: number; nextAttemptAt: Date | null; lastError: string | null; lastStatus: number | null; error: string | null }, sealer: Sealer) {
+function callView(c: { id: string; type: string; endpoint: string | null; method: string | null; request: string; status: string; attempts: number; nextAttemptAt: Date | null; lastError: string | null; lastStatus: number | null; error: string | null; childRunId: string | null }, sealer: Sealer) {
   let path: string | null = null;
   try {
     path = (JSON.parse(redactStoredText(c.request, sealer)) as { path?: string | null }).path ?? null;
@@ -114,8 +126,12 @@ function callView(c: { id: string; type: string; endpoint: string | null; method
     path = null;
   }
   return {
-    // a `call task` keeps its task type in `endpoint` (v0.5 SDK, issue 41 item 3; interfaces.md: `{type: "task", task}`)
-    callee: c.type === "task" ? { type: c.type, task: c.endpoint } : { type: c.type, endpoint: c.endpoint, method: c.method, path },
+    // a `call task` keeps its task type in `endpoint` (v0.5 SDK, issue 41 item 3; interfaces.md: `{type: "task", task}`);
+    // a `call workflow` (v0.5 child runs) the child workflow's name, and its run (null when it could not start)
+    callee:
+      c.type === "task" ? { type: c.type, task: c.endpoint }
+      : c.type === "workflow" ? { type: c.type, workflow: c.endpoint, runId: c.childRunId }
+      : { type: c.type, endpoint: c.endpoint, method: c.method, path },
     callId: c.id,
     callStatus: c.status,
     attempts: c.attempts,

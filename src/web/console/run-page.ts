@@ -221,6 +221,21 @@ ${cancel}
 }
 
 
+/**
+ * The child runs this run started (v0.5 `call workflow`, issue 40 item 3): each call slot of type
+ * `workflow` with its child run linked (or why it could not start) and the call's status; the
+ * child's page links back through "Parent run". Nothing when the run started none.
+ */
+function childrenPanel(view: RunView): Html | null {
+  const calls = view.slots.filter((s) => s.kind === "call" && (s as { callee?: { type?: string } }).callee?.type === "workflow") as (RunView["slots"][number] & { callee: { workflow: string | null; runId: string | null }; callStatus: string; error?: string | null })[];
+  if (calls.length === 0) return null;
+  return html`<h2>Child runs</h2>
+<ul>${calls.map(
+    (c) => html`<li><code>${c.alias}</code>${c.element !== null ? html`[${c.element}]` : null}: ${c.callee.workflow} ${c.callee.runId ? html`<a href="/console/runs/${c.callee.runId}" class="mono">${c.callee.runId}</a>` : html`<span class="muted">not started</span>`} <span class="badge ${c.callStatus}">${c.callStatus}</span>${c.error ? html` <span class="muted">${c.error}</span>` : null}</li>`,
+  )}</ul>
+<p><a href="/console/runs?parent=${view.id}">All runs this run started</a></p>`;
+}
+
 /** The completed slots of the run, newest last, each with who answered (v0.4 "Who answered"). */
 function answeredPanel(view: RunView): Html {
   const done = view.slots.filter((s) => s.status === "completed").sort((a, b) => new Date(a.closedAt ?? 0).getTime() - new Date(b.closedAt ?? 0).getTime());
@@ -251,7 +266,9 @@ ${n ? html`<p class="notice${n.error ? " error" : ""}" role="${n.error ? "alert"
 <dt>Status</dt><dd><span class="badge ${view.status}">${view.status}</span></dd>
 <dt>Started</dt><dd><time datetime="${new Date(view.createdAt).toISOString()}">${utc(new Date(view.createdAt))}</time></dd>
 ${view.finishedAt ? html`<dt>Ended</dt><dd><time datetime="${new Date(view.finishedAt).toISOString()}">${utc(new Date(view.finishedAt))}</time></dd>` : null}
+${view.parent ? html`<dt>Parent run</dt><dd><a href="/console/runs/${view.parent.runId}" class="mono">${view.parent.runId}</a>${view.parent.alias ? html` (call <code>${view.parent.alias}</code>${view.parent.element !== null ? html`, element ${view.parent.element}` : null})` : null}</dd>` : null}
 </dl>
+${childrenPanel(view)}
 ${waitingPanel(d, user, csrf, now)}
 ${elementsPanel(view, wf, d.source, d.elementLinks, user, csrf)}
 ${answeredPanel(view)}

@@ -50,16 +50,18 @@ export async function runsBody(db: Db, q: RunsQuery, workflows: string[]): Promi
 <div class="f"><label for="f-after">Created after</label><input id="f-after" name="createdAfter" value="${r.createdAfter ?? ""}" placeholder="2026-11-25T00:00Z" autocomplete="off"></div>
 <div class="f"><label for="f-before">Created before</label><input id="f-before" name="createdBefore" value="${r.createdBefore ?? ""}" placeholder="2026-11-26" autocomplete="off"></div>
 ${r.version ? html`<input type="hidden" name="version" value="${r.version}">` : null}
+${r.parent ? html`<input type="hidden" name="parent" value="${r.parent}">` : null}
 ${r.limit ? html`<input type="hidden" name="limit" value="${r.limit}">` : null}
 <div><button type="submit">Filter</button> <a href="/console/runs">Clear</a></div>
 </form>
+${r.parent ? html`<p>The runs started by run <a href="/console/runs/${r.parent}" class="mono">${r.parent}</a> (<code>call workflow</code>).</p>` : null}
 <p class="keys muted">Keys: <kbd>j</kbd>/<kbd>k</kbd> next/previous run, <kbd>Enter</kbd> opens it, <kbd>/</kbd> filters.</p>`;
   if (!q.filter) {
     return { status: 400, body: html`<h1>Runs</h1>${form}<p class="notice error" role="alert">${q.error ?? "Invalid filter."}</p>` };
   }
   const f = q.filter;
   const [page, counts] = await Promise.all([listRuns(db, f), countByStatus(db, f)]);
-  const base = { workflow: r.workflow, version: r.version, state: r.state, waiting: r.waiting, createdAfter: r.createdAfter, createdBefore: r.createdBefore, limit: r.limit };
+  const base = { workflow: r.workflow, version: r.version, parent: r.parent, state: r.state, waiting: r.waiting, createdAfter: r.createdAfter, createdBefore: r.createdBefore, limit: r.limit };
   const countList = html`<ul class="counts" aria-label="Runs per status">
 <li><a href="/console/runs${qs(base)}"${!f.status ? html` aria-current="page"` : null}>all: ${Object.values(counts).reduce((a, b) => a + b, 0)}</a></li>
 ${RUN_STATUSES.map((s) => html`<li><a href="/console/runs${qs({ ...base, status: s })}"${f.status === s ? html` aria-current="page"` : null}>${s}: ${counts[s] ?? 0}</a></li>`)}
