@@ -18,6 +18,8 @@ import type { Reader } from "../page/reader.js";
 export interface Doc {
   nonce: string;
   reader: Reader;
+  /** The page's `?lang=` when the reader gave one (kept by the link back to the inbox). */
+  langParam?: string | null;
 }
 
 /** The principal as the page names it: its email, else its id. */
@@ -31,10 +33,25 @@ function footer(who: SignedIn, lang: string): Html {
   return html`${signed}${who.development ? html` <strong>${t(lang, "task.devSignIn")}</strong>` : null}`;
 }
 
+/**
+ * The link back to the inbox that heads every task page (issue 43 item 4): a plain `<a>` (no
+ * script, allowed by the pages' CSP), keeping the page's `?lang=` when the reader chose one.
+ */
+function backToInbox(doc: Doc): Html {
+  const href = doc.langParam ? `/inbox?lang=${encodeURIComponent(doc.langParam)}` : "/inbox";
+  return html`<nav class="back" aria-label="${t(doc.reader.lang, "task.backNav")}"><a id="back-to-inbox" href="${href}">${t(doc.reader.lang, "task.backToInbox")}</a></nav>`;
+}
+
 function shell(doc: Doc, who: SignedIn, title: string, body: Html): string {
   // the same banner as the inbox (identity/signed-in.ts): the development sign-in is marked on every page
-  return pageShell(doc.nonce, title, html`${developmentBanner(who)}${body}${signOutForm(who, doc.reader.lang)}`, { reader: doc.reader, footer: footer(who, doc.reader.lang), style: DEVELOPMENT_BANNER_STYLE });
+  return pageShell(doc.nonce, title, html`${developmentBanner(who)}${backToInbox(doc)}${body}${signOutForm(who, doc.reader.lang)}`, { reader: doc.reader, footer: footer(who, doc.reader.lang), style: DEVELOPMENT_BANNER_STYLE + BACK_STYLE });
 }
+
+const BACK_STYLE = `
+nav.back { margin: 0 0 0.75rem; }
+nav.back a { display: inline-block; min-height: 2.75rem; padding: 0.6rem 0; color: var(--accent); }
+nav.back a:focus-visible { outline: 3px solid var(--accent); outline-offset: 2px; }
+`;
 
 /**
  * "role staff, role boss or user alice" (the list joined by `Intl.ListFormat`); "anyone signed in"

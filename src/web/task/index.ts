@@ -118,7 +118,8 @@ export function taskRouter(rt: Runtime): Router {
 
   /** The principal, the nonce and the view, or null once a page (303, 404) was answered. */
   async function load(ctx: Context): Promise<{ who: SignedIn; doc: Doc; view: TaskView; element: number | null } | null> {
-    const doc: Doc = { nonce: randomBytes(16).toString("base64"), reader: readerOf(ctx, rt.config) };
+    const reader = readerOf(ctx, rt.config);
+    const doc: Doc = { nonce: randomBytes(16).toString("base64"), reader, langParam: typeof ctx.query.lang === "string" && ctx.query.lang === reader.lang ? reader.lang : null };
     setScriptlessPageHeaders(ctx, doc.nonce, rt.config.brand.logoFile !== null);
     const who = await signedInPage(ctx, rt);
     if (!who) return null;
