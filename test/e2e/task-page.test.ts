@@ -165,6 +165,49 @@ test("POST the form: the ordinary raise as this principal, 303 back; the page th
   const other = await call("GET", run.path("order"), { jwt: await principalJwt("gina", ["buyer"]) });
   t.regex(other.text, /Answered by frank@example\.test at /);
 
+  // issue 43 item 4: a plain link back to the inbox; what was answered, by whom and when
+  t.regex(after.text, /<nav class="back" aria-label="Inbox"><a id="back-to-inbox" href="\/inbox">← Back to your inbox<\/a><\/nav>/);
+  t.regex(after.text, /<h2 id="answer-heading">What was answered<\/h2><dl class="answer" id="answer">/);
+  t.regex(after.text, /<dt>Quantity you can deliver<\/dt><dd><data class="num" value="3">3<\/data><\/dd>/);
+  t.regex(after.text, /<dt>Can you deliver this order\?<\/dt><dd>Yes<\/dd>/);
+  t.regex(after.text, /<dt>Message for the buyer<\/dt><dd>Two boxes\.<\/dd>/);
+  t.regex(after.text, /<dt>Delivery date and time<\/dt><dd><time data-dt datetime="2026-12-01T08:30:00\.000Z">1 December 2026 at 08:30 UTC<\/time><\/dd>/);
+  t.regex(after.text, /<dt>Tags<\/dt><dd><ul class="values"><li>urgent<\/li><\/ul><\/dd>/);
+  t.regex(other.text, /What was answered/);
+  const de = await call("GET", `${run.path("order")}?lang=de`, { jwt: frank });
+  t.regex(de.text, /<a id="back-to-inbox" href="\/inbox\?lang=de">← Zurück zum Posteingang<\/a>/);
+  t.regex(de.text, /<dt>Can you deliver this order\?<\/dt><dd>Ja<\/dd>/, "the author's label, the page's Yes");
+
+  // the done view (issue 43 item 4): what frank answered lately, newest first, with the values
+  const done = await request(base, "GET", "/api/inbox?view=done", { token: frank });
+  t.is(done.status, 200, done.text);
+  const mine = (done.body.tasks as { runId: string; alias: string; status: string; title: string; answer: Record<string, unknown>; answeredAt: string; taskUrl: string }[]).filter((x) => x.runId === run.runId);
+  t.is(mine.length, 1);
+  t.is(mine[0]?.alias, "order");
+  t.is(mine[0]?.status, "completed");
+  t.is(mine[0]?.title, "Confirm order for Acme <Tools>");
+  t.is(mine[0]?.answer.qty, 3);
+  t.deepEqual(mine[0]?.answer.tags, ["urgent"]);
+  t.regex(mine[0]?.answeredAt ?? "", /^\d{4}-\d\d-\d\dT/);
+  t.is(mine[0]?.taskUrl, `${base}${run.path("order")}`);
+  t.is(done.body.nextCursor, null);
+  const notMine = await request(base, "GET", "/api/inbox?view=done", { token: await principalJwt("gina", ["buyer"]) });
+  t.false((notMine.body.tasks as { runId: string }[]).some((x) => x.runId === run.runId), "only the answerer's own answers");
+  const badView = await request(base, "GET", "/api/inbox?view=closed", { token: frank });
+  t.is(badView.status, 400);
+  t.is(badView.body.code, "invalid-query");
+  t.is(badView.body.parameter, "view");
+  const donePage = await call("GET", "/inbox?view=done", { jwt: frank });
+  t.is(donePage.status, 200, donePage.text);
+  t.regex(donePage.text, /<h1>Answered in the last 30 days<\/h1>/);
+  t.regex(donePage.text, /<a href="\/inbox\?view=done" aria-current="page">Done \(last 30 days\)<\/a>/);
+  t.regex(donePage.text, new RegExp(`<a href="/inbox/tasks/${run.runId}/order">Confirm order for Acme &lt;Tools&gt;</a>`));
+  t.regex(donePage.text, /<dt>Your answer<\/dt><dd><dl class="answer"><dt>Can you deliver this order\?<\/dt><dd>Yes<\/dd>/);
+  t.notRegex(donePage.text, /<script/);
+  const badPage = await call("GET", "/inbox?view=closed", { jwt: frank });
+  t.is(badPage.status, 400);
+  t.regex(badPage.text, /\?view: one of open, done\./);
+
   const again = await call("POST", run.path("order"), { jwt: frank, form: ORDER });
   t.is(again.status, 409, "a second answer to a closed task: the page as it stands, never a 5xx");
   t.regex(again.text, /Answered by you at /);

@@ -200,3 +200,68 @@ export async function readInboxWorlds(db: Db, runIds: string[]): Promise<StepRea
   );
   return rows.map((row) => (typeof row.step === "string" ? (JSON.parse(row.step) as StepRead) : row.step));
 }
+
+/** Where a page of the done view starts (exclusive): its last row's answer time and keys. */
+export interface InboxDoneKey {
+  closedAt: Date;
+  runId: string;
+  slotId: string;
+}
+
+export interface InboxDoneQuery {
+  /** The principal's id (`answered_by ->> 'id'` of a `via: principal` answer). */
+  principalId: string;
+  workflow: string | null;
+  /** Answers at or after this instant (now − 30 days). */
+  since: Date;
+  /** Rows to return; the statement reads `limit + 1`. */
+  limit: number;
+  after: InboxDoneKey | null;
+}
+
+/** A row of the done view: the slot as answered, and its run. */
+export interface InboxDoneRow {
+  run_id: string;
+  slot_id: string;
+  closed_at: Date;
+  state: string;
+  alias: string;
+  element: number | null;
+  event: string;
+  args: Record<string, unknown> | null;
+  workflow_name: string;
+  version: number;
+  run_state: string;
+  run_status: string;
+}
+
+/**
+ * The done view's statement (issue 43 item 4): the completed slots `principalId` answered since
+ * `since`, newest first (closed_at, run_id, slot_id descending), past the cursor — one range scan
+ * of slots_answered_by_principal_idx (migration 20261128071500_inbox_done), each row joined to
+ * its run by primary key. Exported for the tests' EXPLAIN.
+ */
+export function inboxDoneSql(q: InboxDoneQuery): { text: string; values: unknown[] } {
+  const values: unknown[] = [q.principalId, q.since, q.limit + 1];
+  const param = (v: unknown, cast: string) => {
+    values.push(v);
+    return `$${values.length}::${cast}`;
+  };
+  const wf = q.workflow === null ? "" : ` AND r.workflow_name = ${param(q.workflow, "text")}`;
+  const keyset = q.after ? ` AND (s.closed_at, s.run_id, s.id) < (${param(q.after.closedAt, "timestamptz")}, ${param(q.after.runId, "uuid")}, ${param(q.after.slotId, "uuid")})` : "";
+  const text = `SELECT s.run_id, s.id AS slot_id, s.closed_at, s.state, s.alias, s.element, s.event, s.args,
+       r.workflow_name, r.version, r.state AS run_state, r.status AS run_status
+  FROM slots s
+  CROSS JOIN LATERAL (SELECT r.workflow_name, r.version, r.state, r.status FROM runs r WHERE r.id = s.run_id LIMIT 1) r
+ WHERE (s.answered_by ->> 'id') = $1::text AND s.status = 'completed' AND (s.answered_by ->> 'via') = 'principal'
+   AND s.closed_at >= $2::timestamptz${keyset}${wf}
+ ORDER BY (s.answered_by ->> 'id') DESC, s.closed_at DESC, s.run_id DESC, s.id DESC
+ LIMIT $3`;
+  return { text, values };
+}
+
+/** One page of the done view: up to `limit + 1` rows, newest first (the caller cuts the extra one off). */
+export async function readInboxDone(db: Db, q: InboxDoneQuery): Promise<InboxDoneRow[]> {
+  const { text, values } = inboxDoneSql(q);
+  return db.$queryRawUnsafe<InboxDoneRow[]>(text, ...values);
+}

@@ -6,12 +6,13 @@
  * unknown (a run id that is not a UUID, no slot of that alias — the slot of the latest visit that
  * has one — or of that element; a fanned-out slot without `?element`): the page is then a 404.
  * Otherwise:
- *   slot        the slot's status, times and who answered (`answeredBy`, v0.4 "Who answered");
+ *   slot        the slot's status, times, who answered (`answeredBy`, v0.4 "Who answered") and
+ *               what (`answer`, the completion arguments; issue 43 item 4);
  *   live        true when the slot is open or waiting in the run's current state and visit of a
  *               running run (only then is there a form);
  *   params      the event's parameters in the run's current version (the responder page's form);
  *   title/intro the slot's `Title`/`Intro` evaluated now (responder.ts `slotTexts`) — only when
- *               the principal may answer (else null, and `answeredBy` null: issue 38 L1);
+ *               the principal may answer (else null, and `answeredBy`, `answer` null: issue 38 L1);
  *   candidates  who may answer (the `Candidates` matchers evaluated now: user ids, role names and
  *               `anyone()`; for a slot of an earlier visit, as recorded at its creation), null when
  *               the slot has none;
@@ -55,6 +56,8 @@ export interface TaskView {
     deadline: Date | null;
     closedAt: Date | null;
     answeredBy: AnsweredBy | null;
+    /** What was answered: the completion arguments (JSON form) of a completed slot, else null (issue 43 item 4). */
+    answer: Record<string, unknown> | null;
   };
   live: boolean;
   params: CompiledParam[];
@@ -94,6 +97,7 @@ export async function taskView(deps: TaskDeps, runId: string, alias: string, ele
       deadline: row.deadline,
       closedAt: row.closedAt,
       answeredBy: (row.answeredBy ?? null) as AnsweredBy | null,
+      answer: row.status === "completed" && row.args !== null && typeof row.args === "object" && !Array.isArray(row.args) ? (row.args as Record<string, unknown>) : null,
     },
     live,
     params: event?.params ?? [],
@@ -148,6 +152,7 @@ export async function taskView(deps: TaskDeps, runId: string, alias: string, ele
   // but who may answer it: no Title, no Intro, no answerer.
   if (view.refusal) {
     view.slot.answeredBy = null;
+    view.slot.answer = null;
     return view;
   }
   Object.assign(view, slotTexts(step, decl, slot ? slotScope(step, slot) : undefined));

@@ -1,6 +1,6 @@
 /**
- * `GET /inbox?workflow=&order=newest|deadline&cursor=` (v0.4 "People inside the company";
- * docs/inbox.md): the signed-in principal's inbox as a server-rendered page — no script at all,
+ * `GET /inbox?workflow=&order=newest|deadline&cursor=&view=open|done` (v0.4 "People inside the
+ * company"; docs/inbox.md): the signed-in principal's inbox as a server-rendered page — no script at all,
  * so it works without JavaScript; every control is a link or a native form control (keyboard
  * order follows the page). Not signed in: 303 to `/auth/login?returnTo=…` (signedInPage).
  *
@@ -9,6 +9,11 @@
  * whether it is open or waits on which predecessors. Above the list: the filter form (GET, so the
  * filter and order live in the URL), the counts; below: the next page link.
  *
+ * `view=done` (v0.5, issue 43 item 4): what this principal answered in the last 30 days, newest
+ * first — per answer its heading (a link to its task page), workflow, when, and the values
+ * answered (page/values.ts); the same parameters and refusals as `GET /api/inbox?view=done`.
+ * Both views are linked above the list ("To do", "Done").
+ *
  * Headers: a CSP with `default-src 'none'`, the one inline style under a fresh nonce,
  * `form-action 'self'` (the filter form), no script; `Cache-Control: no-store` (the page is
  * personal); `Referrer-Policy: same-origin`; no token is ever written into the page.
@@ -16,7 +21,7 @@
  */
 import { randomBytes } from "node:crypto";
 import type { Context } from "koa";
-import { INBOX_ORDERS, inboxWorkflows, type InboxPage, type InboxTask } from "../../engine/views/inbox.js";
+import { INBOX_ORDERS, inboxWorkflows, type InboxDonePage, type InboxDoneTask, type InboxPage, type InboxTask } from "../../engine/views/inbox.js";
 import { RefusalError } from "../../engine/refusals.js";
 import type { Runtime } from "../../runtime.js";
 import { ago, countdown } from "../console/time.js";
@@ -27,7 +32,8 @@ import { setScriptlessPageHeaders } from "../page/headers.js";
 import { html, raw, type Html } from "../page/html.js";
 import { formatDateUtc, t as tr } from "../../i18n/index.js";
 import { readerOf, type Reader } from "../page/reader.js";
-import { readInbox } from "./api.js";
+import { readInbox, type InboxRead } from "./api.js";
+import { answerHtml } from "../page/values.js";
 
 const INBOX_STYLE = `
 main { max-width: 56rem; }
@@ -46,6 +52,13 @@ dl.facts dt { color: var(--muted); }
 dl.facts dd { margin: 0; overflow-wrap: anywhere; }
 .pages { display: flex; gap: 1.5rem; margin-top: 1.25rem; }
 .pages a { display: inline-block; min-height: 2.75rem; padding: 0.6rem 0; }
+nav.views { display: flex; gap: 1.5rem; margin: 0 0 1rem; }
+nav.views a { display: inline-block; min-height: 2.75rem; padding: 0.6rem 0; }
+nav.views a[aria-current="page"] { font-weight: 700; color: var(--fg); text-decoration: none; }
+dl.answer { display: grid; grid-template-columns: max-content 1fr; gap: 0.15rem 0.75rem; margin: 0.35rem 0 0; }
+dl.answer dt { color: var(--muted); }
+dl.answer dd { margin: 0; overflow-wrap: anywhere; white-space: pre-wrap; }
+dl.values, ul.values { margin: 0; padding-left: 1rem; }
 `;
 
 const ORDER_WORDS = { newest: "inbox.newest", deadline: "inbox.deadlineSoonest" } as const;
@@ -94,6 +107,43 @@ function taskItem(t: InboxTask, now: Date, lang: string): Html {
 </article></li>`;
 }
 
+/** The two views, as plain links (issue 43 item 4): the tasks waiting, and the answers of the last 30 days. */
+function viewsNav(lang: string, current: "open" | "done", kept: Record<string, string | null>): Html {
+  const link = (v: "open" | "done", key: "inbox.toDo" | "inbox.done") =>
+    html`<a href="${inboxHref({ ...kept, view: v === "done" ? "done" : null })}"${raw(v === current ? ' aria-current="page"' : "")}>${tr(lang, key)}</a>`;
+  return html`<nav class="views" aria-label="${tr(lang, "inbox.views")}">${link("open", "inbox.toDo")}${link("done", "inbox.done")}</nav>`;
+}
+
+function doneItem(t: InboxDoneTask, now: Date, lang: string): Html {
+  const url = new URL(t.taskUrl);
+  const id = `d-${t.runId}-${t.alias}-${t.element ?? ""}`;
+  return html`<li><article aria-labelledby="${id}">
+<h2 id="${id}"><a href="${url.pathname + url.search}">${pageHeading(t.title, t.event, lang)}</a></h2>
+<dl class="facts">
+<dt>${tr(lang, "inbox.workflow")}</dt><dd>${t.workflow}</dd>
+<dt>${tr(lang, "inbox.answeredAt")}</dt><dd>${time(t.answeredAt, formatDateUtc(lang, t.answeredAt))} (${ago(t.answeredAt, now)})</dd>
+<dt>${tr(lang, "inbox.yourAnswer")}</dt><dd>${answerHtml(t.params, t.answer, lang)}</dd>
+</dl>
+</article></li>`;
+}
+
+/** The done view (issue 43 item 4): what this principal answered in the last 30 days, newest first. */
+function doneDocument(nonce: string, reader: Reader, signed: SignedIn, query: PageQuery, page: InboxDonePage): string {
+  const lang = reader.lang;
+  const now = new Date();
+  const kept = { view: "done", workflow: query.workflow, limit: query.limit, lang: query.lang };
+  const who = signed.principal.email ?? signed.principal.id;
+  const body = html`<h1>${tr(lang, "inbox.doneTitle")}</h1>
+<p class="who">${tr(lang, "task.signedInAs", { who })}</p>
+${viewsNav(lang, "done", { workflow: query.workflow, limit: query.limit, lang: query.lang })}
+${page.tasks.length > 0 ? html`<ol class="tasks" id="done" aria-label="${tr(lang, "inbox.doneTitle")}">${page.tasks.map((t) => doneItem(t, now, lang))}</ol>` : html`<p class="counts" id="counts">${query.cursor ? tr(lang, "inbox.noMore") : tr(lang, "inbox.doneEmpty")}</p>`}
+<nav class="pages" aria-label="${tr(lang, "inbox.pages")}">
+${query.cursor ? html`<a href="${inboxHref({ ...kept, cursor: null })}">${tr(lang, "inbox.firstPage")}</a>` : null}
+${page.nextCursor ? html`<a href="${inboxHref({ ...kept, cursor: page.nextCursor })}" rel="next">${tr(lang, "inbox.nextPage")}</a>` : null}
+</nav>`;
+  return shell(nonce, reader, tr(lang, "inbox.doneTitle"), body, signed);
+}
+
 function countsLine(page: InboxPage, lang: string): Html {
   const c = page.counts;
   if (c.capped) return html`<p class="counts" id="counts">${tr(lang, "inbox.capped", { total: c.total })}</p>`;
@@ -119,6 +169,7 @@ function inboxDocument(nonce: string, reader: Reader, signed: SignedIn, workflow
   const who = signed.principal.email ?? signed.principal.id;
   const body = html`<h1>${tr(lang, "inbox.title")}</h1>
 <p class="who">${tr(lang, "task.signedInAs", { who })}</p>
+${viewsNav(lang, "open", { workflow: query.workflow, limit: query.limit, lang: query.lang })}
 <form class="filters" method="get" action="/inbox">
 ${query.limit ? html`<input type="hidden" name="limit" value="${query.limit}">` : null}
 ${query.lang ? html`<input type="hidden" name="lang" value="${query.lang}">` : null}
@@ -150,7 +201,7 @@ export async function inboxPageHandler(rt: Runtime, ctx: Context): Promise<void>
   setScriptlessPageHeaders(ctx, nonce, rt.config.brand.logoFile !== null);
   const reader = readerOf(ctx, rt.config);
   ctx.type = "text/html; charset=utf-8";
-  let page: InboxPage;
+  let page: InboxRead;
   try {
     page = await readInbox(rt, ctx, who.principal);
   } catch (err) {
@@ -159,8 +210,13 @@ export async function inboxPageHandler(rt: Runtime, ctx: Context): Promise<void>
     ctx.body = problemDocument(nonce, reader, err.message, who);
     return;
   }
-  const workflows = await dependency(rt.log, "database", () => inboxWorkflows(rt.db));
   const one = (k: string) => (typeof ctx.query[k] === "string" && ctx.query[k] !== "" ? (ctx.query[k] as string) : null);
+  const query = { workflow: one("workflow"), order: one("order") ?? "newest", cursor: one("cursor"), limit: one("limit"), lang: one("lang") };
   ctx.status = 200;
-  ctx.body = inboxDocument(nonce, reader, who, workflows, { workflow: one("workflow"), order: one("order") ?? "newest", cursor: one("cursor"), limit: one("limit"), lang: one("lang") }, page);
+  if (page.view === "done") {
+    ctx.body = doneDocument(nonce, reader, who, query, page.page);
+    return;
+  }
+  const workflows = await dependency(rt.log, "database", () => inboxWorkflows(rt.db));
+  ctx.body = inboxDocument(nonce, reader, who, workflows, query, page.page);
 }

@@ -9,7 +9,8 @@
 import type { TaskView } from "../../engine/views/task.js";
 import { DEVELOPMENT_BANNER_STYLE, developmentBanner, signOutForm, type SignedIn } from "../identity/signed-in.js";
 import { formatDateUtc, t } from "../../i18n/index.js";
-import { pageShell } from "../page/document.js";
+import { pageShell, timeHtml } from "../page/document.js";
+import { answerHtml } from "../page/values.js";
 import { field, type PostedForm } from "../page/form.js";
 import { html, type Html } from "../page/html.js";
 import type { Reader } from "../page/reader.js";
@@ -51,6 +52,10 @@ const BACK_STYLE = `
 nav.back { margin: 0 0 0.75rem; }
 nav.back a { display: inline-block; min-height: 2.75rem; padding: 0.6rem 0; color: var(--accent); }
 nav.back a:focus-visible { outline: 3px solid var(--accent); outline-offset: 2px; }
+dl.answer { display: grid; grid-template-columns: max-content 1fr; gap: 0.15rem 0.75rem; margin: 0; }
+dl.answer dt { color: var(--muted); }
+dl.answer dd { margin: 0; overflow-wrap: anywhere; white-space: pre-wrap; }
+dl.values, ul.values { margin: 0; padding-left: 1rem; }
 `;
 
 /**
@@ -103,8 +108,8 @@ function facts(view: TaskView, lang: string): Html {
   const s = view.slot;
   return html`<dl class="facts">
 <dt>${t(lang, "task.whoMayAnswer")}</dt><dd id="candidates">${candidatesText(view.candidates, view.access, lang)}</dd>
-${s.openedAt ? html`<dt>${t(lang, "task.waitingSince")}</dt><dd><time datetime="${s.openedAt.toISOString()}">${formatDateUtc(lang, s.openedAt)}</time></dd>` : null}
-${s.deadline ? html`<dt>${t(lang, "task.deadline")}</dt><dd><time datetime="${s.deadline.toISOString()}">${formatDateUtc(lang, s.deadline)}</time></dd>` : null}
+${s.openedAt ? html`<dt>${t(lang, "task.waitingSince")}</dt><dd>${timeHtml(s.openedAt, lang)}</dd>` : null}
+${s.deadline ? html`<dt>${t(lang, "task.deadline")}</dt><dd>${timeHtml(s.deadline, lang)}</dd>` : null}
 </dl>`;
 }
 
@@ -136,7 +141,8 @@ ${view.params.length === 0 ? html`<p>${t(lang, "page.nothingToFill")}</p>` : nul
   } else if (view.live) {
     main = html`<p class="notice" id="outcome" role="status">${t(lang, "task.notOpen")}</p>`;
   } else {
-    main = html`<p class="outcome${view.slot.status === "completed" ? " done" : ""}" id="outcome" role="status" data-status="${view.slot.status}">${notice ? html`${notice} ` : null}${endedText(view, who, lang)}</p>`;
+    main = html`<p class="outcome${view.slot.status === "completed" ? " done" : ""}" id="outcome" role="status" data-status="${view.slot.status}">${notice ? html`${notice} ` : null}${endedText(view, who, lang)}</p>
+${view.slot.status === "completed" && view.slot.answer ? html`<section aria-labelledby="answer-heading"><h2 id="answer-heading">${t(lang, "task.whatWasAnswered")}</h2>${answerHtml(view.params, view.slot.answer, lang, "answer")}</section>` : null}`;
   }
   const body = html`${kicker(view)}
 <h1>${title}</h1>
