@@ -257,6 +257,17 @@ export class StateChecker {
     const env: ExprEnv = { scope: base, closedAlias: null };
 
     checkCoverage(report, sub.settings);
+    // issue 43 item 4: insiders read a slot with Candidates by its Title (inbox, task page, done view)
+    if (sub.kind === "subscribe" && !sub.settings.some((s) => s.kind === "title")) {
+      const candidates = sub.settings.find((s) => s.kind === "candidates");
+      if (candidates) {
+        report.warning(
+          Codes.CandidatesWithoutTitle,
+          `slot '${sub.alias.name}' has Candidates but no Title: the people it asks see only "Answer: ${sub.event.name}" in their inbox and on its task page — add a Title in their words`,
+          candidates.range,
+        );
+      }
+    }
     const seen = new Set<string>();
     for (const setting of sub.settings) {
       const name = SETTING_NAMES[setting.kind];

@@ -64,6 +64,9 @@ export const Codes = {
   InvalidConstraint: "FLOW131",
   /** `@pattern("…")` that RE2 cannot compile (backreferences, look-arounds): never run by a backtracking engine. */
   PatternNotRe2: "FLOW132",
+  // --- added for v0.5 (issue 43 item 4): insiders' pages ------------------------------------------
+  /** A warning: a slot with `Candidates` and no `Title` — its inbox entry and task page say only "Answer: <event>". */
+  CandidatesWithoutTitle: "FLOW140",
   // --- types ----------------------------------------------------------------------------------
   TypeMismatch: "FLOW200",
   OperatorTypes: "FLOW201",

@@ -22,24 +22,24 @@ test("every compiled form says a slot without Candidates is link-only; one with 
 });
 
 test("Candidates: anyone() checks clean, alone or beside role()/user(), with no warning when no link is minted", (t) => {
-  const r = expectClean(t, inState('  subscribe G() as g {\n    Candidates: anyone(), role("x")\n  }'));
+  const r = expectClean(t, inState('  subscribe G() as g {\n    Candidates: anyone(), role("x")\n    Title: "g"\n  }'));
   t.deepEqual(r.diagnostics.filter((d) => d.code !== Codes.UnreachableState), []);
 });
 
 test("a slot with Candidates: anyone() that also mints a link is a FLOW319 warning at the CallbackUrl() call", (t) => {
-  const r = expectDiagnostics(t, inEnter("    v.o = ⟦g.CallbackUrl()⟧", "  subscribe G() as g {\n    Candidates: anyone()\n  }"), [Codes.CallbackUrlAnyone]);
+  const r = expectDiagnostics(t, inEnter("    v.o = ⟦g.CallbackUrl()⟧", "  subscribe G() as g {\n    Candidates: anyone()\n    Title: \"g\"\n  }"), [Codes.CallbackUrlAnyone]);
   t.is(r.diagnostics.find((d) => d.code === Codes.CallbackUrlAnyone)!.severity, "warning");
   t.is(Codes.CallbackUrlAnyone, "FLOW319");
   t.truthy(r.workflow, "a warning: the workflow compiles");
 });
 
 test("a link for a slot with role() Candidates, or none, is no FLOW319; TaskUrl() of an anyone() slot neither", (t) => {
-  expectDiagnostics(t, inEnter("    v.o = g.CallbackUrl()", '  subscribe G() as g {\n    Candidates: role("x")\n  }'), []);
+  expectDiagnostics(t, inEnter("    v.o = g.CallbackUrl()", '  subscribe G() as g {\n    Candidates: role("x")\n    Title: "g"\n  }'), []);
   expectDiagnostics(t, inEnter("    v.o = g.CallbackUrl()", "  subscribe G() as g"), []);
-  expectDiagnostics(t, inEnter("    v.o = g.TaskUrl()", "  subscribe G() as g {\n    Candidates: anyone()\n  }"), []);
+  expectDiagnostics(t, inEnter("    v.o = g.TaskUrl()", "  subscribe G() as g {\n    Candidates: anyone()\n    Title: \"g\"\n  }"), []);
 });
 
 test("anyone() outside Candidates is FLOW305; with an argument, FLOW206", (t) => {
   expectDiagnostics(t, inEnter("    let m = ⟦anyone()⟧"), [Codes.MatcherOutsideCandidates]);
-  expectDiagnostics(t, inState('  subscribe G() as g {\n    Candidates: ⟦anyone("x")⟧\n  }'), [Codes.ArgumentCount]);
+  expectDiagnostics(t, inState('  subscribe G() as g {\n    Candidates: ⟦anyone("x")⟧\n    Title: "g"\n  }'), [Codes.ArgumentCount]);
 });

@@ -81,7 +81,7 @@ test("each setting at most once (FLOW303)", (t) => {
 test("Candidates entries are role(string) or user(string) matchers (FLOW304)", (t) => {
   expectDiagnostics(
     t,
-    inState('  subscribe G() as g {\n    Candidates: role("a"), user(v.s), ⟦v.s⟧, ⟦lower("x")⟧, role(⟦n⟧)\n  }'),
+    inState('  subscribe G() as g {\n    Candidates: role("a"), user(v.s), ⟦v.s⟧, ⟦lower("x")⟧, role(⟦n⟧)\n    Title: "G"\n  }'),
     [Codes.InvalidMatcher, Codes.InvalidMatcher, Codes.TypeMismatch],
   );
 });
@@ -183,9 +183,13 @@ test("the fan-out variable is in scope in the slot's settings and handlers, not 
     t,
     inState(`  subscribe E(a, b) as x for each who in names {
     Candidates: user(who)
+    Title: "x"
     Requires: who != b
   }
-  subscribe G() as g { Candidates: user(⟦who⟧) }
+  subscribe G() as g {
+    Candidates: user(⟦who⟧)
+    Title: "g"
+  }
   enter { v.s = ⟦who⟧ }
   on x(a, b) { v.s = who + b; default -> T }`),
     [Codes.UnknownName, Codes.UnknownName],
@@ -378,4 +382,15 @@ map event Old() to ⟦Nope⟧()`,
 
 test("map event parameters follow event rules (FLOW112, FLOW113)", (t) => {
   expectDiagnostics(t, inState("", "map event Old(p: ⟦principal⟧, x: ⟦V⟧) to G()"), [Codes.PrincipalNotAllowed, Codes.EntityTypeNotAllowed]);
+});
+
+test("a slot with Candidates and no Title is a FLOW140 warning at its Candidates (issue 43 item 4); with a Title, or without Candidates, none", (t) => {
+  const r = expectDiagnostics(t, inState('  subscribe G() as g {\n    ⟦Candidates: role("finance")⟧\n  }'), [Codes.CandidatesWithoutTitle]);
+  const d = r.diagnostics.find((x) => x.code === Codes.CandidatesWithoutTitle)!;
+  t.is(d.severity, "warning");
+  t.is(Codes.CandidatesWithoutTitle, "FLOW140");
+  t.regex(d.message, /slot 'g' has Candidates but no Title: the people it asks see only "Answer: G"/);
+  t.truthy(r.workflow, "a warning: the workflow compiles");
+  expectDiagnostics(t, inState('  subscribe G() as g {\n    Candidates: role("finance")\n    Title: "Approve?"\n  }'), []);
+  expectDiagnostics(t, inState("  subscribe G() as g"), []);
 });
