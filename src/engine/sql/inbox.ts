@@ -239,7 +239,10 @@ export interface InboxDoneRow {
  * The done view's statement (issue 43 item 4): the completed slots `principalId` answered since
  * `since`, newest first (closed_at, run_id, slot_id descending), past the cursor — one range scan
  * of slots_answered_by_principal_idx (migration 20261128071500_inbox_done), each row joined to
- * its run by primary key. Exported for the tests' EXPLAIN.
+ * its run by primary key (checked with EXPLAIN ANALYZE on 200 000 slots: an Index Scan whose
+ * Index Cond holds the principal, the 30 days and the keyset row, no sort). A `workflow` filter is
+ * applied to the joined run (no index leads with principal and workflow): rows of other workflows
+ * within the principal's 30 days are read and dropped. Exported for the tests' EXPLAIN.
  */
 export function inboxDoneSql(q: InboxDoneQuery): { text: string; values: unknown[] } {
   const values: unknown[] = [q.principalId, q.since, q.limit + 1];
@@ -255,7 +258,7 @@ export function inboxDoneSql(q: InboxDoneQuery): { text: string; values: unknown
   CROSS JOIN LATERAL (SELECT r.workflow_name, r.version, r.state, r.status FROM runs r WHERE r.id = s.run_id LIMIT 1) r
  WHERE (s.answered_by ->> 'id') = $1::text AND s.status = 'completed' AND (s.answered_by ->> 'via') = 'principal'
    AND s.closed_at >= $2::timestamptz${keyset}${wf}
- ORDER BY (s.answered_by ->> 'id') DESC, s.closed_at DESC, s.run_id DESC, s.id DESC
+ ORDER BY s.closed_at DESC, s.run_id DESC, s.id DESC
  LIMIT $3`;
   return { text, values };
 }
