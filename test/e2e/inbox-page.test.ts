@@ -130,7 +130,7 @@ test("the filter and the order live in the URL; keyset pages by link, with and w
   }
 });
 
-test("keyboard only: Tab reaches the filters, then each task's link in order, and Enter opens it", async (t) => {
+test("keyboard only: Tab reaches the two views' links, the filters, then each task's link in order, and Enter opens it", async (t) => {
   const { page, context } = await signedIn("/inbox");
   const focused = () =>
     page.evaluate<string>(`(() => {
@@ -139,14 +139,15 @@ test("keyboard only: Tab reaches the filters, then each task's link in order, an
       return el.tagName === "A" ? "a:" + el.getAttribute("href") : el.tagName.toLowerCase() + ":" + (el.getAttribute("name") ?? el.textContent.trim());
     })()`);
   const order: string[] = [];
-  for (let i = 0; i < 9; i++) {
+  for (let i = 0; i < 11; i++) {
     await page.keyboard.press("Tab");
     order.push(await focused());
   }
-  t.deepEqual(order.slice(0, 3), ["select:workflow", "select:order", "button:Show"]);
+  // issue 43 item 4: "To do" and "Done (last 30 days)" come first, as plain links
+  t.deepEqual(order.slice(0, 5), ["a:/inbox", "a:/inbox?view=done", "select:workflow", "select:order", "button:Show"]);
   const links = await page.locator("ol.tasks a").evaluateAll((as) => as.map((a) => `a:${a.getAttribute("href")}`));
   t.is(links.length, 6);
-  t.deepEqual(order.slice(3), links, "then each task's link, in the page's order");
+  t.deepEqual(order.slice(5), links, "then each task's link, in the page's order");
   await page.keyboard.press("Shift+Tab");
   await page.keyboard.press("Enter");
   await page.waitForURL(/\/inbox\/tasks\//);
