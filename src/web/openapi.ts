@@ -518,17 +518,25 @@ export function openApiDocument(baseUrl: string, workflows: WorkflowSignature[] 
         get: {
           summary:
             "The signed-in principal's inbox (v0.4): the open and waiting slots of running runs whose Candidates name it by user(id) or a role it holds, each once, keyset-paginated. " +
-            "title is the heading the slot's page shows; waitingOn the After aliases not yet completed; taskUrl {BASE_URL}/inbox/tasks/{runId}/{alias}[?element=N]. counts are exact unless capped (then total is the cap and open / waiting are null).",
+            "title is the heading the slot's page shows; waitingOn the After aliases not yet completed; taskUrl {BASE_URL}/inbox/tasks/{runId}/{alias}[?element=N]. counts are exact unless capped (then total is the cap and open / waiting are null). " +
+            "view=done (v0.5, issue 43 item 4): the slots the principal answered itself in the last 30 days, newest first: {tasks: [{…, status: completed, answeredAt, answer}], nextCursor}.",
           security: [{ principalJwt: [] }],
           parameters: [
             { name: "workflow", in: "query", required: false, schema: { type: "string" } },
             { name: "order", in: "query", required: false, schema: { type: "string", enum: ["newest", "deadline"], default: "newest" } },
             { name: "limit", in: "query", required: false, schema: { type: "integer", minimum: 1, maximum: 100, default: 25 } },
-            { name: "cursor", in: "query", required: false, schema: { type: "string" }, description: "nextCursor of the previous page, with the same workflow and order" },
+            { name: "cursor", in: "query", required: false, schema: { type: "string" }, description: "nextCursor of the previous page, with the same workflow, order and view" },
+            {
+              name: "view",
+              in: "query",
+              required: false,
+              schema: { type: "string", enum: ["open", "done"], default: "open" },
+              description: "open: the tasks waiting on the principal; done (v0.5, issue 43): the slots it answered in the last 30 days, newest first, with answeredAt and answer (order must be newest)",
+            },
           ],
           responses: responses(
             {
-              "200": jsonOk("A page of tasks", {
+              "200": jsonOk("A page of tasks (view=open), or of the answers given in the last 30 days (view=done)", { oneOf: [{
                 type: "object",
                 required: ["tasks", "nextCursor", "counts"],
                 properties: {
@@ -561,7 +569,34 @@ export function openApiDocument(baseUrl: string, workflows: WorkflowSignature[] 
                     properties: { open: { type: ["integer", "null"] }, waiting: { type: ["integer", "null"] }, total: { type: "integer" }, capped: { type: "boolean" } },
                   },
                 },
-              }),
+              }, {
+                type: "object",
+                required: ["tasks", "nextCursor"],
+                properties: {
+                  tasks: {
+                    type: "array",
+                    items: {
+                      type: "object",
+                      required: ["runId", "workflow", "version", "state", "alias", "element", "event", "title", "status", "answeredAt", "answer", "taskUrl"],
+                      properties: {
+                        runId: { type: "string", format: "uuid" },
+                        workflow: { type: "string" },
+                        version: { type: "integer" },
+                        state: { type: "string" },
+                        alias: { type: "string" },
+                        element: { type: ["integer", "null"] },
+                        event: { type: "string" },
+                        title: { type: "string" },
+                        status: { const: "completed" },
+                        answeredAt: { type: "string", format: "date-time" },
+                        answer: { type: "object", description: "the values answered (the event's arguments, JSON form)" },
+                        taskUrl: { type: "string", format: "uri" },
+                      },
+                    },
+                  },
+                  nextCursor: { type: ["string", "null"] },
+                },
+              }] }),
             },
             ["unauthorized", "invalid-query", "unavailable"],
           ),

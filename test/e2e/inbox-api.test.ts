@@ -265,6 +265,6 @@ test.serial("the OpenAPI document describes GET /api/inbox", async (t) => {
   const op = doc.body.paths["/api/inbox"]?.get;
   t.truthy(op);
   t.deepEqual(op.security, [{ principalJwt: [] }]);
-  t.deepEqual(op.parameters.map((p: { name: string }) => p.name), ["workflow", "order", "limit", "cursor"]);
+  t.deepEqual(op.parameters.map((p: { name: string }) => p.name), ["workflow", "order", "limit", "cursor", "view"]);
   t.truthy(op.responses["400"]);
 });
