@@ -47,8 +47,8 @@ test("examples/vendor-approval.flow parses and compiles (two Authorize warnings)
   t.deepEqual(
     r.diagnostics.map((d) => [d.code, d.severity, d.range.start.line, d.range.start.column]),
     [
-      [Codes.CallbackUrlAuthorize, "warning", 35, 26],
-      [Codes.CallbackUrlAuthorize, "warning", 45, 26],
+      [Codes.CallbackUrlAuthorize, "warning", 36, 26],
+      [Codes.CallbackUrlAuthorize, "warning", 46, 26],
     ],
   );
   const file = r.ast as FlowFile;
