@@ -91,6 +91,8 @@ test.serial("the credit service keeps failing: after its attempts the call fails
   t.is(call.status, "failed");
   t.deepEqual(call.attempts.map((a) => a.status), [503, 503, 503]);
   t.regex(run.entities.request.note as string, /^credit check failed: .*503/);
+  const told = (await run.outbox()).find((m) => m.to === "purchasing@example.com");
+  t.regex(told?.body ?? "", new RegExp(`/inbox/tasks/${run.id}/review$`), "purchasing gets the task page");
   await run.raise("review", { ok: true, note: null }, { as: { id: "pat", roles: ["purchasing"] } });
   t.is(run.state, "Ordered");
   t.like(run.result, { state: "Ordered", creditScore: null });
