@@ -169,7 +169,9 @@ test("the tutorial, followed as written: check, deploy, start, the vendor's link
   t.regex(runId, /^[0-9a-f-]{36}$/);
   // The program printed the run's result once the run ended (its long poll answered).
   t.truthy(program, "step 9 ran src/purchase.ts");
-  const code = await Promise.race([program!.exited, new Promise<"late">((r) => setTimeout(() => r("late"), 120_000))]);
+  let timer: NodeJS.Timeout | undefined;
+  const code = await Promise.race([program!.exited, new Promise<"late">((r) => (timer = setTimeout(() => r("late"), 120_000)))]);
+  clearTimeout(timer);
   if (code === "late") program!.child.kill();
   t.is(code, 0, program!.output());
   const [expected] = blocksAfter("tutorial-output");
