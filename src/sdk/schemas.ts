@@ -81,7 +81,8 @@ export function paramsSchema(sig: WorkflowSignature, params: SignatureParam[], d
 
 /** A finished run's result: `{state, …fields of the result event}`. */
 export function resultSchema(sig: WorkflowSignature): Schema {
-  const fields = sig.result !== null ? sig.events[sig.result] ?? [] : [];
+  // A `state` parameter of the result event is the terminal state's name (language.md "Results"): kept as the enum.
+  const fields = (sig.result !== null ? sig.events[sig.result] ?? [] : []).filter((p) => p.name !== "state");
   const properties: Schema = { state: { type: "string", enum: [...sig.terminalStates].sort(), description: "The terminal state the run finished in" } };
   for (const p of fields) properties[p.name] = valueSchema(sig, p.type, 0, p.rules);
   return {

@@ -203,7 +203,8 @@ function workflowType(sig: WorkflowSignature): string {
   const events = byName(Object.entries(sig.events))
     .map(([name, params]) => `${i3}${key(name)}: ${w.params(params, i3)};\n`)
     .join("");
-  const resultFields = sig.result !== null ? sig.events[sig.result] ?? [] : [];
+  // A `state` parameter of the result event is the terminal state's name (language.md "Results"): typed once, by the union.
+  const resultFields = (sig.result !== null ? sig.events[sig.result] ?? [] : []).filter((p) => p.name !== "state");
   const resultType =
     `{\n${i3}/** The terminal state the run finished in. */\n${i3}state: ${literalUnion([...sig.terminalStates].sort())};\n` +
     resultFields.map((p) => `${doc(i3, rulesText(p.rules))}${i3}${key(p.name)}: ${w.type(p.type, i3, 0, p.rules)};\n`).join("") +

@@ -104,3 +104,15 @@ test("the commands: slotflow types, then slotflow check --types (exit 0), and ex
   t.is(stale.code, 1);
   t.regex(stale.stderr, /cli\.ts: error: stale: /);
 });
+
+test("a result event's own `state` parameter is typed once, as the union of terminal states", async (t) => {
+  const { workflow } = compile(readFileSync(join(ROOT, "examples", "supplier-onboarding.flow"), "utf8"), "supplier-onboarding.flow");
+  const text = declarations([signatureOf(workflow!)], "supplier-onboarding.flow");
+  const result = /result: \{\n([^}]*)\}/.exec(text)![1];
+  t.is(result.match(/\bstate:/g)?.length, 1, result);
+  t.regex(result, /state: "Declined" \| "Onboarded";\n\s+approved: boolean;\n\s+note: string \| null;/);
+  const { resultSchema } = await import("../../src/sdk/schemas.js");
+  const schema = resultSchema(signatureOf(workflow!)) as { required: string[]; properties: { state: { enum: string[] } } };
+  t.deepEqual(schema.required, ["state", "approved", "note"]);
+  t.deepEqual(schema.properties.state.enum, ["Declined", "Onboarded"]);
+});
