@@ -17,7 +17,7 @@
  *   revoke RUN ALIAS [--element N]   end the slot's live callback link (one element's, when fanned out)
  *   runs [--workflow W] [--status S] [--state S] [--waiting ALIAS]   list runs, newest first (a table)
  *   cancel RUN --reason TEXT   end a running run (issue 23)
- *   endpoint set NAME --kind K --url URL | list | rotate NAME | rm NAME   delivery endpoints (issue 18)
+ *   endpoint set NAME --kind K --url URL [--header N=V …] | list | rotate NAME | rm NAME   endpoints (issue 18; http: issue 40)
  *   token --sub SUB [--role R…] [--email E]   print a development principal JWT
  *   --version, --help
  *
@@ -344,19 +344,42 @@ remote(
 });
 
 // --- delivery endpoints (issue 18; src/web/endpoints.ts) ---------------------------------------
-const endpoint = program.command("endpoint").description("named destinations of send webhook / send message (webhook, slack, teams)");
+const endpoint = program.command("endpoint").description("named destinations of send webhook / send message (webhook, slack, teams) and of call http (http)");
 // not `remote(…)`: --url is the endpoint's URL here, the server is --server
 endpoint
     .command("set")
     .argument("<name>", "the endpoint's name, as .flow sources write it")
-    .requiredOption("--kind <kind>", "webhook, slack or teams")
-    .requiredOption("--url <endpointUrl>", "where deliveries go (https://…)")
+    .requiredOption("--kind <kind>", "webhook, slack, teams or http (the service a `call http` calls)")
+    .requiredOption("--url <endpointUrl>", "where deliveries or calls go (https://…)")
+    .option("--header <name=value>", "http only: a request header sent with every call, sealed and never shown again (repeatable)", collect, [])
     .option("--server <url>", "the server (default: BASE_URL or http://localhost:PORT)")
-    .description("create or update an endpoint; a new webhook endpoint's signing secret is printed once")
-.action(async (name: string, opts: { kind: string; url: string; server?: string }) => {
+    .description("create or update an endpoint; a new webhook or http endpoint's signing secret is printed once")
+.action(async (name: string, opts: { kind: string; url: string; header: string[]; server?: string }) => {
   const { url, token } = adminClient({ url: opts.server });
-  print(await api(url, "PUT", `/api/endpoints/${encodeURIComponent(name)}`, { token, json: { kind: opts.kind, url: opts.url } }));
+  const json: { kind: string; url: string; headers?: Record<string, string> } = { kind: opts.kind, url: opts.url };
+  if (opts.header.length) json.headers = headerOptions(opts.header);
+  print(await api(url, "PUT", `/api/endpoints/${encodeURIComponent(name)}`, { token, json }));
 });
+
+/**
+ * `--header NAME=VALUE` options as the `headers` object of `PUT /api/endpoints/{name}` (issue 40
+ * item 2). The first `=` splits name from value; an option without a name before one exits 2
+ * (without echoing it: it may be a credential). Which
+ * names an endpoint may carry is the server's rule (src/endpoints/http-headers.ts, 422 otherwise).
+ */
+function headerOptions(options: string[]): Record<string, string> {
+  const headers: Record<string, string> = {};
+  for (const option of options) {
+    const at = option.indexOf("=");
+    if (at < 1) {
+      // the option is not echoed: it may be a credential
+      process.stderr.write(`--header takes NAME=VALUE (for example --header "Authorization=Bearer …"); one --header has no name before "="\n`);
+      process.exit(2);
+    }
+    headers[option.slice(0, at).trim()] = option.slice(at + 1);
+  }
+  return headers;
+}
 remote(endpoint.command("list").description("list endpoints (name, kind, host; never a URL or secret)")).action(async (opts: { url?: string }) => {
   const { url, token } = adminClient(opts);
   print(await api(url, "GET", "/api/endpoints", { token }));

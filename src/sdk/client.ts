@@ -147,6 +147,42 @@ export interface InboxPage {
   counts: { open: number | null; waiting: number | null; total: number; capped: boolean };
 }
 
+/** A task the principal answered, of `GET /api/inbox?view=done` (issue 43 item 4: the last 30 days). */
+export interface InboxDoneTask {
+  runId: string;
+  workflow: string;
+  version: number;
+  state: string;
+  alias: string;
+  element: number | null;
+  event: string;
+  title: string;
+  status: "completed";
+  /** ISO 8601. */
+  answeredAt: string;
+  /** The answer's arguments, as recorded. */
+  answer: Record<string, unknown>;
+  taskUrl: string;
+}
+
+/** `GET /api/inbox?view=done`: the answers the principal gave lately, newest first. */
+export interface InboxDonePage {
+  tasks: InboxDoneTask[];
+  nextCursor: string | null;
+}
+
+/** The options of `inbox`: `view` "open" (default: tasks waiting) or "done" (answers given). */
+export interface InboxOptions<Workflow extends string = string> {
+  /** The principal's bearer token (a JWT). */
+  principalToken: string;
+  view?: "open" | "done";
+  workflow?: Workflow;
+  order?: "newest" | "deadline";
+  /** 1–200, default 50. */
+  limit?: number;
+  cursor?: string;
+}
+
 /** The ordinary raise path's answer: applied (with the run as it then stands), or queued. */
 export type Raised = { status: "completed"; run: { id: string; state: string; status: string; [member: string]: unknown } } | { status: "accepted" };
 
@@ -196,7 +232,9 @@ export interface SlotflowClient<W extends WorkflowsShape<W> = AnyWorkflows> {
   raise<N extends keyof W & string, A extends RaisableAlias<SlotsOf<W, N>>>(runId: RunId<N>, alias: A, args: ArgsOf<SlotsOf<W, N>, A>, opts?: RaiseOptions): Promise<Raised>;
   raise(runId: UntypedRunId, alias: string, args?: Record<string, unknown>, opts?: RaiseOptions): Promise<Raised>;
   /** The principal's inbox (`GET /api/inbox`): open and waiting slots it may answer. */
-  inbox(opts: { principalToken: string; workflow?: keyof W & string; order?: "newest" | "deadline"; limit?: number; cursor?: string }): Promise<InboxPage>;
+  inbox(opts: InboxOptions<keyof W & string> & { view?: "open" }): Promise<InboxPage>;
+  /** The principal's answers of the last 30 days (`GET /api/inbox?view=done`, issue 43 item 4). */
+  inbox(opts: InboxOptions<keyof W & string> & { view: "done" }): Promise<InboxDonePage>;
   /**
    * Answers a callback link (`POST` to its URL, no sign-in: the token in the URL is the
    * credential) with the event's arguments. `idempotencyKey` (default: a fresh UUID) makes the
@@ -337,10 +375,10 @@ export function createClient<W extends WorkflowsShape<W> = AnyWorkflows>(options
       const query = opts.element === undefined ? undefined : new URLSearchParams({ element: String(opts.element) });
       return (await send<Raised>({ method: "POST", url: at(path, query), label: `POST ${path}`, token: opts.principalToken ?? admin, json: args, retrySafe: false })).body;
     },
-    async inbox(opts: { principalToken: string; workflow?: string; order?: string; limit?: number; cursor?: string }) {
+    async inbox(opts: InboxOptions) {
       const query = new URLSearchParams();
-      for (const name of ["workflow", "order", "limit", "cursor"] as const) if (opts[name] !== undefined) query.set(name, String(opts[name]));
-      return (await send<InboxPage>({ method: "GET", url: at("/api/inbox", query), label: "GET /api/inbox", token: opts.principalToken, retrySafe: true })).body;
+      for (const name of ["view", "workflow", "order", "limit", "cursor"] as const) if (opts[name] !== undefined) query.set(name, String(opts[name]));
+      return (await send<InboxPage & InboxDonePage>({ method: "GET", url: at("/api/inbox", query), label: "GET /api/inbox", token: opts.principalToken, retrySafe: true })).body;
     },
     async deposit(url: string, args?: Record<string, unknown>, opts: { idempotencyKey?: string } = {}) {
       let target: URL;

@@ -176,6 +176,18 @@ test.serial("the CLI: endpoint set | list | rotate | rm", async (t) => {
   t.not(rotated.secret, set.secret);
   secrets.push(rotated.secret);
   t.regex((await cli("rm", "cli-hook")).stdout, /removed cli-hook/);
+
+  // kind http with --header (issue 40 item 2): the headers are sealed, listed by name only
+  const http = JSON.parse((await cli("set", "cli-call", "--kind", "http", "--url", `${rx.url}/call`, "--header", "Authorization=Bearer cli-credential-1", "--header", "X-Tenant=t=1")).stdout);
+  t.is(http.kind, "http");
+  t.deepEqual([...http.headers].sort(), ["Authorization", "X-Tenant"]);
+  t.false(JSON.stringify(http).includes("cli-credential-1"), "the header's value is never shown");
+  t.false((await cli("list")).stdout.includes("cli-credential-1"));
+  const bad = await cli("set", "cli-call", "--kind", "http", "--url", `${rx.url}/call`, "--header", "Bearer cli-credential-2").catch((e: { code: number; stderr: string }) => e);
+  t.is((bad as { code: number }).code, 2);
+  t.regex((bad as { stderr: string }).stderr, /--header takes NAME=VALUE/);
+  t.false((bad as { stderr: string }).stderr.includes("cli-credential-2"), "the refused option is not echoed");
+  t.regex((await cli("rm", "cli-call")).stdout, /removed cli-call/);
 });
 
 test.serial("a deploy naming an endpoint that does not exist warns (FLOW330); at run time that delivery is recorded failed with the reason", async (t) => {

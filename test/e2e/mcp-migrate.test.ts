@@ -13,7 +13,7 @@ import { ADMIN_TOKEN, ROOT, startCluster, type Cluster } from "../helpers/server
 let cluster: Cluster;
 
 test.before(async () => {
-  cluster = await startCluster("mcpmigrate", { roles: [] }); // a migrated database, no process yet
+  cluster = await startCluster("mcpmigrate", { roles: [], builtins: false }); // a migrated database, no built-in, no process yet
 });
 test.after.always(async () => {
   await cluster?.stop();

@@ -138,12 +138,15 @@ function startProcess(role: string, args: string[], env: NodeJS.ProcessEnv, read
   });
 }
 
-/** Starts `roles` (default: one `serve`) against a fresh database. */
+/**
+ * Starts `roles` (default: one `serve`) against a fresh database — as after `slotflow migrate`,
+ * the built-in workflows deployed, unless `builtins: false` (test/helpers/db.ts).
+ */
 export async function startCluster(
   label: string,
-  opts: { roles?: ("serve" | "web" | "worker" | "sweeper")[]; env?: NodeJS.ProcessEnv; args?: string[] } = {},
+  opts: { roles?: ("serve" | "web" | "worker" | "sweeper")[]; env?: NodeJS.ProcessEnv; args?: string[]; builtins?: boolean } = {},
 ): Promise<Cluster> {
-  const databaseUrl = await freshDatabase(label);
+  const databaseUrl = await freshDatabase(label, { builtins: opts.builtins ?? true });
   const port = await freePort();
   const baseUrl = `http://127.0.0.1:${port}`;
   const env: NodeJS.ProcessEnv = {

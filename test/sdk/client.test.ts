@@ -79,6 +79,11 @@ test.serial("a run from start to its typed result: deposit, inbox, raise, long-p
   const ended = await slotflow.runs.result(run.id, { waitSeconds: 60 });
   if (ended.status !== "finished") return t.fail(`not finished: ${JSON.stringify(ended)}`);
   t.deepEqual(ended.result, { state: "Approved", approved: true, score: 91, reason: "ok" });
+  // view "done": the answer ann gave, typed as InboxDonePage (issue 41 item 2 × issue 43 item 4)
+  const done = await slotflow.inbox({ principalToken: approver, view: "done", workflow: "Order" });
+  const answered = done.tasks.find((task) => task.runId === run.id);
+  t.like(answered, { alias: "decision", status: "completed", answer: { approved: true, score: 91, reason: "ok" } });
+  t.false("counts" in done, "the done view has no counts");
   const page = await slotflow.runs.list({ workflow: "Order", status: "finished" });
   t.true(page.runs.some((r) => r.id === run.id));
 });
