@@ -9,7 +9,7 @@
  * | `len(s)` / `len(xs)` | `string -> int`, `list<T> -> int` | UTF-16 code units for a string |
  * | `lower(s)`, `upper(s)` | `string -> string` | Unicode case mapping, no locale |
  * | `contains(xs, x)` | `list<T>, T -> bool` | element equality as `==` |
- * | `isEmailAddress(s)` | `string -> bool` | exactly one plain address, the rule of `send email to` (engine/values/email-address.ts) |
+ * | `isEmailAddress(s)` | `string -> bool` | exactly one plain address, the rule of `send email to` (lang/runtime/email-address.ts) |
  * | `role(r)`, `user(id)` | `string -> matcher` | only as the entries of `Candidates` |
  * | `anyone()` | `matcher` | only in `Candidates`: any signed-in principal (v0.5, issue 38 M2; a slot without `Candidates` is link-only) |
  *

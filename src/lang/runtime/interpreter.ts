@@ -13,11 +13,11 @@
  * concatenation is empty text (language reference "Semantics").
  * Messages name the construct and its line but never a value, so a token cannot leak into them.
  */
-import type { EndpointRef, Expr, Range, Statement } from "../lang/ast.js";
-import type { CompiledWorkflow } from "../lang/compiled.js";
-import { isEmailAddress } from "./values/email-address.js";
-import { CalendarDate, Duration, formatIsoDuration, type Value } from "./values/values.js";
-import { nextDepth } from "../json/depth.js";
+import type { EndpointRef, Expr, Range, Statement } from "../ast.js";
+import type { CompiledWorkflow } from "../compiled.js";
+import { isEmailAddress } from "./email-address.js";
+import { CalendarDate, Duration, formatIsoDuration, type Value } from "./values.js";
+import { nextDepth } from "../../json/depth.js";
 
 /**
  * The world the interpreter runs in, handed to it by the step (style.md 12: an evaluator receives

@@ -12,7 +12,7 @@
  * | list<T> | array | array |
  * | T? | T or null | T or null |
  */
-import type { TypeSpec } from "../../lang/compiled.js";
+import type { TypeSpec } from "../compiled.js";
 import { nextDepth } from "../../json/depth.js";
 
 /** A length of time in milliseconds. */
