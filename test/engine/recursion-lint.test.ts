@@ -1,6 +1,6 @@
 /**
  * Lint (issue 16): no recursive function over request data without a depth parameter. Every
- * TypeScript file under src/engine, src/lang/runtime, src/web, src/queue and src/outbox is transpiled with esbuild and
+ * TypeScript file under src/engine, src/lang/runtime, src/lang/families, src/web, src/queue and src/outbox is transpiled with esbuild and
  * parsed with acorn; a function that calls itself (directly, by its own name) must take a
  * parameter named `depth` (or `level`), so the walk can stop at a bound instead of exhausting the
  * stack. Functions that recurse only over trusted, compiled structures (the compiled workflow's
@@ -15,7 +15,7 @@ import { transformSync } from "esbuild";
 import { ROOT } from "../helpers/root.js";
 
 
-const DIRS = ["src/engine", "src/lang/runtime", "src/json", "src/web", "src/queue", "src/outbox"];
+const DIRS = ["src/engine", "src/lang/runtime", "src/lang/families", "src/json", "src/web", "src/queue", "src/outbox"];
 
 /** file:function → why its recursion is not over request data. */
 const ALLOWED: Record<string, string> = {
@@ -68,7 +68,7 @@ test("the lint finds a recursive function without a depth parameter", (t) => {
   t.deepEqual(recursiveFunctions("const f = (v: unknown, depth: number): number => (depth > 9 ? 0 : f(v, depth + 1));")[0].params, ["v", "depth"]);
 });
 
-test("every recursive function in src/engine, src/lang/runtime, src/json, src/web, src/queue and src/outbox takes a depth parameter", (t) => {
+test("every recursive function in src/engine, src/lang/runtime, src/lang/families, src/json, src/web, src/queue and src/outbox takes a depth parameter", (t) => {
   const offenders: string[] = [];
   let seen = 0;
   for (const dir of DIRS) {

@@ -8,7 +8,7 @@ import {
   CodeActionKind, DiagnosticSeverity, DocumentSymbol, MarkupKind, SymbolKind as LspSymbolKind,
   type CodeAction, type Diagnostic as LspDiagnostic, type Hover, type Location, type Position, type TextEdit, type WorkspaceEdit,
 } from "vscode-languageserver";
-import { BUILTINS } from "../../lang/builtins.js";
+import { BUILTINS } from "../../lang/families/builtins.js";
 import { Codes } from "../../lang/codes.js";
 import type { Diagnostic } from "../../lang/diagnostics.js";
 import { format, formatParsed } from "../format.js";

@@ -12,12 +12,23 @@
  * null where a value is required. Reading a member through null gives null, and null in string
  * concatenation is empty text (language reference "Semantics").
  * Messages name the construct and its line but never a value, so a token cannot leak into them.
+ *
+ * Operators and built-in functions evaluate through their family entries (src/lang/families:
+ * each construct's check beside its evaluation); this module resolves names, members, methods and
+ * statements. It imports nothing of the engine (dependency-cruiser `lang-runtime-inside-lang`).
  */
 import type { EndpointRef, Expr, Range, Statement } from "../ast.js";
 import type { CompiledWorkflow } from "../compiled.js";
+import { BUILTINS } from "../families/builtins.js";
+import { BINARY, UNARY, type OperatorSite } from "../families/operators.js";
 import { isEmailAddress } from "./email-address.js";
-import { CalendarDate, Duration, formatIsoDuration, type Value } from "./values.js";
-import { nextDepth } from "../../json/depth.js";
+import { RuntimeFault } from "./fault.js";
+import { isSpecial, type EntityRef, type Principal, type SlotRef } from "./specials.js";
+import { CalendarDate, display, Duration, type Value } from "./values.js";
+
+export { RuntimeFault } from "./fault.js";
+export { admits, candidateNames, elementRef, type Principal } from "./specials.js";
+export { display, equals } from "./values.js";
 
 /**
  * The world the interpreter runs in, handed to it by the step (style.md 12: an evaluator receives
@@ -86,45 +97,6 @@ export type QueuedDelivery =
   | { statement: "webhook"; endpoint: string; payload: { type: string; data: Record<string, unknown> } }
   | { statement: "message"; endpoint: string; payload: { text: string; link?: string; label?: string }; answer?: string };
 
-export class RuntimeFault extends Error {
-  override name = "RuntimeFault";
-  constructor(message: string, readonly range?: Range) {
-    super(range ? `line ${range.start.line}: ${message}` : message);
-  }
-}
-
-export interface Principal {
-  kind: "principal";
-  id: string;
-  email: string | null;
-  roles: string[];
-}
-
-interface EntityRef {
-  kind: "entityRef";
-  name: string;
-}
-
-interface SlotRef {
-  kind: "slotRef";
-  alias: string;
-  /** Inside `each { … }` (v0.4): the one element's slot the alias stands for there. */
-  element?: number;
-}
-
-/** The value the alias of a fanned-out slot has inside its `each { … }`: element `element`'s slot (v0.4). */
-export function elementRef(alias: string, element: number): Value {
-  return { kind: "slotRef", alias, element } satisfies SlotRef as unknown as Value;
-}
-
-interface Matcher {
-  kind: "matcher";
-  /** `anyone()` (v0.5): any signed-in principal; its `value` is "". */
-  matcher: "role" | "user" | "anyone";
-  value: string;
-}
-
-type Special = EntityRef | SlotRef | Matcher | Principal;
 
 /** A chain of variable bindings. */
 export class Scope {
@@ -158,9 +130,6 @@ export class Scope {
   }
 }
 
-function isSpecial(v: Value, kind: Special["kind"]): boolean {
-  return typeof v === "object" && v !== null && !Array.isArray(v) && (v as Special).kind === kind;
-}
 
 /** Evaluates `expr` in `scope` for `step`. */
 export function evaluate(step: World, scope: Scope, expr: Expr): Value {
@@ -175,15 +144,12 @@ export function evaluate(step: World, scope: Scope, expr: Expr): Value {
       return member(step, evaluate(step, scope, expr.object), expr.property.name, expr.range);
     case "call":
       return call(step, scope, expr);
-    case "unary": {
-      const v = evaluate(step, scope, expr.operand);
-      if (expr.op === "!") return !v;
-      if (v instanceof Duration) return new Duration(-v.ms);
-      if (v === null) throw new RuntimeFault("negation of null", expr.range);
-      return -(v as number);
+    case "unary":
+      return UNARY[expr.op].evaluate(evaluate(step, scope, expr.operand), expr.range);
+    case "binary": {
+      const site: OperatorSite = { op: expr.op, range: expr.range, numeric: expr.numeric, joinText: (v) => joinText(step, v) };
+      return BINARY[expr.op].evaluate(evaluate(step, scope, expr.left), () => evaluate(step, scope, expr.right), site);
     }
-    case "binary":
-      return binary(step, scope, expr);
   }
 }
 
@@ -258,168 +224,20 @@ function call(step: World, scope: Scope, expr: Extract<Expr, { kind: "call" }>):
   if (expr.callee.kind !== "name") throw new RuntimeFault("expression is not callable", expr.range);
   const fn = expr.callee.name;
   const a = args();
-  switch (fn) {
-    case "now":
-      return new Date(step.now);
-    case "today":
-      return CalendarDate.of(step.now);
-    case "len":
-      if (a[0] === null) throw new RuntimeFault("len() of null", expr.range);
-      return (a[0] as string | Value[]).length;
-    case "lower":
-      if (a[0] === null) throw new RuntimeFault("lower() of null", expr.range);
-      return String(a[0]).toLowerCase();
-    case "upper":
-      if (a[0] === null) throw new RuntimeFault("upper() of null", expr.range);
-      return String(a[0]).toUpperCase();
-    case "contains":
-      if (a[0] === null) throw new RuntimeFault("contains() on null", expr.range);
-      return (a[0] as Value[]).some((e) => equals(e, a[1]));
-    case "isEmailAddress":
-      if (a[0] === null) throw new RuntimeFault("isEmailAddress() of null", expr.range);
-      return isEmailAddress(String(a[0]));
-    case "role":
-    case "user":
-      if (a[0] === null) throw new RuntimeFault(`${fn}() of null`, expr.range);
-      return { kind: "matcher", matcher: fn, value: String(a[0]) } satisfies Matcher;
-    case "anyone":
-      return { kind: "matcher", matcher: "anyone", value: "" } satisfies Matcher;
-  }
+  const builtin = BUILTINS.get(fn);
+  if (builtin) return builtin.evaluate(a, { now: step.now, range: expr.range });
   throw new RuntimeFault(`unknown function "${fn}"`, expr.range);
 }
 
-function checkInt(n: number, range: Range): number {
-  if (!Number.isSafeInteger(n)) throw new RuntimeFault("integer overflow (beyond ±(2^53−1))", range);
-  return n;
-}
-
-/** Text of a value inside string concatenation. */
 /** `text` as a JSON string for a message, shortened past 80 characters. */
 function quoteForMessage(text: string): string {
   return JSON.stringify(text.length > 80 ? `${text.slice(0, 77)}…` : text);
-}
-
-export function display(v: Value, depth = 0): string {
-  if (v === null) return "";
-  if (v instanceof Date) return v.toISOString();
-  if (v instanceof Duration) return formatIsoDuration(v.ms);
-  if (v instanceof CalendarDate) return v.toString();
-  if (Array.isArray(v)) return `[${v.map((e) => display(e, nextDepth(depth))).join(", ")}]`;
-  return String(v);
 }
 
 /** A value's text where it joins a string: numbers through `step.numberText` when it is set. */
 function joinText(step: World, v: Value): string {
   if ((typeof v === "boolean" || v instanceof Date) && step.valueText) return step.valueText(v);
   return typeof v === "number" && step.numberText ? step.numberText(v) : display(v);
-}
-
-function binary(step: World, scope: Scope, expr: Extract<Expr, { kind: "binary" }>): Value {
-  const { op, range } = expr;
-  if (op === "&&") return Boolean(evaluate(step, scope, expr.left)) && Boolean(evaluate(step, scope, expr.right));
-  if (op === "||") return Boolean(evaluate(step, scope, expr.left)) || Boolean(evaluate(step, scope, expr.right));
-  const l = evaluate(step, scope, expr.left);
-  if (op === "??") return l !== null ? l : evaluate(step, scope, expr.right);
-  const r = evaluate(step, scope, expr.right);
-  switch (op) {
-    case "==":
-      return equals(l, r);
-    case "!=":
-      return !equals(l, r);
-    case "<":
-    case "<=":
-    case ">":
-    case ">=": {
-      if (l === null || r === null) throw new RuntimeFault(`comparison "${op}" with null`, range);
-      const [a, b] = [ordinal(l), ordinal(r)];
-      return op === "<" ? a < b : op === "<=" ? a <= b : op === ">" ? a > b : a >= b;
-    }
-    case "+":
-      if (typeof l === "string" || typeof r === "string") return joinText(step, l) + joinText(step, r);
-      if (l instanceof Date && r instanceof Duration) return new Date(l.getTime() + r.ms);
-      if (l instanceof Duration && r instanceof Date) return new Date(r.getTime() + l.ms);
-      if (l instanceof Duration && r instanceof Duration) return new Duration(l.ms + r.ms);
-      if (l instanceof CalendarDate && r instanceof Duration) return l.plus(r.ms);
-      if (l instanceof Duration && r instanceof CalendarDate) return r.plus(l.ms);
-      return arithmetic(expr, l, r);
-    case "-":
-      if (l instanceof Date && r instanceof Duration) return new Date(l.getTime() - r.ms);
-      if (l instanceof Date && r instanceof Date) return new Duration(l.getTime() - r.getTime());
-      if (l instanceof Duration && r instanceof Duration) return new Duration(l.ms - r.ms);
-      if (l instanceof CalendarDate && r instanceof Duration) return l.plus(-r.ms);
-      if (l instanceof CalendarDate && r instanceof CalendarDate) return l.minus(r);
-      return arithmetic(expr, l, r);
-    default:
-      return arithmetic(expr, l, r);
-  }
-}
-
-function arithmetic(expr: Extract<Expr, { kind: "binary" }>, l: Value, r: Value): Value {
-  const { op, range } = expr;
-  if (l === null || r === null) throw new RuntimeFault(`arithmetic "${op}" with null`, range);
-  if (l instanceof Duration && typeof r === "number" && (op === "*" || op === "/")) {
-    return new Duration(op === "*" ? l.ms * r : l.ms / r);
-  }
-  const a = l as number;
-  const b = r as number;
-  const int = expr.numeric === "int";
-  switch (op) {
-    case "+":
-      return int ? checkInt(a + b, range) : a + b;
-    case "-":
-      return int ? checkInt(a - b, range) : a - b;
-    case "*":
-      return int ? checkInt(a * b, range) : a * b;
-    case "/":
-      if (b === 0) throw new RuntimeFault("division by zero", range);
-      return int ? Math.trunc(a / b) : a / b;
-    case "%":
-      if (b === 0) throw new RuntimeFault("division by zero", range);
-      return a % b;
-  }
-  throw new RuntimeFault(`unsupported operator "${op}"`, range);
-}
-
-function ordinal(v: Value): number | string {
-  if (v instanceof Date) return v.getTime();
-  if (v instanceof Duration) return v.ms;
-  if (v instanceof CalendarDate) return v.day;
-  return v as number | string;
-}
-
-/** Structural equality of two values (dates by instant, durations by length, lists by element). */
-export function equals(a: Value, b: Value, depth = 0): boolean {
-  if (a instanceof Date && b instanceof Date) return a.getTime() === b.getTime();
-  if (a instanceof Duration && b instanceof Duration) return a.ms === b.ms;
-  if (a instanceof CalendarDate && b instanceof CalendarDate) return a.day === b.day;
-  if (Array.isArray(a) && Array.isArray(b)) return a.length === b.length && a.every((x, i) => equals(x, b[i], nextDepth(depth)));
-  return a === b;
-}
-
-/**
- * The principals a `Candidates` setting names, from its evaluated matcher values: the ids of its
- * `user(…)` entries and the names of its `role(…)` entries, each once, in source order (v0.4
- * "People inside the company": the inbox lists a slot for exactly these). `anyone()` names nobody:
- * such a slot is answered from its task page, listed in no inbox (docs/inbox.md).
- */
-export function candidateNames(matchers: Value[]): { users: string[]; roles: string[] } {
-  const users = new Set<string>();
-  const roles = new Set<string>();
-  for (const m of matchers) {
-    const matcher = m as Matcher;
-    if (matcher.matcher === "anyone") continue;
-    (matcher.matcher === "role" ? roles : users).add(matcher.value);
-  }
-  return { users: [...users], roles: [...roles] };
-}
-
-/** True when the matcher values of a `Candidates` setting admit `principal` (`anyone()` admits every one). */
-export function admits(matchers: Value[], principal: Principal): boolean {
-  return matchers.some((m) => {
-    const matcher = m as Matcher;
-    if (matcher.matcher === "anyone") return true;
-    return matcher.matcher === "role" ? principal.roles.includes(matcher.value) : principal.id === matcher.value;
-  });
 }
 
 /** Runs `statements` in a child of `scope` (a block: its `let`s end with it). */
