@@ -22,7 +22,7 @@ const ALLOWED: Record<string, string> = {
   "src/engine/values/body.ts:valueSchema": "recurses over the compiled parameter type (bounded by the source), not over the body",
   "src/lang/runtime/values.ts:jsonTypeName": "recurses over a compiled TypeSpec, not over request data",
   "src/engine/versions/deploy.ts:typeText": "recurses over a compiled parameter type, not over request data",
-  "src/lang/runtime/interpreter.ts:evaluate": "recurses over the compiled expression tree (the lexer bounds the source's nesting), not over values",
+  "src/lang/runtime/evaluate.ts:evaluate": "recurses over the compiled expression tree (the lexer bounds the source's nesting), not over values",
 };
 
 function files(dir: string): string[] {

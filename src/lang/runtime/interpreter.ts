@@ -1,243 +1,38 @@
 /**
- * Evaluates checked expressions and runs statements of a compiled workflow inside a step.
+ * Runs the statements of a compiled workflow inside a step, and is the runtime's public module:
+ * it re-exports what the engine uses of src/lang/runtime (`evaluate`, `Scope`, `World`,
+ * `RuntimeFault`, the value helpers), so the engine imports the language's runtime from here.
  *
- * Values follow values.ts. Names resolve, innermost first: `let` locals and bound parameters
- * (scopes), then the aliases of the run's current state (slot references), then workflow
- * parameters (tracked rows for entity types, read-only input values otherwise).
- *
- * Effects go to the step (link mints, mail, slot drops, field writes), so nothing touches the
- * database until the step flushes. Any runtime error throws `RuntimeFault`, which aborts the
- * whole step (language reference "Errors"): `@maxLength`/`@minLength` violated, integer overflow
- * or division by zero, minting for a closed slot, mail with a null address, subject or body, a
- * null where a value is required. Reading a member through null gives null, and null in string
- * concatenation is empty text (language reference "Semantics").
- * Messages name the construct and its line but never a value, so a token cannot leak into them.
- *
- * Operators and built-in functions evaluate through their family entries (src/lang/families:
- * each construct's check beside its evaluation); this module resolves names, members, methods and
- * statements. It imports nothing of the engine (dependency-cruiser `lang-runtime-inside-lang`).
+ * Expressions evaluate in evaluate.ts (operators and built-ins through src/lang/families, each
+ * beside its check). Effects go to the step through its `World` (link mints, mail, deliveries,
+ * slot drops, field writes), so nothing touches the database until the step flushes. Any runtime
+ * error throws `RuntimeFault`, which aborts the whole step (language reference "Errors"):
+ * `@maxLength`/`@minLength` violated, integer overflow or division by zero, minting for a closed
+ * slot, mail with a null address, subject or body, a null where a value is required. Reading a
+ * member through null gives null, and null in string concatenation is empty text (language
+ * reference "Semantics"). Messages name the construct and its line but never a value, so a token
+ * cannot leak into them. This module imports nothing of the engine (dependency-cruiser
+ * `lang-runtime-inside-lang`).
  */
-import type { EndpointRef, Expr, Range, Statement } from "../ast.js";
-import type { CompiledWorkflow } from "../compiled.js";
-import { BUILTINS } from "../families/builtins.js";
-import { BINARY, UNARY, type OperatorSite } from "../families/operators.js";
+import type { EndpointRef, Statement } from "../ast.js";
+import { evaluate } from "./evaluate.js";
 import { isEmailAddress } from "./email-address.js";
 import { RuntimeFault } from "./fault.js";
-import { isSpecial, type EntityRef, type Principal, type SlotRef } from "./specials.js";
+import type { Scope } from "./scope.js";
+import { isSpecial, type EntityRef, type Principal } from "./specials.js";
 import { CalendarDate, display, Duration, type Value } from "./values.js";
+import type { World } from "./world.js";
 
 export { RuntimeFault } from "./fault.js";
 export { admits, candidateNames, elementRef, type Principal } from "./specials.js";
 export { display, equals } from "./values.js";
-
-/**
- * The world the interpreter runs in, handed to it by the step (style.md 12: an evaluator receives
- * its environment rather than importing it). `Step` implements it, delegating slot and link
- * effects to their lifecycle modules, so the interpreter imports neither slot.ts nor link.ts.
- */
-export interface World {
-  readonly now: Date;
-  readonly workflow: CompiledWorkflow;
-  readonly run: { readonly state: string };
-  readonly entities: Map<string, { entity: string; data: Record<string, Value> }>;
-  /** A scalar workflow parameter's runtime value (read-only input). */
-  inputValue(name: string): Value;
-  /** `x.done`: every slot of the alias is completed. */
-  isAliasDone(alias: string): boolean;
-  /**
-   * `x.CallbackUrl()`: mints a link for the alias's open or waiting slot — or, inside `each`, for
-   * element `element`'s slot (v0.4); null when it has none.
-   */
-  mintCallbackUrl(alias: string, element?: number | null): string | null;
-  /** `x.TaskUrl()` (v0.4): the task page's absolute URL of the alias (or of its element `element`) on this run. */
-  taskUrl(alias: string, element?: number | null): string;
-  /** `x.count` (v0.4): how many slots (elements) of the alias are completed. */
-  aliasCount(alias: string): number;
-  /** `drop slot x`. */
-  dropSlot(alias: string): void;
-  /**
-   * `x.error` / `x.status` / `x.attempts` of call x (v0.5; lang/compiled.ts CompiledCall) — of
-   * element `element`'s call when the alias stands for one element (fanned-out calls), else of
-   * the alias's one call. `error` is null until the call failed, `status` the last HTTP status
-   * (null when none), `attempts` the attempts made so far. Optional until the call runtime
-   * implements it: without it a read is a runtime fault.
-   */
-  callInfo?(alias: string, element: number | null): { error: string | null; status: number | null; attempts: number };
-  /**
-   * `result { … }` (v0.5 Results; lang/compiled.ts CompiledWorkflow.returns): the fields' JSON
-   * values replace the run's pending result; it is kept only if the step commits.
-   */
-  setResult?(fields: Record<string, unknown>): void;
-  /** Queues a message; `extra` holds `replyTo`/`cc` when the statement gives them (issue 19). */
-  queueMail(to: string, subject: string, body: string, extra?: { replyTo?: string; cc?: string }): string;
-  /** `send webhook` / `send message` (issue 18): queues a delivery in the step's outbox; returns its id. */
-  queueDelivery(delivery: QueuedDelivery): string;
-  addHistory(kind: string, data?: Record<string, unknown>): void;
-  /** v0.5: the ids of the links minted in this step that queued mail `outboxId` carries (steps only). */
-  mailedLinks?(outboxId: string): string[];
-  markEntityDirty(name: string): void;
-  /**
-   * How an int or decimal reads where it joins a string; absent, as JavaScript prints it (`25000`,
-   * `2.5`). The responder page's view sets it to mark numbers it formats for the reader's locale
-   * (views/responder.ts `markNumbers`); steps never set it, so stored and sent text is unchanged.
-   */
-  readonly numberText?: (n: number) => string;
-  /**
-   * How a bool or datetime reads where it joins a string (issue 42); absent, `true` and ISO 8601.
-   * The responder page's view sets it to mark them for the reader's language and time zone.
-   */
-  readonly valueText?: (v: boolean | Date) => string;
-}
-
-/**
- * A delivery as the interpreter hands it to the step: the endpoint's name and what is sent —
- * `{type, data}` for a webhook, `{text, link?, label?}` for a message (JSON values).
- */
-export type QueuedDelivery =
-  | { statement: "webhook"; endpoint: string; payload: { type: string; data: Record<string, unknown> } }
-  | { statement: "message"; endpoint: string; payload: { text: string; link?: string; label?: string }; answer?: string };
-
-
-/** A chain of variable bindings. */
-export class Scope {
-  private readonly vars = new Map<string, Value>();
-  constructor(readonly parent: Scope | null = null) {}
-  static of(bindings: Record<string, Value>, parent: Scope | null = null): Scope {
-    const s = new Scope(parent);
-    for (const [k, v] of Object.entries(bindings)) s.vars.set(k, v);
-    return s;
-  }
-  child(): Scope {
-    return new Scope(this);
-  }
-  declare(name: string, value: Value): void {
-    this.vars.set(name, value);
-  }
-  lookup(name: string): { found: boolean; value?: Value; scope?: Scope } {
-    for (let s: Scope | null = this; s; s = s.parent) {
-      if (s.vars.has(name)) return { found: true, value: s.vars.get(name), scope: s };
-    }
-    return { found: false };
-  }
-  set(name: string, value: Value): boolean {
-    for (let s: Scope | null = this; s; s = s.parent) {
-      if (s.vars.has(name)) {
-        s.vars.set(name, value);
-        return true;
-      }
-    }
-    return false;
-  }
-}
-
-
-/** Evaluates `expr` in `scope` for `step`. */
-export function evaluate(step: World, scope: Scope, expr: Expr): Value {
-  switch (expr.kind) {
-    case "literal":
-      return expr.type === "duration" ? new Duration(expr.value as number) : expr.value;
-    case "list":
-      return expr.elements.map((e) => evaluate(step, scope, e));
-    case "name":
-      return resolveName(step, scope, expr.name, expr.range);
-    case "member":
-      return member(step, evaluate(step, scope, expr.object), expr.property.name, expr.range);
-    case "call":
-      return call(step, scope, expr);
-    case "unary":
-      return UNARY[expr.op].evaluate(evaluate(step, scope, expr.operand), expr.range);
-    case "binary": {
-      const site: OperatorSite = { op: expr.op, range: expr.range, numeric: expr.numeric, joinText: (v) => joinText(step, v) };
-      return BINARY[expr.op].evaluate(evaluate(step, scope, expr.left), () => evaluate(step, scope, expr.right), site);
-    }
-  }
-}
-
-function resolveName(step: World, scope: Scope, name: string, range: Range): Value {
-  const local = scope.lookup(name);
-  if (local.found) return local.value!;
-  const state = step.workflow.states[step.run.state];
-  if (state?.slots.some((s) => s.alias === name)) return { kind: "slotRef", alias: name } satisfies SlotRef;
-  const param = step.workflow.params.find((p) => p.name === name);
-  if (param) {
-    if (param.type.kind === "entity") return { kind: "entityRef", name } satisfies EntityRef;
-    return step.inputValue(name);
-  }
-  throw new RuntimeFault(`unknown name "${name}"`, range);
-}
-
-function member(step: World, target: Value, name: string, range: Range): Value {
-  // Reading through null gives null (the checker types such a read as optional).
-  if (target === null) return null;
-  if (isSpecial(target, "entityRef")) {
-    const row = step.entities.get((target as EntityRef).name)!;
-    return row.data[name] ?? null;
-  }
-  if (isSpecial(target, "slotRef")) {
-    if (name === "done") return step.isAliasDone((target as SlotRef).alias);
-    if (name === "count") return step.aliasCount((target as SlotRef).alias);
-    if (name === "error" || name === "status" || name === "attempts") {
-      // v0.5 calls: what the call runtime knows of this call (World.callInfo)
-      const ref = target as SlotRef;
-      if (!step.callInfo) throw new RuntimeFault(`slot "${ref.alias}" has no call information`, range);
-      const info = step.callInfo(ref.alias, ref.element ?? null);
-      return info[name];
-    }
-    throw new RuntimeFault(`slot has no member "${name}"`, range);
-  }
-  if (isSpecial(target, "principal")) {
-    const p = target as Principal;
-    if (name === "id") return p.id;
-    if (name === "email") return p.email;
-    if (name === "roles") return [...p.roles];
-  }
-  if (typeof target === "object" && !Array.isArray(target) && !(target instanceof Date) && !(target instanceof Duration) && !(target instanceof CalendarDate)) {
-    // A nested entity value (an entity-typed field, or an element of a list of entities): a record.
-    const fields = target as Record<string, Value>;
-    return Object.prototype.hasOwnProperty.call(fields, name) ? (fields[name] ?? null) : null;
-  }
-  throw new RuntimeFault(`value has no member "${name}"`, range);
-}
-
-function call(step: World, scope: Scope, expr: Extract<Expr, { kind: "call" }>): Value {
-  const args = () => expr.args.map((a) => evaluate(step, scope, a));
-  if (expr.callee.kind === "member") {
-    const target = evaluate(step, scope, expr.callee.object);
-    const method = expr.callee.property.name;
-    if (target === null) throw new RuntimeFault(`null dereference calling ".${method}()"`, expr.range);
-    if (isSpecial(target, "slotRef") && method === "CallbackUrl") {
-      const ref = target as SlotRef;
-      const url = step.mintCallbackUrl(ref.alias, ref.element ?? null);
-      if (url === null) throw new RuntimeFault(`CallbackUrl() on slot "${ref.alias}", which is not open or waiting`, expr.range);
-      return url;
-    }
-    if (isSpecial(target, "slotRef") && method === "TaskUrl") {
-      const ref = target as SlotRef;
-      return step.taskUrl(ref.alias, ref.element ?? null);
-    }
-    if (isSpecial(target, "principal") && method === "hasRole") {
-      const [role] = args();
-      return (target as Principal).roles.includes(String(role));
-    }
-    throw new RuntimeFault(`unknown method "${method}"`, expr.range);
-  }
-  if (expr.callee.kind !== "name") throw new RuntimeFault("expression is not callable", expr.range);
-  const fn = expr.callee.name;
-  const a = args();
-  const builtin = BUILTINS.get(fn);
-  if (builtin) return builtin.evaluate(a, { now: step.now, range: expr.range });
-  throw new RuntimeFault(`unknown function "${fn}"`, expr.range);
-}
+export { evaluate } from "./evaluate.js";
+export { Scope } from "./scope.js";
+export type { QueuedDelivery, World } from "./world.js";
 
 /** `text` as a JSON string for a message, shortened past 80 characters. */
 function quoteForMessage(text: string): string {
   return JSON.stringify(text.length > 80 ? `${text.slice(0, 77)}…` : text);
-}
-
-/** A value's text where it joins a string: numbers through `step.numberText` when it is set. */
-function joinText(step: World, v: Value): string {
-  if ((typeof v === "boolean" || v instanceof Date) && step.valueText) return step.valueText(v);
-  return typeof v === "number" && step.numberText ? step.numberText(v) : display(v);
 }
 
 /** Runs `statements` in a child of `scope` (a block: its `let`s end with it). */
