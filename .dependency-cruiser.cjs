@@ -21,6 +21,21 @@ module.exports = {
       to: { path: "^src/(engine|web|cli|queue|outbox|operators|endpoints|authoring|testing)/" },
     },
     {
+      name: "lang-runtime-inside-lang",
+      severity: "error",
+      comment:
+        "The language's runtime (src/lang/runtime: values, the interpreter) imports nothing of src/ outside the language and the JSON helpers: the engine hands it a World (issue 39 item 3, src/lang/README.md).",
+      from: { path: "^src/lang/runtime/" },
+      to: { path: "^src/", pathNot: "^src/(lang|json)/" },
+    },
+    {
+      name: "lang-families-inside-lang",
+      severity: "error",
+      comment: "A family module (src/lang/families: a construct's check beside its evaluation) imports only the language and the JSON helpers.",
+      from: { path: "^src/lang/families/" },
+      to: { path: "^src/", pathNot: "^src/(lang|json)/" },
+    },
+    {
       name: "engine-imports-no-doors",
       severity: "error",
       comment: "The engine imports no web, no CLI, no console, no authoring tools: doors depend on the engine, never the reverse.",
@@ -33,13 +48,13 @@ module.exports = {
       comment:
         "The web, the CLI and the workers reach the engine only through its public modules: the commands they send, apply.ts, the read views, and the values and refusals they show — never its hot SQL, the step, or a lifecycle's internals.",
       from: { path: "^(src/web|src/cli|workers)/" },
-      to: { path: "^src/engine/((sql|lifecycles)/|step\\.ts|interpreter\\.ts)" },
+      to: { path: "^src/engine/((sql|lifecycles)/|step\\.ts)|^src/lang/runtime/interpreter\\.ts$" },
     },
     {
       name: "step-below-lifecycles",
       severity: "error",
-      comment: "The unit of work (step.ts) and the interpreter are handed the lifecycles (lifecycles/lifecycles.ts); they import no lifecycle, command or view.",
-      from: { path: "^src/engine/(step|interpreter)\\.ts$" },
+      comment: "The unit of work (step.ts) is handed the lifecycles (lifecycles/lifecycles.ts); it imports no lifecycle, command or view. (The interpreter, src/lang/runtime, imports no engine module at all: rule lang-runtime-inside-lang.)",
+      from: { path: "^src/engine/step\\.ts$" },
       to: { path: "^src/engine/(lifecycles|commands|views|versions)/" },
     },
     {
@@ -61,7 +76,7 @@ module.exports = {
       severity: "error",
       comment: "Value checks, sealing and tokens are leaves: they use no step, lifecycle, command, view or SQL at run time (a record's type, such as step.ts's EntityRecord, may be named).",
       from: { path: "^src/engine/(values|sealing|receipts)/" },
-      to: { path: "^src/engine/((lifecycles|commands|views|versions|sql|sweeps)/|step\\.ts|interpreter\\.ts)", dependencyTypesNot: ["type-only"] },
+      to: { path: "^src/engine/((lifecycles|commands|views|versions|sql|sweeps)/|step\\.ts)|^src/lang/runtime/interpreter\\.ts$", dependencyTypesNot: ["type-only"] },
     },
     {
       name: "sdk-client-fetch-only",

@@ -14,7 +14,7 @@
 import { randomBytes, randomUUID } from "node:crypto";
 import type { Limits } from "../config.js";
 import type { Tx } from "../db.js";
-import type { QueuedDelivery, World } from "./interpreter.js";
+import type { QueuedDelivery, World } from "../lang/runtime/interpreter.js";
 import { jsonDate, readStepUnlocked, type StepRead } from "./sql/step-read.js";
 import { writeStep, type SlotWriteRow, type StepWrite } from "./sql/step-write.js";
 import type { CompiledWorkflow } from "../lang/compiled.js";
@@ -29,7 +29,7 @@ import { endDeliveriesOfDeadLinks } from "../outbox/deliveries.js";
 import { controlsFor, type AnswerSpec } from "../slack/controls.js";
 import { deadAtCommit, writeWithdrawn, type WithdrawnDelivery, type WithdrawnMail } from "../outbox/dead-at-commit.js";
 import type { DeliveryJob, MailJob } from "../queue/outbox-jobs.js";
-import { fromJson, toJson, type Value } from "./values/values.js";
+import { fromJson, toJson, type Value } from "../lang/runtime/values.js";
 
 /** "cancelled": an operator ended the run (issue 23, commands/cancel.ts). */
 export type RunStatus = "running" | "finished" | "cancelled";

@@ -4,10 +4,10 @@
  * and annotates binary operators (`numeric`, `operandTypes`) for the interpreter.
  */
 import type { BinaryExpr, CallExpr, Expr, MemberExpr, Range } from "./ast.js";
-import { BUILTINS, type Builtin } from "./builtins.js";
+import { BUILTINS, type Builtin } from "./families/builtins.js";
 import { Codes } from "./codes.js";
 import type { EntityInfo, Reporter, ReturnsInfo, SlotInfo } from "./info.js";
-import { binaryType, unaryType } from "./operators.js";
+import { binaryType, unaryType } from "./families/operators.js";
 import { nonNullWhen, nullFix, pathText, withNonNull } from "./narrowing.js";
 import { bindingWord, type Binding, type Scope } from "./scope.js";
 import { assignable, isValue, operandKind, showType, T, withOptional, type Ty } from "./types.js";

@@ -201,7 +201,7 @@ export interface CompiledSlot {
  * - **Failure** closes the slot as `failed` and runs `CompiledState.failed[alias]` when present
  *   (else the run just stays, the slot failed). Inside any handler the interpreter reads
  *   `x.error` (string, null until failed), `x.status` (int or null, the last HTTP status) and
- *   `x.attempts` (int) through `World.callInfo` (engine/interpreter.ts); in `on x(…)`,
+ *   `x.attempts` (int) through `World.callInfo` (lang/runtime/interpreter.ts); in `on x(…)`,
  *   `on x.failed`, `on x.expired` and `each` of a fanned-out call the alias stands for that
  *   element's call (bind it with `elementRef(alias, element)`).
  * - **Cancel.** Leaving the state, `drop slot x` or the run cancelled cancels a call not yet

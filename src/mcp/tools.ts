@@ -25,7 +25,7 @@
  * `{status: "waiting", runId}` and get_answer resumes. Nothing of the agent's conversation is
  * stored but what the tool was given (the question, its details, its choices, the address).
  */
-import { isEmailAddress } from "../engine/values/email-address.js";
+import { isEmailAddress } from "../lang/runtime/email-address.js";
 import { RefusalCode, RefusalError, refuse, type Refusal } from "../engine/refusals.js";
 import type { RunView } from "../engine/views/views.js";
 import { ENDPOINT_NAME } from "../endpoints/endpoints.js";

@@ -5,7 +5,7 @@
  *
  *   pending --delivered--> sent       (the body is dropped: it may carry a link)
  *   pending --attempts exhausted--> failed (the body is dropped too)
- *   pending --recipient not one plain address--> failed (at once; see engine/values/email-address.ts)
+ *   pending --recipient not one plain address--> failed (at once; see lang/runtime/email-address.ts)
  *
  * A message row is written in the same transaction as the step that queued it, so it exists only
  * if the step committed. After commit the worker enqueues a `deliver` job; the sweeper re-enqueues
@@ -32,7 +32,7 @@ import { DEFAULT_MAIL_FROM, type MailSettings } from "../config.js";
 import type { Db } from "../db.js";
 import { Prisma } from "../generated/prisma/client.js";
 import type { Logger } from "../log.js";
-import { isEmailAddress } from "../engine/values/email-address.js";
+import { isEmailAddress } from "../lang/runtime/email-address.js";
 import { redactTokens, type Sealer } from "../engine/sealing/seal.js";
 
 export const MAX_DELIVERY_ATTEMPTS = 5;

@@ -6,7 +6,7 @@
 import test from "ava";
 import { checkBody } from "../../src/engine/values/body.js";
 import { checkInput } from "../../src/engine/values/input.js";
-import { CalendarDate, fromJson, parseCalendarDate, toJson } from "../../src/engine/values/values.js";
+import { CalendarDate, fromJson, parseCalendarDate, toJson } from "../../src/lang/runtime/values.js";
 import { compile } from "../../src/lang/compile.js";
 
 const workflow = compile(`workflow W(start: date, later: date?, o: O)

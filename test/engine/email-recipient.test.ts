@@ -9,7 +9,7 @@ import test from "ava";
 import { randomUUID } from "node:crypto";
 import { loadConfig } from "../../src/config.js";
 import { createDb } from "../../src/db.js";
-import { isEmailAddress } from "../../src/engine/values/email-address.js";
+import { isEmailAddress } from "../../src/lang/runtime/email-address.js";
 import { Sealer } from "../../src/engine/sealing/seal.js";
 import { deliverOutbox, type Mail } from "../../src/outbox/mailer.js";
 import { RefusalError, Workflow } from "../../src/testing/index.js";

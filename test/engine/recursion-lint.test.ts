@@ -1,6 +1,6 @@
 /**
  * Lint (issue 16): no recursive function over request data without a depth parameter. Every
- * TypeScript file under src/engine, src/web, src/queue and src/outbox is transpiled with esbuild and
+ * TypeScript file under src/engine, src/lang/runtime, src/lang/families, src/web, src/queue and src/outbox is transpiled with esbuild and
  * parsed with acorn; a function that calls itself (directly, by its own name) must take a
  * parameter named `depth` (or `level`), so the walk can stop at a bound instead of exhausting the
  * stack. Functions that recurse only over trusted, compiled structures (the compiled workflow's
@@ -15,14 +15,14 @@ import { transformSync } from "esbuild";
 import { ROOT } from "../helpers/root.js";
 
 
-const DIRS = ["src/engine", "src/json", "src/web", "src/queue", "src/outbox"];
+const DIRS = ["src/engine", "src/lang/runtime", "src/lang/families", "src/json", "src/web", "src/queue", "src/outbox"];
 
 /** file:function → why its recursion is not over request data. */
 const ALLOWED: Record<string, string> = {
   "src/engine/values/body.ts:valueSchema": "recurses over the compiled parameter type (bounded by the source), not over the body",
-  "src/engine/values/values.ts:jsonTypeName": "recurses over a compiled TypeSpec, not over request data",
+  "src/lang/runtime/values.ts:jsonTypeName": "recurses over a compiled TypeSpec, not over request data",
   "src/engine/versions/deploy.ts:typeText": "recurses over a compiled parameter type, not over request data",
-  "src/engine/interpreter.ts:evaluate": "recurses over the compiled expression tree (the lexer bounds the source's nesting), not over values",
+  "src/lang/runtime/evaluate.ts:evaluate": "recurses over the compiled expression tree (the lexer bounds the source's nesting), not over values",
 };
 
 function files(dir: string): string[] {
@@ -68,7 +68,7 @@ test("the lint finds a recursive function without a depth parameter", (t) => {
   t.deepEqual(recursiveFunctions("const f = (v: unknown, depth: number): number => (depth > 9 ? 0 : f(v, depth + 1));")[0].params, ["v", "depth"]);
 });
 
-test("every recursive function in src/engine, src/json, src/web, src/queue and src/outbox takes a depth parameter", (t) => {
+test("every recursive function in src/engine, src/lang/runtime, src/lang/families, src/json, src/web, src/queue and src/outbox takes a depth parameter", (t) => {
   const offenders: string[] = [];
   let seen = 0;
   for (const dir of DIRS) {

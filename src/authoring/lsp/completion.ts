@@ -25,7 +25,7 @@
  */
 import { CompletionItemKind, InsertTextFormat, type CompletionItem, type Position } from "vscode-languageserver";
 import type { IToken } from "chevrotain";
-import { BUILTINS } from "../../lang/builtins.js";
+import { BUILTINS } from "../../lang/families/builtins.js";
 import { lexWithComments } from "../format.js";
 import type { FlowSymbol } from "../symbols.js";
 import type { Analysis } from "./analysis.js";

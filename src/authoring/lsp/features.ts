@@ -8,7 +8,7 @@ import {
   CodeActionKind, DiagnosticSeverity, DocumentSymbol, MarkupKind, SymbolKind as LspSymbolKind,
   type CodeAction, type Diagnostic as LspDiagnostic, type Hover, type Location, type Position, type TextEdit, type WorkspaceEdit,
 } from "vscode-languageserver";
-import { BUILTINS } from "../../lang/builtins.js";
+import { BUILTINS } from "../../lang/families/builtins.js";
 import { Codes } from "../../lang/codes.js";
 import type { Diagnostic } from "../../lang/diagnostics.js";
 import { format, formatParsed } from "../format.js";
@@ -137,7 +137,7 @@ export function hover(a: Analysis, pos: Position): Hover | null {
     parts.push(`(${KIND_WORDS[occ.symbol.kind]}) \`${occ.symbol.name}\`\n\n\`\`\`flow\n${declarationText(a, occ.symbol)}\n\`\`\``);
     range = a.range(occ.range);
   } else {
-    // A builtin function: its signature (src/lang/builtins.ts).
+    // A builtin function: its signature (src/lang/families/builtins.ts).
     let s = offset;
     while (s > 0 && /[A-Za-z0-9_]/.test(a.text[s - 1])) s--;
     let e = offset;

@@ -33,7 +33,7 @@ import { revoke } from "./revoke.js";
 import type { CommandResult } from "./result.js";
 import { startRun } from "./start.js";
 import type { Command, Outcome } from "./types.js";
-import { RuntimeFault } from "../interpreter.js";
+import { RuntimeFault } from "../../lang/runtime/interpreter.js";
 import type { LinkRow, LinkStatus } from "../lifecycles/link.js";
 import { RefusalCode, refuse, type LinkEndReason } from "../refusals.js";
 import { redactTokens, type Sealer } from "../sealing/seal.js";

@@ -24,7 +24,7 @@
  * Throws RuntimeFault from a handler (the caller records an incident; the job retries it later).
  */
 import { nextAttemptDelayMs } from "../../calls/http/backoff.js";
-import { elementRef, Scope } from "../interpreter.js";
+import { elementRef, Scope } from "../../lang/runtime/interpreter.js";
 import { callOf, derivedCommandId, endCall, scheduleRetry } from "../lifecycles/call.js";
 import { acceptEvent, afterHandler, runHandler } from "../lifecycles/run.js";
 import { failSlot, slotScope } from "../lifecycles/slot.js";

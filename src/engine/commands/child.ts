@@ -28,7 +28,7 @@
  */
 import { DEFAULT_LIMITS } from "../../config.js";
 import type { Db, Tx } from "../../db.js";
-import { RuntimeFault } from "../interpreter.js";
+import { RuntimeFault } from "../../lang/runtime/interpreter.js";
 import { derivedCommandId, MAX_CHILD_DEPTH } from "../lifecycles/call.js";
 import { startOpenedCalls } from "../lifecycles/slot.js";
 import { redactTokens } from "../sealing/seal.js";

@@ -21,7 +21,7 @@
  * burning request's Idempotency-Key gets the same receipt again, read from the slot.
  */
 import { checkBody } from "../values/body.js";
-import { Scope } from "../interpreter.js";
+import { Scope } from "../../lang/runtime/interpreter.js";
 import { burnLink, deadDetail, refusalForEndedLink } from "../lifecycles/link.js";
 import { RefusalCode, refuse } from "../refusals.js";
 import { acceptEvent } from "../lifecycles/run.js";

@@ -12,7 +12,7 @@
 import { afterHandler, runHandler } from "../lifecycles/run.js";
 import { expireSlot, slotScope } from "../lifecycles/slot.js";
 import { fireTimer, isTimerAlias } from "../lifecycles/timer.js";
-import { Scope } from "../interpreter.js";
+import { Scope } from "../../lang/runtime/interpreter.js";
 import type { Step } from "../step.js";
 import { applied, summary, type CommandResult } from "./result.js";
 import type { Command } from "./types.js";

@@ -18,7 +18,7 @@
  *   409 forward-limit — the slot's link was already forwarded FORWARD_LIMIT times.
  * Throws RuntimeFault when `Forwardable` fails at run time; the caller refuses with handler-failed.
  */
-import { display, evaluate, RuntimeFault } from "../interpreter.js";
+import { display, evaluate, RuntimeFault } from "../../lang/runtime/interpreter.js";
 import { deadDetail, forwardLink, refusalForEndedLink } from "../lifecycles/link.js";
 import { declOf, slotScope } from "../lifecycles/slot.js";
 import { RefusalCode, refuse } from "../refusals.js";

@@ -12,11 +12,11 @@ import type { Command, PrincipalClaims } from "./types.js";
 import type { EngineDeps } from "./apply.js";
 import { checkBeforeBody } from "./raise.js";
 import { slotAccess } from "../../lang/slot-access.js";
-import { RuntimeFault } from "../interpreter.js";
+import { RuntimeFault } from "../../lang/runtime/interpreter.js";
 import { NO_SUCH_RUN_OR_SLOT, RefusalCode, refuse, type Refusal } from "../refusals.js";
 import { LIFECYCLES } from "../lifecycles/lifecycles.js";
 import { entityJson, Step } from "../step.js";
-import { toJson } from "../values/values.js";
+import { toJson } from "../../lang/runtime/values.js";
 import type { CurrentVersions } from "../versions/version-cache.js";
 import { currentVersion, loadVersion } from "../versions/workflows.js";
 

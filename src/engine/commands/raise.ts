@@ -25,7 +25,7 @@
  * check (prepare.ts), so a non-candidate is refused 403 before the body says anything (issue 28 item 7).
  */
 import { checkBody } from "../values/body.js";
-import { admits, evaluate, Scope, type Principal } from "../interpreter.js";
+import { admits, evaluate, Scope, type Principal } from "../../lang/runtime/interpreter.js";
 import { NO_SUCH_RUN_OR_SLOT, RefusalCode, refuse, type Refusal } from "../refusals.js";
 import { acceptEvent } from "../lifecycles/run.js";
 import { slotScope, slotsOf } from "../lifecycles/slot.js";

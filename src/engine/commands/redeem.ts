@@ -22,8 +22,8 @@ import { hashToken, isTokenShaped, refusalForEndedLink, type LinkStatus } from "
 import { RefusalCode, refuse, type LinkEndReason, type Refusal } from "../refusals.js";
 import { lookupLink } from "../sql/link-lookup.js";
 import { receiptOfLinkSlot } from "../sql/receipts.js";
-import { isEmailAddress } from "../values/email-address.js";
-import { toJson } from "../values/values.js";
+import { isEmailAddress } from "../../lang/runtime/email-address.js";
+import { toJson } from "../../lang/runtime/values.js";
 import { loadVersion } from "../versions/workflows.js";
 
 type DepositCommand = Extract<Command, { kind: "deposit" }>;
@@ -70,7 +70,7 @@ export type PreparedForward = { ok: true; cmd: ForwardCommand } | { ok: false; r
  * The checks a forward (`POST …/callback/{token}/forward`, v0.4 "Many responders, forwarding, and
  * receipts") passes before it is queued, in this order, each refusing with nothing changed:
  *   404 link-not-found and 410 link-burned / link-retired / link-dead — exactly as for a deposit;
- *   422 invalid-body — `email` is not one plain email address (values/email-address.ts, the rule of
+ *   422 invalid-body — `email` is not one plain email address (lang/runtime/email-address.ts, the rule of
  *       `send email to`), or the body has other members.
  * `body` is `{ email }` as parsed (JSON or the page's form). The worker checks the link again
  * under the run lock, then `Forwardable` and the limit (commands/forward.ts).

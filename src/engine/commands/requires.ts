@@ -11,7 +11,7 @@
  * Throws RuntimeFault from the condition itself (the caller refuses with handler-failed, as before).
  */
 import type { CompiledSlot } from "../../lang/compiled.js";
-import { display, evaluate, RuntimeFault, type Scope } from "../interpreter.js";
+import { display, evaluate, RuntimeFault, type Scope } from "../../lang/runtime/interpreter.js";
 import { RefusalCode, refuse, type Refusal } from "../refusals.js";
 import { redactTokens } from "../sealing/seal.js";
 import type { Step } from "../step.js";

@@ -15,9 +15,9 @@
  */
 import { createHash, randomUUID } from "node:crypto";
 import type { CompiledCall, CompiledSlot } from "../../lang/compiled.js";
-import { evaluate, jsonValue, RuntimeFault, type Scope } from "../interpreter.js";
+import { evaluate, jsonValue, RuntimeFault, type Scope } from "../../lang/runtime/interpreter.js";
 import type { CallRecord, CrossRunCommand, SlotRecord, Step } from "../step.js";
-import { Duration } from "../values/values.js";
+import { Duration } from "../../lang/runtime/values.js";
 
 /** The callee and settings of a call slot. */
 export type CallSpec = CompiledCall;

@@ -13,11 +13,11 @@
  * slot of it not completed, and its timers.
  */
 import type { Handler } from "../../lang/ast.js";
-import { evaluate, execute, executeIn, RuntimeFault, Scope } from "../interpreter.js";
+import { evaluate, execute, executeIn, RuntimeFault, Scope } from "../../lang/runtime/interpreter.js";
 import { cancelStateSlots, completeSlot, createSlotsForState, openSatisfiedSlots, runEachBlocks, slotScope } from "./slot.js";
 import type { SlotRecord, Step } from "../step.js";
 import { cancelRunTimers, startStateTimers } from "./timer.js";
-import type { Value } from "../values/values.js";
+import type { Value } from "../../lang/runtime/values.js";
 
 /**
  * The maximum number of state entries in one step, so that a cycle of arms (routing on entry

@@ -20,13 +20,13 @@
 import { randomUUID } from "node:crypto";
 import { DEFAULT_LIMITS } from "../../config.js";
 import type { CompiledSlot } from "../../lang/compiled.js";
-import { candidateNames, elementRef, evaluate, execute, RuntimeFault, Scope } from "../interpreter.js";
+import { candidateNames, elementRef, evaluate, execute, RuntimeFault, Scope } from "../../lang/runtime/interpreter.js";
 import { callOf, cancelCallOf, startCall } from "./call.js";
 import { killLiveLink } from "./link.js";
 import type { LinkEndReason } from "../refusals.js";
 import type { SlotRecord, SlotStatus, Step } from "../step.js";
 import { isTimerAlias } from "./timer.js";
-import { Duration, type Value } from "../values/values.js";
+import { Duration, type Value } from "../../lang/runtime/values.js";
 
 export function isSlotLive(slot: SlotRecord): boolean {
   return slot.status === "open" || slot.status === "waiting";

@@ -19,9 +19,9 @@
  */
 import { randomUUID } from "node:crypto";
 import { MIN_TIMER_PERIOD_MS, type CompiledTimer } from "../../lang/compiled.js";
-import { evaluate, RuntimeFault, Scope } from "../interpreter.js";
+import { evaluate, RuntimeFault, Scope } from "../../lang/runtime/interpreter.js";
 import type { SlotRecord, Step } from "../step.js";
-import { Duration } from "../values/values.js";
+import { Duration } from "../../lang/runtime/values.js";
 
 /** The alias prefix of timer rows in `slots`. */
 export const TIMER_ALIAS_PREFIX = "@timer:";

@@ -32,7 +32,7 @@
 import * as yup from "yup";
 import type { CompiledParam, TypeSpec } from "../../lang/compiled.js";
 import { UNSTORABLE_PROBLEM, unstorablePaths } from "../../json/storable.js";
-import { fromJson, jsonTypeName, parseCalendarDate, parseIsoDuration, parseRfc3339, type Value } from "./values.js";
+import { fromJson, jsonTypeName, parseCalendarDate, parseIsoDuration, parseRfc3339, type Value } from "../../lang/runtime/values.js";
 import { MAX_JSON_DEPTH, valueDepthExceeds } from "../../json/depth.js";
 import { ruleProblems, rulesText } from "./rules.js";
 

@@ -31,7 +31,7 @@ import { expectsOf } from "./body.js";
 import { RefusalCode, refuse, type Refusal } from "../refusals.js";
 import type { EntityRecord } from "../step.js";
 import { unstorable } from "../../json/storable.js";
-import { formatIsoDuration, fromJson, jsonTypeName, parseCalendarDate, parseIsoDuration, parseRfc3339, type Value } from "./values.js";
+import { formatIsoDuration, fromJson, jsonTypeName, parseCalendarDate, parseIsoDuration, parseRfc3339, type Value } from "../../lang/runtime/values.js";
 import { didYouMean } from "../../lang/near-names.js";
 
 export interface InputProblem {

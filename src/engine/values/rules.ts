@@ -19,8 +19,8 @@
  */
 import { RE2JS } from "re2js";
 import type { ParamRules, TypeSpec } from "../../lang/compiled.js";
-import { isEmailAddress } from "./email-address.js";
-import { CalendarDate, parseCalendarDate } from "./values.js";
+import { isEmailAddress } from "../../lang/runtime/email-address.js";
+import { CalendarDate, parseCalendarDate } from "../../lang/runtime/values.js";
 
 /** One broken rule. */
 export interface RuleProblem {

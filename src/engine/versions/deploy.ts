@@ -29,7 +29,7 @@ import type { Diagnostic } from "../../lang/diagnostics.js";
 import { Codes } from "../../lang/codes.js";
 import { endpointRefs } from "../../lang/send-delivery.js";
 import { RefusalCode, refuse, RefusalError } from "../refusals.js";
-import { RuntimeFault } from "../interpreter.js";
+import { RuntimeFault } from "../../lang/runtime/interpreter.js";
 import { isTimerAlias } from "../lifecycles/timer.js";
 import { addWhatTheUpgradeAdds, stateGains, type UpgradeServices } from "../commands/upgrade.js";
 import { loadVersion } from "./workflows.js";

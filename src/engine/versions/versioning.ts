@@ -9,10 +9,10 @@
  * changes an event's parameters without a mapping is refused, so no other case exists).
  */
 import type { CompiledEvent } from "../../lang/compiled.js";
-import { evaluate, RuntimeFault, Scope } from "../interpreter.js";
+import { evaluate, RuntimeFault, Scope } from "../../lang/runtime/interpreter.js";
 import { RefusalCode, refuse, type Refusal } from "../refusals.js";
 import type { Step } from "../step.js";
-import { fromJson, toJson } from "../values/values.js";
+import { fromJson, toJson } from "../../lang/runtime/values.js";
 import { loadVersion } from "./workflows.js";
 
 /** The event a slot alias of `state` subscribes to in a given version, or null. */

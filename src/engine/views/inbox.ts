@@ -23,7 +23,7 @@ import { readInboxCounts, readInboxDone, readInboxPage, readInboxWorlds, type In
 import { Step, type SlotRecord } from "../step.js";
 import { LIFECYCLES } from "../lifecycles/lifecycles.js";
 import { isAliasDone, slotScope } from "../lifecycles/slot.js";
-import { Scope } from "../interpreter.js";
+import { Scope } from "../../lang/runtime/interpreter.js";
 import { loadVersion } from "../versions/workflows.js";
 import { slotText } from "./responder.js";
 

@@ -27,7 +27,7 @@
 import type { Db } from "../../db.js";
 import type { CompiledParam, CompiledSlot, CompiledWorkflow } from "../../lang/compiled.js";
 import type { Expr } from "../../lang/ast.js";
-import { display, evaluate, RuntimeFault, Scope, type World } from "../interpreter.js";
+import { display, evaluate, RuntimeFault, Scope, type World } from "../../lang/runtime/interpreter.js";
 import { deadDetail, isTokenShaped, refusalForEndedLink, type LinkStatus } from "../lifecycles/link.js";
 import { RefusalCode, refuse, type LinkEndReason, type Refusal } from "../refusals.js";
 import { redactTokens, type Sealer } from "../sealing/seal.js";

@@ -28,7 +28,7 @@
 import type { Db } from "../../db.js";
 import type { CompiledParam, CompiledWorkflow } from "../../lang/compiled.js";
 import { linkOnlyDetail, slotAccess, type SlotAccess } from "../../lang/slot-access.js";
-import { admits, evaluate, RuntimeFault, Scope, type Principal } from "../interpreter.js";
+import { admits, evaluate, RuntimeFault, Scope, type Principal } from "../../lang/runtime/interpreter.js";
 import { slotScope } from "../lifecycles/slot.js";
 import { LIFECYCLES } from "../lifecycles/lifecycles.js";
 import type { PrincipalClaims, AnsweredBy } from "../commands/types.js";

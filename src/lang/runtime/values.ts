@@ -12,7 +12,7 @@
  * | list<T> | array | array |
  * | T? | T or null | T or null |
  */
-import type { TypeSpec } from "../../lang/compiled.js";
+import type { TypeSpec } from "../compiled.js";
 import { nextDepth } from "../../json/depth.js";
 
 /** A length of time in milliseconds. */
@@ -179,4 +179,23 @@ export function fromJson(json: unknown, type: TypeSpec, depth = 0): Value {
     default:
       return json as Value;
   }
+}
+
+/** Text of a value inside string concatenation and in sent text: null is empty, dates ISO 8601, durations ISO 8601, lists `[a, b]`. */
+export function display(v: Value, depth = 0): string {
+  if (v === null) return "";
+  if (v instanceof Date) return v.toISOString();
+  if (v instanceof Duration) return formatIsoDuration(v.ms);
+  if (v instanceof CalendarDate) return v.toString();
+  if (Array.isArray(v)) return `[${v.map((e) => display(e, nextDepth(depth))).join(", ")}]`;
+  return String(v);
+}
+
+/** Structural equality of two values (dates by instant, durations by length, lists by element). */
+export function equals(a: Value, b: Value, depth = 0): boolean {
+  if (a instanceof Date && b instanceof Date) return a.getTime() === b.getTime();
+  if (a instanceof Duration && b instanceof Duration) return a.ms === b.ms;
+  if (a instanceof CalendarDate && b instanceof CalendarDate) return a.day === b.day;
+  if (Array.isArray(a) && Array.isArray(b)) return a.length === b.length && a.every((x, i) => equals(x, b[i], nextDepth(depth)));
+  return a === b;
 }
