@@ -28,7 +28,7 @@ import type { Db } from "../db.js";
 import { RefusalCode, RefusalError, refuse } from "../engine/refusals.js";
 import type { Sealer } from "../engine/sealing/seal.js";
 import { validateHttpHeaders } from "./http-headers.js";
-import { openSlackApp, sealSlackApp, slackAppView, type SlackAppBody, type SlackAppSettings } from "./slack-app.js";
+import { openSlackApp, sealSlackApp, slackAppView, type SlackAppBody, type SlackAppSettings } from "../channels/slack/app-settings.js";
 
 export const ENDPOINT_KINDS = ["webhook", "slack", "teams", "slack-app", "http"] as const;
 export type EndpointKind = (typeof ENDPOINT_KINDS)[number];

@@ -26,7 +26,7 @@ import { writeDeliveries, writeMailExtra, type DeliveryWriteRow, type MailExtraR
 import { writeStart } from "./sql/start-write.js";
 import { changeCalls, writeCalls, type CallWriteRow } from "./sql/calls.js";
 import { endDeliveriesOfDeadLinks } from "../outbox/deliveries.js";
-import { controlsFor, type AnswerSpec } from "../slack/controls.js";
+import { controlsFor, type AnswerSpec } from "./values/answer-controls.js";
 import { deadAtCommit, writeWithdrawn, type WithdrawnDelivery, type WithdrawnMail } from "../outbox/dead-at-commit.js";
 import type { DeliveryJob, MailJob } from "../queue/outbox-jobs.js";
 import { fromJson, toJson, type Value } from "./values/values.js";

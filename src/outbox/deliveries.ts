@@ -40,10 +40,10 @@ import { Prisma } from "../generated/prisma/client.js";
 import type { Logger } from "../log.js";
 import { FAILING_DISABLES_MS, openEndpointRow } from "../endpoints/endpoints.js";
 import { redactTokens, type Sealer } from "../engine/sealing/seal.js";
-import { checkLiteralHost, deliveryAgent, type Resolver } from "./address-guard.js";
-import { wireRequest, type Payload } from "./wire.js";
-import { fetch } from "undici";
-import { postSlackApp, type SlackMessagePayload } from "../slack/post.js";
+import type { Resolver } from "./address-guard.js";
+import type { Payload } from "../channels/channel.js";
+import { ATTEMPT_TIMEOUT_MS } from "../channels/http-post.js";
+import { channelFor, unfitReason } from "../channels/registry.js";
 
 export interface DeliveryDeps {
   db: Db;
@@ -81,10 +81,6 @@ export type AttemptResult =
   | { kind: "failed"; reason: string }
   | { kind: "retry"; attempt: number; delayMs: number; runId: string };
 
-/** How long one attempt may take (connect, send, answer), ms. */
-export const ATTEMPT_TIMEOUT_MS = 10_000;
-/** Longest Retry-After honoured, ms (24 h: the schedule's longest gap). */
-const MAX_RETRY_AFTER_MS = 24 * 3600_000;
 /** Jitter: each delay is scaled by a random factor in [1 - JITTER, 1 + JITTER]. */
 const JITTER = 0.1;
 
@@ -92,14 +88,6 @@ const JITTER = 0.1;
 export function retryDelayMs(schedule: number[], attempt: number, random = Math.random): number | null {
   if (attempt >= schedule.length) return null;
   return Math.round(schedule[attempt] * (1 - JITTER + 2 * JITTER * random()));
-}
-
-/** `Retry-After` (seconds or an HTTP date) in ms; null when absent or unreadable. */
-export function parseRetryAfter(value: string | null, now = Date.now()): number | null {
-  if (!value) return null;
-  if (/^\d+$/.test(value.trim())) return Math.min(MAX_RETRY_AFTER_MS, Number(value.trim()) * 1000);
-  const at = Date.parse(value);
-  return Number.isNaN(at) ? null : Math.min(MAX_RETRY_AFTER_MS, Math.max(0, at - now));
 }
 
 interface Row {
@@ -222,22 +210,14 @@ export async function attemptDelivery(deps: DeliveryDeps, ref: DeliveryRef): Pro
   if (endpoint.disabledReason) return fail(`endpoint disabled: ${endpoint.disabledReason}`, false);
   const payload = { statement: row.statement, ...(JSON.parse(sealer.openText(row.payload)) as object) } as Payload;
   const attempt = row.attempts + 1;
-  let statusCode: number | null = null;
-  let error: string | null = null;
-  let retryAfterMs: number | null = null;
+  // the channel of the endpoint's kind sends (src/channels/registry.ts); the lifecycle records
+  const unfit = unfitReason(endpoint.kind, payload.statement);
+  if (unfit !== null) return fail(unfit, false);
   const t0 = performance.now();
-  if (endpoint.kind === "slack-app") {
-    // v0.4 "Answers inside Slack": chat.postMessage through @slack/web-api (slack/post.ts)
-    if (payload.statement !== "message") return fail("a send webhook cannot go to a slack-app endpoint: use send message", false);
-    const posted = await postSlackApp({ db, sealer, apiBase: deps.slackApiUrl ?? "https://slack.com/api/" }, row.run_id, endpoint, payload as SlackMessagePayload);
-    if (posted.kind === "withdrawn") return fail(posted.reason, true);
-    if (posted.kind === "sent") statusCode = 200;
-    else ({ statusCode, error, retryAfterMs } = posted);
-  } else {
-    const sent = await sendHttp(deps, endpoint, payload, row.webhook_id, now);
-    if ("unfit" in sent) return fail(sent.unfit, false);
-    ({ statusCode, error, retryAfterMs } = sent);
-  }
+  const sent = await channelFor(endpoint.kind)!.send(deps, { runId: row.run_id, deliveryId: row.id, endpoint, payload, webhookId: row.webhook_id, now });
+  if (sent.kind === "unfit") return fail(sent.reason, false);
+  if (sent.kind === "withdrawn") return fail(sent.reason, true);
+  const { statusCode, error, retryAfterMs } = sent;
   const latencyMs = Math.round(performance.now() - t0);
   const lastError = error === null ? null : redactTokens(error).slice(0, 300);
   const outcome = error === null ? "ok" : statusCode === 410 ? "gone" : "failed";
@@ -287,44 +267,6 @@ export async function attemptDelivery(deps: DeliveryDeps, ref: DeliveryRef): Pro
   return finish({ kind: "retry", attempt, delayMs: delay, runId: row.run_id }, { ...seen, nextAttemptAt: nextAttemptAt.toISOString() });
 }
 
-
-/** The HTTP POST of one attempt to a webhook or chat-webhook endpoint: its status, error and Retry-After; `unfit` when the statement does not fit the endpoint. */
-async function sendHttp(
-  deps: DeliveryDeps,
-  endpoint: ReturnType<typeof openEndpointRow>,
-  payload: Payload,
-  webhookId: string,
-  now: Date,
-): Promise<{ unfit: string } | { statusCode: number | null; error: string | null; retryAfterMs: number | null }> {
-  let req: ReturnType<typeof wireRequest>;
-  try {
-    req = wireRequest(endpoint, payload, webhookId, now);
-  } catch (err) {
-    // the statement does not fit the endpoint (a send webhook to a chat endpoint): no retry helps
-    return { unfit: err instanceof Error ? err.message : String(err) };
-  }
-  let statusCode: number | null = null;
-  let error: string | null = null;
-  let retryAfterMs: number | null = null;
-  const agent = deliveryAgent(deps.allowPrivate, deps.resolve);
-  try {
-    const url = new URL(endpoint.url);
-    checkLiteralHost(url, deps.allowPrivate);
-    const res = await fetch(url, { method: "POST", headers: req.headers, body: req.body, redirect: "manual", dispatcher: agent, signal: AbortSignal.timeout(ATTEMPT_TIMEOUT_MS) });
-    statusCode = res.status;
-    if (res.status === 429 || res.status === 503) retryAfterMs = parseRetryAfter(res.headers.get("retry-after"));
-    await res.body?.cancel().catch(() => undefined);
-    if (res.status < 200 || res.status > 299) error = res.status >= 300 && res.status < 400 ? `HTTP ${res.status} (redirects are not followed)` : `HTTP ${res.status}`;
-  } catch (err) {
-    const cause = (err as { cause?: unknown }).cause;
-    const e = cause instanceof Error ? cause : err instanceof Error ? err : new Error(String(err));
-    // the message of a connection error may name the URL; keep the error's class and code only
-    error = e.name === "AddressRefusedError" ? e.message : `${e.name}${(e as { code?: string }).code ? ` ${(e as { code?: string }).code}` : ""}`;
-  } finally {
-    await agent.close().catch(() => undefined);
-  }
-  return { statusCode, error, retryAfterMs };
-}
 
 /**
  * `POST /api/runs/{id}/outbox/{messageId}/redeliver` (issue 18 item 4): puts a delivered or failed

@@ -6,8 +6,8 @@
  */
 import test from "ava";
 import type { CompiledParam, TypeSpec } from "../../src/lang/compiled.js";
-import { ACTION, LIMITS, answerModal, closedMessage, outcomeLine, questionMessage, readSubmission } from "../../src/slack/blocks.js";
-import { controlsFor, type AnswerControls } from "../../src/slack/controls.js";
+import { ACTION, LIMITS, answerModal, closedMessage, outcomeLine, questionMessage, readSubmission } from "../../src/channels/slack/blocks.js";
+import { controlsFor, type AnswerControls } from "../../src/engine/values/answer-controls.js";
 
 const ty = (kind: TypeSpec["kind"], optional = false) => ({ kind, optional }) as TypeSpec;
 const p = (name: string, type: TypeSpec, page?: CompiledParam["page"]): CompiledParam => ({ name, type, ...(page ? { page } : {}) });

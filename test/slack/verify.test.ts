@@ -7,7 +7,7 @@
 import test from "ava";
 import { createHmac, randomBytes } from "node:crypto";
 import { verifySlackRequest } from "@slack/bolt";
-import { slackSignature, verifySlackSignature, SLACK_MAX_SKEW_S } from "../../src/slack/verify.js";
+import { slackSignature, verifySlackSignature, SLACK_MAX_SKEW_S } from "../../src/channels/slack/verify.js";
 
 const EXAMPLE = {
   secret: "8f742231b10e8888abcd99yyyzzz85a5",
