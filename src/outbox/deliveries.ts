@@ -1,12 +1,16 @@
 /**
- * Delivery of `send webhook` / `send message` (issue 18 items 3–5). This module alone writes
- * `deliveries.status` and `delivery_attempts`.
+ * Delivery of `send webhook` / `send message` (issue 18 items 3–5): the one delivery lifecycle —
+ * claim, attempt, retry, withdraw — for every channel (issue 39 item 2). The attempt is sent by the
+ * channel of the endpoint's kind (src/channels/registry.ts); this module records it. It writes
+ * `delivery_attempts`, and `deliveries.status` at the attempt and on redelivery; the step's and the
+ * cancel's transitions are engine/sql/delivery-status.ts's (withdraw, dead links) and
+ * engine/sql/dead-at-commit.ts's (written failed at commit).
  *
  *   pending --2xx--> sent
  *   pending --non-2xx, network error, refused address--> pending (next attempt on the schedule)
  *   pending --last attempt failed--> failed ("gave up after N attempts")
  *   pending --a `send message` whose every link is no longer live--> failed ("link burned" …;
- *            never retried), at once by the step that ended the link (endDeliveriesOfDeadLinks),
+ *            never retried), at once by the step that ended the link (engine/sql/delivery-status.ts endDeliveriesOfDeadLinks),
  *            else at the attempt
  *   pending --no such endpoint / endpoint disabled / statement does not fit the endpoint--> failed
  *   pending --410 Gone--> failed, and the endpoint is disabled (endpoints.ts)
@@ -17,7 +21,7 @@
  *
  * A `send webhook` is data (v0.5 "Answers people can trust", issue 38): it is delivered, retried
  * and redeliverable whatever the state of any link it carries — the link rules above apply to
- * `send message` only (and `send email`, outbox/dead-at-commit.ts), whose text hands a person a
+ * `send message` only (and `send email`, engine/sql/dead-at-commit.ts), whose text hands a person a
  * link to follow.
  *
  * A delivery row is written in the step's transaction (engine/sql/deliveries-write.ts), so it
@@ -35,7 +39,7 @@
  * Never leaks: the payload is sealed; the API and logs see endpoint name, attempt, status code,
  * latency and the next attempt; errors are stored with tokens redacted and never include the URL.
  */
-import type { Db, Tx } from "../db.js";
+import type { Db } from "../db.js";
 import { Prisma } from "../generated/prisma/client.js";
 import type { Logger } from "../log.js";
 import { FAILING_DISABLES_MS, openEndpointRow } from "../endpoints/endpoints.js";
@@ -294,40 +298,6 @@ export async function redeliver(db: Db, runId: string, deliveryId: string): Prom
     await tx.delivery.update({ where: { runId_id: { runId: row.run_id, id: row.id } }, data: { status: "pending", attempts: 0, nextAttemptAt: new Date(), endReason: null, deliveredAt: null } });
     return { ok: true as const };
   });
-}
-
-/**
- * Ends every pending delivery of `runId` because an operator cancelled the run (issue 23;
- * engine/commands/cancel.ts, inside the cancel's transaction with the run locked). An attempt in
- * flight (claimed, issue 22) is ended too: if it is delivered its mark records it `sent` (it has
- * left), and if it fails the delivery stays ended. Resolves how many were withdrawn.
- */
-export async function withdrawPendingDeliveries(tx: Tx, runId: string): Promise<number> {
-  return tx.$executeRaw`UPDATE deliveries SET status = 'failed', end_reason = 'withdrawn: the run was cancelled',
-                               payload = NULL, next_attempt_at = NULL
-                         WHERE run_id = ${runId}::uuid AND status = 'pending'`;
-}
-
-/**
- * Ends, at once, every pending `send message` delivery of `runId` that carries links none of which
- * is live any more (issue 18 item 4: "stops being retried the moment that link is no longer live
- * and records why"; a `send webhook` is data and is never ended here, issue 38): status `failed`, `end_reason` e.g. "link burned" or "link dead (revoked)" — the words of
- * `deadLinkReason` — payload dropped, no further attempt. Called by a step that ended a link of a
- * run with pending deliveries, inside its transaction (engine/step.ts flush), so it commits with
- * the step. A delivery whose attempt is under way (claimed by `attemptDelivery`, issue 22) is
- * ended too; if that attempt is delivered its mark records it `sent`. Returns how many deliveries it ended.
- */
-export async function endDeliveriesOfDeadLinks(tx: Tx, runId: string): Promise<number> {
-  return tx.$executeRaw`
-    UPDATE deliveries d
-       SET status = 'failed', payload = NULL, next_attempt_at = NULL,
-           end_reason = (SELECT 'link ' || l.status || coalesce(' (' || l.end_reason || ')', '')
-                           FROM links l WHERE l.run_id = d.run_id AND l.token_sha256 = ANY(d.link_sha256) LIMIT 1)
-     WHERE d.run_id = ${runId}::uuid AND d.id IN (SELECT p.id FROM deliveries p
-                     WHERE p.run_id = ${runId}::uuid AND p.status = 'pending' AND p.statement <> 'webhook' AND cardinality(p.link_sha256) > 0
-                       AND EXISTS (SELECT 1 FROM links l WHERE l.run_id = p.run_id AND l.token_sha256 = ANY(p.link_sha256))
-                       AND NOT EXISTS (SELECT 1 FROM links l WHERE l.run_id = p.run_id AND l.token_sha256 = ANY(p.link_sha256) AND l.status = 'live')
-                       FOR UPDATE SKIP LOCKED)`;
 }
 
 /** Pending deliveries whose attempt is overdue by `graceMs` (a lost job): the sweeper re-enqueues them. */

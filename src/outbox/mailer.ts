@@ -1,5 +1,6 @@
 /**
- * Delivery of the transactional outbox (`send email`). This module alone writes `outbox.status`.
+ * Delivery of the transactional outbox (`send email`): its lifecycle (claim, attempt, retry). The
+ * statements that write `outbox.status` are engine/sql/outbox-status.ts's (its one writer).
  * Recipient, subject and body are stored sealed when they carry a link; the mailer opens them to
  * send, and the stored error of a failed attempt has tokens redacted.
  *
@@ -23,6 +24,7 @@ import type { Logger } from "../log.js";
 import { isEmailAddress } from "../engine/values/email-address.js";
 import { redactTokens, type Sealer } from "../engine/sealing/seal.js";
 import type { Mail, MailTransport } from "../channels/email/transport.js";
+import { markMailAttemptFailed, markMailSent, markMailUndeliverable } from "../engine/sql/outbox-status.js";
 
 export const MAX_DELIVERY_ATTEMPTS = 5;
 
@@ -58,8 +60,7 @@ export function openClaimed(sealer: Sealer, row: ClaimedRow): Mail | null {
 
 /** Marks a claimed row failed at once: its recipient is not one plain address (openClaimed). */
 export async function markUndeliverable(db: Db, row: ClaimedRow): Promise<void> {
-  await db.$executeRaw`UPDATE outbox SET status = 'failed', body = NULL, attempts = ${row.attempts + 1}, claimed_until = NULL,
-                              last_error = 'the recipient is not exactly one email address' WHERE run_id = ${row.run_id}::uuid AND id = ${row.id}::uuid`;
+  await markMailUndeliverable(db, row, row.attempts + 1);
 }
 
 /**
@@ -71,10 +72,7 @@ export async function markSendFailed(db: Db, row: ClaimedRow, err: unknown, log?
   const attempts = row.attempts + 1;
   const failed = attempts >= MAX_DELIVERY_ATTEMPTS;
   const message = redactTokens(err instanceof Error ? err.message : String(err)).slice(0, 500);
-  await db.$executeRaw`UPDATE outbox SET attempts = ${attempts}, last_error = ${message}, claimed_until = NULL,
-                              status = CASE WHEN ${failed} THEN 'failed' ELSE status END,
-                              body = CASE WHEN ${failed} THEN NULL ELSE body END
-                        WHERE run_id = ${row.run_id}::uuid AND id = ${row.id}::uuid`;
+  await markMailAttemptFailed(db, row, attempts, message, failed);
   log?.warn({ outboxId: row.id, attempts, failed }, "email delivery failed");
   return failed;
 }
@@ -134,8 +132,7 @@ export async function deliverOutbox(db: Db, sealer: Sealer, transport: MailTrans
     if (await markSendFailed(db, row, err, log)) return "failed";
     throw err;
   }
-  await db.$executeRaw`UPDATE outbox SET status = 'sent', body = NULL, message_id = ${messageId}, delivered_at = now(), attempts = ${row.attempts + 1}, claimed_until = NULL
-                        WHERE run_id = ${row.run_id}::uuid AND id = ${outboxId}::uuid`;
+  await markMailSent(db, row, messageId, row.attempts + 1);
   logSent(transport, outboxId, log);
   return "sent";
 }

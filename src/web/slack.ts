@@ -18,7 +18,7 @@
  * a click repeated by Slack or the user carries the same `action_ts`, whose command id is the same
  * (the queue and `applied_commands` de-duplicate it), and clicks in flight in this process with
  * the same command id share one wait. Every click that did not complete the slot gets "already
- * answered". No token ever goes to Slack: controls carry an opaque reference (slack/controls.ts).
+ * answered". No token ever goes to Slack: controls carry an opaque reference (engine/values/answer-controls.ts).
  */
 import Router from "@koa/router";
 import getRawBody from "raw-body";
