@@ -1,6 +1,7 @@
 /**
  * Named delivery endpoints (issue 18 item 1; interfaces.md "Delivering links through other
- * channels"). This module alone writes the `endpoints` table.
+ * channels"). This module writes the `endpoints` table, except an attempt's outcome
+ * (`failing_since`, disabling: engine/sql/delivery-status.ts markAttempt, one statement with the attempt).
  *
  * Words: an *endpoint* is a destination an operator names (`vendor-portal`, `finance-chat`) and a
  * `.flow` source refers to by that name only. Its *kind* is `webhook` (Standard Webhooks 1.0,

@@ -48,6 +48,7 @@ import type { Resolver } from "./address-guard.js";
 import type { Payload } from "../channels/channel.js";
 import { ATTEMPT_TIMEOUT_MS } from "../channels/http-post.js";
 import { channelFor, unfitReason } from "../channels/registry.js";
+import { endUnattempted, markAttempt, reopenForRedelivery } from "../engine/sql/delivery-status.js";
 
 export interface DeliveryDeps {
   db: Db;
@@ -197,9 +198,7 @@ export async function attemptDelivery(deps: DeliveryDeps, ref: DeliveryRef): Pro
   };
   // Ends the delivery without an attempt (nothing was sent), unless something ended it meanwhile.
   const fail = async (reason: string, dropPayload: boolean) => {
-    await db.$executeRaw`UPDATE deliveries SET status = 'failed', end_reason = ${reason}, next_attempt_at = NULL,
-                                payload = CASE WHEN ${dropPayload} THEN NULL ELSE payload END
-                          WHERE run_id = ${row.run_id}::uuid AND id = ${row.id}::uuid AND status = 'pending'`;
+    await endUnattempted(db, row, reason, dropPayload);
     return finish({ kind: "failed", reason });
   };
   if (row.dead !== null || row.payload === null) return fail(row.dead ?? (row.statement === "webhook" ? "its stored message was dropped" : "link no longer live"), true);
@@ -230,38 +229,9 @@ export async function attemptDelivery(deps: DeliveryDeps, ref: DeliveryRef): Pro
   const markedAt = new Date();
   const nextAttemptAt = delay === null ? null : new Date(markedAt.getTime() + delay);
   const failingCutoff = new Date(markedAt.getTime() - FAILING_DISABLES_MS);
-  const marked = await db.$queryRaw<{ disabled: string | null }[]>`
-    WITH a AS (
-      INSERT INTO delivery_attempts (run_id, delivery_id, attempt, at, status_code, latency_ms, error)
-      VALUES (${row.run_id}::uuid, ${row.id}::uuid, ${attempt}::int, ${now}::timestamptz, ${statusCode}::int, ${latencyMs}::int, ${lastError})),
-    old AS (SELECT failing_since, disabled_at FROM endpoints WHERE name = ${row.endpoint} FOR UPDATE),
-    e AS (
-      UPDATE endpoints SET
-        failing_since = CASE WHEN ${outcome} = 'ok' THEN NULL WHEN ${outcome} = 'failed' THEN coalesce(endpoints.failing_since, ${markedAt}::timestamptz) ELSE endpoints.failing_since END,
-        disabled_at = ${markedAt}::timestamptz, disabled_reason = CASE WHEN ${outcome} = 'gone' THEN 'the endpoint answered 410 Gone' ELSE 'failing for 5 days' END
-       FROM old
-      WHERE endpoints.name = ${row.endpoint} AND old.disabled_at IS NULL
-        AND (${outcome} = 'gone' OR (${outcome} = 'failed' AND coalesce(old.failing_since, ${markedAt}::timestamptz) <= ${failingCutoff}::timestamptz))
-      RETURNING endpoints.disabled_reason),
-    f AS (
-      UPDATE endpoints SET failing_since = CASE WHEN ${outcome} = 'ok' THEN NULL ELSE ${markedAt}::timestamptz END
-      WHERE name = ${row.endpoint} AND NOT EXISTS (SELECT 1 FROM e)
-        AND ((${outcome} = 'ok' AND failing_since IS NOT NULL) OR (${outcome} = 'failed' AND failing_since IS NULL))),
-    d AS (
-      UPDATE deliveries SET attempts = ${attempt}::int, last_status_code = ${statusCode}::int, last_latency_ms = ${latencyMs}::int, last_error = ${lastError},
-        status = CASE WHEN ${outcome} = 'ok' THEN 'sent'
-                      WHEN ${outcome} = 'gone' OR ${nextAttemptAt}::timestamptz IS NULL OR EXISTS (SELECT 1 FROM e) THEN 'failed'
-                      ELSE 'pending' END,
-        end_reason = CASE WHEN ${outcome} = 'ok' THEN NULL
-                          WHEN ${outcome} = 'gone' THEN 'the endpoint answered 410 Gone (endpoint disabled)'
-                          WHEN EXISTS (SELECT 1 FROM e) THEN 'endpoint disabled: ' || (SELECT disabled_reason FROM e)
-                          WHEN ${nextAttemptAt}::timestamptz IS NULL THEN ${`gave up after ${attempt} attempts`}
-                          ELSE NULL END,
-        next_attempt_at = CASE WHEN ${outcome} = 'failed' AND NOT EXISTS (SELECT 1 FROM e) THEN ${nextAttemptAt}::timestamptz ELSE NULL END,
-        delivered_at = CASE WHEN ${outcome} = 'ok' THEN ${markedAt}::timestamptz ELSE delivered_at END
-      WHERE run_id = ${row.run_id}::uuid AND id = ${row.id}::uuid AND (status = 'pending' OR ${outcome} = 'ok'))
-    SELECT (SELECT disabled_reason FROM e) AS disabled`;
-  const disabled = marked[0]?.disabled ?? null;
+  const disabled = await markAttempt(db, {
+    runId: row.run_id, id: row.id, endpoint: row.endpoint, attempt, at: now, statusCode, latencyMs, lastError, outcome, nextAttemptAt, markedAt, failingCutoff,
+  });
   const seen = { statusCode, latencyMs, attemptNo: attempt, disabled };
   if (outcome === "ok") return finish({ kind: "sent" }, seen);
   if (outcome === "gone") return finish({ kind: "failed", reason: "410 Gone" }, { ...seen, disabled: "the endpoint answered 410 Gone" });
@@ -295,7 +265,7 @@ export async function redeliver(db: Db, runId: string, deliveryId: string): Prom
       if (row.payload !== null) await tx.delivery.update({ where: { runId_id: { runId: row.run_id, id: row.id } }, data: { payload: null } });
       return { ok: false as const, code: "link-not-live" as const, reason: dead };
     }
-    await tx.delivery.update({ where: { runId_id: { runId: row.run_id, id: row.id } }, data: { status: "pending", attempts: 0, nextAttemptAt: new Date(), endReason: null, deliveredAt: null } });
+    await reopenForRedelivery(tx, row);
     return { ok: true as const };
   });
 }

@@ -31,7 +31,9 @@
 import type { Tx } from "../../db.js";
 import { insertWithdrawnMail, type WithdrawnMail } from "./outbox-status.js";
 
-export type { WithdrawnMail };
+import { insertWithdrawnDeliveries, type WithdrawnDelivery } from "./delivery-status.js";
+
+export type { WithdrawnDelivery, WithdrawnMail };
 
 /** A message of the step: its id and the SHA-256 (hex) of each callback token its text carries (seal.ts `linkHashesIn`). */
 export interface LinkedMessage {
@@ -82,17 +84,6 @@ export async function deadAtCommit(
   return out;
 }
 
-/** A withdrawn `send message` delivery row. */
-export interface WithdrawnDelivery {
-  id: string;
-  endpoint: string;
-  statement: string;
-  webhookId: string;
-  linkSha256: string[];
-  createdAt: Date;
-  reason: string;
-}
-
 /** Inserts the step's withdrawn messages (none: no round trip); see the module header. */
 export async function writeWithdrawn(
   tx: Pick<Tx, "outboxMessage" | "delivery">,
@@ -101,21 +92,5 @@ export async function writeWithdrawn(
   deliveries: WithdrawnDelivery[],
 ): Promise<void> {
   await insertWithdrawnMail(tx, runId, mail);
-  if (deliveries.length > 0) {
-    await tx.delivery.createMany({
-      data: deliveries.map((d) => ({
-        id: d.id,
-        runId,
-        endpoint: d.endpoint,
-        statement: d.statement,
-        webhookId: d.webhookId,
-        payload: null,
-        linkSha256: d.linkSha256,
-        status: "failed",
-        endReason: d.reason,
-        nextAttemptAt: null,
-        createdAt: d.createdAt,
-      })),
-    });
-  }
+  await insertWithdrawnDeliveries(tx, runId, deliveries);
 }
