@@ -1,5 +1,5 @@
 /**
- * Block Kit for answers inside Slack (v0.4; src/slack/blocks.ts, src/slack/controls.ts): the
+ * Block Kit for answers inside Slack (v0.4; src/channels/slack/blocks.ts, src/engine/values/answer-controls.ts): the
  * controls decided from the event's signature, Slack's limits on every payload (≤ 50 blocks in a
  * message, ≤ 100 in a modal, text lengths, unique action_id / block_id), mrkdwn escaping of run
  * data, and the reading of a modal's submission (checked like the responder page).

@@ -1,5 +1,5 @@
 /**
- * The Slack request verifier (v0.4 "Answers inside Slack"; src/slack/verify.ts): Slack's own
+ * The Slack request verifier (v0.4 "Answers inside Slack"; src/channels/slack/verify.ts): Slack's own
  * published example from "Verifying requests from Slack" passes, and the verifier agrees with
  * `@slack/bolt`'s `verifySlackRequest` on generated requests — valid, tampered body, old
  * timestamp, wrong secret, missing headers.
