@@ -43,27 +43,19 @@ import type { Db } from "../db.js";
 import { Prisma } from "../generated/prisma/client.js";
 import type { Logger } from "../log.js";
 import { FAILING_DISABLES_MS, openEndpointRow } from "../endpoints/endpoints.js";
-import { redactTokens, type Sealer } from "../engine/sealing/seal.js";
-import type { Resolver } from "./address-guard.js";
-import type { Payload } from "../channels/channel.js";
+import { redactTokens } from "../engine/sealing/seal.js";
+import type { ChannelDeps, Payload } from "../channels/channel.js";
 import { ATTEMPT_TIMEOUT_MS } from "../channels/http-post.js";
 import { channelFor, unfitReason } from "../channels/registry.js";
 import { endUnattempted, markAttempt, reopenForRedelivery } from "../engine/sql/delivery-status.js";
 
-export interface DeliveryDeps {
-  db: Db;
-  sealer: Sealer;
+/** What the lifecycle uses: what every channel may use (channel.ts ChannelDeps), and its own. */
+export interface DeliveryDeps extends ChannelDeps {
   log?: Logger;
-  /** SLOTFLOW_ENDPOINTS_ALLOW_PRIVATE. */
-  allowPrivate: boolean;
-  /** Resolves endpoint host names (default: the system resolver, dns.lookup; tests pass a stand-in for DNS). */
-  resolve?: Resolver;
   /** Delay before each attempt, ms (SLOTFLOW_DELIVERY_RETRY_MS). */
   retryMs: number[];
   /** Counts each attempt's outcome (metrics). */
   onOutcome?: (kind: string, outcome: string) => void;
-  /** SLOTFLOW_SLACK_API_URL, for `slack-app` endpoints (default https://slack.com/api/). */
-  slackApiUrl?: string;
 }
 
 /**
