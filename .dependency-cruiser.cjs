@@ -79,6 +79,28 @@ module.exports = {
       to: { path: "^src/engine/((lifecycles|commands|views|versions|sql|sweeps)/|step\\.ts)|^src/lang/runtime/interpreter\\.ts$", dependencyTypesNot: ["type-only"] },
     },
     {
+      name: "engine-imports-no-channel",
+      severity: "error",
+      comment:
+        "Issue 39 item 2: the engine hands out facts (rows to insert through engine/sql/, keys of what it queued, an answer control reference) and imports no channel, no outbox lifecycle, no endpoint store and no queue job code.",
+      from: { path: "^src/engine/" },
+      to: { path: "^src/(channels|outbox|slack|endpoints)/|^src/queue/outbox-jobs\\.ts$" },
+    },
+    {
+      name: "channel-folders-apart",
+      severity: "error",
+      comment: "Issue 39 item 2: a channel folder (src/channels/<kind>/) imports no other channel folder; what channels share lives in src/channels/*.ts.",
+      from: { path: "^src/channels/([^/]+)/" },
+      to: { path: "^src/channels/([^/]+)/", pathNot: "^src/channels/$1/" },
+    },
+    {
+      name: "channels-know-no-lifecycle",
+      severity: "error",
+      comment: "Issue 39 item 2: a channel sends one attempt and returns its outcome; the lifecycle (outbox/) records it. Channels import no outbox lifecycle module, no registry, no queue and no door.",
+      from: { path: "^src/channels/[^/]+/" },
+      to: { path: "^src/(outbox/(deliveries|mailer|mail-pump)\\.ts|channels/registry\\.ts|channels/wire\\.ts|queue/|web/|cli/)" },
+    },
+    {
       name: "sdk-client-fetch-only",
       severity: "error",
       comment:

@@ -8,7 +8,7 @@ import type { EngineDeps } from "./engine/commands/apply.js";
 import { recordPending } from "./engine/commands/pending.js";
 import { Sealer } from "./engine/sealing/seal.js";
 import { createLogger, type Logger } from "./log.js";
-import { smtpTransport, terminalTransport, type MailTransport } from "./outbox/mailer.js";
+import { smtpTransport, terminalTransport, type MailTransport } from "./channels/email/transport.js";
 import { Queues } from "./queue/queues.js";
 import { announceRunEnded } from "./engine/run-end.js";
 import { CurrentVersions } from "./engine/versions/version-cache.js";

@@ -16,7 +16,7 @@
  */
 import { Worker } from "bullmq";
 import { dueExpiries } from "../src/engine/sweeps/expiry.js";
-import { syncSlackMessages } from "../src/slack/replace.js";
+import { syncSlackMessages } from "../src/channels/slack/replace.js";
 import { reconcilePending } from "../src/engine/commands/pending.js";
 import { purge, PURGED_TABLES, type PurgeResult } from "../src/engine/sweeps/retention.js";
 import { overdueDeliveries } from "../src/outbox/deliveries.js";

@@ -1,6 +1,7 @@
 /**
  * Named delivery endpoints (issue 18 item 1; interfaces.md "Delivering links through other
- * channels"). This module alone writes the `endpoints` table.
+ * channels"). This module writes the `endpoints` table, except an attempt's outcome
+ * (`failing_since`, disabling: engine/sql/delivery-status.ts markAttempt, one statement with the attempt).
  *
  * Words: an *endpoint* is a destination an operator names (`vendor-portal`, `finance-chat`) and a
  * `.flow` source refers to by that name only. Its *kind* is `webhook` (Standard Webhooks 1.0,
@@ -28,7 +29,7 @@ import type { Db } from "../db.js";
 import { RefusalCode, RefusalError, refuse } from "../engine/refusals.js";
 import type { Sealer } from "../engine/sealing/seal.js";
 import { validateHttpHeaders } from "./http-headers.js";
-import { openSlackApp, sealSlackApp, slackAppView, type SlackAppBody, type SlackAppSettings } from "./slack-app.js";
+import { openSlackApp, sealSlackApp, slackAppView, type SlackAppBody, type SlackAppSettings } from "../channels/slack/app-settings.js";
 
 export const ENDPOINT_KINDS = ["webhook", "slack", "teams", "slack-app", "http"] as const;
 export type EndpointKind = (typeof ENDPOINT_KINDS)[number];

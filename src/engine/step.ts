@@ -22,13 +22,12 @@ import type { IdempotencyFingerprint } from "./values/idempotency.js";
 import type { ReceiptKeySource } from "./receipts/keys.js";
 import type { LinkEndReason } from "./refusals.js";
 import { linkHashesIn, type Sealer } from "./sealing/seal.js";
-import { writeDeliveries, writeMailExtra, type DeliveryWriteRow, type MailExtraRow } from "./sql/deliveries-write.js";
+import { writeDeliveries, writeMailExtra, type DeliveryKey, type DeliveryWriteRow, type MailExtraRow, type MailKey } from "./sql/deliveries-write.js";
 import { writeStart } from "./sql/start-write.js";
 import { changeCalls, writeCalls, type CallWriteRow } from "./sql/calls.js";
-import { endDeliveriesOfDeadLinks } from "../outbox/deliveries.js";
-import { controlsFor, type AnswerSpec } from "../slack/controls.js";
-import { deadAtCommit, writeWithdrawn, type WithdrawnDelivery, type WithdrawnMail } from "../outbox/dead-at-commit.js";
-import type { DeliveryJob, MailJob } from "../queue/outbox-jobs.js";
+import { endDeliveriesOfDeadLinks } from "./sql/delivery-status.js";
+import { controlsFor, type AnswerSpec } from "./values/answer-controls.js";
+import { deadAtCommit, writeWithdrawn, type WithdrawnDelivery, type WithdrawnMail } from "./sql/dead-at-commit.js";
 import { fromJson, toJson, type Value } from "../lang/runtime/values.js";
 
 /** "cancelled": an operator ended the run (issue 23, commands/cancel.ts). */
@@ -287,15 +286,15 @@ export class Step implements World {
   private readonly mail: PendingMail[] = [];
   private readonly history: { kind: string; data: Record<string, unknown> }[] = [];
   /** Outbox rows queued by this step (id and run id: a `mail` job), for the caller to enqueue after commit. */
-  readonly queuedMail: MailJob[] = [];
+  readonly queuedMail: MailKey[] = [];
   private readonly deliveries: Omit<DeliveryWriteRow, "created_at">[] = [];
   /** Delivery rows queued by this step (issue 18; id and run id: a `deliveries` job), for the caller to enqueue after commit. */
-  readonly queuedDeliveries: DeliveryJob[] = [];
+  readonly queuedDeliveries: DeliveryKey[] = [];
   /** Whether the run had pending webhook/chat deliveries when read (issue 18 item 4). */
   hasPendingDeliveries = false;
   /**
    * Messages of this step withdrawn at flush because a link they carry is not live
-   * (outbox/dead-at-commit.ts): `send email` and `send message` only — a `send webhook` is data
+   * (sql/dead-at-commit.ts): `send email` and `send message` only — a `send webhook` is data
    * (v0.5 "Answers people can trust", issue 38) and is queued whatever links it carries.
    */
   private readonly withdrawnMail: WithdrawnMail[] = [];
@@ -705,7 +704,7 @@ export class Step implements World {
 
   /**
    * Takes out of the step's mail and chat/`send message` deliveries every message carrying a link
-   * that is not live at commit (outbox/dead-at-commit.ts), to be written as withdrawn with the
+   * that is not live at commit (sql/dead-at-commit.ts), to be written as withdrawn with the
    * reason, records `message-withdrawn` {outboxId | deliveryId, reason} in the history and notes
    * it in `withdrawn` (logged at `warn` after commit). A `send webhook` is data: never withdrawn
    * here, whatever links it carries (issue 38). The others keep their order.

@@ -1,7 +1,7 @@
 /**
  * FLOW350, a warning: a message sends a link that cannot be live where it is sent (language
  * reference, "Sending a link that is no longer live"). At run time such a message is withdrawn when
- * its step commits, not sent (outbox/dead-at-commit.ts); this says so at `slotflow check`.
+ * its step commits, not sent (engine/sql/dead-at-commit.ts); this says so at `slotflow check`.
  *
  * A tracked-row field (`po.link`) assigned from an expression containing `x.CallbackUrl()` — in any
  * state — *holds x's link*. The warning is given where a `send email` or `send message` uses such

@@ -1,12 +1,16 @@
 /**
- * Delivery of `send webhook` / `send message` (issue 18 items 3–5). This module alone writes
- * `deliveries.status` and `delivery_attempts`.
+ * Delivery of `send webhook` / `send message` (issue 18 items 3–5): the one delivery lifecycle —
+ * claim, attempt, retry, withdraw — for every channel (issue 39 item 2). The attempt is sent by the
+ * channel of the endpoint's kind (src/channels/registry.ts); this module records it. It writes
+ * `delivery_attempts`, and `deliveries.status` at the attempt and on redelivery; the step's and the
+ * cancel's transitions are engine/sql/delivery-status.ts's (withdraw, dead links) and
+ * engine/sql/dead-at-commit.ts's (written failed at commit).
  *
  *   pending --2xx--> sent
  *   pending --non-2xx, network error, refused address--> pending (next attempt on the schedule)
  *   pending --last attempt failed--> failed ("gave up after N attempts")
  *   pending --a `send message` whose every link is no longer live--> failed ("link burned" …;
- *            never retried), at once by the step that ended the link (endDeliveriesOfDeadLinks),
+ *            never retried), at once by the step that ended the link (engine/sql/delivery-status.ts endDeliveriesOfDeadLinks),
  *            else at the attempt
  *   pending --no such endpoint / endpoint disabled / statement does not fit the endpoint--> failed
  *   pending --410 Gone--> failed, and the endpoint is disabled (endpoints.ts)
@@ -17,7 +21,7 @@
  *
  * A `send webhook` is data (v0.5 "Answers people can trust", issue 38): it is delivered, retried
  * and redeliverable whatever the state of any link it carries — the link rules above apply to
- * `send message` only (and `send email`, outbox/dead-at-commit.ts), whose text hands a person a
+ * `send message` only (and `send email`, engine/sql/dead-at-commit.ts), whose text hands a person a
  * link to follow.
  *
  * A delivery row is written in the step's transaction (engine/sql/deliveries-write.ts), so it
@@ -35,30 +39,23 @@
  * Never leaks: the payload is sealed; the API and logs see endpoint name, attempt, status code,
  * latency and the next attempt; errors are stored with tokens redacted and never include the URL.
  */
-import type { Db, Tx } from "../db.js";
+import type { Db } from "../db.js";
 import { Prisma } from "../generated/prisma/client.js";
 import type { Logger } from "../log.js";
 import { FAILING_DISABLES_MS, openEndpointRow } from "../endpoints/endpoints.js";
-import { redactTokens, type Sealer } from "../engine/sealing/seal.js";
-import { checkLiteralHost, deliveryAgent, type Resolver } from "./address-guard.js";
-import { wireRequest, type Payload } from "./wire.js";
-import { fetch } from "undici";
-import { postSlackApp, type SlackMessagePayload } from "../slack/post.js";
+import { redactTokens } from "../engine/sealing/seal.js";
+import type { ChannelDeps, Payload } from "../channels/channel.js";
+import { ATTEMPT_TIMEOUT_MS } from "../channels/http-post.js";
+import { channelFor, unfitReason } from "../channels/registry.js";
+import { endUnattempted, markAttempt, reopenForRedelivery } from "../engine/sql/delivery-status.js";
 
-export interface DeliveryDeps {
-  db: Db;
-  sealer: Sealer;
+/** What the lifecycle uses: what every channel may use (channel.ts ChannelDeps), and its own. */
+export interface DeliveryDeps extends ChannelDeps {
   log?: Logger;
-  /** SLOTFLOW_ENDPOINTS_ALLOW_PRIVATE. */
-  allowPrivate: boolean;
-  /** Resolves endpoint host names (default: the system resolver, dns.lookup; tests pass a stand-in for DNS). */
-  resolve?: Resolver;
   /** Delay before each attempt, ms (SLOTFLOW_DELIVERY_RETRY_MS). */
   retryMs: number[];
   /** Counts each attempt's outcome (metrics). */
   onOutcome?: (kind: string, outcome: string) => void;
-  /** SLOTFLOW_SLACK_API_URL, for `slack-app` endpoints (default https://slack.com/api/). */
-  slackApiUrl?: string;
 }
 
 /**
@@ -81,10 +78,6 @@ export type AttemptResult =
   | { kind: "failed"; reason: string }
   | { kind: "retry"; attempt: number; delayMs: number; runId: string };
 
-/** How long one attempt may take (connect, send, answer), ms. */
-export const ATTEMPT_TIMEOUT_MS = 10_000;
-/** Longest Retry-After honoured, ms (24 h: the schedule's longest gap). */
-const MAX_RETRY_AFTER_MS = 24 * 3600_000;
 /** Jitter: each delay is scaled by a random factor in [1 - JITTER, 1 + JITTER]. */
 const JITTER = 0.1;
 
@@ -92,14 +85,6 @@ const JITTER = 0.1;
 export function retryDelayMs(schedule: number[], attempt: number, random = Math.random): number | null {
   if (attempt >= schedule.length) return null;
   return Math.round(schedule[attempt] * (1 - JITTER + 2 * JITTER * random()));
-}
-
-/** `Retry-After` (seconds or an HTTP date) in ms; null when absent or unreadable. */
-export function parseRetryAfter(value: string | null, now = Date.now()): number | null {
-  if (!value) return null;
-  if (/^\d+$/.test(value.trim())) return Math.min(MAX_RETRY_AFTER_MS, Number(value.trim()) * 1000);
-  const at = Date.parse(value);
-  return Number.isNaN(at) ? null : Math.min(MAX_RETRY_AFTER_MS, Math.max(0, at - now));
 }
 
 interface Row {
@@ -205,9 +190,7 @@ export async function attemptDelivery(deps: DeliveryDeps, ref: DeliveryRef): Pro
   };
   // Ends the delivery without an attempt (nothing was sent), unless something ended it meanwhile.
   const fail = async (reason: string, dropPayload: boolean) => {
-    await db.$executeRaw`UPDATE deliveries SET status = 'failed', end_reason = ${reason}, next_attempt_at = NULL,
-                                payload = CASE WHEN ${dropPayload} THEN NULL ELSE payload END
-                          WHERE run_id = ${row.run_id}::uuid AND id = ${row.id}::uuid AND status = 'pending'`;
+    await endUnattempted(db, row, reason, dropPayload);
     return finish({ kind: "failed", reason });
   };
   if (row.dead !== null || row.payload === null) return fail(row.dead ?? (row.statement === "webhook" ? "its stored message was dropped" : "link no longer live"), true);
@@ -222,22 +205,14 @@ export async function attemptDelivery(deps: DeliveryDeps, ref: DeliveryRef): Pro
   if (endpoint.disabledReason) return fail(`endpoint disabled: ${endpoint.disabledReason}`, false);
   const payload = { statement: row.statement, ...(JSON.parse(sealer.openText(row.payload)) as object) } as Payload;
   const attempt = row.attempts + 1;
-  let statusCode: number | null = null;
-  let error: string | null = null;
-  let retryAfterMs: number | null = null;
+  // the channel of the endpoint's kind sends (src/channels/registry.ts); the lifecycle records
+  const unfit = unfitReason(endpoint.kind, payload.statement);
+  if (unfit !== null) return fail(unfit, false);
   const t0 = performance.now();
-  if (endpoint.kind === "slack-app") {
-    // v0.4 "Answers inside Slack": chat.postMessage through @slack/web-api (slack/post.ts)
-    if (payload.statement !== "message") return fail("a send webhook cannot go to a slack-app endpoint: use send message", false);
-    const posted = await postSlackApp({ db, sealer, apiBase: deps.slackApiUrl ?? "https://slack.com/api/" }, row.run_id, endpoint, payload as SlackMessagePayload);
-    if (posted.kind === "withdrawn") return fail(posted.reason, true);
-    if (posted.kind === "sent") statusCode = 200;
-    else ({ statusCode, error, retryAfterMs } = posted);
-  } else {
-    const sent = await sendHttp(deps, endpoint, payload, row.webhook_id, now);
-    if ("unfit" in sent) return fail(sent.unfit, false);
-    ({ statusCode, error, retryAfterMs } = sent);
-  }
+  const sent = await channelFor(endpoint.kind)!.send(deps, { runId: row.run_id, deliveryId: row.id, endpoint, payload, webhookId: row.webhook_id, now });
+  if (sent.kind === "unfit") return fail(sent.reason, false);
+  if (sent.kind === "withdrawn") return fail(sent.reason, true);
+  const { statusCode, error, retryAfterMs } = sent;
   const latencyMs = Math.round(performance.now() - t0);
   const lastError = error === null ? null : redactTokens(error).slice(0, 300);
   const outcome = error === null ? "ok" : statusCode === 410 ? "gone" : "failed";
@@ -246,38 +221,9 @@ export async function attemptDelivery(deps: DeliveryDeps, ref: DeliveryRef): Pro
   const markedAt = new Date();
   const nextAttemptAt = delay === null ? null : new Date(markedAt.getTime() + delay);
   const failingCutoff = new Date(markedAt.getTime() - FAILING_DISABLES_MS);
-  const marked = await db.$queryRaw<{ disabled: string | null }[]>`
-    WITH a AS (
-      INSERT INTO delivery_attempts (run_id, delivery_id, attempt, at, status_code, latency_ms, error)
-      VALUES (${row.run_id}::uuid, ${row.id}::uuid, ${attempt}::int, ${now}::timestamptz, ${statusCode}::int, ${latencyMs}::int, ${lastError})),
-    old AS (SELECT failing_since, disabled_at FROM endpoints WHERE name = ${row.endpoint} FOR UPDATE),
-    e AS (
-      UPDATE endpoints SET
-        failing_since = CASE WHEN ${outcome} = 'ok' THEN NULL WHEN ${outcome} = 'failed' THEN coalesce(endpoints.failing_since, ${markedAt}::timestamptz) ELSE endpoints.failing_since END,
-        disabled_at = ${markedAt}::timestamptz, disabled_reason = CASE WHEN ${outcome} = 'gone' THEN 'the endpoint answered 410 Gone' ELSE 'failing for 5 days' END
-       FROM old
-      WHERE endpoints.name = ${row.endpoint} AND old.disabled_at IS NULL
-        AND (${outcome} = 'gone' OR (${outcome} = 'failed' AND coalesce(old.failing_since, ${markedAt}::timestamptz) <= ${failingCutoff}::timestamptz))
-      RETURNING endpoints.disabled_reason),
-    f AS (
-      UPDATE endpoints SET failing_since = CASE WHEN ${outcome} = 'ok' THEN NULL ELSE ${markedAt}::timestamptz END
-      WHERE name = ${row.endpoint} AND NOT EXISTS (SELECT 1 FROM e)
-        AND ((${outcome} = 'ok' AND failing_since IS NOT NULL) OR (${outcome} = 'failed' AND failing_since IS NULL))),
-    d AS (
-      UPDATE deliveries SET attempts = ${attempt}::int, last_status_code = ${statusCode}::int, last_latency_ms = ${latencyMs}::int, last_error = ${lastError},
-        status = CASE WHEN ${outcome} = 'ok' THEN 'sent'
-                      WHEN ${outcome} = 'gone' OR ${nextAttemptAt}::timestamptz IS NULL OR EXISTS (SELECT 1 FROM e) THEN 'failed'
-                      ELSE 'pending' END,
-        end_reason = CASE WHEN ${outcome} = 'ok' THEN NULL
-                          WHEN ${outcome} = 'gone' THEN 'the endpoint answered 410 Gone (endpoint disabled)'
-                          WHEN EXISTS (SELECT 1 FROM e) THEN 'endpoint disabled: ' || (SELECT disabled_reason FROM e)
-                          WHEN ${nextAttemptAt}::timestamptz IS NULL THEN ${`gave up after ${attempt} attempts`}
-                          ELSE NULL END,
-        next_attempt_at = CASE WHEN ${outcome} = 'failed' AND NOT EXISTS (SELECT 1 FROM e) THEN ${nextAttemptAt}::timestamptz ELSE NULL END,
-        delivered_at = CASE WHEN ${outcome} = 'ok' THEN ${markedAt}::timestamptz ELSE delivered_at END
-      WHERE run_id = ${row.run_id}::uuid AND id = ${row.id}::uuid AND (status = 'pending' OR ${outcome} = 'ok'))
-    SELECT (SELECT disabled_reason FROM e) AS disabled`;
-  const disabled = marked[0]?.disabled ?? null;
+  const disabled = await markAttempt(db, {
+    runId: row.run_id, id: row.id, endpoint: row.endpoint, attempt, at: now, statusCode, latencyMs, lastError, outcome, nextAttemptAt, markedAt, failingCutoff,
+  });
   const seen = { statusCode, latencyMs, attemptNo: attempt, disabled };
   if (outcome === "ok") return finish({ kind: "sent" }, seen);
   if (outcome === "gone") return finish({ kind: "failed", reason: "410 Gone" }, { ...seen, disabled: "the endpoint answered 410 Gone" });
@@ -287,44 +233,6 @@ export async function attemptDelivery(deps: DeliveryDeps, ref: DeliveryRef): Pro
   return finish({ kind: "retry", attempt, delayMs: delay, runId: row.run_id }, { ...seen, nextAttemptAt: nextAttemptAt.toISOString() });
 }
 
-
-/** The HTTP POST of one attempt to a webhook or chat-webhook endpoint: its status, error and Retry-After; `unfit` when the statement does not fit the endpoint. */
-async function sendHttp(
-  deps: DeliveryDeps,
-  endpoint: ReturnType<typeof openEndpointRow>,
-  payload: Payload,
-  webhookId: string,
-  now: Date,
-): Promise<{ unfit: string } | { statusCode: number | null; error: string | null; retryAfterMs: number | null }> {
-  let req: ReturnType<typeof wireRequest>;
-  try {
-    req = wireRequest(endpoint, payload, webhookId, now);
-  } catch (err) {
-    // the statement does not fit the endpoint (a send webhook to a chat endpoint): no retry helps
-    return { unfit: err instanceof Error ? err.message : String(err) };
-  }
-  let statusCode: number | null = null;
-  let error: string | null = null;
-  let retryAfterMs: number | null = null;
-  const agent = deliveryAgent(deps.allowPrivate, deps.resolve);
-  try {
-    const url = new URL(endpoint.url);
-    checkLiteralHost(url, deps.allowPrivate);
-    const res = await fetch(url, { method: "POST", headers: req.headers, body: req.body, redirect: "manual", dispatcher: agent, signal: AbortSignal.timeout(ATTEMPT_TIMEOUT_MS) });
-    statusCode = res.status;
-    if (res.status === 429 || res.status === 503) retryAfterMs = parseRetryAfter(res.headers.get("retry-after"));
-    await res.body?.cancel().catch(() => undefined);
-    if (res.status < 200 || res.status > 299) error = res.status >= 300 && res.status < 400 ? `HTTP ${res.status} (redirects are not followed)` : `HTTP ${res.status}`;
-  } catch (err) {
-    const cause = (err as { cause?: unknown }).cause;
-    const e = cause instanceof Error ? cause : err instanceof Error ? err : new Error(String(err));
-    // the message of a connection error may name the URL; keep the error's class and code only
-    error = e.name === "AddressRefusedError" ? e.message : `${e.name}${(e as { code?: string }).code ? ` ${(e as { code?: string }).code}` : ""}`;
-  } finally {
-    await agent.close().catch(() => undefined);
-  }
-  return { statusCode, error, retryAfterMs };
-}
 
 /**
  * `POST /api/runs/{id}/outbox/{messageId}/redeliver` (issue 18 item 4): puts a delivered or failed
@@ -349,43 +257,9 @@ export async function redeliver(db: Db, runId: string, deliveryId: string): Prom
       if (row.payload !== null) await tx.delivery.update({ where: { runId_id: { runId: row.run_id, id: row.id } }, data: { payload: null } });
       return { ok: false as const, code: "link-not-live" as const, reason: dead };
     }
-    await tx.delivery.update({ where: { runId_id: { runId: row.run_id, id: row.id } }, data: { status: "pending", attempts: 0, nextAttemptAt: new Date(), endReason: null, deliveredAt: null } });
+    await reopenForRedelivery(tx, row);
     return { ok: true as const };
   });
-}
-
-/**
- * Ends every pending delivery of `runId` because an operator cancelled the run (issue 23;
- * engine/commands/cancel.ts, inside the cancel's transaction with the run locked). An attempt in
- * flight (claimed, issue 22) is ended too: if it is delivered its mark records it `sent` (it has
- * left), and if it fails the delivery stays ended. Resolves how many were withdrawn.
- */
-export async function withdrawPendingDeliveries(tx: Tx, runId: string): Promise<number> {
-  return tx.$executeRaw`UPDATE deliveries SET status = 'failed', end_reason = 'withdrawn: the run was cancelled',
-                               payload = NULL, next_attempt_at = NULL
-                         WHERE run_id = ${runId}::uuid AND status = 'pending'`;
-}
-
-/**
- * Ends, at once, every pending `send message` delivery of `runId` that carries links none of which
- * is live any more (issue 18 item 4: "stops being retried the moment that link is no longer live
- * and records why"; a `send webhook` is data and is never ended here, issue 38): status `failed`, `end_reason` e.g. "link burned" or "link dead (revoked)" — the words of
- * `deadLinkReason` — payload dropped, no further attempt. Called by a step that ended a link of a
- * run with pending deliveries, inside its transaction (engine/step.ts flush), so it commits with
- * the step. A delivery whose attempt is under way (claimed by `attemptDelivery`, issue 22) is
- * ended too; if that attempt is delivered its mark records it `sent`. Returns how many deliveries it ended.
- */
-export async function endDeliveriesOfDeadLinks(tx: Tx, runId: string): Promise<number> {
-  return tx.$executeRaw`
-    UPDATE deliveries d
-       SET status = 'failed', payload = NULL, next_attempt_at = NULL,
-           end_reason = (SELECT 'link ' || l.status || coalesce(' (' || l.end_reason || ')', '')
-                           FROM links l WHERE l.run_id = d.run_id AND l.token_sha256 = ANY(d.link_sha256) LIMIT 1)
-     WHERE d.run_id = ${runId}::uuid AND d.id IN (SELECT p.id FROM deliveries p
-                     WHERE p.run_id = ${runId}::uuid AND p.status = 'pending' AND p.statement <> 'webhook' AND cardinality(p.link_sha256) > 0
-                       AND EXISTS (SELECT 1 FROM links l WHERE l.run_id = p.run_id AND l.token_sha256 = ANY(p.link_sha256))
-                       AND NOT EXISTS (SELECT 1 FROM links l WHERE l.run_id = p.run_id AND l.token_sha256 = ANY(p.link_sha256) AND l.status = 'live')
-                       FOR UPDATE SKIP LOCKED)`;
 }
 
 /** Pending deliveries whose attempt is overdue by `graceMs` (a lost job): the sweeper re-enqueues them. */

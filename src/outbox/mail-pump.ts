@@ -30,6 +30,7 @@ import type { Db } from "../db.js";
 import type { Logger } from "../log.js";
 import { redactTokens, type Sealer } from "../engine/sealing/seal.js";
 import type { MailJob } from "../queue/outbox-jobs.js";
+import { markMailSentBatch } from "../engine/sql/outbox-status.js";
 import { cappedBackoff } from "../queue/retry.js";
 import { CLAIMED_COLUMNS, MAIL_CLAIM_MS, logSent, markSendFailed, markUndeliverable, openClaimed, type ClaimedRow, type MailTransport } from "./mailer.js";
 
@@ -62,18 +63,6 @@ async function claimByKey(db: Db, keys: MailJob[]): Promise<ClaimedRow[]> {
     MAIL_CLAIM_MS / 1000,
     keys.map((k) => k.runId),
     keys.map((k) => k.outboxId),
-  );
-}
-
-/** Marks the sent rows in one statement: status sent, body dropped, Message-ID kept, claim released. */
-async function markSent(db: Db, sent: { row: ClaimedRow; messageId: string }[]): Promise<void> {
-  await db.$executeRawUnsafe(
-    `UPDATE outbox o SET status = 'sent', body = NULL, message_id = k.message_id, delivered_at = now(), attempts = o.attempts + 1, claimed_until = NULL
-       FROM unnest($1::uuid[], $2::uuid[], $3::text[]) AS k(run_id, id, message_id)
-      WHERE o.run_id = k.run_id AND o.id = k.id`,
-    sent.map((s) => s.row.run_id),
-    sent.map((s) => s.row.id),
-    sent.map((s) => s.messageId),
   );
 }
 
@@ -167,7 +156,7 @@ export class MailPump {
     });
     if (sent.length > 0) {
       try {
-        await markSent(db, sent);
+        await markMailSentBatch(db, sent);
         for (const s of sent) logSent(transport, s.row.id, log);
       } catch (err) {
         // Sent but not marked: the claims lapse after MAIL_CLAIM_MS and the sweeper's jobs send

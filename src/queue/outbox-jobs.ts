@@ -10,18 +10,13 @@
 import { UnrecoverableError } from "bullmq";
 import type { DeliveryRef } from "../outbox/deliveries.js";
 import type { OutboxRef } from "../outbox/mailer.js";
+import type { DeliveryKey, MailKey } from "../engine/sql/deliveries-write.js";
 
-/** A `mail` job as this release enqueues it. */
-export interface MailJob {
-  outboxId: string;
-  runId: string;
-}
+/** A `mail` job as this release enqueues it: the key of a mail row the step queued (engine/sql/deliveries-write.ts). */
+export type MailJob = MailKey;
 
-/** A `deliveries` job as this release enqueues it. */
-export interface DeliveryJob {
-  deliveryId: string;
-  runId: string;
-}
+/** A `deliveries` job as this release enqueues it: the key of a delivery row the step queued. */
+export type DeliveryJob = DeliveryKey;
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 

@@ -17,7 +17,7 @@
 import Router from "@koa/router";
 import type { Context } from "koa";
 import { endpointNameOr404, listEndpoints, removeEndpoint, rotateSecret, setEndpoint, setSlackAppEndpoint, validateEndpointBody, ROTATION_OVERLAP_MS } from "../endpoints/endpoints.js";
-import { validateSlackAppBody } from "../endpoints/slack-app.js";
+import { validateSlackAppBody } from "../channels/slack/app-settings.js";
 import { RefusalCode, RefusalError, refuse } from "../engine/refusals.js";
 import { redeliver } from "../outbox/deliveries.js";
 import type { Runtime } from "../runtime.js";

@@ -18,7 +18,7 @@
  * a click repeated by Slack or the user carries the same `action_ts`, whose command id is the same
  * (the queue and `applied_commands` de-duplicate it), and clicks in flight in this process with
  * the same command id share one wait. Every click that did not complete the slot gets "already
- * answered". No token ever goes to Slack: controls carry an opaque reference (slack/controls.ts).
+ * answered". No token ever goes to Slack: controls carry an opaque reference (engine/values/answer-controls.ts).
  */
 import Router from "@koa/router";
 import getRawBody from "raw-body";
@@ -26,12 +26,12 @@ import { createHash } from "node:crypto";
 import type { Context } from "koa";
 import type { Outcome } from "../engine/commands/types.js";
 import { RefusalCode, RefusalError, refuse, type Refusal } from "../engine/refusals.js";
-import { openSlackApp, type SlackAppBody } from "../endpoints/slack-app.js";
-import { postResponseUrl, ephemeral, slackClient } from "../slack/api.js";
-import { ACTION, MODAL_CALLBACK, answerModal, readSubmission } from "../slack/blocks.js";
-import { closedSlotOf, findMessage, rememberResponseUrl, type SlackMessage } from "../slack/messages.js";
-import { replaceIfClosed } from "../slack/replace.js";
-import { verifySlackSignature } from "../slack/verify.js";
+import { openSlackApp, type SlackAppBody } from "../channels/slack/app-settings.js";
+import { postResponseUrl, ephemeral, slackClient } from "../channels/slack/api.js";
+import { ACTION, MODAL_CALLBACK, answerModal, readSubmission } from "../channels/slack/blocks.js";
+import { closedSlotOf, findMessage, rememberResponseUrl, type SlackMessage } from "../channels/slack/messages.js";
+import { replaceIfClosed } from "../channels/slack/replace.js";
+import { verifySlackSignature } from "../channels/slack/verify.js";
 import type { Runtime } from "../runtime.js";
 import { jsonTextDepth } from "../json/depth.js";
 

@@ -31,7 +31,7 @@ import { existsSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { simpleParser } from "mailparser";
-import { LINK_BUTTON_LABEL } from "../../src/outbox/mailer.js";
+import { LINK_BUTTON_LABEL } from "../../src/channels/email/transport.js";
 import { uniqueTitle, startRun } from "../helpers/callback.js";
 import { dropDatabase, sql } from "../helpers/db.js";
 import { linkIn } from "../helpers/mail.js";

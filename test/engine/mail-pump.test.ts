@@ -16,7 +16,7 @@ import { deploy } from "../../src/engine/versions/deploy.js";
 import { Sealer } from "../../src/engine/sealing/seal.js";
 import { deliverOutbox, type Mail, type MailTransport } from "../../src/outbox/mailer.js";
 import { BATCH, MAX_BACKLOG, MailPump, type EnqueueMail } from "../../src/outbox/mail-pump.js";
-import { withdrawPendingMessages } from "../../src/outbox/withdraw.js";
+import { withdrawPendingMessages } from "../../src/engine/sql/outbox-status.js";
 import type { MailJob } from "../../src/queue/outbox-jobs.js";
 import { RETRY_BASE_DELAY_MS } from "../../src/queue/retry.js";
 import { dropDatabase, freshDatabase, sql } from "../helpers/db.js";

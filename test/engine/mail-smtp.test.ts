@@ -16,7 +16,7 @@ import { simpleParser } from "mailparser";
 import { dkimVerify } from "mailauth/lib/dkim/verify.js";
 import { SMTPServer } from "smtp-server";
 import { loadConfig } from "../../src/config.js";
-import { htmlAlternative, isOwnCallbackLink, LINK_BUTTON_LABEL, smtpTransport } from "../../src/outbox/mailer.js";
+import { htmlAlternative, isOwnCallbackLink, LINK_BUTTON_LABEL, smtpTransport } from "../../src/channels/email/transport.js";
 
 interface Received {
   raw: string;

@@ -9,7 +9,7 @@ import type { Context } from "koa";
 import { loadConfig, ConfigError, DEFAULT_HTTP_SERVER } from "../../src/config.js";
 import { RefusalError } from "../../src/engine/refusals.js";
 import { encodeCursor, parseRunsQuery } from "../../src/operators/runs-list.js";
-import { slackEscape, teamsEscape, wireRequest } from "../../src/outbox/wire.js";
+import { slackEscape, teamsEscape, wireRequest } from "../../src/channels/wire.js";
 import { redactUnmatchedPath } from "../../src/web/access-log.js";
 import { signPrincipal, verifyPrincipal, type JwtSettings } from "../../src/web/auth.js";
 

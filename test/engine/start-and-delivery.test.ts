@@ -21,7 +21,7 @@ import { writeStart, type StartWrite } from "../../src/engine/sql/start-write.js
 import { CurrentVersions } from "../../src/engine/versions/version-cache.js";
 import { loadVersion } from "../../src/engine/versions/workflows.js";
 import { deliverOutbox, type Mail, type MailTransport } from "../../src/outbox/mailer.js";
-import { withdrawPendingMessages } from "../../src/outbox/withdraw.js";
+import { withdrawPendingMessages } from "../../src/engine/sql/outbox-status.js";
 import { dropDatabase, freshDatabase, sql } from "../helpers/db.js";
 import { LIFECYCLES } from "../../src/engine/lifecycles/lifecycles.js";
 

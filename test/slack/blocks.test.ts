@@ -1,13 +1,13 @@
 /**
- * Block Kit for answers inside Slack (v0.4; src/slack/blocks.ts, src/slack/controls.ts): the
+ * Block Kit for answers inside Slack (v0.4; src/channels/slack/blocks.ts, src/engine/values/answer-controls.ts): the
  * controls decided from the event's signature, Slack's limits on every payload (≤ 50 blocks in a
  * message, ≤ 100 in a modal, text lengths, unique action_id / block_id), mrkdwn escaping of run
  * data, and the reading of a modal's submission (checked like the responder page).
  */
 import test from "ava";
 import type { CompiledParam, TypeSpec } from "../../src/lang/compiled.js";
-import { ACTION, LIMITS, answerModal, closedMessage, outcomeLine, questionMessage, readSubmission } from "../../src/slack/blocks.js";
-import { controlsFor, type AnswerControls } from "../../src/slack/controls.js";
+import { ACTION, LIMITS, answerModal, closedMessage, outcomeLine, questionMessage, readSubmission } from "../../src/channels/slack/blocks.js";
+import { controlsFor, type AnswerControls } from "../../src/engine/values/answer-controls.js";
 
 const ty = (kind: TypeSpec["kind"], optional = false) => ({ kind, optional }) as TypeSpec;
 const p = (name: string, type: TypeSpec, page?: CompiledParam["page"]): CompiledParam => ({ name, type, ...(page ? { page } : {}) });

@@ -1,5 +1,5 @@
 /**
- * The Slack request verifier (v0.4 "Answers inside Slack"; src/slack/verify.ts): Slack's own
+ * The Slack request verifier (v0.4 "Answers inside Slack"; src/channels/slack/verify.ts): Slack's own
  * published example from "Verifying requests from Slack" passes, and the verifier agrees with
  * `@slack/bolt`'s `verifySlackRequest` on generated requests — valid, tampered body, old
  * timestamp, wrong secret, missing headers.
@@ -7,7 +7,7 @@
 import test from "ava";
 import { createHmac, randomBytes } from "node:crypto";
 import { verifySlackRequest } from "@slack/bolt";
-import { slackSignature, verifySlackSignature, SLACK_MAX_SKEW_S } from "../../src/slack/verify.js";
+import { slackSignature, verifySlackSignature, SLACK_MAX_SKEW_S } from "../../src/channels/slack/verify.js";
 
 const EXAMPLE = {
   secret: "8f742231b10e8888abcd99yyyzzz85a5",

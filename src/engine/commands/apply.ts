@@ -23,7 +23,7 @@
 import type { Limits } from "../../config.js";
 import type { Db, Tx } from "../../db.js";
 import type { Logger } from "../../log.js";
-import type { DeliveryJob, MailJob } from "../../queue/outbox-jobs.js";
+import type { DeliveryKey, MailKey } from "../sql/deliveries-write.js";
 import { cancel } from "./cancel.js";
 import { deposit } from "./deposit.js";
 import { expire } from "./expire.js";
@@ -67,9 +67,9 @@ export interface EngineDeps {
 export interface Applied {
   outcome: Outcome;
   /** Outbox rows queued by the step (`{ outboxId, runId }`), handed to the worker's mail pump once committed (src/outbox/mail-pump.ts). */
-  queuedMail: MailJob[];
+  queuedMail: MailKey[];
   /** Delivery rows queued by the step (`send webhook` / `send message`, issue 18; `{ deliveryId, runId }`), to enqueue once committed. */
-  queuedDeliveries?: DeliveryJob[];
+  queuedDeliveries?: DeliveryKey[];
   /** Messages the step withdrew because a link they carry was not live at commit (logged at `warn` by `applyCommand`). */
   withdrawn?: WithdrawnNote[];
   /** Call attempts to hand to the calls worker once committed (v0.5: new calls and scheduled retries). */

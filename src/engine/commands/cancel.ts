@@ -13,12 +13,12 @@
  *      cancelled; each live link dead with reason "run-cancelled" (run.ts `cancelRun`, slot.ts,
  *      link.ts); history `run-cancelled` with the reason and the actor. No workflow code runs.
  *   2. the run's end effects outside the step model, each in one place below:
- *      - unsent mail of the run withdrawn (outbox/withdraw.ts);
+ *      - unsent mail of the run withdrawn (engine/sql/outbox-status.ts);
  *      - pending webhook and chat deliveries of the run ended (outbox/deliveries.ts, issue 18).
  *   Pending timers (issue 19) are rows of the run's step model, cancelled by `cancelRun`.
  */
-import { withdrawPendingDeliveries } from "../../outbox/deliveries.js";
-import { withdrawPendingMessages } from "../../outbox/withdraw.js";
+import { withdrawPendingDeliveries } from "../sql/delivery-status.js";
+import { withdrawPendingMessages } from "../sql/outbox-status.js";
 import { RefusalCode, refuse } from "../refusals.js";
 import { cancelRun } from "../lifecycles/run.js";
 import type { Step } from "../step.js";

@@ -12,6 +12,22 @@
  */
 import type { Tx } from "../../db.js";
 
+/**
+ * A mail row the step queued, by key: what the step hands out once it committed (issue 39 item 2,
+ * the engine imports no channel). The worker gives it to the mail pump or enqueues a `mail` job
+ * (src/queue/outbox-jobs.ts MailJob is this shape).
+ */
+export interface MailKey {
+  outboxId: string;
+  runId: string;
+}
+
+/** A delivery row the step queued, by key: enqueued as a `deliveries` job after commit (src/queue/outbox-jobs.ts DeliveryJob). */
+export interface DeliveryKey {
+  deliveryId: string;
+  runId: string;
+}
+
 export interface DeliveryWriteRow {
   id: string;
   run_id: string;

@@ -1,6 +1,8 @@
 /**
  * The answer controls of a `send message … { answer: alias }` (v0.4 "Answers inside Slack"),
- * decided from the slot's event signature when the step queues the message:
+ * decided from the slot's event signature when the step queues the message. A fact the engine
+ * hands to a channel (issue 39 item 2): it says *what* may be answered, never how a channel shows
+ * it — the Slack channel (src/channels/slack/blocks.ts) turns it into buttons or a modal.
  *
  * - one `bool` parameter and otherwise only nullable ones → two buttons; the nullable ones are sent
  *   as `null`. Labels: the bool parameter's `@label`; a label "Yes / No" (split on ` / `) names
@@ -11,9 +13,10 @@
  *   `@multiline`), `int` / `decimal` a number input, `datetime` a date picker (the day at 00:00 UTC), `date` a date picker (v0.5),
  *   `bool` a checkbox, anything else (lists) a text input read as JSON.
  *
- * Pure: no I/O. `AnswerSpec` is stored inside the delivery's sealed payload.
+ * Pure: no I/O. `AnswerSpec` is stored inside the delivery's sealed payload. (Moved from
+ * src/slack/controls.ts, issue 39 item 2: the engine imports no channel.)
  */
-import type { CompiledParam, ParamRules, TypeSpec } from "../lang/compiled.js";
+import type { CompiledParam, ParamRules, TypeSpec } from "../../lang/compiled.js";
 
 export type ModalInput = "text" | "number" | "date" | "checkbox" | "json";
 

@@ -10,10 +10,10 @@
  * (concurrent callers replace it once) and reopened when the replacement failed (the next sweep
  * tries again, with `chat.update`).
  */
-import type { Db } from "../db.js";
-import type { Logger } from "../log.js";
-import { openEndpoint } from "../endpoints/endpoints.js";
-import type { Sealer } from "../engine/sealing/seal.js";
+import type { Db } from "../../db.js";
+import type { Logger } from "../../log.js";
+import { openEndpoint } from "../../endpoints/endpoints.js";
+import type { Sealer } from "../../engine/sealing/seal.js";
 import { postResponseUrl, slackClient, slackFailure } from "./api.js";
 import { closedMessage, outcomeLine } from "./blocks.js";
 import { closedSlotOf, findMessage, markClosed, reopen, staleOpenMessages } from "./messages.js";

@@ -9,7 +9,9 @@
  *   message     deliveries row status `failed`, payload NULL, `end_reason` the reason
  *
  * and the worker logs it at `warn` once the step committed (engine/commands/apply.ts): the run,
- * the message's id and the reason, never its text. A `send webhook` is **data** (v0.5 "Answers
+ * the message's id and the reason, never its text. (Moved from outbox/dead-at-commit.ts, issue 39
+ * item 2: the step's statements live in engine/sql/; a mail row's status is written by
+ * outbox-status.ts.) A `send webhook` is **data** (v0.5 "Answers
  * people can trust", issue 38): it is never handed to this module, and goes whatever links it
  * carries.
  *
@@ -26,7 +28,12 @@
  * Steps whose messages carry no link, or only links minted live in the step, cost nothing more;
  * otherwise one indexed read of the run's links (links_run_id_token_sha256_idx).
  */
-import type { Tx } from "../db.js";
+import type { Tx } from "../../db.js";
+import { insertWithdrawnMail, type WithdrawnMail } from "./outbox-status.js";
+
+import { insertWithdrawnDeliveries, type WithdrawnDelivery } from "./delivery-status.js";
+
+export type { WithdrawnDelivery, WithdrawnMail };
 
 /** A message of the step: its id and the SHA-256 (hex) of each callback token its text carries (seal.ts `linkHashesIn`). */
 export interface LinkedMessage {
@@ -77,28 +84,6 @@ export async function deadAtCommit(
   return out;
 }
 
-/** A withdrawn mail row (sealed fields as the step holds them). */
-export interface WithdrawnMail {
-  id: string;
-  to: string;
-  subject: string;
-  replyTo?: string;
-  cc?: string;
-  createdAt: Date;
-  reason: string;
-}
-
-/** A withdrawn `send message` delivery row. */
-export interface WithdrawnDelivery {
-  id: string;
-  endpoint: string;
-  statement: string;
-  webhookId: string;
-  linkSha256: string[];
-  createdAt: Date;
-  reason: string;
-}
-
 /** Inserts the step's withdrawn messages (none: no round trip); see the module header. */
 export async function writeWithdrawn(
   tx: Pick<Tx, "outboxMessage" | "delivery">,
@@ -106,37 +91,6 @@ export async function writeWithdrawn(
   mail: WithdrawnMail[],
   deliveries: WithdrawnDelivery[],
 ): Promise<void> {
-  if (mail.length > 0) {
-    await tx.outboxMessage.createMany({
-      data: mail.map((m) => ({
-        id: m.id,
-        runId,
-        to: m.to,
-        subject: m.subject,
-        body: null,
-        replyTo: m.replyTo ?? null,
-        cc: m.cc ?? null,
-        status: "withdrawn",
-        lastError: m.reason,
-        createdAt: m.createdAt,
-      })),
-    });
-  }
-  if (deliveries.length > 0) {
-    await tx.delivery.createMany({
-      data: deliveries.map((d) => ({
-        id: d.id,
-        runId,
-        endpoint: d.endpoint,
-        statement: d.statement,
-        webhookId: d.webhookId,
-        payload: null,
-        linkSha256: d.linkSha256,
-        status: "failed",
-        endReason: d.reason,
-        nextAttemptAt: null,
-        createdAt: d.createdAt,
-      })),
-    });
-  }
+  await insertWithdrawnMail(tx, runId, mail);
+  await insertWithdrawnDeliveries(tx, runId, deliveries);
 }

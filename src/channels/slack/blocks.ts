@@ -10,9 +10,9 @@
  * Run data is escaped for mrkdwn (`slackEscape`: `&`, `<`, `>`), so it cannot form a link or a mention.
  */
 import type { ActionsBlock, Block, Button, ContextBlock, InputBlock, KnownBlock, ModalView, PlainTextElement, SectionBlock } from "@slack/web-api";
-import { checkBody } from "../engine/values/body.js";
-import { slackEscape } from "../outbox/wire.js";
-import type { AnswerControls, ModalParam } from "./controls.js";
+import { checkBody } from "../../engine/values/body.js";
+import { slackEscape } from "./wire.js";
+import type { AnswerControls, ModalParam } from "../../engine/values/answer-controls.js";
 
 export const LIMITS = { messageBlocks: 50, modalBlocks: 100, sectionText: 3000, buttonText: 75, buttonValue: 2000, inputLabel: 2000, hint: 2000, modalTitle: 24, metadata: 3000, id: 255 } as const;
 

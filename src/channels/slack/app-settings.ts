@@ -18,8 +18,8 @@
  * them redacted (`xoxb-…` and `…`, with the last 4 characters of the token).
  */
 import * as yup from "yup";
-import { RefusalCode, RefusalError, refuse } from "../engine/refusals.js";
-import type { Sealer } from "../engine/sealing/seal.js";
+import { RefusalCode, RefusalError, refuse } from "../../engine/refusals.js";
+import type { Sealer } from "../../engine/sealing/seal.js";
 
 export interface SlackAppSettings {
   channel: string;

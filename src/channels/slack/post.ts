@@ -1,6 +1,6 @@
 /**
  * One delivery attempt of a `send message` to a `slack-app` endpoint (v0.4 "Answers inside
- * Slack"), called by the outbox's attempt (outbox/deliveries.ts) in place of its HTTP POST, so the
+ * Slack"), called by the `slack-app` channel (channel.ts) for the outbox's attempt (outbox/deliveries.ts), so the
  * message is sent only if the step committed, retried on the delivery schedule, and recorded in
  * `delivery_attempts` like every delivery.
  *
@@ -12,14 +12,14 @@
  * - A Slack error (`ok: false`) is a failed attempt (`slack: channel_not_found`), retried; a 429
  *   waits Slack's Retry-After.
  */
-import type { Db } from "../db.js";
-import type { OpenEndpoint } from "../endpoints/endpoints.js";
-import type { Sealer } from "../engine/sealing/seal.js";
-import { wireRequest } from "../outbox/wire.js";
+import type { Db } from "../../db.js";
+import type { OpenEndpoint } from "../../endpoints/endpoints.js";
+import type { Sealer } from "../../engine/sealing/seal.js";
 import { slackClient, slackFailure, type SlackFailure } from "./api.js";
 import { questionMessage } from "./blocks.js";
-import type { AnswerSpec } from "./controls.js";
+import type { MessagePayload } from "../channel.js";
 import { closedSlotOf, recordPosted, recordPosting } from "./messages.js";
+import { slackMessage } from "./wire.js";
 
 export interface SlackPostDeps {
   db: Db;
@@ -28,12 +28,8 @@ export interface SlackPostDeps {
   apiBase: string;
 }
 
-export interface SlackMessagePayload {
-  text: string;
-  link?: string;
-  label?: string;
-  answer?: AnswerSpec;
-}
+/** A `send message`'s payload (channel.ts MessagePayload, its `answer` read here). */
+export type SlackMessagePayload = Omit<MessagePayload, "statement">;
 
 export type SlackPostResult = { kind: "withdrawn"; reason: string } | { kind: "sent" } | ({ kind: "failed" } & SlackFailure);
 
@@ -44,7 +40,7 @@ export async function postSlackApp(deps: SlackPostDeps, runId: string, endpoint:
   if (spec && (await closedSlotOf(deps.db, deps.sealer, runId, spec.slotId)) !== null) return { kind: "withdrawn", reason: "withdrawn: the slot closed" };
   const message = spec
     ? questionMessage(payload.text, spec.ref, spec.controls)
-    : (JSON.parse(wireRequest({ ...endpoint, kind: "slack" }, { statement: "message", text: payload.text, link: payload.link, label: payload.label }, "", new Date()).body) as { text: string; blocks: never[] });
+    : (slackMessage({ text: payload.text, link: payload.link, label: payload.label }) as unknown as { text: string; blocks: never[] });
   if (spec) await recordPosting(deps.db, deps.sealer, { spec, runId, endpoint: endpoint.name, question: payload.text });
   try {
     const res = await (await slackClient(app.botToken, deps.apiBase)).chat.postMessage({ channel: app.channel, text: message.text, blocks: message.blocks, unfurl_links: false, unfurl_media: false });

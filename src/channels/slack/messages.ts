@@ -9,9 +9,9 @@
  * token). `question` (the message's text) and `response_url` (the last interaction's, a
  * credential for 30 minutes) are sealed.
  */
-import type { Db } from "../db.js";
-import type { Sealer } from "../engine/sealing/seal.js";
-import type { AnswerControls, AnswerSpec } from "./controls.js";
+import type { Db } from "../../db.js";
+import type { Sealer } from "../../engine/sealing/seal.js";
+import type { AnswerControls, AnswerSpec } from "../../engine/values/answer-controls.js";
 import type { ClosedSlot } from "./blocks.js";
 
 export interface SlackMessage {
