@@ -26,7 +26,7 @@ import { createHash, timingSafeEqual } from "node:crypto";
 import Router from "@koa/router";
 import { RefusalCode, RefusalError, refuse } from "../engine/refusals.js";
 import type { Runtime } from "../runtime.js";
-import { dependency } from "../web/dependency.js";
+import { dependency } from "../engine-client/dependency.js";
 import { redisRateLimit } from "../web/rate-limit.js";
 import { readBody } from "../web/request-body.js";
 

@@ -34,7 +34,7 @@ import { listRuns, parseRunsQuery } from "../operators/runs-list.js";
 import type { Runtime } from "../runtime.js";
 import { showRunOr404, startWorkflowRun } from "../web/admin.js";
 import { checkReason, submitCancel } from "../web/runs-api.js";
-import { dependency } from "../web/dependency.js";
+import { dependency } from "../engine-client/dependency.js";
 import { ASK_HUMAN, BUILTINS, REQUEST_APPROVAL } from "./builtins.js";
 
 /** Limits of the asking tools (docs/agents.md "Limits"). */

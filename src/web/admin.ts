@@ -15,7 +15,7 @@ import { showDeliveries } from "../outbox/deliveries-view.js";
 import { announceDeploy, type Runtime } from "../runtime.js";
 import { requireAdmin } from "./auth.js";
 import { csrfOk, requirePrincipal } from "./identity/signed-in.js";
-import { dependency } from "./dependency.js";
+import { dependency } from "../engine-client/dependency.js";
 import { readBody } from "./request-body.js";
 import { raiseAsPrincipal } from "./raise.js";
 import { deployedSignatures } from "./signatures.js";

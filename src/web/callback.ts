@@ -29,7 +29,7 @@ import { fingerprint } from "../engine/values/idempotency.js";
 import { prepareDeposit } from "../engine/commands/redeem.js";
 import { RefusalCode, RefusalError } from "../engine/refusals.js";
 import type { Runtime } from "../runtime.js";
-import { dependency } from "./dependency.js";
+import { dependency } from "../engine-client/dependency.js";
 import { serveResponderPage, wantsResponderPage } from "./page/index.js";
 import { sendProblem } from "./problems.js";
 import type { RateLimit } from "./rate-limit.js";
@@ -65,7 +65,7 @@ export function callbackRouter(rt: Runtime, rateLimit: RateLimit): Router {
     const cmd = prepared.cmd;
     if (cmd === null) {
       // This request, under its Idempotency-Key, is the one that already completed the slot.
-      ctx.state.depositOutcome = "replayed"; // counted by countDeposits (metrics.ts)
+      ctx.state.depositOutcome = "replayed"; // counted by countDeposits (deposit-metrics.ts)
       ctx.status = 200;
       ctx.body = { status: "completed", ...(prepared.receipt ? { receipt: prepared.receipt } : {}) };
       return;

@@ -28,7 +28,7 @@ import getRawBody from "raw-body";
 import { prepareForward } from "../engine/commands/redeem.js";
 import { RefusalCode, RefusalError, refuse, type Refusal } from "../engine/refusals.js";
 import type { Runtime } from "../runtime.js";
-import { dependency } from "./dependency.js";
+import { dependency } from "../engine-client/dependency.js";
 import { forwardRefusedDocument, setPageHeaders } from "./page/index.js";
 import { forwardCsrf } from "./page/forward-csrf.js";
 import { readerOf } from "./page/reader.js";

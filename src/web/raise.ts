@@ -17,7 +17,7 @@ import { prepareRaise } from "../engine/commands/prepare.js";
 import type { PrincipalClaims, RunSummary } from "../engine/commands/types.js";
 import { RefusalError } from "../engine/refusals.js";
 import type { Runtime } from "../runtime.js";
-import { dependency } from "./dependency.js";
+import { dependency } from "../engine-client/dependency.js";
 
 export type Raised = { status: "completed"; run: RunSummary } | { status: "accepted" };
 

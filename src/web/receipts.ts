@@ -16,7 +16,7 @@ import { RefusalCode, RefusalError, refuse } from "../engine/refusals.js";
 import { runReceipts } from "../engine/views/receipts.js";
 import type { Runtime } from "../runtime.js";
 import { requireAdmin } from "./auth.js";
-import { dependency } from "./dependency.js";
+import { dependency } from "../engine-client/dependency.js";
 
 /** The most receipts one listing returns. */
 export const RECEIPTS_MAX = 10_000;

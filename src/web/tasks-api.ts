@@ -36,7 +36,7 @@ import type { Command, Outcome } from "../engine/commands/types.js";
 import { RefusalCode, RefusalError, refuse } from "../engine/refusals.js";
 import type { Runtime } from "../runtime.js";
 import { requireWorker } from "./auth.js";
-import { dependency } from "./dependency.js";
+import { dependency } from "../engine-client/dependency.js";
 import { readBody } from "./request-body.js";
 
 /** Longest poll wait, seconds (interfaces.md). */

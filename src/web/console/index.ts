@@ -30,7 +30,7 @@ import { CANCEL_REASON_MAX } from "../../engine/commands/types.js";
 import { RefusalCode, RefusalError } from "../../engine/refusals.js";
 import { parseRunsQuery } from "../../operators/runs-list.js";
 import type { Runtime } from "../../runtime.js";
-import { dependency } from "../dependency.js";
+import { dependency } from "../../engine-client/dependency.js";
 import { submitCancel } from "../runs-api.js";
 import { actorOf, consoleUser, csrfToken, csrfValid, type ConsoleUser } from "./access.js";
 import { consolePage, messagePage } from "./layout.js";

@@ -38,7 +38,7 @@ import type { BodyProblem } from "../../engine/values/body.js";
 import { valueDepthExceeds } from "../../json/depth.js";
 import { isStorableString } from "../../json/storable.js";
 import type { Runtime } from "../../runtime.js";
-import { dependency } from "../dependency.js";
+import { dependency } from "../../engine-client/dependency.js";
 import { csrfOk, signedInPage, type SignedIn } from "../identity/signed-in.js";
 import { setScriptlessPageHeaders } from "../page/headers.js";
 import { formBody, listRows } from "../page/form-body.js";
