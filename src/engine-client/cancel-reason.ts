@@ -7,6 +7,9 @@
 import { CANCEL_REASON_MAX } from "../engine/commands/types.js";
 import { RefusalCode, RefusalError, refuse } from "../engine/refusals.js";
 
+/** The longest reason an operator may give for a cancel or a revoke (engine/commands/types.ts). */
+export { CANCEL_REASON_MAX };
+
 /** A problem with one member of a body, as `errors` lists it (docs/http-api.md). */
 interface BodyProblem {
   name: string;

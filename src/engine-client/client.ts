@@ -30,6 +30,9 @@ import type { Runtime } from "../runtime.js";
 import { dependency } from "./dependency.js";
 import { fromOutcome, refused, type Deposited, type Submitted } from "./result.js";
 
+/** A run id as doors take it (engine/commands/prepare.ts): doors check ids through the client's module. */
+export { RUN_ID };
+
 /** A workflow name is an identifier of the flow language, or a built-in's `slotflow.` + an identifier (src/mcp/builtins.ts). */
 export const WORKFLOW_NAME = /^(?:slotflow\.)?[A-Za-z_][A-Za-z0-9_]{0,199}$/;
 

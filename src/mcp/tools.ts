@@ -29,7 +29,7 @@ import { isEmailAddress } from "../engine/values/email-address.js";
 import { RefusalCode, RefusalError, refuse, type Refusal } from "../engine/refusals.js";
 import type { RunView } from "../engine/views/views.js";
 import { ENDPOINT_NAME } from "../endpoints/endpoints.js";
-import { RUN_ID } from "../engine/commands/prepare.js";
+import { RUN_ID } from "../engine-client/client.js";
 import { listRuns, parseRunsQuery } from "../operators/runs-list.js";
 import type { Runtime } from "../runtime.js";
 import { checkReason } from "../engine-client/cancel-reason.js";

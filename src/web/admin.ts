@@ -16,7 +16,7 @@ import { csrfOk, requirePrincipal } from "./identity/signed-in.js";
 import { engineClient, WORKFLOW_NAME } from "../engine-client/client.js";
 import { dependency } from "../engine-client/dependency.js";
 import { showRunOr404, startedView } from "../engine-client/views.js";
-import { readBody } from "./request-body.js";
+import { readBody } from "../http/request-body.js";
 import { deployedSignatures } from "./signatures.js";
 
 function workflowNameOr404(name: string): void {

@@ -29,7 +29,7 @@ import { countDeposits } from "./deposit-metrics.js";
 import { openApiDocument } from "./openapi.js";
 import { deployedSignatures } from "./signatures.js";
 import { problemMiddleware } from "./problems.js";
-import { redisRateLimit, type RateLimit } from "./rate-limit.js";
+import { redisRateLimit, type RateLimit } from "../http/rate-limit.js";
 import { doorLimits } from "./door-limits.js";
 import { runsApiRouter } from "./runs-api.js";
 import { runResultRouter } from "./run-result.js";

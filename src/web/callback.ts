@@ -31,8 +31,8 @@ import { engineClient } from "../engine-client/client.js";
 import { dependency } from "../engine-client/dependency.js";
 import { serveResponderPage, wantsResponderPage } from "./page/index.js";
 import { sendProblem } from "./problems.js";
-import type { RateLimit } from "./rate-limit.js";
-import { readBody } from "./request-body.js";
+import type { RateLimit } from "../http/rate-limit.js";
+import { readBody } from "../http/request-body.js";
 import { addForwardRoute } from "./forward.js";
 
 /** The route template; matched case-sensitively and strictly (no trailing slash, no `//`). */

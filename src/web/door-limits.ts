@@ -24,7 +24,7 @@ import type { Middleware } from "koa";
 import type { Logger } from "../log.js";
 import type { RedisClient } from "../queue/redis.js";
 import { dependency } from "../engine-client/dependency.js";
-import { redisRateLimit, type RateLimit } from "./rate-limit.js";
+import { redisRateLimit, type RateLimit } from "../http/rate-limit.js";
 
 /** The doors and which requests each counts (see the module header). */
 export const DOORS: { name: string; method: string | null; path: RegExp }[] = [

@@ -33,8 +33,8 @@ import { forwardRefusedDocument, setPageHeaders } from "./page/index.js";
 import { forwardCsrf } from "./page/forward-csrf.js";
 import { readerOf } from "./page/reader.js";
 import { STATUS } from "./problems.js";
-import type { RateLimit } from "./rate-limit.js";
-import { readBody } from "./request-body.js";
+import type { RateLimit } from "../http/rate-limit.js";
+import { readBody } from "../http/request-body.js";
 
 export const FORWARD_ROUTE = "/api/workflow/callback/:token/forward";
 

@@ -11,7 +11,7 @@
  */
 import Router from "@koa/router";
 import type { Context } from "koa";
-import { RUN_ID } from "../engine/commands/prepare.js";
+import { RUN_ID } from "../engine-client/client.js";
 import { RefusalCode, RefusalError, refuse } from "../engine/refusals.js";
 import { runReceipts } from "../engine/views/receipts.js";
 import type { Runtime } from "../runtime.js";

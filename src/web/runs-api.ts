@@ -25,7 +25,7 @@ import { listRuns, parseRunsQuery } from "../operators/runs-list.js";
 import type { Runtime } from "../runtime.js";
 import { requireAdmin } from "./auth.js";
 import { dependency } from "../engine-client/dependency.js";
-import { readBody } from "./request-body.js";
+import { readBody } from "../http/request-body.js";
 
 export function runsApiRouter(rt: Runtime): Router {
   const client = engineClient(rt);

@@ -37,7 +37,7 @@ import { RefusalCode, RefusalError, refuse } from "../engine/refusals.js";
 import type { Runtime } from "../runtime.js";
 import { requireWorker } from "./auth.js";
 import { dependency } from "../engine-client/dependency.js";
-import { readBody } from "./request-body.js";
+import { readBody } from "../http/request-body.js";
 
 /** Longest poll wait, seconds (interfaces.md). */
 export const MAX_TASK_WAIT_SECONDS = 60;

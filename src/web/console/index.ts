@@ -26,7 +26,7 @@ import { randomBytes } from "node:crypto";
 import Router from "@koa/router";
 import type { Context, Next } from "koa";
 import getRawBody from "raw-body";
-import { CANCEL_REASON_MAX } from "../../engine/commands/types.js";
+import { CANCEL_REASON_MAX } from "../../engine-client/cancel-reason.js";
 import { RefusalCode, RefusalError } from "../../engine/refusals.js";
 import { parseRunsQuery } from "../../operators/runs-list.js";
 import type { Runtime } from "../../runtime.js";

@@ -1,4 +1,5 @@
 /**
+ * (src/http/: HTTP helpers shared by the web doors and MCP over HTTP, issue 39 item 1.)
  * Per-client rate limit of the callback endpoint (429 `rate-limited` with `Retry-After`), counted
  * in Redis with rate-limiter-flexible so every web process shares one budget per client.
  * The client is `ctx.ip`: the socket's address, or behind SLOTFLOW_TRUST_PROXY=N proxies the N-th

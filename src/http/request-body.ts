@@ -1,4 +1,5 @@
 /**
+ * (src/http/: HTTP helpers shared by the web doors and MCP over HTTP, issue 39 item 1.)
  * Reading a request body: one rule for every endpoint that takes one (issue 8 item 1 and item 4;
  * HTTP API "Request bodies").
  *
