@@ -1,5 +1,4 @@
 /**
- * (src/http/: HTTP helpers shared by the web doors and MCP over HTTP, issue 39 item 1.)
  * Per-client rate limit of the callback endpoint (429 `rate-limited` with `Retry-After`), counted
  * in Redis with rate-limiter-flexible so every web process shares one budget per client.
  * The client is `ctx.ip`: the socket's address, or behind SLOTFLOW_TRUST_PROXY=N proxies the N-th
@@ -16,6 +15,8 @@
  * more than its budget across all processes; the price is that a lease left unspent when a
  * client stops sending lapses with its window (a client spread over P web processes may be
  * refused up to P × (lease − 1) requests early). With the default 600 a minute the lease is 6.
+ *
+ * In src/http/ (issue 39 item 1): shared by the web doors and MCP over HTTP, which imports no web/ module.
  */
 import type { Context } from "koa";
 import type { RedisClient } from "../queue/redis.js";

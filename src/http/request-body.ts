@@ -1,5 +1,4 @@
 /**
- * (src/http/: HTTP helpers shared by the web doors and MCP over HTTP, issue 39 item 1.)
  * Reading a request body: one rule for every endpoint that takes one (issue 8 item 1 and item 4;
  * HTTP API "Request bodies").
  *
@@ -25,6 +24,8 @@
  *     revoke and every admin body, identity, chunked or compressed alike.
  *
  * Every refusal is thrown as a `RefusalError` before anything is looked up or changed.
+ *
+ * In src/http/ (issue 39 item 1): shared by the web doors and MCP over HTTP, which imports no web/ module.
  */
 import { createBrotliDecompress, createUnzip } from "node:zlib";
 import { pipeline, type Readable } from "node:stream";
