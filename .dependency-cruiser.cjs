@@ -51,6 +51,42 @@ module.exports = {
       to: { path: "^src/engine/((sql|lifecycles)/|step\\.ts)|^src/lang/runtime/interpreter\\.ts$" },
     },
     {
+      name: "doors-send-commands-through-the-engine-client",
+      severity: "error",
+      comment:
+        "One hallway (issue 39 item 1): the doors — web routes, console, Slack, MCP, the CLI, the testing kit — build, prepare, submit and translate commands only through src/engine-client/ (which returns a typed result, never a status code). A command's types may be named; its modules are not called. The workers and the kit's in-process applier (src/testing/calls.ts) are the other side of the queue: they apply commands.",
+      from: { path: "^(src/web|src/mcp|src/cli|src/slack)/|^src/testing/index\\.ts$" },
+      to: { path: "^src/engine/commands/", dependencyTypesNot: ["type-only"] },
+    },
+    {
+      name: "doors-do-not-submit-to-the-queues",
+      severity: "error",
+      comment: "A door reaches the command queue only through src/engine-client/ (rt.queues.submit is called there alone); the queue's types may be named.",
+      from: { path: "^(src/web|src/mcp|src/slack)/" },
+      to: { path: "^src/queue/queues\\.ts$", dependencyTypesNot: ["type-only"] },
+    },
+    {
+      name: "mcp-imports-no-web",
+      severity: "error",
+      comment: "MCP is a door of its own (issue 39 item 1): it shares the engine client, its views and the HTTP helpers (src/http/) with the web, never a web handler.",
+      from: { path: "^src/mcp/" },
+      to: { path: "^src/web/" },
+    },
+    {
+      name: "workers-import-no-web",
+      severity: "error",
+      comment: "The workers import nothing of the web (their metrics are src/metrics/).",
+      from: { path: "^workers/" },
+      to: { path: "^src/web/" },
+    },
+    {
+      name: "engine-client-below-the-doors",
+      severity: "error",
+      comment: "The engine client knows no door: no web, MCP, CLI, Slack door or testing kit.",
+      from: { path: "^src/(engine-client|metrics|http)/" },
+      to: { path: "^src/(web|mcp|cli|testing)/" },
+    },
+    {
       name: "step-below-lifecycles",
       severity: "error",
       comment: "The unit of work (step.ts) is handed the lifecycles (lifecycles/lifecycles.ts); it imports no lifecycle, command or view. (The interpreter, src/lang/runtime, imports no engine module at all: rule lang-runtime-inside-lang.)",

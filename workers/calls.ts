@@ -13,7 +13,7 @@ import { runCallAttempt, type CallJobData } from "../src/calls/run-attempt.js";
 import { redactTokens } from "../src/engine/sealing/seal.js";
 import { QUEUE } from "../src/queue/queues.js";
 import type { Runtime } from "../src/runtime.js";
-import { callMetrics, metrics } from "../src/web/metrics.js";
+import { callMetrics, metrics } from "../src/metrics/metrics.js";
 import { workerOptions } from "./options.js";
 
 /** Runs at most `max` functions at once per key (a FIFO line per key). */

@@ -29,7 +29,7 @@ import { QUEUE } from "../src/queue/queues.js";
 import { UnsignedJobError } from "../src/queue/signature.js";
 import { UNKNOWN_FAILURE_LIMIT, classifyFailure, decideRetry } from "../src/queue/retry.js";
 import type { Runtime } from "../src/runtime.js";
-import { callMetrics, metrics } from "../src/web/metrics.js";
+import { callMetrics, metrics } from "../src/metrics/metrics.js";
 import { workerOptions } from "./options.js";
 
 const messageOf = (err: unknown) => redactTokens(err instanceof Error ? err.message : String(err));

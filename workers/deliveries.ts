@@ -10,7 +10,7 @@ import { attemptDelivery } from "../src/outbox/deliveries.js";
 import { deliveryJobOf, readJobData } from "../src/queue/outbox-jobs.js";
 import { QUEUE } from "../src/queue/queues.js";
 import type { Runtime } from "../src/runtime.js";
-import { deliveryMetrics, metrics } from "../src/web/metrics.js";
+import { deliveryMetrics, metrics } from "../src/metrics/metrics.js";
 import { workerOptions } from "./options.js";
 
 export function startDeliveryWorker(rt: Runtime): Worker {

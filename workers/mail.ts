@@ -9,7 +9,7 @@ import { deliverOutbox } from "../src/outbox/mailer.js";
 import { mailJobOf, readJobData } from "../src/queue/outbox-jobs.js";
 import { QUEUE } from "../src/queue/queues.js";
 import type { Runtime } from "../src/runtime.js";
-import { metrics } from "../src/web/metrics.js";
+import { metrics } from "../src/metrics/metrics.js";
 import { workerOptions } from "./options.js";
 
 /**

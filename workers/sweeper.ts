@@ -25,7 +25,7 @@ import { lapsedLeases } from "../src/calls/task/store.js";
 import { lapsedCommands } from "../src/calls/task/lease.js";
 import { QUEUE, redisConnection } from "../src/queue/queues.js";
 import type { Runtime } from "../src/runtime.js";
-import { retentionMetrics, sweeperMetrics } from "../src/web/metrics.js";
+import { retentionMetrics, sweeperMetrics } from "../src/metrics/metrics.js";
 import { workerOptions } from "./options.js";
 
 /** Due slots read and enqueued at a time: one statement, one `addBulk`. */
@@ -155,7 +155,7 @@ export async function assertSweepScheduler(rt: Runtime): Promise<boolean> {
     SWEEP_SCHEDULER_ID,
     { every: rt.config.sweepIntervalMs },
     // The last completed sweeps are kept: the newest one's finish time is the metric
-    // slotflow_sweep_last_success_timestamp_seconds (src/web/metrics.ts).
+    // slotflow_sweep_last_success_timestamp_seconds (src/metrics/metrics.ts).
     { name: "sweep", data: {}, opts: { removeOnComplete: { count: 10 }, removeOnFail: 100 } },
   );
   return true;

@@ -19,7 +19,7 @@ import { checkRedisPersistence } from "../queue/persistence.js";
 import { allShards } from "../queue/shards.js";
 import { announceDeploy, createRuntime, loadReceiptKeys, warnDevDefaults, type Runtime } from "../runtime.js";
 import type { WebApp } from "../web/app.js";
-import { bindClusterMetrics, registry } from "../web/metrics.js";
+import { bindClusterMetrics, registry } from "../metrics/metrics.js";
 import { StartupError } from "./failure.js";
 import type { Roles } from "./startup.js";
 

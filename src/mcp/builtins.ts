@@ -1,7 +1,7 @@
 /**
  * The built-in workflows `slotflow.RequestApproval` and `slotflow.AskHuman` (issue 33 item 2): an
  * agent asks a person through the MCP tools request_approval and ask_human (tools.ts), which start
- * runs of these like any start (web/admin.ts startWorkflowRun). Each has one slot whose link is
+ * runs of these like any start (the engine client's start, src/engine-client/client.ts). Each has one slot whose link is
  * minted in its state's `enter` and sent to `recipient`: mailed to an address (`channel` null or
  * "email"), or posted with `send message` to the endpoint named `recipient` (`channel`
  * "endpoint": webhook, slack or teams, src/endpoints). The person answers on the responder page

@@ -17,7 +17,7 @@
  *
  * Rate limit (interfaces.md v0.5 "Security, round two", MCP; issue 38 L5): after the token is
  * checked, each request counts against its token's budget — SLOTFLOW_RATE_LIMIT_PER_MINUTE
- * requests per 60 s, shared by every web process (web/rate-limit.ts, key
+ * requests per 60 s, shared by every web process (http/rate-limit.ts, key
  * `{prefix}:ratelimit:mcp`, client `mcp-token` or `admin-token`) — past it 429 `rate-limited`
  * with `Retry-After`, before the body is read. A request without a valid token is 401 and spends
  * nothing, so no one without the token can exhaust the agents' budget.
@@ -26,9 +26,9 @@ import { createHash, timingSafeEqual } from "node:crypto";
 import Router from "@koa/router";
 import { RefusalCode, RefusalError, refuse } from "../engine/refusals.js";
 import type { Runtime } from "../runtime.js";
-import { dependency } from "../web/dependency.js";
-import { redisRateLimit } from "../web/rate-limit.js";
-import { readBody } from "../web/request-body.js";
+import { dependency } from "../engine-client/dependency.js";
+import { redisRateLimit } from "../http/rate-limit.js";
+import { readBody } from "../http/request-body.js";
 
 const BODY_LIMIT_BYTES = 1024 * 1024;
 

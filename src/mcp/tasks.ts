@@ -21,8 +21,8 @@ import type { Request, RequestId, Result, Task } from "@modelcontextprotocol/sdk
 import type { CreateTaskOptions, TaskStore } from "@modelcontextprotocol/sdk/experimental/tasks";
 import { RefusalError } from "../engine/refusals.js";
 import type { Runtime } from "../runtime.js";
-import { showRunOr404 } from "../web/admin.js";
-import { submitCancel } from "../web/runs-api.js";
+import { engineClient } from "../engine-client/client.js";
+import { showRunOr404 } from "../engine-client/views.js";
 import { BUILTINS } from "./builtins.js";
 import { answerOf, mcpRunOr404 } from "./tools.js";
 
@@ -89,8 +89,8 @@ export class RunTaskStore implements TaskStore {
   async updateTaskStatus(taskId: string, status: Task["status"]): Promise<void> {
     if (status !== "cancelled") return;
     await mcpRunOr404(this.rt, taskId, this.onlyMcpRuns);
-    const outcome = await submitCancel(this.rt, taskId, "The agent cancelled its MCP task.", "mcp");
-    if (outcome !== "accepted" && !outcome.ok) throw new RefusalError(outcome.refusal);
+    const result = await engineClient(this.rt).cancel(taskId, "The agent cancelled its MCP task.", "mcp");
+    if (result.kind === "refused") throw new RefusalError(result.refusal);
   }
 
   listTasks(): Promise<{ tasks: Task[]; nextCursor?: string }> {

@@ -3,10 +3,10 @@
  * for its input and its output and a description an agent can act on.
  *
  *   list_workflows                        the deployed workflows (built-ins included)
- *   start_run {workflow, input}           as POST /api/workflows/{name}/runs (web/admin.ts startWorkflowRun)
+ *   start_run {workflow, input}           as POST /api/workflows/{name}/runs (engine client's start, src/engine-client/)
  *   get_run {runId}                       as GET /api/runs/{id} (showRunOr404: never a token)
  *   list_runs {…GET /api/runs filters}    operators/runs-list.ts parseRunsQuery + listRuns
- *   cancel_run {runId, reason}            as POST /api/runs/{id}/cancel (web/runs-api.ts checkReason + submitCancel)
+ *   cancel_run {runId, reason}            as POST /api/runs/{id}/cancel (engine-client/cancel-reason.ts checkReason, then the engine client's cancel)
  *   request_approval {to, title, details?, timeoutSeconds?, waitSeconds?}   starts slotflow.RequestApproval
  *   ask_human {to, question, choices?, timeoutSeconds?, waitSeconds?}       starts slotflow.AskHuman
  *   get_answer {runId, waitSeconds?}      resumes the wait on such a run
@@ -29,12 +29,13 @@ import { isEmailAddress } from "../lang/runtime/email-address.js";
 import { RefusalCode, RefusalError, refuse, type Refusal } from "../engine/refusals.js";
 import type { RunView } from "../engine/views/views.js";
 import { ENDPOINT_NAME } from "../endpoints/endpoints.js";
-import { RUN_ID } from "../engine/commands/prepare.js";
+import { RUN_ID } from "../engine-client/client.js";
 import { listRuns, parseRunsQuery } from "../operators/runs-list.js";
 import type { Runtime } from "../runtime.js";
-import { showRunOr404, startWorkflowRun } from "../web/admin.js";
-import { checkReason, submitCancel } from "../web/runs-api.js";
-import { dependency } from "../web/dependency.js";
+import { checkReason } from "../engine-client/cancel-reason.js";
+import { engineClient } from "../engine-client/client.js";
+import { showRunOr404, startedView, type Started } from "../engine-client/views.js";
+import { dependency } from "../engine-client/dependency.js";
 import { ASK_HUMAN, BUILTINS, REQUEST_APPROVAL } from "./builtins.js";
 
 /** Limits of the asking tools (docs/agents.md "Limits"). */
@@ -393,9 +394,20 @@ async function waitForAnswer(rt: Runtime, runId: string, waitSeconds: number, ct
   }
 }
 
+/**
+ * Starts a run as `POST /api/workflows/{name}/runs` does (the engine client's start: 404, 422,
+ * 413, then the start command), marked as started through MCP before it is submitted; throws
+ * RefusalError for every refusal, nothing started then.
+ */
+async function startRun(rt: Runtime, workflow: string, input: unknown): Promise<Started> {
+  const result = await engineClient(rt).start(workflow, input, (runId) => markMcpRun(rt, runId));
+  if (result.kind === "refused") throw new RefusalError(result.refusal);
+  return startedView(result);
+}
+
 /** Starts a built-in run, then waits for its answer. */
 async function ask(rt: Runtime, workflow: string, input: Json, waitSeconds: number, ctx: CallContext): Promise<Json> {
-  const started = await startWorkflowRun(rt, workflow, { ask: input }, (runId) => markMcpRun(rt, runId));
+  const started = await startRun(rt, workflow, { ask: input });
   rt.log.info({ runId: started.id, workflow }, "mcp: asked a person");
   return waitForAnswer(rt, started.id, ctx.noWait ? 0 : waitSeconds, ctx);
 }
@@ -414,7 +426,7 @@ export async function callTool(rt: Runtime, name: string, rawArgs: unknown, ctx:
       const a = argsOf(rawArgs, ["workflow", "input"]);
       const workflow = text(a, "workflow", 209)!;
       builtinMailOr400(rt, workflow, a.input);
-      return await startWorkflowRun(rt, workflow, a.input === undefined ? {} : a.input, (runId) => markMcpRun(rt, runId));
+      return await startRun(rt, workflow, a.input === undefined ? {} : a.input);
     }
     case "get_run": {
       const a = argsOf(rawArgs, ["runId"]);
@@ -436,10 +448,10 @@ export async function callTool(rt: Runtime, name: string, rawArgs: unknown, ctx:
       const runId = text(a, "runId", 64)!;
       const reason = checkReason(a.reason);
       await mcpRunOr404(rt, runId, ctx.onlyMcpRuns);
-      const outcome = await submitCancel(rt, runId, reason, "mcp");
-      if (outcome === "accepted") return { id: runId.toLowerCase(), status: "accepted" };
-      if (!outcome.ok) throw new RefusalError(outcome.refusal);
-      return { id: outcome.run.id, status: "cancelled" };
+      const result = await engineClient(rt).cancel(runId, reason, "mcp");
+      if (result.kind === "refused") throw new RefusalError(result.refusal);
+      if (result.kind === "accepted") return { id: result.runId, status: "accepted" };
+      return { id: result.run.id, status: "cancelled" };
     }
     case "request_approval": {
       const a = argsOf(rawArgs, ["to", "title", "details", "timeoutSeconds", "waitSeconds"]);

@@ -21,20 +21,18 @@
  * Unlike the HTTP API, the kit shows tracked rows and queued mail as the engine sees them, links
  * included, so a test can redeem a link it minted. Never point it at a production database.
  */
-import { randomUUID } from "node:crypto";
 import { existsSync, readFileSync } from "node:fs";
-import { kitDatabaseUrl, loadConfig } from "../config.js";
+import { DEFAULT_LIMITS, kitDatabaseUrl, loadConfig } from "../config.js";
 import { checkPostgres } from "../cli/startup.js";
 import { createDb, type Db } from "../db.js";
-import { applyCommand, type EngineDeps } from "../engine/commands/apply.js";
+import type { EngineDeps } from "../engine/commands/apply.js";
 import { receiptKeySource } from "../engine/receipts/keys.js";
 import type { PrincipalClaims, RunSummary } from "../engine/commands/types.js";
 import { deploy } from "../engine/versions/deploy.js";
 import { compile, formatDiagnostic } from "../lang/compile.js";
 import { dueExpiries } from "../engine/sweeps/expiry.js";
-import { prepareRaise, prepareStart } from "../engine/commands/prepare.js";
-import { fingerprint } from "../engine/values/idempotency.js";
-import { prepareDeposit } from "../engine/commands/redeem.js";
+import { EngineClient } from "../engine-client/client.js";
+import type { Submitted } from "../engine-client/result.js";
 import { RefusalError } from "../engine/refusals.js";
 import { Sealer } from "../engine/sealing/seal.js";
 import { showRun, type RunView } from "../engine/views/views.js";
@@ -79,10 +77,26 @@ export function durationMs(duration: string | number): number {
   return parts.reduce((sum, p) => sum + Number(p[1]) * UNIT_MS[p[2] as keyof typeof UNIT_MS], 0);
 }
 
-async function apply(cmd: Parameters<typeof applyCommand>[1]): Promise<RunSummary & { receipt?: string }> {
-  const { outcome } = await applyWithCalls(await engine(), cmd);
-  if (!outcome.ok) throw new RefusalError(outcome.refusal);
-  return outcome.receipt ? { ...outcome.run, receipt: outcome.receipt } : outcome.run;
+/**
+ * The kit's engine client (src/engine-client/, issue 39 item 1): the same preparation as a
+ * server's doors, each command applied in process at once (with its calls' stand-ins and the
+ * commands it causes for other runs, calls.ts `applyWithCalls`) instead of through the queues.
+ */
+async function client(): Promise<EngineClient> {
+  const deps = await engine();
+  return new EngineClient({
+    engine: deps,
+    limits: deps.limits ?? DEFAULT_LIMITS,
+    send: async (cmd) => (await applyWithCalls(deps, cmd)).outcome,
+    guard: (_what, fn) => fn(),
+  });
+}
+
+/** An applied command's run (and receipt); a refusal is thrown as a RefusalError. */
+function appliedOrThrow(result: Submitted): RunSummary & { receipt?: string } {
+  if (result.kind === "refused") throw new RefusalError(result.refusal);
+  if (result.kind === "accepted") throw new Error("the testing kit applies every command at once; none is left accepted");
+  return result.receipt ? { ...result.run, receipt: result.receipt } : result.run;
 }
 
 /** A principal for `run.raise`. */
@@ -191,12 +205,9 @@ export class Workflow {
    */
   static async Redeem(url: string, args?: Record<string, unknown>, opts: { idempotencyKey?: string } = {}): Promise<{ status: "completed"; receipt?: string }> {
     const token = new URL(url).pathname.split("/").pop() ?? "";
-    const idempotency = fingerprint(opts.idempotencyKey, args);
-    if (idempotency !== null && "code" in idempotency) throw new RefusalError(idempotency);
-    const prepared = await prepareDeposit((await engine()).db, decodeURIComponent(token), args, idempotency);
-    if (!prepared.ok) throw new RefusalError(prepared.refusal);
-    if (!prepared.cmd) return { status: "completed" };
-    const applied = await apply(prepared.cmd);
+    const result = await (await client()).deposit(decodeURIComponent(token), args, opts.idempotencyKey);
+    if (result.kind === "replayed") return { status: "completed" };
+    const applied = appliedOrThrow(result);
     return applied.receipt ? { status: "completed", receipt: applied.receipt } : { status: "completed" };
   }
 
@@ -229,10 +240,7 @@ export class Workflow {
 
   /** Starts a run of this workflow's current version with `input` (the workflow's parameters by name). */
   async start(input: Record<string, unknown>): Promise<TestRun> {
-    const deps = await engine();
-    const prepared = await prepareStart(deps.db, this.name, input, deps.limits);
-    if (!prepared.ok) throw new RefusalError(prepared.refusal);
-    const summary = await apply(prepared.cmd);
+    const summary = appliedOrThrow(await (await client()).start(this.name, input));
     const run = new TestRun(summary.id);
     await run.refresh();
     return run;
@@ -260,9 +268,7 @@ export class TestRun {
   /** Raises `alias`'s event as a signed-in principal (the ordinary path, every gate enforced). */
   async raise(alias: string, args: Record<string, unknown> | undefined, opts: { as: TestPrincipal; element?: number }): Promise<TestRun> {
     const principal: PrincipalClaims = { id: opts.as.id, email: opts.as.email ?? null, roles: opts.as.roles ?? [] };
-    const prepared = await prepareRaise(await engine(), this.id, alias, opts.element ?? null, args, principal);
-    if (!prepared.ok) throw new RefusalError(prepared.refusal);
-    await apply(prepared.cmd);
+    appliedOrThrow(await (await client()).raise({ runId: this.id, alias, element: opts.element ?? null }, args, principal));
     return this.refresh();
   }
 
@@ -311,7 +317,7 @@ export class TestRun {
    * 1–500 characters. Throws a RefusalError (409 `run-finished`) when the run already ended.
    */
   async cancel(reason: string, opts: { actor?: string } = {}): Promise<TestRun> {
-    await apply({ kind: "cancel", commandId: randomUUID(), runId: this.id, reason, actor: opts.actor ?? "test" });
+    appliedOrThrow(await (await client()).cancel(this.id, reason, opts.actor ?? "test"));
     return this.refresh();
   }
 

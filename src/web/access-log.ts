@@ -15,7 +15,7 @@
  */
 import type { Middleware } from "koa";
 import type { Logger } from "../log.js";
-import { metrics } from "./metrics.js";
+import { metrics } from "../metrics/metrics.js";
 
 const TOKEN_RUN = /[A-Za-z0-9_-]{32,}/g;
 /** A callback path's tail (after `callback` and its separators) or a token from its prefix on, any case. */

@@ -2,69 +2,29 @@
  * The admin and engine API (bearer SLOTFLOW_ADMIN_TOKEN), and the ordinary raise path (bearer: a
  * principal's JWT). See docs/http-api.md for every status and problem type.
  */
-import { randomUUID } from "node:crypto";
 import Router from "@koa/router";
 import type { Context } from "koa";
 import { deploy, diagnosticJson } from "../engine/versions/deploy.js";
 import { compileOffThread } from "../lang/compile-async.js";
-import { prepareStart } from "../engine/commands/prepare.js";
 import { RefusalCode, RefusalError, refuse } from "../engine/refusals.js";
 import { isStorableString } from "../json/storable.js";
-import { showOutbox, showRun, type RunView } from "../engine/views/views.js";
+import { showOutbox } from "../engine/views/views.js";
 import { showDeliveries } from "../outbox/deliveries-view.js";
 import { announceDeploy, type Runtime } from "../runtime.js";
 import { requireAdmin } from "./auth.js";
 import { csrfOk, requirePrincipal } from "./identity/signed-in.js";
-import { dependency } from "./dependency.js";
-import { readBody } from "./request-body.js";
-import { raiseAsPrincipal } from "./raise.js";
+import { engineClient, WORKFLOW_NAME } from "../engine-client/client.js";
+import { dependency } from "../engine-client/dependency.js";
+import { showRunOr404, startedView } from "../engine-client/views.js";
+import { readBody } from "../http/request-body.js";
 import { deployedSignatures } from "./signatures.js";
-
-/** A workflow name is an identifier of the flow language; anything else names no workflow (404). */
-/** …or a built-in workflow's, `slotflow.` + an identifier (src/mcp/builtins.ts, issue 33 item 2). */
-const WORKFLOW_NAME = /^(?:slotflow\.)?[A-Za-z_][A-Za-z0-9_]{0,199}$/;
 
 function workflowNameOr404(name: string): void {
   if (!WORKFLOW_NAME.test(name)) throw new RefusalError(refuse(RefusalCode.NotFound, "No workflow has this name (workflow names are identifiers)."));
 }
 
-const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
-
-/**
- * A run as `GET /api/runs/{id}` shows it (views.ts: tokens redacted); throws RefusalError 404
- * not-found for an id that is not a UUID or names no run. Shared with the MCP tool get_run
- * (src/mcp/tools.ts, issue 33).
- */
-export async function showRunOr404(rt: Runtime, id: string): Promise<RunView> {
-  // A database that cannot answer (a transaction not started in time behind a busy pooler, a
-  // failover) is 503 unavailable, not 500 (issue 17).
-  const view = UUID.test(id) ? await dependency(rt.log, "database", () => showRun(rt.db, rt.sealer, id)) : null;
-  if (!view) throw new RefusalError(refuse(RefusalCode.NotFound, "No run has this id."));
-  return view;
-}
-
-/** What a start answers: the run as it stands once applied, or `accepted` when the worker was late (it will be applied). */
-export type Started = { id: string; version: number; state: string; status: string } | { id: string; status: "accepted" };
-
-/**
- * Starts a run of workflow `name` with `input` as `POST /api/workflows/{name}/runs` does: the name
- * check (404), prepareStart's input check (404 unknown workflow, 422 invalid-body, 413), then the
- * start command, waited for. Throws RefusalError for every refusal; nothing is started then.
- * Shared with the MCP tools start_run, request_approval and ask_human (src/mcp/tools.ts, issue 33).
- */
-export async function startWorkflowRun(rt: Runtime, name: string, input: unknown, beforeSubmit?: (runId: string) => Promise<void>): Promise<Started> {
-  workflowNameOr404(name);
-  const prepared = await dependency(rt.log, "database", () => prepareStart(rt.db, name, input, rt.config.limits, rt.versions));
-  if (!prepared.ok) throw new RefusalError(prepared.refusal);
-  // MCP marks its runs before they exist (issue 38 L5: mcp/tools.ts)
-  if (beforeSubmit) await beforeSubmit(prepared.cmd.runId);
-  const outcome = await dependency(rt.log, "redis", () => rt.queues.submit(prepared.cmd));
-  if (outcome === "accepted") return { id: prepared.cmd.runId, status: "accepted" };
-  if (!outcome.ok) throw new RefusalError(outcome.refusal);
-  return { id: outcome.run.id, version: outcome.run.version, state: outcome.run.state, status: outcome.run.status };
-}
-
 export function adminRouter(rt: Runtime): Router {
+  const client = engineClient(rt);
   const router = new Router({ prefix: "/api", sensitive: true, strict: true });
   const admin = async (ctx: Context, next: () => Promise<unknown>) => {
     requireAdmin(ctx, rt.config.adminToken);
@@ -149,9 +109,10 @@ export function adminRouter(rt: Runtime): Router {
     workflowNameOr404(ctx.params.name);
     // Unstorable characters (U+0000, lone surrogates) are refused by the input check, naming the path.
     const input = await limitedBody(ctx, "json", "A run's input", limits.maxInputBytes, "SLOTFLOW_MAX_INPUT_BYTES");
-    const started = await startWorkflowRun(rt, ctx.params.name, input === undefined ? {} : input);
-    ctx.status = started.status === "accepted" ? 202 : 201;
-    ctx.body = started;
+    const result = await client.start(ctx.params.name, input === undefined ? {} : input);
+    if (result.kind === "refused") throw new RefusalError(result.refusal);
+    ctx.status = result.kind === "accepted" ? 202 : 201;
+    ctx.body = startedView(result);
   });
 
   router.get("/runs/:id", admin, async (ctx) => {
@@ -175,13 +136,14 @@ export function adminRouter(rt: Runtime): Router {
     aliasOr404(ctx.params.alias);
     const element = elementOf(ctx.query.element);
     const body = await readBody(ctx, "json", JSON_LIMIT_BYTES, limits.maxInputDepth);
-    const raised = await raiseAsPrincipal(rt, { runId: ctx.params.id, alias: ctx.params.alias, element }, body, principal);
-    if (raised.status === "accepted") {
+    const result = await client.raise({ runId: ctx.params.id, alias: ctx.params.alias, element }, body, principal);
+    if (result.kind === "refused") throw new RefusalError(result.refusal);
+    if (result.kind === "accepted") {
       ctx.status = 202;
       ctx.body = { status: "accepted" };
       return;
     }
-    ctx.body = raised;
+    ctx.body = { status: "completed", run: result.run };
   });
 
   /**
@@ -193,16 +155,13 @@ export function adminRouter(rt: Runtime): Router {
   router.post("/runs/:id/slots/:alias/link/revoke", admin, async (ctx) => {
     aliasOr404(ctx.params.alias);
     const element = elementOf(ctx.query.element);
-    if (!UUID.test(ctx.params.id)) throw new RefusalError(refuse(RefusalCode.NotFound, "No run has this id."));
-    const cmd = { kind: "revoke" as const, commandId: randomUUID(), runId: ctx.params.id.toLowerCase(), alias: ctx.params.alias, ...(element === null ? {} : { element }) };
-    const outcome = await dependency(rt.log, "redis", () => rt.queues.submit(cmd));
-    if (outcome === "accepted") {
+    const result = await client.revoke(ctx.params.id, ctx.params.alias, { element });
+    if (result.kind === "refused") throw new RefusalError(result.refusal);
+    if (result.kind === "accepted") {
       ctx.status = 202;
       ctx.body = { status: "accepted" };
       return;
     }
-    if (!outcome.ok) throw new RefusalError(outcome.refusal);
-    rt.log.info({ runId: cmd.runId, alias: cmd.alias }, "link revoked");
     ctx.body = { revoked: true };
   });
 

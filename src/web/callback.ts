@@ -15,7 +15,7 @@
  *   400 malformed-json (request-body.ts: a request that carried a body is judged on it);
  *   422 invalid-body for JSON nested deeper than SLOTFLOW_MAX_INPUT_DEPTH (request-body.ts, issue 16);
  *   400 invalid-idempotency-key when an `Idempotency-Key` header is not 1–255 printable ASCII;
- *   404 / 410 / 422 from `prepareDeposit` (link lookup and body check at the minting version; a
+ *   404 / 410 / 422 from `prepareDeposit` (through the engine client, src/engine-client/client.ts `deposit`) (link lookup and body check at the minting version; a
  *       retry under the Idempotency-Key of the request that burned the link answers 200 again);
  *   then the deposit is queued and applied by a worker under the run lock: 200 `{"status":"completed",
  *   "receipt": "<compact JWS>"}` (v0.4 "Receipts"; the same receipt again on a same-key retry),
@@ -25,15 +25,14 @@
  *   503 `unavailable` when PostgreSQL or Redis cannot be reached, or that record cannot be written.
  */
 import Router from "@koa/router";
-import { fingerprint } from "../engine/values/idempotency.js";
-import { prepareDeposit } from "../engine/commands/redeem.js";
 import { RefusalCode, RefusalError } from "../engine/refusals.js";
 import type { Runtime } from "../runtime.js";
-import { dependency } from "./dependency.js";
+import { engineClient } from "../engine-client/client.js";
+import { dependency } from "../engine-client/dependency.js";
 import { serveResponderPage, wantsResponderPage } from "./page/index.js";
 import { sendProblem } from "./problems.js";
-import type { RateLimit } from "./rate-limit.js";
-import { readBody } from "./request-body.js";
+import type { RateLimit } from "../http/rate-limit.js";
+import { readBody } from "../http/request-body.js";
 import { addForwardRoute } from "./forward.js";
 
 /** The route template; matched case-sensitively and strictly (no trailing slash, no `//`). */
@@ -41,6 +40,7 @@ export const CALLBACK_ROUTE = "/api/workflow/callback/:token";
 
 export function callbackRouter(rt: Runtime, rateLimit: RateLimit): Router {
   const router = new Router({ sensitive: true, strict: true });
+  const client = engineClient(rt);
 
   router.all(CALLBACK_ROUTE, async (ctx) => {
     if (wantsResponderPage(ctx)) {
@@ -58,27 +58,22 @@ export function callbackRouter(rt: Runtime, rateLimit: RateLimit): Router {
     await dependency(rt.log, "redis", () => rateLimit.consume(ctx));
     const body = await readBody(ctx, "json", rt.config.callbackBodyLimitBytes, rt.config.limits.maxInputDepth);
     const key = ctx.headers["idempotency-key"];
-    const idempotency = fingerprint(typeof key === "string" ? key : undefined, body);
-    if (idempotency !== null && "code" in idempotency) throw new RefusalError(idempotency);
-    const prepared = await dependency(rt.log, "database", () => prepareDeposit(rt.db, ctx.params.token, body, idempotency));
-    if (!prepared.ok) throw new RefusalError(prepared.refusal);
-    const cmd = prepared.cmd;
-    if (cmd === null) {
+    const result = await client.deposit(ctx.params.token, body, typeof key === "string" ? key : undefined);
+    if (result.kind === "refused") throw new RefusalError(result.refusal);
+    if (result.kind === "replayed") {
       // This request, under its Idempotency-Key, is the one that already completed the slot.
-      ctx.state.depositOutcome = "replayed"; // counted by countDeposits (metrics.ts)
+      ctx.state.depositOutcome = "replayed"; // counted by countDeposits (deposit-metrics.ts)
       ctx.status = 200;
-      ctx.body = { status: "completed", ...(prepared.receipt ? { receipt: prepared.receipt } : {}) };
+      ctx.body = { status: "completed", ...(result.receipt ? { receipt: result.receipt } : {}) };
       return;
     }
-    const outcome = await dependency(rt.log, "redis", () => rt.queues.submit(cmd));
-    if (outcome === "accepted") {
+    if (result.kind === "accepted") {
       ctx.status = 202;
       ctx.body = { status: "accepted" };
       return;
     }
-    if (!outcome.ok) throw new RefusalError(outcome.refusal);
     ctx.status = 200;
-    ctx.body = { status: "completed", ...(outcome.receipt ? { receipt: outcome.receipt } : {}) };
+    ctx.body = { status: "completed", ...(result.receipt ? { receipt: result.receipt } : {}) };
   });
   // v0.4: `POST …/callback/{token}/forward` (forward.ts)
   addForwardRoute(router, rt, rateLimit);

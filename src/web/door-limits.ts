@@ -16,15 +16,15 @@
  *
  * The client is `ctx.ip` (SLOTFLOW_TRUST_PROXY applies, as for the callback endpoint). Paths are
  * matched without regard to letter case or a trailing slash, so no spelling of a door escapes its
- * count. Redis unreachable: 503 `unavailable` (dependency.ts), as on the callback endpoint. The
+ * count. Redis unreachable: 503 `unavailable` (src/engine-client/dependency.ts), as on the callback endpoint. The
  * callback endpoint, its forward form and the responder page keep their own limiter
  * (callback.ts); `/mcp` has its own (src/mcp/http.ts).
  */
 import type { Middleware } from "koa";
 import type { Logger } from "../log.js";
 import type { RedisClient } from "../queue/redis.js";
-import { dependency } from "./dependency.js";
-import { redisRateLimit, type RateLimit } from "./rate-limit.js";
+import { dependency } from "../engine-client/dependency.js";
+import { redisRateLimit, type RateLimit } from "../http/rate-limit.js";
 
 /** The doors and which requests each counts (see the module header). */
 export const DOORS: { name: string; method: string | null; path: RegExp }[] = [

@@ -22,8 +22,8 @@ import { RefusalCode, RefusalError, refuse } from "../engine/refusals.js";
 import { redeliver } from "../outbox/deliveries.js";
 import type { Runtime } from "../runtime.js";
 import { requireAdmin } from "./auth.js";
-import { dependency } from "./dependency.js";
-import { readBody } from "./request-body.js";
+import { dependency } from "../engine-client/dependency.js";
+import { readBody } from "../http/request-body.js";
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 const BODY_LIMIT_BYTES = 16 * 1024;

@@ -25,17 +25,16 @@ import { randomBytes, timingSafeEqual } from "node:crypto";
 import type Router from "@koa/router";
 import type { Context } from "koa";
 import getRawBody from "raw-body";
-import { prepareForward } from "../engine/commands/redeem.js";
 import { RefusalCode, RefusalError, refuse, type Refusal } from "../engine/refusals.js";
 import type { Runtime } from "../runtime.js";
-import { dependency } from "./dependency.js";
+import { engineClient, type EngineClient } from "../engine-client/client.js";
+import { dependency } from "../engine-client/dependency.js";
 import { forwardRefusedDocument, setPageHeaders } from "./page/index.js";
 import { forwardCsrf } from "./page/forward-csrf.js";
 import { readerOf } from "./page/reader.js";
-import type { Language } from "../i18n/index.js";
 import { STATUS } from "./problems.js";
-import type { RateLimit } from "./rate-limit.js";
-import { readBody } from "./request-body.js";
+import type { RateLimit } from "../http/rate-limit.js";
+import { readBody } from "../http/request-body.js";
 
 export const FORWARD_ROUTE = "/api/workflow/callback/:token/forward";
 
@@ -62,6 +61,7 @@ async function readForm(ctx: Context): Promise<URLSearchParams> {
 
 /** Adds the forward route to the callback router (callback.ts). */
 export function addForwardRoute(router: Router, rt: Runtime, rateLimit: RateLimit): void {
+  const client = engineClient(rt);
   router.all(FORWARD_ROUTE, async (ctx) => {
     if (ctx.method !== "POST") {
       throw new RefusalError(refuse(RefusalCode.MethodNotAllowed, "A link is forwarded with POST only."));
@@ -69,34 +69,25 @@ export function addForwardRoute(router: Router, rt: Runtime, rateLimit: RateLimi
     await dependency(rt.log, "redis", () => rateLimit.consume(ctx));
     const token = ctx.params.token;
     if (ctx.is("application/x-www-form-urlencoded")) {
-      await fromForm(rt, ctx, token);
+      await fromForm(rt, client, ctx, token);
       return;
     }
     const body = await readBody(ctx, "json", 4096, rt.config.limits.maxInputDepth);
     // the mail's language (issue 42): Accept-Language (the page's script sends the browser's) → default
-    const outcome = await forwardOnce(rt, token, body, readerOf(ctx, rt.config).lang);
-    if (outcome === "accepted") {
+    const result = await client.forward(token, body, readerOf(ctx, rt.config).lang);
+    if (result.kind === "refused") throw new RefusalError(result.refusal);
+    if (result.kind === "accepted") {
       ctx.status = 202;
       ctx.body = { status: "accepted" };
       return;
     }
-    if (outcome !== "forwarded") throw new RefusalError(outcome);
     ctx.status = 200;
     ctx.body = { status: "forwarded" };
   });
 }
 
-/** Prepares, queues and waits for one forward: "forwarded", "accepted" (the worker is late) or the refusal. */
-async function forwardOnce(rt: Runtime, token: string, body: unknown, lang: Language): Promise<"forwarded" | "accepted" | Refusal> {
-  const prepared = await dependency(rt.log, "database", () => prepareForward(rt.db, token, body));
-  if (!prepared.ok) return prepared.refusal;
-  const outcome = await dependency(rt.log, "redis", () => rt.queues.submit({ ...prepared.cmd, lang }));
-  if (outcome === "accepted") return "accepted";
-  return outcome.ok ? "forwarded" : outcome.refusal;
-}
-
 /** The page's form, without JavaScript: same origin and CSRF, then 303 to the link's page or an HTML refusal. */
-async function fromForm(rt: Runtime, ctx: Context, token: string): Promise<void> {
+async function fromForm(rt: Runtime, client: EngineClient, ctx: Context, token: string): Promise<void> {
   const nonce = randomBytes(16).toString("base64");
   const form = await readFormOnce();
   // the page's language: the form's `lang` (the responder page's own) → Accept-Language → default (issue 42)
@@ -115,13 +106,13 @@ async function fromForm(rt: Runtime, ctx: Context, token: string): Promise<void>
   if (!csrfMatches(forwardCsrf(rt.config.sealKey, token), form.get("csrf"))) {
     return page(refuse(RefusalCode.AuthorizeDenied, "The form's check token is missing or wrong: reload the page and try again."));
   }
-  const outcome = await forwardOnce(rt, token, { email: form.get("email") ?? "" }, reader.lang);
-  if (outcome === "forwarded" || outcome === "accepted") {
+  const result = await client.forward(token, { email: form.get("email") ?? "" }, reader.lang);
+  if (result.kind !== "refused") {
     ctx.status = 303;
     ctx.redirect(`/api/workflow/callback/${encodeURIComponent(token)}?lang=${reader.lang}`);
     ctx.set("Cache-Control", "no-store");
     ctx.set("Referrer-Policy", "no-referrer");
     return;
   }
-  page(outcome);
+  page(result.refusal);
 }

@@ -4,7 +4,7 @@
  *
  * A problem's `type` is `https://slotflow.dev/problems/<code>` and `code` repeats the bare code.
  * Errors that are not refusals answer 500 with no internal detail. (Unreachable PostgreSQL or
- * Redis is turned into 503 `unavailable` where the call is made: see dependency.ts.)
+ * Redis is turned into 503 `unavailable` where the call is made: see src/engine-client/dependency.ts.)
  */
 import type { Context, Middleware } from "koa";
 import { RefusalCode, RefusalError, type Refusal } from "../engine/refusals.js";
@@ -92,7 +92,7 @@ export const UNAVAILABLE_RETRY_AFTER_S = 5;
 /** Writes `refusal` as the response. */
 export function sendProblem(ctx: Context, refusal: Refusal): void {
   const status = STATUS[refusal.code];
-  ctx.state.problemCode = refusal.code; // for the deposit outcome metric (metrics.ts countDeposits)
+  ctx.state.problemCode = refusal.code; // for the deposit outcome metric (deposit-metrics.ts countDeposits)
   ctx.status = status;
   ctx.type = "application/problem+json";
   ctx.body = JSON.stringify({

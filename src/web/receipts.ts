@@ -11,12 +11,12 @@
  */
 import Router from "@koa/router";
 import type { Context } from "koa";
-import { RUN_ID } from "../engine/commands/prepare.js";
+import { RUN_ID } from "../engine-client/client.js";
 import { RefusalCode, RefusalError, refuse } from "../engine/refusals.js";
 import { runReceipts } from "../engine/views/receipts.js";
 import type { Runtime } from "../runtime.js";
 import { requireAdmin } from "./auth.js";
-import { dependency } from "./dependency.js";
+import { dependency } from "../engine-client/dependency.js";
 
 /** The most receipts one listing returns. */
 export const RECEIPTS_MAX = 10_000;

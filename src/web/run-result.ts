@@ -21,7 +21,7 @@ import { redactForOutput } from "../engine/sealing/seal.js";
 import { runResult } from "../engine/views/views.js";
 import type { Runtime } from "../runtime.js";
 import { requireAdmin } from "./auth.js";
-import { dependency } from "./dependency.js";
+import { dependency } from "../engine-client/dependency.js";
 
 /** The longest wait a request may ask for, in seconds (interfaces.md "Calls"). */
 export const MAX_WAIT_SECONDS = 60;

@@ -10,7 +10,7 @@
 import { loadVersion } from "../engine/versions/workflows.js";
 import type { Runtime } from "../runtime.js";
 import { signatureOf, type WorkflowSignature } from "../sdk/types.js";
-import { dependency } from "./dependency.js";
+import { dependency } from "../engine-client/dependency.js";
 
 /** At most this many signatures are kept; past it the cache starts afresh (they are cheap to make again). */
 const MAX_CACHED = 2000;

@@ -7,7 +7,7 @@
  * | which app | the payload's reference (a button's `value`, a modal's `private_metadata`) names the message, so the endpoint whose signing secret is tried; a payload without a known reference is tried against every `slack-app` endpoint's secret |
  * | verify | `X-Slack-Signature` = `v0=` HMAC-SHA256 of `v0:{X-Slack-Request-Timestamp}:{raw body}`, constant time, timestamp within 5 minutes (slack/verify.ts); else 401 `unauthorized` |
  * | replay | a signature seen in the last 10 minutes (kept in Redis, as its SHA-256) is refused 401 |
- * | answer | 200 within 3 s: a button click → a `raise` command queued (applied by a worker under the run lock through the ordinary path: Candidates, [Authorize], Requires, After); the "Answer…" button → `views.open`; a modal's submission → its inputs checked like the responder page (errors shown in the modal, `response_action: "errors"`), then the command queued |
+ * | answer | 200 within 3 s: a button click → a `raise` command queued through the ordinary path (the engine client's raise, src/engine-client/: prepareRaise's early checks, then applied by a worker under the run lock: Candidates, [Authorize], Requires, After); the "Answer…" button → `views.open`; a modal's submission → its inputs checked like the responder page (errors shown in the modal, `response_action: "errors"`), then the command queued |
  * | after | the command's outcome (waited for up to 15 s after the 200): completed → the message is replaced (slack/replace.ts); refused → an ephemeral message saying why, nothing changed |
  *
  * Who answers: principal id `slack:{team_id}:{user_id}`, email from `users.info` (cached 10
@@ -24,7 +24,8 @@ import Router from "@koa/router";
 import getRawBody from "raw-body";
 import { createHash } from "node:crypto";
 import type { Context } from "koa";
-import type { Outcome } from "../engine/commands/types.js";
+import { engineClient } from "../engine-client/client.js";
+import type { Submitted } from "../engine-client/result.js";
 import { RefusalCode, RefusalError, refuse, type Refusal } from "../engine/refusals.js";
 import { openSlackApp, type SlackAppBody } from "../channels/slack/app-settings.js";
 import { postResponseUrl, ephemeral, slackClient } from "../channels/slack/api.js";
@@ -78,7 +79,8 @@ function refOf(p: Payload | null): string | null {
 export function slackRouter(rt: Runtime): Router {
   const router = new Router({ sensitive: true, strict: true });
   const emails = new Map<string, { email: string | null; until: number }>();
-  const inflight = new Map<string, Promise<Outcome | "accepted" | "failed">>();
+  const inflight = new Map<string, Promise<Submitted | "failed">>();
+  const client = engineClient(rt);
   const apiBase = rt.config.slackApiUrl;
   const deps = { db: rt.db, sealer: rt.sealer, apiBase, log: rt.log };
 
@@ -160,21 +162,23 @@ export function slackRouter(rt: Runtime): Router {
       owner = true;
       let markQueued!: () => void;
       queued = new Promise<void>((resolve) => (markQueued = resolve));
-      outcome = rt.queues
-        .submit(
-          {
-            kind: "raise",
-            commandId,
-            runId: a.msg.runId,
-            alias: a.msg.alias,
-            element: null,
-            args: a.args,
-            principal: { id: `slack:${a.team}:${a.user}`, email, roles: a.app.answerAs.roles },
-            via: "slack",
-          },
-          OUTCOME_WAIT_MS,
-          markQueued,
+      // the ordinary raise path, as every door that raises as a principal (the engine client's raise:
+      // prepareRaise's early checks, then the command), with the click's own command id and wait
+      outcome = client
+        .raise(
+          { runId: a.msg.runId, alias: a.msg.alias, element: null },
+          a.args,
+          { id: `slack:${a.team}:${a.user}`, email, roles: a.app.answerAs.roles },
+          { via: "slack", commandId, waitMs: OUTCOME_WAIT_MS, onQueued: markQueued },
         )
+        .then((r): Submitted | "failed" => {
+          markQueued(); // refused before it was queued
+          if (r.kind === "refused" && r.refusal.code === RefusalCode.Unavailable) {
+            rt.log.error({ runId: a.msg.runId, err: r.refusal.detail }, "could not queue a Slack answer");
+            return "failed";
+          }
+          return r;
+        })
         .catch((err: unknown) => {
           rt.log.error({ runId: a.msg.runId, err: err instanceof Error ? err.message : String(err) }, "could not queue a Slack answer");
           markQueued();
@@ -185,8 +189,8 @@ export function slackRouter(rt: Runtime): Router {
     }
     void outcome.then(async (o) => {
       if (o === "failed") return tell(a.app, a.msg, a.user, a.responseUrl, WORDS.failed);
-      if (o === "accepted") return; // applied later; the sweeper's sync replaces the message
-      if (!o.ok) return tell(a.app, a.msg, a.user, a.responseUrl, await refusalWords(o.refusal, a.msg));
+      if (o.kind === "accepted") return; // applied later; the sweeper's sync replaces the message
+      if (o.kind === "refused") return tell(a.app, a.msg, a.user, a.responseUrl, await refusalWords(o.refusal, a.msg));
       if (!owner) return tell(a.app, a.msg, a.user, a.responseUrl, WORDS.alreadyAnswered);
       await replaceIfClosed(deps, a.msg.ref, a.responseUrl).catch(() => undefined);
     });

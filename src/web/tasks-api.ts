@@ -28,16 +28,16 @@
  */
 import Router from "@koa/router";
 import type { Context } from "koa";
-import { answerCommand, failCommand, MAX_TASK_ERROR } from "../calls/task/lease.js";
-import { claimTasks, extendLease, heldTask, type HeldTask } from "../calls/task/store.js";
+import { MAX_TASK_ERROR } from "../calls/task/lease.js";
+import { claimTasks, extendLease } from "../calls/task/store.js";
 import type { TaskWaiters } from "../calls/task/waiters.js";
-import { prepareTaskAnswer } from "../engine/commands/prepare.js";
-import type { Command, Outcome } from "../engine/commands/types.js";
+import { engineClient, lockLost } from "../engine-client/client.js";
+import type { Submitted } from "../engine-client/result.js";
 import { RefusalCode, RefusalError, refuse } from "../engine/refusals.js";
 import type { Runtime } from "../runtime.js";
 import { requireWorker } from "./auth.js";
-import { dependency } from "./dependency.js";
-import { readBody } from "./request-body.js";
+import { dependency } from "../engine-client/dependency.js";
+import { readBody } from "../http/request-body.js";
 
 /** Longest poll wait, seconds (interfaces.md). */
 export const MAX_TASK_WAIT_SECONDS = 60;
@@ -47,8 +47,7 @@ export const MAX_TASKS_PER_POLL = 100;
 export const ANSWER_BODY_LIMIT = 1024 * 1024;
 const SMALL_BODY_LIMIT = 16 * 1024;
 
-const lockLost = () =>
-  new RefusalError(refuse(RefusalCode.TaskLockLost, "This lock token does not hold the task: its lease ran out (the task is offered again as the next attempt), the task was withdrawn, or this attempt's outcome was already given."));
+const lockLostError = () => new RefusalError(lockLost());
 
 const invalid = (errors: { name: string; problem: string }[]) =>
   new RefusalError(refuse(RefusalCode.InvalidBody, `The body is not as this endpoint takes it: ${errors.map((e) => `${e.name} ${e.problem}`).join("; ")}.`, { errors }));
@@ -89,20 +88,15 @@ export function parsePoll(body: unknown): { types: string[]; max: number; waitSe
   return { types: [...new Set(types as string[])], max, waitSeconds };
 }
 
-/** An outcome of this attempt's command as the worker's answer; anything but the attempt's own outcome is 409 task-lock-lost. */
-function answerOutcome(ctx: Context, outcome: Outcome | "accepted", expected: readonly string[]): void {
-  if (outcome === "accepted") {
+/** A task attempt's result (the engine client's completeTask / failTask) as the worker's answer. */
+function answerResult(ctx: Context, result: Submitted): void {
+  if (result.kind === "refused") throw new RefusalError(result.refusal);
+  if (result.kind === "accepted") {
     ctx.status = 202;
     ctx.body = { status: "accepted" };
     return;
   }
-  if (!outcome.ok) {
-    if (outcome.refusal.code === RefusalCode.SlotClosed || outcome.refusal.code === RefusalCode.LinkDead || outcome.refusal.code === RefusalCode.NotFound) throw lockLost();
-    throw new RefusalError(outcome.refusal);
-  }
-  // the same attempt reported another way first (the sweeper's "lease ran out"): its outcome stands
-  if (!expected.includes(outcome.status)) throw lockLost();
-  ctx.body = { status: outcome.status, run: outcome.run };
+  ctx.body = { status: result.status, run: result.run };
 }
 
 export function tasksRouter(rt: Runtime, waiters: TaskWaiters, isDraining: () => boolean = () => false): Router {
@@ -111,12 +105,7 @@ export function tasksRouter(rt: Runtime, waiters: TaskWaiters, isDraining: () =>
     requireWorker(ctx, rt.config.workerTokens, rt.config.adminToken, rt.config.nodeEnv === "production");
     await next();
   };
-  const held = async (ctx: Context, token: string): Promise<HeldTask> => {
-    const task = await dependency(rt.log, "database", () => heldTask(rt.db, String(ctx.params.id), token));
-    if (!task) throw lockLost();
-    return task;
-  };
-  const submit = (cmd: Command) => dependency(rt.log, "redis", () => rt.queues.submit(cmd));
+  const client = engineClient(rt);
 
   router.post("/poll", worker, async (ctx) => {
     const poll = parsePoll(await readBody(ctx, "json", SMALL_BODY_LIMIT, rt.config.limits.maxInputDepth));
@@ -143,17 +132,14 @@ export function tasksRouter(rt: Runtime, waiters: TaskWaiters, isDraining: () =>
     const body = objectBody(await readBody(ctx, "json", SMALL_BODY_LIMIT, rt.config.limits.maxInputDepth), ["lockToken"]);
     const token = lockTokenOf(body);
     const until = await dependency(rt.log, "database", () => extendLease(rt.db, String(ctx.params.id), token));
-    if (!until) throw lockLost();
+    if (!until) throw lockLostError();
     ctx.body = { lockExpiresAt: until.toISOString() };
   });
 
   router.post("/:id/complete", worker, async (ctx) => {
     const body = objectBody(await readBody(ctx, "json", ANSWER_BODY_LIMIT, rt.config.limits.maxInputDepth), ["lockToken", "answer"]);
     const token = lockTokenOf(body);
-    const task = await held(ctx, token);
-    const checked = await dependency(rt.log, "database", () => prepareTaskAnswer(rt.db, task, body.answer ?? {}));
-    if (!checked.ok) throw new RefusalError(checked.refusal);
-    answerOutcome(ctx, await submit(answerCommand(task, checked.answer)), ["completed"]);
+    answerResult(ctx, await client.completeTask(String(ctx.params.id), token, body.answer ?? {}));
   });
 
   router.post("/:id/fail", worker, async (ctx) => {
@@ -163,8 +149,7 @@ export function tasksRouter(rt: Runtime, waiters: TaskWaiters, isDraining: () =>
     if (typeof body.error !== "string" || body.error.length === 0) errors.push({ name: "error", problem: `is required: why the attempt failed (a string; the first ${MAX_TASK_ERROR} characters are kept)` });
     if (body.retry !== undefined && typeof body.retry !== "boolean") errors.push({ name: "retry", problem: "must be true or false" });
     if (errors.length > 0) throw invalid(errors);
-    const task = await held(ctx, token);
-    answerOutcome(ctx, await submit(failCommand(task, body.error as string, body.retry !== false)), ["retried", "failed"]);
+    answerResult(ctx, await client.failTask(String(ctx.params.id), token, body.error as string, body.retry !== false));
   });
 
   return router;

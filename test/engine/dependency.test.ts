@@ -1,11 +1,11 @@
 /**
- * Which failures answer 503 (src/web/dependency.ts; issue 8 item 15): only a dependency that cannot
+ * Which failures answer 503 (src/engine-client/dependency.ts; issue 8 item 15): only a dependency that cannot
  * be reached. Real errors from a real PostgreSQL (and from a closed port), no stand-ins.
  */
 import test from "ava";
 import { createDb } from "../../src/db.js";
 import { freePort } from "../helpers/server.js";
-import { isUnavailability } from "../../src/web/dependency.js";
+import { isUnavailability } from "../../src/engine-client/dependency.js";
 import { dropDatabase, freshDatabase } from "../helpers/db.js";
 
 let url = "";

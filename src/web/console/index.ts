@@ -22,16 +22,16 @@
  * Headers of every console response: the responder page's (CSP with a per-response nonce and
  * `default-src 'none'`, but `form-action 'self'`; no-referrer; no-store; noindex; nosniff; DENY).
  */
-import { randomBytes, randomUUID } from "node:crypto";
+import { randomBytes } from "node:crypto";
 import Router from "@koa/router";
 import type { Context, Next } from "koa";
 import getRawBody from "raw-body";
-import { CANCEL_REASON_MAX } from "../../engine/commands/types.js";
+import { CANCEL_REASON_MAX } from "../../engine-client/cancel-reason.js";
 import { RefusalCode, RefusalError } from "../../engine/refusals.js";
 import { parseRunsQuery } from "../../operators/runs-list.js";
 import type { Runtime } from "../../runtime.js";
-import { dependency } from "../dependency.js";
-import { submitCancel } from "../runs-api.js";
+import { dependency } from "../../engine-client/dependency.js";
+import { engineClient } from "../../engine-client/client.js";
 import { actorOf, consoleUser, csrfToken, csrfValid, type ConsoleUser } from "./access.js";
 import { consolePage, messagePage } from "./layout.js";
 import { NOTICES, readRun, runBody } from "./run-page.js";
@@ -152,6 +152,7 @@ export function consoleGate(rt: Runtime) {
 
 export function consoleRouter(rt: Runtime): Router {
   const router = new Router({ sensitive: true, strict: true });
+  const client = engineClient(rt);
   // issue 38 M1: the gate runs inside the router too, so a route is never reached without it
   // (whatever the app mounts in front); it is a no-op for a request the app's gate already passed.
   router.use(consoleGate(rt));
@@ -215,11 +216,12 @@ export function consoleRouter(rt: Runtime): Router {
     if (!UUID.test(id)) return notFound(ctx, "No run has this id.");
     const reason = reasonOf(st(ctx).form);
     if (!reason) return back(ctx, id, "error", "reason");
-    const outcome = await submitCancel(rt, id, reason, actorOf(st(ctx).user));
-    if (outcome === "accepted") return back(ctx, id, "done", "accepted");
-    if (outcome.ok) return back(ctx, id, "done", "cancelled");
-    if (outcome.refusal.code === RefusalCode.NotFound) return notFound(ctx, "No run has this id.");
-    return back(ctx, id, "error", outcome.refusal.code === RefusalCode.RunFinished ? "run-finished" : "failed");
+    const result = await client.cancel(id, reason, actorOf(st(ctx).user));
+    if (result.kind === "accepted") return back(ctx, id, "done", "accepted");
+    if (result.kind === "applied") return back(ctx, id, "done", "cancelled");
+    if (result.refusal.code === RefusalCode.Unavailable) throw new RefusalError(result.refusal);
+    if (result.refusal.code === RefusalCode.NotFound) return notFound(ctx, "No run has this id.");
+    return back(ctx, id, "error", result.refusal.code === RefusalCode.RunFinished ? "run-finished" : "failed");
   });
 
   router.post(`${CONSOLE_PATH}/runs/:id/slots/:alias/revoke`, async (ctx) => {
@@ -231,14 +233,11 @@ export function consoleRouter(rt: Runtime): Router {
     const rawElement = ctx.query.element;
     if (rawElement !== undefined && (typeof rawElement !== "string" || !/^[0-9]{1,9}$/.test(rawElement))) return notFound(ctx, "No run or slot by this name.");
     const element = rawElement === undefined ? {} : { element: Number(rawElement) };
-    const cmd = { kind: "revoke" as const, commandId: randomUUID(), runId: id.toLowerCase(), alias, ...element, reason, actor: actorOf(st(ctx).user) };
-    const outcome = await dependency(rt.log, "redis", () => rt.queues.submit(cmd));
-    if (outcome === "accepted") return back(ctx, id, "done", "accepted");
-    if (outcome.ok) {
-      rt.log.info({ runId: cmd.runId, alias, actor: cmd.actor }, "link revoked");
-      return back(ctx, id, "done", "revoked");
-    }
-    return back(ctx, id, "error", outcome.refusal.code === RefusalCode.NotFound ? "no-link" : "failed");
+    const result = await client.revoke(id, alias, { ...element, reason, actor: actorOf(st(ctx).user) });
+    if (result.kind === "accepted") return back(ctx, id, "done", "accepted");
+    if (result.kind === "applied") return back(ctx, id, "done", "revoked");
+    if (result.refusal.code === RefusalCode.Unavailable) throw new RefusalError(result.refusal);
+    return back(ctx, id, "error", result.refusal.code === RefusalCode.NotFound ? "no-link" : "failed");
   });
 
   return router;

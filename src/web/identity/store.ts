@@ -10,12 +10,12 @@
  * already on every request path that needs a session (inbox, task pages). One primary-key lookup per
  * read; the table is distributable by `id_sha256` (docs/scaling.md).
  *
- * Database failures answer 503 `unavailable` (dependency.ts), never "signed out".
+ * Database failures answer 503 `unavailable` (src/engine-client/dependency.ts), never "signed out".
  */
 import { createHash, randomBytes } from "node:crypto";
 import type { Db } from "../../db.js";
 import type { Logger } from "../../log.js";
-import { dependency } from "../dependency.js";
+import { dependency } from "../../engine-client/dependency.js";
 
 /** A session id as its cookie carries it: 43 base64url characters. */
 const SID = /^[A-Za-z0-9_-]{43}$/;

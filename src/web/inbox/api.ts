@@ -18,7 +18,7 @@ import type { Context } from "koa";
 import { inboxDonePage, inboxPage, parseInboxQuery, type InboxDonePage, type InboxDoneTask, type InboxPage, type InboxTask } from "../../engine/views/inbox.js";
 import { RefusalCode, RefusalError, refuse } from "../../engine/refusals.js";
 import type { Runtime } from "../../runtime.js";
-import { dependency } from "../dependency.js";
+import { dependency } from "../../engine-client/dependency.js";
 import { signedIn } from "../identity/signed-in.js";
 import { pageHeading } from "../page/document.js";
 import type { PrincipalClaims } from "../../engine/commands/types.js";

@@ -25,7 +25,7 @@ import { INBOX_ORDERS, inboxWorkflows, type InboxDonePage, type InboxDoneTask, t
 import { RefusalError } from "../../engine/refusals.js";
 import type { Runtime } from "../../runtime.js";
 import { ago, countdown } from "../console/time.js";
-import { dependency } from "../dependency.js";
+import { dependency } from "../../engine-client/dependency.js";
 import { DEVELOPMENT_BANNER_STYLE, developmentBanner, signedInPage, signOutForm, type SignedIn } from "../identity/signed-in.js";
 import { pageHeading, pageShell } from "../page/document.js";
 import { setScriptlessPageHeaders } from "../page/headers.js";

@@ -21,7 +21,7 @@ import type { Context } from "koa";
 import { responderPage } from "../../engine/views/responder.js";
 import { STATUS } from "../problems.js";
 import type { Runtime } from "../../runtime.js";
-import { dependency } from "../dependency.js";
+import { dependency } from "../../engine-client/dependency.js";
 import { endedDocument, formDocument } from "./document.js";
 import { forwardCsrf } from "./forward-csrf.js";
 import { addVary, readerOf } from "./reader.js";

@@ -15,7 +15,7 @@
  * `Sec-Fetch-Site` is `cross-site` / `same-site`, or when the CSRF token is wrong (identity/
  * signed-in.ts `csrfOk`); 415 / 413 pages for another body. Then the form fields become the event's
  * JSON body (page/form-body.ts, the responder page's mapping) and the ordinary raise path runs as
- * this principal (web/raise.ts: `Candidates`, `[Authorize]`, `Requires`, `After`):
+ * this principal (the engine client's raise, src/engine-client/: `Candidates`, `[Authorize]`, `Requires`, `After`):
  *   303 to the task page once applied (it then says "Answered by you at …");
  *   202 a page "accepted, being applied" when the worker was late;
  *   422 the form again with each refusal beside its field (values kept);
@@ -38,14 +38,14 @@ import type { BodyProblem } from "../../engine/values/body.js";
 import { valueDepthExceeds } from "../../json/depth.js";
 import { isStorableString } from "../../json/storable.js";
 import type { Runtime } from "../../runtime.js";
-import { dependency } from "../dependency.js";
+import { dependency } from "../../engine-client/dependency.js";
 import { csrfOk, signedInPage, type SignedIn } from "../identity/signed-in.js";
 import { setScriptlessPageHeaders } from "../page/headers.js";
 import { formBody, listRows } from "../page/form-body.js";
 import { labelOf, type PostedForm } from "../page/form.js";
 import { fieldError } from "../page/wording.js";
 import { readerOf } from "../page/reader.js";
-import { raiseAsPrincipal } from "../raise.js";
+import { engineClient } from "../../engine-client/client.js";
 import { acceptedDocument, notFoundDocument, refusedDocument, type Doc, taskDocument } from "./document.js";
 
 /** The route of a task page (interfaces.md "People inside the company"). */
@@ -114,6 +114,7 @@ function fieldErrors(view: TaskView, refusal: Refusal, lang: string): { errors: 
 }
 
 export function taskRouter(rt: Runtime): Router {
+  const client = engineClient(rt);
   const router = new Router({ sensitive: true, strict: true });
 
   /** The principal, the nonce and the view, or null once a page (303, 404) was answered. */
@@ -187,38 +188,37 @@ export function taskRouter(rt: Runtime): Router {
     if (valueDepthExceeds(body, rt.config.limits.maxInputDepth)) {
       return again(422, {}, `An answer is nested deeper than ${rt.config.limits.maxInputDepth} levels (SLOTFLOW_MAX_INPUT_DEPTH).`);
     }
-    try {
-      const raised = await raiseAsPrincipal(rt, { runId: view.run.id, alias: view.slot.alias, element }, body, who.principal);
-      if (raised.status === "accepted") return send(ctx, 202, acceptedDocument(doc, who, view, actionOf(ctx)));
+    const result = await client.raise({ runId: view.run.id, alias: view.slot.alias, element }, body, who.principal);
+    if (result.kind === "accepted") return send(ctx, 202, acceptedDocument(doc, who, view, actionOf(ctx)));
+    if (result.kind === "applied") {
       ctx.status = 303;
       ctx.redirect(actionOf(ctx));
-    } catch (err) {
-      if (!(err instanceof RefusalError)) throw err;
-      const refusal: Refusal = { code: err.code, detail: err.message, extra: err.extra };
-      switch (refusal.code) {
-        case "invalid-body": {
-          const { errors, rest } = fieldErrors(view, refusal, doc.reader.lang);
-          return again(422, errors, rest.length ? `Please check the answer: ${rest.join(" ")}` : null);
-        }
-        case "not-a-candidate":
-        case "authorize-denied":
-          return send(ctx, 403, refusedDocument(doc, who, view, refusal.code));
-        case "requires-failed":
-          return again(409, {}, refusal.detail);
-        case "handler-failed":
-        case "configuration-fault":
-          return again(409, {}, "The workflow could not apply this answer: nothing was changed. Tell the workflow's owner.");
-        case "slot-closed":
-        case "slot-not-open": {
-          const fresh = await dependency(rt.log, "database", () => taskView({ db: rt.db, sealer: rt.sealer, baseUrl: rt.config.baseUrl }, view.run.id, view.slot.alias, element, who.principal));
-          if (fresh) view = fresh;
-          return send(ctx, 409, taskDocument(doc, who, view, { csrf: who.csrf ?? "", action: actionOf(ctx), post: { values, errors: {}, rows: rowsOf(view, values, false) }, message: refusal.detail }, "Your answer was not applied."));
-        }
-        case "not-found":
-          return send(ctx, 404, notFoundDocument(doc, who));
-        default:
-          throw err;
+      return;
+    }
+    const refusal: Refusal = result.refusal;
+    switch (refusal.code) {
+      case "invalid-body": {
+        const { errors, rest } = fieldErrors(view, refusal, doc.reader.lang);
+        return again(422, errors, rest.length ? `Please check the answer: ${rest.join(" ")}` : null);
       }
+      case "not-a-candidate":
+      case "authorize-denied":
+        return send(ctx, 403, refusedDocument(doc, who, view, refusal.code));
+      case "requires-failed":
+        return again(409, {}, refusal.detail);
+      case "handler-failed":
+      case "configuration-fault":
+        return again(409, {}, "The workflow could not apply this answer: nothing was changed. Tell the workflow's owner.");
+      case "slot-closed":
+      case "slot-not-open": {
+        const fresh = await dependency(rt.log, "database", () => taskView({ db: rt.db, sealer: rt.sealer, baseUrl: rt.config.baseUrl }, view.run.id, view.slot.alias, element, who.principal));
+        if (fresh) view = fresh;
+        return send(ctx, 409, taskDocument(doc, who, view, { csrf: who.csrf ?? "", action: actionOf(ctx), post: { values, errors: {}, rows: rowsOf(view, values, false) }, message: refusal.detail }, "Your answer was not applied."));
+      }
+      case "not-found":
+        return send(ctx, 404, notFoundDocument(doc, who));
+      default:
+        throw new RefusalError(refusal);
     }
   });
 

@@ -1,5 +1,7 @@
 /**
- * Prometheus metrics (`GET /metrics` on the web port; on SLOTFLOW_METRICS_PORT for a process
+ * Prometheus metrics, shared by the web process and the workers (issue 39 item 1: they live outside
+ * src/web/, which the workers never import; the web's deposit counter is web/deposit-metrics.ts)
+ * (`GET /metrics` on the web port; on SLOTFLOW_METRICS_PORT for a process
  * without the web role). Labels are bounded sets — route templates, never raw paths, command
  * kinds, queue names and outcome codes — so no token can become a label value.
  *
@@ -20,7 +22,6 @@
  *   `slotflow_sweep_last_success_timestamp_seconds`, `slotflow_purge_lag_seconds`. A dependency that does not answer leaves its
  *   series out of that scrape (alert on `absent(...)` too).
  */
-import type { Middleware } from "koa";
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from "prom-client";
 import type { Db } from "../db.js";
 import type { Queues } from "../queue/queues.js";
@@ -93,26 +94,6 @@ export const sweeperMetrics = {
     registers: [registry],
   }),
 };
-
-/**
- * Counts every POST to the callback route by outcome, whoever answered it: `completed` (200),
- * `accepted` (202), `ctx.state.depositOutcome` when the handler names it (`replayed`), else the
- * problem code `sendProblem` wrote (`ctx.state.problemCode`), else the status.
- */
-export function countDeposits(callbackRoute: string): Middleware {
-  return async (ctx, next) => {
-    try {
-      await next();
-    } finally {
-      const matched = (ctx as unknown as { _matchedRoute?: string })._matchedRoute;
-      if (matched === callbackRoute && ctx.method === "POST") {
-        const state = ctx.state as { depositOutcome?: string; problemCode?: string };
-        const outcome = state.depositOutcome ?? (ctx.status === 200 ? "completed" : ctx.status === 202 ? "accepted" : String(state.problemCode ?? ctx.status));
-        metrics.deposits.inc({ outcome });
-      }
-    }
-  };
-}
 
 // --- read from PostgreSQL and Redis when scraped ---------------------------------------------
 

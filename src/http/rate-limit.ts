@@ -15,6 +15,8 @@
  * more than its budget across all processes; the price is that a lease left unspent when a
  * client stops sending lapses with its window (a client spread over P web processes may be
  * refused up to P × (lease − 1) requests early). With the default 600 a minute the lease is 6.
+ *
+ * In src/http/ (issue 39 item 1): shared by the web doors and MCP over HTTP, which imports no web/ module.
  */
 import type { Context } from "koa";
 import type { RedisClient } from "../queue/redis.js";

@@ -24,6 +24,8 @@
  *     revoke and every admin body, identity, chunked or compressed alike.
  *
  * Every refusal is thrown as a `RefusalError` before anything is looked up or changed.
+ *
+ * In src/http/ (issue 39 item 1): shared by the web doors and MCP over HTTP, which imports no web/ module.
  */
 import { createBrotliDecompress, createUnzip } from "node:zlib";
 import { pipeline, type Readable } from "node:stream";
