@@ -1,12 +1,12 @@
 /**
  * `npm run bench -- <name> [args…]`: runs bench/<name>.ts in its own Node process with its
- * arguments. Names: compile, deposits, mint, delivery, scale, sweep, purge, soak, memory, parts, statements, lsp, inbox, receipts, console.
+ * arguments. Names: compile, deposits, mint, delivery, scale, sweep, purge, soak, memory, parts, statements, lsp, inbox, receipts, console, calls.
  */
 import { spawnSync } from "node:child_process";
 import { existsSync } from "node:fs";
 import { fileURLToPath } from "node:url";
 
-const NAMES = ["compile", "deposits", "mint", "delivery", "scale", "sweep", "purge", "soak", "memory", "parts", "statements", "lsp", "inbox", "receipts", "console"];
+const NAMES = ["compile", "deposits", "mint", "delivery", "scale", "sweep", "purge", "soak", "memory", "parts", "statements", "lsp", "inbox", "receipts", "console", "calls"];
 const [name, ...args] = process.argv.slice(2);
 if (!name || !NAMES.includes(name)) {
   process.stderr.write(`usage: npm run bench -- <${NAMES.join("|")}> [args…]\n`);
