@@ -13,7 +13,10 @@
  *            run has finished: start + the call (off the run lock, in the worker) + its answer's step;
  *   task     as http, with `call task "bench.score"` served by `slotflow/worker` (a `TaskWorker` of
  *            concurrency C in its own process, bench/lib/task-worker-host.ts): start + the task's
- *            long-poll fetch, lease and completion (`/api/tasks/poll|complete`) + its answer's step.
+ *            long-poll fetch, lease and completion (`/api/tasks/poll|complete`) + its answer's step;
+ *   hop      the bare HTTP hop: N POSTs from this process to the same callee, C at once — the
+ *            ceiling of the network part of a call on this machine (CPU: this process, which is
+ *            both client and callee).
  *
  * For each: operations/s, CPU ms per operation over every process (web, worker, the task worker,
  * the database's PostgreSQL backends, redis-server; bench/lib/cluster.ts), SQL statements and
@@ -90,7 +93,7 @@ terminal state Failed
 `,
 };
 
-type Kind = "start" | "deposit" | "http" | "task";
+type Kind = "start" | "deposit" | "http" | "task" | "hop";
 
 export interface CallFigures extends LoadResult {
   kind: Kind;
@@ -229,6 +232,16 @@ try {
   bench.cluster.processes.splice(bench.cluster.processes.indexOf(warmWorker), 1);
 
   for (const c of CS) {
+    // the bare HTTP hop: this process posting to the callee (its own CPU, both sides)
+    {
+      const cpu0 = process.cpuUsage();
+      const t0 = performance.now();
+      const load = await drive(Array.from({ length: N }, () => '{"company":"Bench"}'), c, (body) => post(`${callee.url}/score`, body));
+      const ms = performance.now() - t0;
+      const used = process.cpuUsage(cpu0);
+      const cpuMs = (used.user + used.system) / 1000;
+      results.push(figures("hop", load, ms, { cpuMs: { "bench process (client + callee)": cpuMs }, counts: { sql: 0, redis: 0, sqlByVerb: {}, redisByName: {} }, redisServerCalls: 0, pauses: {} }));
+    }
     // start alone
     {
       const m = await bench.measure();
@@ -288,8 +301,8 @@ for (const c of CS) {
   const at = (k: Kind) => results.find((r) => r.kind === k && r.clients === c)!;
   const start = at("start").cpuMsPerOp;
   console.log(
-    `C=${c}: call − start: http ${fmt(at("http").cpuMsPerOp - start, 2)} CPU ms, task ${fmt(at("task").cpuMsPerOp - start, 2)} CPU ms; a deposit ${fmt(at("deposit").cpuMsPerOp, 2)} CPU ms`,
+    `C=${c}: call − start: http ${fmt(at("http").cpuMsPerOp - start, 2)} CPU ms, task ${fmt(at("task").cpuMsPerOp - start, 2)} CPU ms; a deposit ${fmt(at("deposit").cpuMsPerOp, 2)} CPU ms; the bare hop ${fmt(at("hop").cpuMsPerOp, 2)} CPU ms (${fmt(at("hop").donePerSecond)}/s)`,
   );
 }
-console.log(`callee answered ${callee.calls()} calls; ${loadNote(started)}`);
+console.log(`callee answered ${callee.calls()} requests (calls and hops); ${loadNote(started)}`);
 console.log(`wrote ${writeResult("calls", { n: N, clients: CS, results })}`);
