@@ -128,6 +128,7 @@ export async function deployDirectory(rt: Runtime, dir: string): Promise<void> {
       const r = await deploy(rt.db, readFileSync(path, "utf8"), path, {
         maxSourceBytes: rt.config.limits.maxSourceBytes,
         upgrade: { sealer: rt.sealer, baseUrl: rt.config.baseUrl, limits: rt.config.limits },
+        refuseTaskCalls: rt.config.nodeEnv === "production" && rt.config.workerTokens.length === 0,
       });
       await announceDeploy(rt, r.name);
       rt.log.info({ file: path, workflow: r.name, version: r.version, created: r.created }, "deployed");

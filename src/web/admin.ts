@@ -67,6 +67,7 @@ export function adminRouter(rt: Runtime): Router {
       maxSourceBytes: limits.maxSourceBytes,
       compile: compileOffThread,
       upgrade: { sealer: rt.sealer, baseUrl: rt.config.baseUrl, limits },
+      refuseTaskCalls: rt.config.nodeEnv === "production" && rt.config.workerTokens.length === 0,
     }));
     await announceDeploy(rt, result.name);
     const warnings = result.warnings.map(diagnosticJson);

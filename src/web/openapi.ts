@@ -306,7 +306,7 @@ export function openApiDocument(baseUrl: string, workflows: WorkflowSignature[] 
           requestBody: { required: true, content: { "text/plain": { schema: { type: "string" } } } },
           responses: responses(
             { "201": jsonOk("Deployed as a new version"), "200": jsonOk("Unchanged: same source as the current version") },
-            ["unauthorized", "invalid-workflow", "version-conflict", "unsupported-media-type", "payload-too-large", "method-not-allowed", "unavailable"],
+            ["unauthorized", "invalid-workflow", "version-conflict", "unsupported-media-type", "payload-too-large", "method-not-allowed", "configuration-fault", "unavailable"],
           ),
         },
       },

@@ -28,7 +28,8 @@ import { createDb, type Db } from "../../src/db.js";
 import { applyCommand, type EngineDeps } from "../../src/engine/commands/apply.js";
 import { prepareTaskAnswer } from "../../src/engine/commands/prepare.js";
 import { Sealer } from "../../src/engine/sealing/seal.js";
-import { deploy } from "../../src/engine/versions/deploy.js";
+import { deploy, taskTypesOf } from "../../src/engine/versions/deploy.js";
+import { RefusalCode, RefusalError } from "../../src/engine/refusals.js";
 import { requireWorker } from "../../src/web/auth.js";
 import { parsePoll } from "../../src/web/tasks-api.js";
 import { dropDatabase, freshDatabase, sql } from "../helpers/db.js";
@@ -182,6 +183,32 @@ test.serial("the start-up check names a deployed workflow with a call task", asy
   try {
     await t.notThrowsAsync(checkWorkerToken(other));
   } finally {
+    await dropDatabase(other);
+  }
+});
+
+test.serial("a deploy with refuseTaskCalls (production, no SLOTFLOW_WORKER_TOKEN) refuses a call task with 500 configuration-fault and deploys nothing; other workflows deploy", async (t) => {
+  const other = await freshDatabase("taskdeploy");
+  const odb = createDb(other, 2);
+  try {
+    const refused = await t.throwsAsync(deploy(odb, FAN, "fan.flow", { refuseTaskCalls: true }), { instanceOf: RefusalError });
+    t.is(refused.code, RefusalCode.ConfigurationFault);
+    t.regex(refused.message, /Workflow Fan has a `call task` \("store-fan"\).*set SLOTFLOW_WORKER_TOKEN/);
+    t.deepEqual(await sql(other, "SELECT name FROM workflows WHERE name = 'Fan'"), [], "nothing deployed");
+    const plain = `workflow Plain(a: string)
+event Ok(ok: bool)
+initial state Wait {
+  subscribe Ok(ok) as done {
+    Title: "Ok?"
+  }
+  on done(ok) -> End
+}
+terminal state End
+`;
+    t.like(await deploy(odb, plain, "plain.flow", { refuseTaskCalls: true }), { name: "Plain", created: true });
+    t.deepEqual(taskTypesOf((await db.workflowVersion.findFirstOrThrow({ where: { workflowName: "Fan" } })).compiled as never), ["store-fan"]);
+  } finally {
+    await odb.$disconnect();
     await dropDatabase(other);
   }
 });

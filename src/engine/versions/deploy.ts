@@ -108,6 +108,23 @@ export interface DeployOptions {
    * (a workflow name in a source is an identifier, which has no dot), so the prefix is reserved.
    */
   name?: string;
+  /**
+   * Refuse a workflow with a `call task` (500 configuration-fault, nothing deployed): task workers
+   * have no token to poll with. The web process and `serve --deploy` pass it in production
+   * without SLOTFLOW_WORKER_TOKEN (issue 41 item 3; interfaces.md "The TypeScript SDK": the token
+   * is required in production when any workflow has a `call task`) — the start-time check
+   * (cli/startup.ts checkWorkerToken) covers what was deployed before; this, what is deployed after.
+   */
+  refuseTaskCalls?: boolean;
+}
+
+/** The task types a workflow's `call task` slots name, sorted, each once (issue 41 item 3). */
+export function taskTypesOf(workflow: CompiledWorkflow): string[] {
+  const types = new Set<string>();
+  for (const state of Object.values(workflow.states)) {
+    for (const slot of state.slots) if (slot.call?.callee.type === "task") types.add(slot.call.callee.task);
+  }
+  return [...types].sort();
 }
 
 /**
@@ -132,7 +149,7 @@ async function unknownEndpointWarnings(db: Db, workflow: CompiledWorkflow): Prom
 
 /**
  * Compiles and deploys `source`. Throws RefusalError (payload-too-large, invalid-workflow,
- * version-conflict).
+ * version-conflict; configuration-fault with `refuseTaskCalls`).
  */
 export async function deploy(db: Db, source: string, file = "<source>", options: DeployOptions = {}): Promise<DeployResult> {
   const maxBytes = options.maxSourceBytes ?? DEFAULT_LIMITS.maxSourceBytes;
@@ -157,6 +174,14 @@ export async function deploy(db: Db, source: string, file = "<source>", options:
       refuse(RefusalCode.InvalidWorkflow, `The workflow has ${errors.length} error(s).`, {
         diagnostics: diagnostics.map(diagnosticJson),
       }),
+    );
+  }
+  if (options.refuseTaskCalls && taskTypesOf(workflow).length > 0) {
+    throw new RefusalError(
+      refuse(
+        RefusalCode.ConfigurationFault,
+        `Workflow ${workflow.name} has a \`call task\` (${taskTypesOf(workflow).map((t) => `"${t}"`).join(", ")}), and task workers need a token of their own in production: set SLOTFLOW_WORKER_TOKEN on the web processes (comma-separated tokens for rotation), then deploy again.`,
+      ),
     );
   }
   warnings.push(...(await unknownEndpointWarnings(db, workflow)));
