@@ -76,6 +76,7 @@ test.serial("the child's result answers the parent's call: the parent routes on 
   t.deepEqual(child.parent, { runId: run.id, alias: "onboard", element: null });
   const slot = run.slots.find((s) => s.alias === "onboard")!;
   t.like(slot, { kind: "call", callee: { type: "workflow", workflow: "Onboard", runId: child.id }, callStatus: "pending" });
+  await new Promise((r) => setTimeout(r, 60)); // the child runs at least this long: its call's ms says so
   await decide(child, true);
   await child.refresh();
   t.is(child.status, "finished", JSON.stringify(child.incidents));
@@ -83,6 +84,10 @@ test.serial("the child's result answers the parent's call: the parent routes on 
   await run.refresh();
   t.is(run.state, "Ordered");
   t.like(run.slots.find((s) => s.alias === "onboard"), { status: "completed", callStatus: "answered" });
+  // the attempt's time: from the slot's opening to the child's end (not 0: issue 40 item 5)
+  const attempt = run.history.find((h) => h.kind === "call-attempt")!.data as { ms: number; attempt: number };
+  t.is(attempt.attempt, 1);
+  t.true(attempt.ms >= 60, `ms ${attempt.ms}`);
 });
 
 test.serial("cancelling the parent cancels its child and the child's children", async (t) => {

@@ -19,7 +19,8 @@
  *   before the Deadline)`);
  * - **fail**: the call fails: the slot becomes `failed` and `on x.failed` runs (or, without one,
  *   the run waits in its state with the slot failed).
- * History: `call-attempt {alias, element, callId, attempt, status, ms, error}` for every attempt,
+ * History: `call-attempt {alias, element, callId, attempt, status, ms, error}` for every attempt
+ * (`ms`: the attempt's time; for `call workflow`, from the slot's opening to the child's end),
  * then `call-answered` or `call-failed {…, attempts, status, error}`. Never a header value.
  * Throws RuntimeFault from a handler (the caller records an incident; the job retries it later).
  */
@@ -86,7 +87,9 @@ export async function applyCallOutcome(step: Step, cmd: Extract<Command, { kind:
   call.lastStatus = r.status ?? null;
   step.changeCall(call);
   const where = { alias: slot.alias, element: slot.element, callId: call.id };
-  step.addHistory("call-attempt", { ...where, attempt: cmd.attempt, status: r.status ?? null, ms: r.ms, error: r.kind === "answer" ? null : r.error });
+  // a child run's answer (child.ts) carries no measured time: its call took from the slot's opening to now
+  const ms = call.type === "workflow" && slot.openedAt ? Math.max(0, step.now.getTime() - slot.openedAt.getTime()) : r.ms;
+  step.addHistory("call-attempt", { ...where, attempt: cmd.attempt, status: r.status ?? null, ms, error: r.kind === "answer" ? null : r.error });
   if (r.kind === "answer") {
     const answer = readAnswer(step, slot, r.body ?? null);
     if (!answer.ok) return failCall(step, slot, call, answer.error);
