@@ -9,10 +9,11 @@
  * 50–400 ms with a score fixed by the tag; for one tag in eight its first request gets a 503, so
  * retries happen outside the faults too.
  *
- * CALL_RUNS runs (default 100) of a workflow whose first state holds
+ * SLOTFLOW_FAULTS_CALL_RUNS runs (default 100) of a workflow whose first state holds
  * `call http "svc" as credit returns Scored { … Attempts: 5 }` are started; a third of the way in,
- * once the callee holds requests in flight, a worker is killed with `kill -9` (mid-attempt) and a
- * new one started; two thirds of the way in, Redis is restarted (SHUTDOWN, AOF kept, start).
+ * once the callee holds more requests than one worker may send to an endpoint at once (4, so both
+ * workers hold some; asserted), a worker is killed with `kill -9` (mid-attempt) and a new one
+ * started; two thirds of the way in, Redis is restarted (SHUTDOWN, AOF kept, start).
  *
  * Checks, after a bounded wait: every run finished, in the state its callee's answer routes to;
  * per run one call row `answered`, one `call-answered` and one `event` history entry (the answer
@@ -128,7 +129,7 @@ test.serial("kill -9 a worker and restart Redis during a burst of calls: every a
   redis = await startRedis({ appendonly: true });
   const c = (cluster = await startCluster("callsburst", {
     roles: [],
-    env: { REDIS_URL: redis.url, SLOTFLOW_ENDPOINTS_ALLOW_PRIVATE: "1", SLOTFLOW_RATE_LIMIT_PER_MINUTE: "1000000", SLOTFLOW_WORKER_CONCURRENCY: "8" },
+    env: { REDIS_URL: redis.url, SLOTFLOW_ENDPOINTS_ALLOW_PRIVATE: "1", SLOTFLOW_RATE_LIMIT_PER_MINUTE: "1000000", SLOTFLOW_WORKER_CONCURRENCY: "8", SLOTFLOW_CALL_ENDPOINT_CONCURRENCY: "4" },
   }));
   await c.spawn("web");
   for (const role of ["worker", "worker", "sweeper"] as const) await c.spawn(role);
@@ -153,7 +154,9 @@ test.serial("kill -9 a worker and restart Redis during a burst of calls: every a
       faults.push(
         (async () => {
           const end = Date.now() + 20_000;
-          while (inFlight === 0 && Date.now() < end) await sleep(5);
+          // more requests in flight than one worker may hold (SLOTFLOW_CALL_ENDPOINT_CONCURRENCY 4):
+          // both workers hold some, so the kill certainly hits attempts under way
+          while (inFlight <= 4 && Date.now() < end) await sleep(2);
           activeAtKill = inFlight;
           const w = c.processes.find((x) => x.role === "worker" && !killed.has(x))!;
           killed.add(w);
@@ -226,9 +229,11 @@ test.serial("kill -9 a worker and restart Redis during a burst of calls: every a
   const keyOwners = new Map<string, string>();
   const callee_problems: string[] = [];
   let repeats = 0;
+  let remade = 0; // an attempt made again after the callee had answered 200: its answer was lost with the killed worker
   for (const [tag, list] of seen) {
     const keys = new Set(list.map((s) => s.key));
     repeats += list.length - 1;
+    if (list.slice(0, -1).some((s) => s.status === 200)) remade++;
     if (keys.size !== 1) callee_problems.push(`${tag}: ${keys.size} keys over ${list.length} requests`);
     for (const k of keys) {
       if (keyOwners.has(k) && keyOwners.get(k) !== tag) callee_problems.push(`key ${k} used by ${keyOwners.get(k)} and ${tag}`);
@@ -237,9 +242,9 @@ test.serial("kill -9 a worker and restart Redis during a burst of calls: every a
     if (list.some((s) => !s.verified)) callee_problems.push(`${tag}: a request whose signature did not verify`);
   }
   const requests = [...seen.values()].reduce((n, l) => n + l.length, 0);
-  t.log(`runs ${RUNS} | requests ${requests} | repeats ${repeats} | in flight at kill ${activeAtKill} | flaky tags ${[...seen.keys()].filter(flaky).length} | ${seconds} s`);
+  t.log(`runs ${RUNS} | requests ${requests} | repeats ${repeats} | in flight at kill ${activeAtKill} | answered yet made again ${remade} | flaky tags ${[...seen.keys()].filter(flaky).length} | ${seconds} s`);
 
-  t.true(activeAtKill > 0, "the kill hit requests in flight");
+  t.true(activeAtKill > 4, `the kill hit attempts under way: ${activeAtKill} requests in flight, more than one worker's 4`);
   t.deepEqual(problems, [], "every run finished once, on its answer, its call answered once with one key");
   t.deepEqual(callee_problems, [], "the callee saw repeats only with the same Idempotency-Key, keys distinct across runs, every signature valid");
   const died = c.processes.filter((p) => !killed.has(p) && (p.child.exitCode !== null || p.child.signalCode !== null));
