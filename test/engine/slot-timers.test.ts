@@ -142,3 +142,29 @@ test.serial("an upgrade adds a kept slot's new timer to each open element of a l
   await run.advanceTime("2d");
   t.is(run.entities.doc.reminders, 2);
 });
+
+test.serial("a slot that expires stops its timers; so does drop slot", async (t) => {
+  const wf = await Workflow.deploy(`workflow Stops(doc: Doc)
+entity Doc { reminders: int; status: string? }
+event Approve(ok: bool)
+initial state Review {
+  subscribe Approve(ok) as late {
+    Candidates: anyone()
+    Deadline: 90m
+    every 1h { doc.reminders = doc.reminders + 1 }
+  }
+  subscribe Approve(ok) as dropped {
+    Candidates: anyone()
+    every 1h { doc.reminders = doc.reminders + 100 }
+  }
+  on late.expired { drop slot dropped }
+}
+terminal state Done
+`);
+  const run = await wf.start({ doc: { reminders: 0, status: null } });
+  t.is(run.slotTimers.length, 2);
+  await run.advanceTime("5h");
+  t.is(run.entities.doc.reminders, 101, "each fired once, at 1h; at 90m one slot expired and the other was dropped");
+  t.deepEqual(run.slots.map((s) => `${s.alias}=${s.status}`).sort(), ["dropped=dropped", "late=expired"]);
+  t.deepEqual(run.slotTimers, []);
+});
