@@ -212,7 +212,13 @@ export type Setting =
   /** `Timeout: expr` (v0.5; calls only): a `duration`, per attempt. */
   | { kind: "timeout"; expr: Expr; range: Range }
   /** `Attempts: expr` (v0.5; calls only): an `int` ≥ 1, attempts in all. */
-  | { kind: "attempts"; expr: Expr; range: Range };
+  | { kind: "attempts"; expr: Expr; range: Range }
+  /**
+   * `after D { … }` / `every P [after D] { … }` inside a `subscribe` or `call` (issue 43 item 3,
+   * language reference "Timers on a slot, per element"): runs while the slot (each element, when
+   * fanned out) is open, its clock starting when it opens.
+   */
+  | Timer;
 
 export interface EnterBlock {
   kind: "enter";

@@ -289,7 +289,7 @@ export class ExprChecker {
     if (slot.fannedOut && env.elementAlias !== slot.alias) {
       report.error(
         Codes.CallbackUrlFanOut,
-        `cannot mint a link for '${slot.alias}': it is fanned out (for each), one alias for many slots, so a link could not name the slot it completes; mint one per element inside its 'each { … }'`,
+        `cannot mint a link for '${slot.alias}': it is fanned out (for each), one alias for many slots, so a link could not name the slot it completes; mint one per element inside its 'each { … }' or a timer on it (every 2d { … } in its block)`,
         e.range,
       );
     } else if (env.closedAlias === slot.alias) {
@@ -327,7 +327,7 @@ export class ExprChecker {
     if (slot.fannedOut && env.elementAlias !== slot.alias) {
       this.ctx.report.error(
         Codes.CallbackUrlFanOut,
-        `cannot name the task of '${slot.alias}': it is fanned out (for each), one alias for many slots; name one element's task inside its 'each { … }'`,
+        `cannot name the task of '${slot.alias}': it is fanned out (for each), one alias for many slots; name one element's task inside its 'each { … }' or a timer on it`,
         e.range,
       );
     }

@@ -64,7 +64,7 @@ function alwaysTaken(arms: Arm[]): boolean {
 const SETTING_NAMES = {
   candidates: "Candidates", requires: "Requires", after: "After", deadline: "Deadline", title: "Title", intro: "Intro",
   quorum: "Quorum", each: "each", forwardable: "Forwardable", language: "Language",
-  method: "Method", path: "Path", input: "Input", timeout: "Timeout", attempts: "Attempts",
+  method: "Method", path: "Path", input: "Input", timeout: "Timeout", attempts: "Attempts", timer: "a timer",
 } as const satisfies Record<Setting["kind"], string>;
 
 export class StateChecker {
@@ -271,7 +271,8 @@ export class StateChecker {
     const seen = new Set<string>();
     for (const setting of sub.settings) {
       const name = SETTING_NAMES[setting.kind];
-      if (seen.has(setting.kind)) report.error(Codes.DuplicateSetting, `${name} is given twice`, setting.range);
+      // a slot may hold several timers (issue 43 item 3); every other setting is given once
+      if (seen.has(setting.kind) && setting.kind !== "timer") report.error(Codes.DuplicateSetting, `${name} is given twice`, setting.range);
       seen.add(setting.kind);
       // v0.5: a person's settings on a call, a call's on a subscribe (FLOW371)
       const misplaced = callSettingProblem(sub, setting, name);
@@ -360,6 +361,15 @@ export class StateChecker {
               row.range,
             );
           }
+          break;
+        }
+        case "timer": {
+          // issue 43 item 3: a timer on a slot runs per open element, in the scope of `each`
+          const scope = base.child();
+          for (const other of state.slots.values()) {
+            this.ctx.stmts.declare(scope, { kind: "alias", name: other.alias, type: { kind: "slot", alias: other.alias }, range: other.decl.alias.range, slot: other });
+          }
+          this.checkTimer(setting, { scope, closedAlias: null, elementAlias: sub.forEach ? sub.alias.name : null, state });
           break;
         }
         case "each": {
@@ -496,7 +506,9 @@ export class StateChecker {
   /**
    * A timer (issue 19): its durations are `duration`s over the workflow parameters (evaluated when
    * the state is entered); `every` needs a period of at least one minute (FLOW341, for a literal;
-   * a computed period is held to it at run time). Its handler is checked like any handler.
+   * a computed period is held to it at run time). Its handler is checked like any handler. A
+   * timer on a slot (issue 43 item 3) comes with `env` of that slot's `each` (the fan-out
+   * variable, the alias standing for the element's slot).
    */
   private checkTimer(m: Timer, env: StmtEnv): void {
     const report = this.ctx.report;
@@ -563,6 +575,8 @@ export class StateChecker {
       for (const m of s.members) {
         if (m.kind === "on" || m.kind === "onExpired" || m.kind === "onFailed" || m.kind === "timer") for (const a of m.handler.arms) targets.push(a.target.name);
         if (m.kind === "enter") for (const a of m.arms) targets.push(a.target.name);
+        // issue 43 item 3: a timer on a slot may move the run on too
+        if (m.kind === "subscribe" || m.kind === "call") for (const t of m.settings) if (t.kind === "timer") for (const a of t.handler.arms) targets.push(a.target.name);
       }
       next.set(s.name.name, targets);
     }

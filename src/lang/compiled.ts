@@ -162,6 +162,14 @@ export interface CompiledSlot {
    */
   each?: Statement[];
   /**
+   * Timers on the slot (issue 43 item 3; language reference "Timers on a slot, per element"), in
+   * source order, `index` their position among this slot's timers: each runs while the slot (every
+   * element, when fanned out) is open, its clock starting when it opens, and stops when it closes;
+   * the handler runs with the fan-out variable bound and the alias naming the element's slot.
+   * Absent when none (an additive key: forms compiled before read as having none).
+   */
+  timers?: CompiledTimer[];
+  /**
    * `Forwardable: expr` (v0.4 "Many responders, forwarding, and receipts") — a `bool` over the
    * workflow parameters and the fan-out variable, evaluated when a link holder asks to forward
    * (`POST …/callback/{token}/forward`); absent (the default) or false: not forwardable.

@@ -6,7 +6,7 @@
  * without a prototype: look names up with `Object.hasOwn` (after a JSON round trip they are plain
  * objects again, and names such as `constructor` are valid identifiers).
  */
-import type { Arm, CallDecl, Expr, FlowFile, Handler, LangVariant, Setting, StateDecl } from "./ast.js";
+import type { Arm, CallDecl, Expr, FlowFile, Handler, LangVariant, Setting, StateDecl, Timer } from "./ast.js";
 import { canonicalTag } from "./check-languages.js";
 import type { CheckedModel } from "./checker.js";
 import {
@@ -130,6 +130,18 @@ function manyResponders(settings: Setting[]): Pick<CompiledSlot, "quorum" | "eac
   return { ...(quorum ? { quorum } : {}), ...(each ? { each } : {}) };
 }
 
+/** One compiled timer (a state's, or a slot's: issue 43 item 3); `schedule` is its header as written. */
+function compiledTimer(m: Timer, index: number, source: string): CompiledTimer {
+  const header = source.slice(m.range.start.offset, m.handler.range.start.offset).trim().replace(/\s+/g, " ");
+  return { index, every: m.mode === "every", duration: m.duration, first: m.first, schedule: header || m.mode, handler: m.handler };
+}
+
+/** The timers on a slot (issue 43 item 3) as an optional key, present only when it has some. */
+function slotTimers(settings: Setting[], source: string): Pick<CompiledSlot, "timers"> {
+  const timers = settings.filter((s): s is Timer => s.kind === "timer").map((t, i) => compiledTimer(t, i, source));
+  return timers.length > 0 ? { timers } : {};
+}
+
 function state(s: StateDecl, model: CheckedModel, source: string): CompiledState {
   const slots: CompiledSlot[] = [];
   const enter: CompiledState["enter"] = [];
@@ -160,6 +172,7 @@ function state(s: StateDecl, model: CheckedModel, source: string): CompiledState
           deadline: setting(m.settings, "deadline")?.expr ?? null,
           ...pageText(m.settings),
           ...manyResponders(m.settings),
+          ...slotTimers(m.settings, source),
           ...forwardable(m.settings),
         });
         break;
@@ -179,6 +192,7 @@ function state(s: StateDecl, model: CheckedModel, source: string): CompiledState
           after: setting(m.settings, "after")?.aliases.map((a) => a.name) ?? [],
           deadline: setting(m.settings, "deadline")?.expr ?? null,
           ...manyResponders(m.settings),
+          ...slotTimers(m.settings, source),
         });
         break;
       }
@@ -189,18 +203,9 @@ function state(s: StateDecl, model: CheckedModel, source: string): CompiledState
         enter.push(m.body);
         if (m.arms.length > 0) enterArms = m.arms;
         break;
-      case "timer": {
-        const header = source.slice(m.range.start.offset, m.handler.range.start.offset).trim().replace(/\s+/g, " ");
-        timers.push({
-          index: timers.length,
-          every: m.mode === "every",
-          duration: m.duration,
-          first: m.first,
-          schedule: header || m.mode,
-          handler: m.handler,
-        });
+      case "timer":
+        timers.push(compiledTimer(m, timers.length, source));
         break;
-      }
       case "on":
         on.push([m.alias.name, { alias: m.alias.name, params: m.params.map((p) => p.name), handler: m.handler }]);
         break;

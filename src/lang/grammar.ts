@@ -21,7 +21,7 @@ import {
 } from "chevrotain";
 import type {
   Annotation, Arm, AuthorizeAttr, Callee, EntityDecl, EventDecl, Expr, FieldDecl, FieldInit, FlowFile,
-  Handler, Ident, LiteralExpr, MapEventDecl, Member, Param, Range, Setting, StateDecl, Statement, TypeRef,
+  Handler, Ident, LiteralExpr, MapEventDecl, Member, Param, Range, Setting, StateDecl, Statement, Timer, TypeRef,
 } from "./ast.js";
 import { AstBuilder, describeToken } from "./build.js";
 import { Codes } from "./codes.js";
@@ -544,24 +544,40 @@ class FlowParser extends EmbeddedActionsParser {
    */
   private timerDecl = this.RULE("timerDecl", (): Member => {
     const word = this.CONSUME(Identifier);
-    const duration = this.SUBRULE(this.expression);
-    let second: IToken | null = null;
-    let first: Expr | null = null;
-    this.OPTION(() => {
-      second = this.CONSUME2(Identifier);
-      first = this.SUBRULE2(this.expression);
-    });
-    const handler = this.SUBRULE(this.handlerOrArrow);
-    return this.ACTION(() => {
-      const mode = word.image === "every" ? ("every" as const) : ("after" as const);
-      const s = second as IToken | null;
-      if (s !== null) {
-        if (mode === "after") this.b.error(Codes.UnexpectedToken, `'after D' takes one duration; write 'every P after D' for a repeating timer`, this.b.tr(s));
-        else this.b.expectWord(s, "after", "after the period of 'every'");
-      }
-      return { kind: "timer" as const, mode, duration, first: mode === "every" ? first : null, handler, range: this.b.span(word, handler.range) };
-    });
+    const rest = this.SUBRULE(this.timerRest);
+    return this.ACTION(() => this.buildTimer(word, rest));
   }, RECOVER.member);
+
+  /**
+   * What follows `after`/`every` in a timer, a state's member or (issue 43 item 3) a slot's
+   * setting: the duration, an optional `after D` (for `every`), the handler.
+   */
+  private timerRest = this.RULE(
+    "timerRest",
+    (): { duration: Expr; second: IToken | null; first: Expr | null; handler: Handler } => {
+      const duration = this.SUBRULE(this.expression);
+      let second: IToken | null = null;
+      let first: Expr | null = null;
+      this.OPTION(() => {
+        second = this.CONSUME(Identifier);
+        first = this.SUBRULE2(this.expression);
+      });
+      const handler = this.SUBRULE(this.handlerOrArrow);
+      return { duration, second, first, handler };
+    },
+    { recoveryValueFunc: () => ({ duration: ERROR_EXPR, second: null, first: null, handler: { statements: [], arms: [], range: NOWHERE } }) },
+  );
+
+  /** A `Timer` from its word and the rest; `after D after D2` is reported (UnexpectedToken). */
+  private buildTimer(word: IToken, rest: { duration: Expr; second: IToken | null; first: Expr | null; handler: Handler }): Timer {
+    const mode = word.image === "every" ? ("every" as const) : ("after" as const);
+    const s = rest.second;
+    if (s !== null) {
+      if (mode === "after") this.b.error(Codes.UnexpectedToken, `'after D' takes one duration; write 'every P after D' for a repeating timer`, this.b.tr(s));
+      else this.b.expectWord(s, "after", "after the period of 'every'");
+    }
+    return { kind: "timer" as const, mode, duration: rest.duration, first: mode === "every" ? rest.first : null, handler: rest.handler, range: this.b.span(word, rest.handler.range) };
+  }
 
   private subscribeDecl = this.RULE("subscribeDecl", (): Member => {
     const kw = this.CONSUME(Kw.subscribe);
@@ -738,6 +754,15 @@ class FlowParser extends EmbeddedActionsParser {
     (): Setting | null => {
       const name = this.CONSUME(Identifier);
       return this.OR([
+        {
+          // issue 43 item 3: a timer on a slot, `after D { … }` / `every P [after D] { … }`
+          GATE: () => TIMER_WORDS.has(name.image) && this.LA(1).tokenType !== Colon && this.LA(1).tokenType !== LCurly,
+          IGNORE_AMBIGUITIES: true,
+          ALT: () => {
+            const rest = this.SUBRULE2(this.timerRest);
+            return this.ACTION(() => this.buildTimer(name, rest));
+          },
+        },
         {
           // `Input { name: expr, … }` (v0.5 calls): the setting with a block of fields
           GATE: () => name.image === "Input",

@@ -256,6 +256,8 @@ export class TestRun {
   slots: RunView["slots"] = [];
   /** Scheduled timers of the current state: `{ index, schedule, next }` (issue 19). */
   timers: RunView["timers"] = [];
+  /** Scheduled timers on the current state's slots, per element: `{ alias, element, index, schedule, next }` (issue 43 item 3). */
+  slotTimers: RunView["slotTimers"] = [];
   incidents: RunView["incidents"] = [];
   history: RunView["history"] = [];
   /** v0.5 child runs: the run and call slot that started this run (`{runId, alias, element}`), else null. */
@@ -347,6 +349,7 @@ export class TestRun {
     this.version = view.version;
     this.slots = view.slots;
     this.timers = view.timers;
+    this.slotTimers = view.slotTimers;
     this.incidents = view.incidents;
     this.history = view.history;
     this.parent = view.parent;

@@ -69,7 +69,7 @@ test("completion in subscribe E( offers the event's parameter names; in the bloc
   const params = at(inExpense("subscribe Review(approve", 0, 17));
   t.deepEqual(labels(completion(params.a, params.pos)), ["approve", "comment"]);
   const settings = at(inExpense("    Candidates: role(\"manager\"), user", 0, 4));
-  t.deepEqual(labels(completion(settings.a, settings.pos)), ["Candidates", "Requires", "After", "Deadline", "Title", "Intro", "Quorum", "Forwardable", "Language", "each"]);
+  t.deepEqual(labels(completion(settings.a, settings.pos)), ["Candidates", "Requires", "After", "Deadline", "Title", "Intro", "Quorum", "Forwardable", "Language", "each", "after", "every"]);
 });
 
 test("completion after `x.` offers an entity's fields, a slot's members, a principal's members", (t) => {

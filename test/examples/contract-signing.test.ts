@@ -139,3 +139,21 @@ test.serial("fewer than two signers is a runtime error of the start: the quorum 
   t.is(err!.code, "handler-failed");
   t.regex(err!.message, /Quorum of slot "signatures" is 2: it must be between 1 and the 1 elements/);
 });
+
+test.serial("issue 43 item 3: every 3 days each signer who has not signed is reminded with a fresh link; the old link answers link-retired", async (t) => {
+  const run = await (await Workflow.deploy("examples/contract-signing.flow")).start(input());
+  const first = await signerLinks(run);
+  await Workflow.Redeem(first.get("ann@example.com")!, { agree: true });
+  await run.advanceTime("3d");
+  const reminders = (await run.outbox()).filter((m) => m.subject === "Reminder: please sign NDA");
+  t.deepEqual(reminders.map((m) => m.to).sort(), ["bob@example.com", "cem@example.com"], "ann has signed: no reminder for her");
+  const fresh = new Map(reminders.map((m) => [m.to, /https?:\/\/\S+\/api\/workflow\/callback\/\S+/.exec(m.body!)![0]]));
+  const old = await t.throwsAsync(Workflow.Redeem(first.get("bob@example.com")!, { agree: true }), { instanceOf: RefusalError });
+  t.is(old!.code, "link-retired");
+  await Workflow.Redeem(fresh.get("bob@example.com")!, { agree: true });
+  await run.refresh();
+  t.deepEqual(run.slots.filter((s) => s.alias === "signatures").map((s) => s.status), ["completed", "completed", "cancelled"]);
+  t.deepEqual(run.slotTimers, [], "the quorum stopped cem's reminders");
+  await run.advanceTime("3d");
+  t.is((await run.outbox()).filter((m) => m.subject === "Reminder: please sign NDA").length, 2);
+});

@@ -10,14 +10,14 @@
  * | after `on`, `drop slot`, in `After:`    | the slot aliases of the enclosing state    |
  * | `subscribe E(` …                        | E's parameter names, in order              |
  * | after `subscribe`, `map event`, `to`    | the events                                 |
- * | a line of a `subscribe … { }` block      | the setting names (`Candidates:` …, `each { }`) |
+ * | a line of a `subscribe … { }` block      | the setting names (`Candidates:` …, `each { }`, timers `after`/`every`: issue 43 item 3) |
  * | in `send message … { }`                 | its fields (`text:`, `link:`, `label:`, `answer:`) |
  * | after `answer:` in `send message … { }` | the slot aliases of the enclosing state (v0.4) |
  * | after `x.`                              | x's fields (entity), `done`/`count`/`CallbackUrl()`/`TaskUrl()` (slot), `done`/`count`/`error`/`status`/`attempts` (a call's slot, v0.5), a principal's members |
  * | after `on x.`                           | `expired`, and `failed` for a call (v0.5)  |
  * | after `call`                            | `http "…"`, `task "…"`, `workflow …` (v0.5) |
  * | after `returns`                         | the events (v0.5)                          |
- * | a line of a `call … { }` block          | the call settings (`Method:` … `Input { }` …) (v0.5) |
+ * | a line of a `call … { }` block          | the call settings (`Method:` … `Input { }` …) (v0.5), timers `after`/`every` |
  * | after `Method:`                         | GET, POST, PUT, PATCH, DELETE (v0.5)       |
  * | after `:` in a declaration, in `list<`  | the types (scalars and entities)           |
  * | after `@`                               | the annotations: `@label` … and the constraints `@min` … `@oneOf` (v0.5) |
@@ -95,6 +95,11 @@ export function completion(a: Analysis, pos: Position): CompletionItem[] {
   const inner = blocks.at(-1);
   const symbols = (kind: string) => (index?.symbols ?? []).filter((s) => s.kind === kind);
   const item = (label: string, kind: CompletionItemKind, detail?: string): CompletionItem => ({ label, kind, ...(detail ? { detail } : {}) });
+  // issue 43 item 3: timers on a slot, per open element
+  const slotTimers: CompletionItem[] = [
+    { ...item("after", CompletionItemKind.Keyword, "a timer on the slot: runs once, D after it (each element) opens"), insertText: "after ${1:1d} {\n\t$0\n}", insertTextFormat: InsertTextFormat.Snippet },
+    { ...item("every", CompletionItemKind.Keyword, "a timer on the slot: runs every P while it (each element) is open"), insertText: "every ${1:2d} {\n\t$0\n}", insertTextFormat: InsertTextFormat.Snippet },
+  ];
   const aliases = (): CompletionItem[] => {
     const state = symbols("state").find((s) => s.name === stateName);
     return (state?.children ?? []).filter((s) => s.kind === "alias").map((s) => item(s.name, CompletionItemKind.Property, `slot of ${s.container}`));
@@ -125,6 +130,7 @@ export function completion(a: Analysis, pos: Position): CompletionItem[] {
         ...(s.block ? { insertTextFormat: InsertTextFormat.Snippet } : {}),
       })),
       { ...item("each", CompletionItemKind.Property, "runs once per element of a fanned-out call"), insertText: "each {\n\t$0\n}", insertTextFormat: InsertTextFormat.Snippet },
+      ...slotTimers,
     ];
   }
   if (/^\s*on\s+[A-Za-z_0-9]*$/.test(before) || /\bdrop\s+slot\s+[A-Za-z_0-9]*$/.test(before) || /^\s*After\s*:[\sA-Za-z_0-9,]*$/.test(before)) {
@@ -144,6 +150,7 @@ export function completion(a: Analysis, pos: Position): CompletionItem[] {
       ...SETTINGS.map((s) => ({ ...item(s, CompletionItemKind.Property, SETTING_DETAIL[s] ?? "slot setting"), insertText: `${s}: ` })),
       // v0.4 Many responders: the one setting with a block
       { ...item("each", CompletionItemKind.Property, "runs once per element of a fanned-out slot"), insertText: "each {\n\t$0\n}", insertTextFormat: InsertTextFormat.Snippet },
+      ...slotTimers,
     ];
   }
   const inMessage = inner?.head[0]?.image === "send" && inner.head[1]?.image === "message";

@@ -7,12 +7,12 @@
  * visit or its deadline has not passed — the sweeper may lag or repeat itself.
  * Throws RuntimeFault from the handler (the caller records an incident; the sweeper retries later).
  *
- * A timer row (timer.ts) is fired the same way: the same skips, then its handler runs (issue 19).
+ * A timer row (timer.ts) is fired the same way: the same skips, then its handler runs (issue 19);
+ * a timer on a slot (issue 43 item 3) runs in that element's scope (slot.ts `timerScope`).
  */
 import { afterHandler, runHandler } from "../lifecycles/run.js";
-import { expireSlot, slotScope } from "../lifecycles/slot.js";
+import { expireSlot, slotScope, timerScope } from "../lifecycles/slot.js";
 import { fireTimer, isTimerAlias } from "../lifecycles/timer.js";
-import { Scope } from "../../lang/runtime/interpreter.js";
 import type { Step } from "../step.js";
 import { applied, summary, type CommandResult } from "./result.js";
 import type { Command } from "./types.js";
@@ -24,7 +24,7 @@ export async function expire(step: Step, cmd: Extract<Command, { kind: "expire" 
   }
   if (isTimerAlias(slot.alias)) {
     const timer = fireTimer(step, slot);
-    if (timer) runHandler(step, timer.handler, new Scope());
+    if (timer) runHandler(step, timer.handler, timerScope(step, slot));
     else afterHandler(step);
     return applied(step, "fired");
   }

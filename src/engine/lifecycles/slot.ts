@@ -16,6 +16,9 @@
  *
  * Every close records why the slot's live link dies (link.ts records it in the history now and
  * writes it at flush).
+ *
+ * The timers on a slot (issue 43 item 3, timer.ts) start when it (each element) opens and are
+ * cancelled by any close.
  */
 import { randomUUID } from "node:crypto";
 import { DEFAULT_LIMITS } from "../../config.js";
@@ -25,7 +28,7 @@ import { callOf, cancelCallOf, startCall } from "./call.js";
 import { killLiveLink } from "./link.js";
 import type { LinkEndReason } from "../refusals.js";
 import type { SlotRecord, SlotStatus, Step } from "../step.js";
-import { isTimerAlias } from "./timer.js";
+import { cancelSlotTimers, isTimerAlias, slotTimerOf, startSlotTimers } from "./timer.js";
 import { Duration, type Value } from "../../lang/runtime/values.js";
 
 export function isSlotLive(slot: SlotRecord): boolean {
@@ -146,9 +149,24 @@ export function runEachBlocks(step: Step, created: SlotRecord[]): void {
     if (slot.element === null || !isSlotLive(slot)) continue;
     const decl = declOf(step, slot);
     if (!decl.each || !decl.forEach) continue;
-    const scope = Scope.of({ [decl.forEach.variable]: slot.elementValue, [decl.alias]: elementRef(decl.alias, slot.element) });
-    execute(step, scope, decl.each);
+    execute(step, elementScope(decl, slot), decl.each);
   }
+}
+
+/** The scope of `each` for element `slot` of fanned-out `decl`: the fan-out variable, the alias naming that element's slot. */
+function elementScope(decl: CompiledSlot, slot: SlotRecord): Scope {
+  return Scope.of({ [decl.forEach!.variable]: slot.elementValue, [decl.alias]: elementRef(decl.alias, slot.element!) });
+}
+
+/**
+ * The scope a slot timer's handler runs in (issue 43 item 3): for a fanned-out slot that of its
+ * `each` (timer row `row` carries the element and its value); otherwise an empty one. A row of a
+ * state timer gets an empty one too.
+ */
+export function timerScope(step: Step, row: SlotRecord): Scope {
+  const onSlot = slotTimerOf(row.alias);
+  const decl = onSlot ? step.workflow.states[row.state]?.slots.find((s) => s.alias === onSlot.alias) : undefined;
+  return decl?.forEach && row.element !== null ? elementScope(decl, { ...row, alias: decl.alias }) : new Scope();
 }
 
 /**
@@ -194,6 +212,7 @@ function openSlot(step: Step, slot: SlotRecord, decl: CompiledSlot): void {
   }
   step.markSlotDirty(slot);
   step.addHistory("slot-opened", { alias: slot.alias, element: slot.element, deadline: slot.deadline?.toISOString() ?? null });
+  if (decl.timers) startSlotTimers(step, slot, decl.timers, step.now);
   if (callOf(decl)) step.openedCalls.push(slot);
 }
 
@@ -218,6 +237,7 @@ function close(step: Step, slot: SlotRecord, status: SlotStatus, linkReason: Lin
   killLiveLink(step, slot, linkReason);
   step.addHistory(`slot-${status}`, { alias: slot.alias, element: slot.element });
   cancelCallOf(step, slot);
+  cancelSlotTimers(step, slot);
 }
 
 /** A call slot whose call failed (v0.5; commands/call.ts, after call.ts ended the call): `failed`. */

@@ -6,7 +6,7 @@
  */
 import type { Db } from "../../db.js";
 import type { AnsweredBy } from "../commands/types.js";
-import { isTimerAlias, timerIndex } from "../lifecycles/timer.js";
+import { isTimerAlias, slotTimerOf, timerIndex } from "../lifecycles/timer.js";
 import { loadVersion } from "../versions/workflows.js";
 import { redactForOutput, redactStoredText, redactTokens, type Sealer } from "../sealing/seal.js";
 
@@ -75,9 +75,22 @@ export async function showRun(db: Db, sealer: Sealer, runId: string) {
      * timers), `schedule` (its header as written, `every 2d after 1d`), `next` (the next firing).
      */
     timers: run.slots
-      .filter((s) => isTimerAlias(s.alias) && s.status === "open" && s.visit === run.visit && s.state === run.state)
+      .filter((s) => isTimerAlias(s.alias) && slotTimerOf(s.alias) === null && s.status === "open" && s.visit === run.visit && s.state === run.state)
       .map((s) => ({ index: timerIndex(s.alias), schedule: scheduleOf(s.alias), next: s.deadline }))
       .sort((a, b) => (a.index ?? 0) - (b.index ?? 0)),
+    /**
+     * The scheduled timers on the current state's slots (issue 43 item 3), one per open slot
+     * (element) and timer: `alias`, `element` (null unless fanned out), `index` (its place among
+     * the slot's timers), `schedule` (its header as written), `next` (the next firing).
+     */
+    slotTimers: run.slots
+      .filter((s) => slotTimerOf(s.alias) !== null && s.status === "open" && s.visit === run.visit && s.state === run.state)
+      .map((s) => {
+        const { alias, index } = slotTimerOf(s.alias)!;
+        const schedule = compiled?.states[run.state]?.slots.find((d) => d.alias === alias)?.timers?.find((t) => t.index === index)?.schedule ?? null;
+        return { alias, element: s.element, index, schedule, next: s.deadline };
+      })
+      .sort((a, b) => a.alias.localeCompare(b.alias) || (a.element ?? -1) - (b.element ?? -1) || a.index - b.index),
     incidents: run.incidents.map((i) => ({ at: i.at, command: i.command, code: i.code, message: redactTokens(i.message) })),
     history: run.history.map((h) => ({ at: h.at, kind: h.kind, data: redactForOutput(h.data, sealer) })),
     createdAt: run.createdAt,

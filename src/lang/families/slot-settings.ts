@@ -45,5 +45,6 @@ export const SLOT_SETTINGS: Readonly<Record<Setting["kind"], SlotSettingRow>> = 
   path: { word: "Path", on: call, check: "check-calls.ts#checkCallSetting", emit: "CompiledCall.path", reader: "engine/lifecycles/call.ts#startCall" },
   input: { word: "Input", on: call, check: "check-calls.ts#checkCallSetting", emit: "CompiledCall.input", reader: "engine/lifecycles/call.ts#startCall" },
   timeout: { word: "Timeout", on: call, check: "check-calls.ts#checkCallSetting", emit: "CompiledCall.timeout", reader: "engine/lifecycles/call.ts#startCall" },
+  timer: { word: "after/every", on: both, check: "check-states.ts#checkTimer", emit: "CompiledSlot.timers", reader: "engine/lifecycles/timer.ts#startSlotTimers" },
   attempts: { word: "Attempts", on: call, check: "check-calls.ts#checkCallSetting", emit: "CompiledCall.attempts", reader: "engine/lifecycles/call.ts#startCall" },
 };
