@@ -148,6 +148,29 @@ module.exports = {
       },
     },
     {
+      name: "auth-room-knows-no-door",
+      severity: "error",
+      comment: "The auth room (src/auth/, issue 39 item 1: one principal type, one same-origin check, one CSRF scheme, one form reader, bearer tokens and HS256 JWTs) serves every door and imports none: no web, MCP, CLI, Slack door, channel or testing kit.",
+      from: { path: "^src/auth/" },
+      to: { path: "^src/(web|mcp|cli|testing|slack|channels)/" },
+    },
+    {
+      name: "principal-tokens-in-the-auth-room",
+      severity: "error",
+      comment:
+        "Issue 39 item 1: principals' JWTs are verified and signed in the auth room (src/auth/jwt.ts) and by the sign-in flows it names (src/web/identity/: the issuer's JWTs, the sealed session cookie); the receipts (src/engine/receipts/) sign their own. No other module imports jose.",
+      from: { path: "^(src|workers)/", pathNot: "^src/(auth|web/identity|engine/receipts)/" },
+      to: { path: "(^|/)node_modules/jose/" },
+    },
+    {
+      name: "forms-read-in-the-auth-room",
+      severity: "error",
+      comment:
+        "Issue 39 item 1: a browser form is read by src/auth/form.ts only, a JSON body by src/http/request-body.ts; Slack's interactions read their raw body themselves (the signature covers the exact bytes). No other module imports raw-body.",
+      from: { path: "^(src|workers)/", pathNot: "^src/(auth/form|http/request-body|web/slack)\\.ts$" },
+      to: { path: "(^|/)node_modules/raw-body/" },
+    },
+    {
       name: "sdk-client-codes-type-only",
       severity: "error",
       comment: "slotflow/client names the engine's problem codes as a type only, erased at run time: it loads no engine module.",

@@ -274,7 +274,7 @@ remote(
 ).action(async (run: string, alias: string, opts: { args?: string; as: string; role: string[]; email?: string; element?: string; url?: string }) => {
   const c = config(["SLOTFLOW_JWT_SECRET"]);
   const url = opts.url ?? c.baseUrl;
-  const { signPrincipal } = await import("../web/auth.js");
+  const { signPrincipal } = await import("../auth/jwt.js");
   const jwt = await signPrincipal(c.jwtSecret, { sub: opts.as, roles: opts.role, email: opts.email }, Math.min(12 * 3600, c.jwtMaxTtlSeconds), { audience: c.jwtAudience, issuer: c.jwtIssuer });
   const query = opts.element === undefined ? "" : `?element=${encodeURIComponent(opts.element)}`;
   const json = opts.args === undefined ? undefined : parseJson(opts.args, "--args");
@@ -410,7 +410,7 @@ program
     if (!/^\d+$/.test(opts.ttl) || ttl < 1 || ttl > c.jwtMaxTtlSeconds) {
       program.error(`error: --ttl must be a whole number of seconds from 1 to ${c.jwtMaxTtlSeconds} (SLOTFLOW_JWT_MAX_TTL_SECONDS), got: ${opts.ttl}`);
     }
-    const { signPrincipal } = await import("../web/auth.js");
+    const { signPrincipal } = await import("../auth/jwt.js");
     process.stdout.write(`${await signPrincipal(c.jwtSecret, { sub: opts.sub, roles: opts.role, email: opts.email }, ttl, { audience: c.jwtAudience, issuer: c.jwtIssuer })}\n`);
   });
 

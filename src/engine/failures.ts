@@ -10,6 +10,7 @@
 import type { Db } from "../db.js";
 import type { Command } from "./commands/types.js";
 import { redactTokens } from "./sealing/seal.js";
+import { UUID } from "../json/uuid.js";
 
 export const COMMAND_FAILED = "command-failed";
 
@@ -43,7 +44,6 @@ export async function recordCommandFailure(db: Db, cmd: Pick<Command, "kind" | "
 /** Incident code of a command job the worker refused because slotflow did not add it (issue 28 item 1). */
 export const COMMAND_UNSIGNED = "command-unsigned";
 
-const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
 /**
  * Records on the run a `command-unsigned` incident for a `commands` job whose signature did not

@@ -22,8 +22,9 @@
  * with `Retry-After`, before the body is read. A request without a valid token is 401 and spends
  * nothing, so no one without the token can exhaust the agents' budget.
  */
-import { createHash, timingSafeEqual } from "node:crypto";
 import Router from "@koa/router";
+import { mcpPrincipal, type Principal } from "../auth/principal.js";
+import { bearerToken, oneOf } from "../auth/tokens.js";
 import { RefusalCode, RefusalError, refuse } from "../engine/refusals.js";
 import type { Runtime } from "../runtime.js";
 import { dependency } from "../engine-client/dependency.js";
@@ -32,14 +33,12 @@ import { readBody } from "../http/request-body.js";
 
 const BODY_LIMIT_BYTES = 1024 * 1024;
 
-/** Which token the request's bearer is — `mcp-token` (SLOTFLOW_MCP_TOKEN) or `admin-token` (compared in constant time) — or 401. */
+/** Which token the request's bearer is — `mcp-token` (SLOTFLOW_MCP_TOKEN) or `admin-token` (compared in constant time, src/auth/tokens.ts) — or 401. */
 export type McpClient = "mcp-token" | "admin-token";
 function whichToken(authorization: string, mcpToken: string | null, adminToken: string): McpClient {
-  const given = /^Bearer\s+(\S+)$/i.exec(authorization)?.[1];
-  const digest = (s: string) => createHash("sha256").update(s).digest();
-  const is = (token: string) => given !== undefined && timingSafeEqual(digest(given), digest(token));
-  if (mcpToken && is(mcpToken)) return "mcp-token";
-  if (is(adminToken)) return "admin-token";
+  const given = bearerToken(authorization);
+  if (mcpToken && oneOf(given, [mcpToken])) return "mcp-token";
+  if (oneOf(given, [adminToken])) return "admin-token";
   throw new RefusalError(refuse(RefusalCode.Unauthorized, `The MCP endpoint needs a bearer token (Authorization: Bearer $${mcpToken ? "SLOTFLOW_MCP_TOKEN" : "SLOTFLOW_ADMIN_TOKEN"}).`));
 }
 
@@ -88,6 +87,8 @@ export function mcpRouter(rt: Runtime): Router {
       return;
     }
     ctx.state.mcpClient = whichToken(ctx.get("authorization"), rt.config.mcpToken, rt.config.adminToken);
+    // the one principal type (src/auth/principal.ts): source "mcp", id the token's label
+    const principal: Principal = mcpPrincipal(ctx.state.mcpClient as McpClient);
     await dependency(rt.log, "redis", () => limit.consume(ctx));
     const body = await readBody(ctx, "json", BODY_LIMIT_BYTES, rt.config.limits.maxInputDepth);
     // A JSON-RPC batch is refused (interfaces.md "Security, round two"): one request, one tool
@@ -101,7 +102,7 @@ export function mcpRouter(rt: Runtime): Router {
     // not when the web process starts (issue 39 item 4); later requests find it loaded.
     const [{ StreamableHTTPServerTransport }, { createMcpServer }] = await Promise.all([import("@modelcontextprotocol/sdk/server/streamableHttp.js"), import("./server.js")]);
     const gone = new AbortController();
-    const server = createMcpServer(rt, gone.signal, ctx.state.mcpClient === "mcp-token");
+    const server = createMcpServer(rt, gone.signal, principal.claims.id === "mcp-token");
     const transport = new StreamableHTTPServerTransport({ sessionIdGenerator: undefined });
     ctx.res.once("close", () => {
       gone.abort();

@@ -31,6 +31,7 @@ import { TIMER_ALIAS_PREFIX } from "../engine/lifecycles/timer.js";
 import type { Db } from "../db.js";
 import { Prisma } from "../generated/prisma/client.js";
 import { RefusalCode, RefusalError, refuse } from "../engine/refusals.js";
+import { UUID } from "../json/uuid.js";
 
 export const RUN_STATUSES = ["running", "finished", "cancelled"] as const;
 export const DEFAULT_LIMIT = 50;
@@ -76,7 +77,6 @@ export interface RunListItem {
   waiting: WaitingSlot[];
 }
 
-const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 const NAME = /^(?:slotflow\.)?[A-Za-z_][A-Za-z0-9_]{0,199}$/; // built-ins: `slotflow.` + an identifier (issue 33 item 2)
 
 const bad = (param: string, detail: string) => new RefusalError(refuse(RefusalCode.InvalidQuery, `?${param}: ${detail}`, { parameter: param }));
@@ -149,7 +149,7 @@ export function parseRunsQuery(query: Record<string, string | string[] | undefin
   }
   const parent = one("parent");
   if (parent !== undefined) {
-    if (!/^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i.test(parent)) throw bad("parent", "a run id (a UUID).");
+    if (!UUID.test(parent)) throw bad("parent", "a run id (a UUID).");
     filter.parent = parent.toLowerCase();
   }
   const after = one("createdAfter");

@@ -11,6 +11,7 @@ import { UnrecoverableError } from "bullmq";
 import type { DeliveryRef } from "../outbox/deliveries.js";
 import type { OutboxRef } from "../outbox/mailer.js";
 import type { DeliveryKey, MailKey } from "../engine/sql/deliveries-write.js";
+import { UUID } from "../json/uuid.js";
 
 /** A `mail` job as this release enqueues it: the key of a mail row the step queued (engine/sql/deliveries-write.ts). */
 export type MailJob = MailKey;
@@ -18,7 +19,6 @@ export type MailJob = MailKey;
 /** A `deliveries` job as this release enqueues it: the key of a delivery row the step queued. */
 export type DeliveryJob = DeliveryKey;
 
-const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
 /** Thrown for job data that names no row: the job cannot succeed, however often it is retried. */
 export class MalformedJobError extends Error {

@@ -32,6 +32,7 @@ import { deliveryJobOf, mailJobOf, type DeliveryJob, type MailJob } from "./outb
 import { durableJobRetry } from "./retry.js";
 import { CommandSigner } from "./signature.js";
 import { allShards, shardOf, shardPrefix, type ShardConfig } from "./shards.js";
+import { UUID } from "../json/uuid.js";
 
 /**
  * The answer to a command that failed on a configuration fault (a stored value no key of
@@ -405,8 +406,7 @@ export class Queues {
    */
   async enqueueCalls(items: { callId: string; runId: string; attempt: number; delayMs?: number }[]): Promise<void> {
     if (items.length === 0) return;
-    const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
-    for (const i of items) if (!UUID.test(i.callId) || !UUID.test(i.runId) || !Number.isSafeInteger(i.attempt) || i.attempt < 1) throw new Error("a call job names a call and a run by uuid and an attempt ≥ 1");
+        for (const i of items) if (!UUID.test(i.callId) || !UUID.test(i.runId) || !Number.isSafeInteger(i.attempt) || i.attempt < 1) throw new Error("a call job names a call and a run by uuid and an attempt ≥ 1");
     await this.calls.addBulk(
       items.map(({ callId, runId, attempt, delayMs }) => ({
         name: "attempt",

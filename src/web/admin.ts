@@ -11,7 +11,7 @@ import { isStorableString } from "../json/storable.js";
 import { showOutbox } from "../engine/views/views.js";
 import { showDeliveries } from "../outbox/deliveries-view.js";
 import { announceDeploy, type Runtime } from "../runtime.js";
-import { requireAdmin } from "./auth.js";
+import { requireAdmin } from "../auth/tokens.js";
 import { csrfOk, requirePrincipal } from "./identity/signed-in.js";
 import { engineClient, WORKFLOW_NAME } from "../engine-client/client.js";
 import { dependency } from "../engine-client/dependency.js";

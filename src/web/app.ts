@@ -39,7 +39,7 @@ import { tasksRouter } from "./tasks-api.js";
 import { receiptsRouter } from "./receipts.js";
 import { consoleGate, consoleRouter } from "./console/index.js";
 import { taskRouter } from "./task/index.js";
-import { requireAdmin } from "./auth.js";
+import { requireAdmin } from "../auth/tokens.js";
 import { mcpRouter } from "../mcp/http.js";
 import { inboxRouter } from "./inbox/index.js";
 import { identityRouter } from "./identity/routes.js";

@@ -48,6 +48,7 @@ import type { Context, Middleware } from "koa";
 import { RefusalCode, refuse } from "../engine/refusals.js";
 import type { Queues } from "../queue/queues.js";
 import { PROBLEM_BASE, sendProblem } from "./problems.js";
+import { fetchSite, isOwnOrigin } from "../auth/same-origin.js";
 
 export const DASHBOARD_PATH = "/admin/queues";
 
@@ -136,10 +137,11 @@ const KEPT_ACTIONS = [/^\/api\/queues\/[^/]+\/retry\/failed$/, new RegExp(`^/api
  * docstring for each rule. `viaBearer`: signed in with `Authorization: Bearer`, not Basic.
  */
 export function dashboardWriteRefusal(ctx: Pick<Context, "method" | "path" | "protocol" | "host" | "get">, viaBearer: boolean): { status: 403 | 405; detail: string } | null {
-  const site = ctx.get("sec-fetch-site");
+  // src/auth/same-origin.ts, strictly: the dashboard's changes come from its own script only
+  const site = fetchSite(ctx);
   const origin = ctx.get("origin");
   if (site && site !== "same-origin") return { status: 403, detail: `Refused: this request was sent by a page on another site (Sec-Fetch-Site: ${site}). The queue dashboard accepts changes only from its own page.` };
-  if (origin ? origin !== `${ctx.protocol}://${ctx.host}` : !viaBearer) return { status: 403, detail: "Refused: this request does not come from the queue dashboard's own origin (Origin header). The queue dashboard accepts changes only from its own page." };
+  if (origin ? !isOwnOrigin(ctx, origin, null) : !viaBearer) return { status: 403, detail: "Refused: this request does not come from the queue dashboard's own origin (Origin header). The queue dashboard accepts changes only from its own page." };
   const relative = ctx.path.slice(DASHBOARD_PATH.length);
   if (ctx.method !== "PUT" || !KEPT_ACTIONS.some((re) => re.test(relative))) {
     return { status: 405, detail: "The queue dashboard only reads, and retries failed jobs; it cannot add, edit, remove, clean, promote, pause or empty (docs/operations.md \"The queue dashboard\")." };

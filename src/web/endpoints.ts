@@ -21,11 +21,11 @@ import { validateSlackAppBody } from "../channels/slack/app-settings.js";
 import { RefusalCode, RefusalError, refuse } from "../engine/refusals.js";
 import { redeliver } from "../outbox/deliveries.js";
 import type { Runtime } from "../runtime.js";
-import { requireAdmin } from "./auth.js";
+import { requireAdmin } from "../auth/tokens.js";
 import { dependency } from "../engine-client/dependency.js";
 import { readBody } from "../http/request-body.js";
+import { UUID } from "../json/uuid.js";
 
-const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 const BODY_LIMIT_BYTES = 16 * 1024;
 
 export function endpointsRouter(rt: Runtime): Router {

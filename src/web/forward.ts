@@ -10,7 +10,7 @@
  * - the responder page's form without JavaScript (`application/x-www-form-urlencoded`, members
  *   `email` and `csrf`): the request must come from this origin (`Origin` absent, `null` — a
  *   no-referrer page sends that — or this server's) and carry the page's CSRF token
- *   (page/forward-csrf.ts), else an HTML page with status 403; it answers 303 to the link's own
+ *   (src/auth/csrf.ts), else an HTML page with status 403; it answers 303 to the link's own
  *   page (which then says the link was passed on) or an HTML page with the refusal's status.
  *   Its member `lang` (the responder page's language) chooses the language of that page and of
  *   the forward mail (issue 42); JSON clients get their `Accept-Language`, else the default.
@@ -21,16 +21,17 @@
  * by a worker under the run lock (commands/forward.ts: 409 not-forwardable, 409 forward-limit, 410
  * when another forward or an answer came first).
  */
-import { randomBytes, timingSafeEqual } from "node:crypto";
+import { randomBytes } from "node:crypto";
 import type Router from "@koa/router";
 import type { Context } from "koa";
-import getRawBody from "raw-body";
 import { RefusalCode, RefusalError, refuse, type Refusal } from "../engine/refusals.js";
 import type { Runtime } from "../runtime.js";
 import { engineClient, type EngineClient } from "../engine-client/client.js";
 import { dependency } from "../engine-client/dependency.js";
 import { forwardRefusedDocument, setPageHeaders } from "./page/index.js";
-import { forwardCsrf } from "./page/forward-csrf.js";
+import { csrfMatches, forwardCsrf } from "../auth/csrf.js";
+import { readForm } from "../auth/form.js";
+import { sameOrigin } from "../auth/same-origin.js";
 import { readerOf } from "./page/reader.js";
 import { STATUS } from "./problems.js";
 import type { RateLimit } from "../http/rate-limit.js";
@@ -41,22 +42,9 @@ export const FORWARD_ROUTE = "/api/workflow/callback/:token/forward";
 /** The largest forward form, bytes (an address and a token). */
 const FORM_LIMIT_BYTES = 4096;
 
-function sameOrigin(ctx: Context): boolean {
-  const origin = ctx.get("origin");
-  return !origin || origin === "null" || origin === `${ctx.protocol}://${ctx.host}`;
-}
-
-function csrfMatches(expected: string, given: string | null): boolean {
-  if (given === null || given.length !== expected.length) return false;
-  return timingSafeEqual(Buffer.from(given), Buffer.from(expected));
-}
-
-async function readForm(ctx: Context): Promise<URLSearchParams> {
-  try {
-    return new URLSearchParams(await getRawBody(ctx.req, { limit: FORM_LIMIT_BYTES, encoding: "utf-8" }));
-  } catch {
-    throw new RefusalError(refuse(RefusalCode.PayloadTooLarge, `A forward form is at most ${FORM_LIMIT_BYTES} bytes.`));
-  }
+/** The forward form (src/auth/form.ts; the route checked its type). */
+function readForwardForm(ctx: Context): Promise<URLSearchParams> {
+  return readForm(ctx, FORM_LIMIT_BYTES, { anyType: true, tooLarge: `A forward form is at most ${FORM_LIMIT_BYTES} bytes.` });
 }
 
 /** Adds the forward route to the callback router (callback.ts). */
@@ -99,8 +87,8 @@ async function fromForm(rt: Runtime, client: EngineClient, ctx: Context, token: 
     ctx.body = forwardRefusedDocument(nonce, refusal, token, reader);
   };
   async function readFormOnce(): Promise<URLSearchParams | null> {
-    if (!sameOrigin(ctx)) return null;
-    return readForm(ctx);
+    if (!sameOrigin(ctx, rt.config.baseUrl)) return null;
+    return readForwardForm(ctx);
   }
   if (!form) return page(refuse(RefusalCode.AuthorizeDenied, "This form was sent from another site."));
   if (!csrfMatches(forwardCsrf(rt.config.sealKey, token), form.get("csrf"))) {

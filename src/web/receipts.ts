@@ -15,7 +15,7 @@ import { RUN_ID } from "../engine-client/client.js";
 import { RefusalCode, RefusalError, refuse } from "../engine/refusals.js";
 import { runReceipts } from "../engine/views/receipts.js";
 import type { Runtime } from "../runtime.js";
-import { requireAdmin } from "./auth.js";
+import { requireAdmin } from "../auth/tokens.js";
 import { dependency } from "../engine-client/dependency.js";
 
 /** The most receipts one listing returns. */

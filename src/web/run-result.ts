@@ -20,13 +20,13 @@ import type { RunEndWaiters } from "../engine/run-end.js";
 import { redactForOutput } from "../engine/sealing/seal.js";
 import { runResult } from "../engine/views/views.js";
 import type { Runtime } from "../runtime.js";
-import { requireAdmin } from "./auth.js";
+import { requireAdmin } from "../auth/tokens.js";
 import { dependency } from "../engine-client/dependency.js";
+import { UUID } from "../json/uuid.js";
 
 /** The longest wait a request may ask for, in seconds (interfaces.md "Calls"). */
 export const MAX_WAIT_SECONDS = 60;
 
-const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
 interface Ended {
   id: string;

@@ -23,7 +23,7 @@ import { engineClient } from "../engine-client/client.js";
 import { RefusalError } from "../engine/refusals.js";
 import { listRuns, parseRunsQuery } from "../operators/runs-list.js";
 import type { Runtime } from "../runtime.js";
-import { requireAdmin } from "./auth.js";
+import { requireAdmin } from "../auth/tokens.js";
 import { dependency } from "../engine-client/dependency.js";
 import { readBody } from "../http/request-body.js";
 

@@ -35,6 +35,7 @@ import { replaceIfClosed } from "../channels/slack/replace.js";
 import { verifySlackSignature } from "../channels/slack/verify.js";
 import type { Runtime } from "../runtime.js";
 import { jsonTextDepth } from "../json/depth.js";
+import { slackPrincipal } from "../auth/principal.js";
 
 export const SLACK_INTERACTIONS_ROUTE = "/api/slack/interactions";
 const BODY_LIMIT_BYTES = 64 * 1024;
@@ -168,7 +169,7 @@ export function slackRouter(rt: Runtime): Router {
         .raise(
           { runId: a.msg.runId, alias: a.msg.alias, element: null },
           a.args,
-          { id: `slack:${a.team}:${a.user}`, email, roles: a.app.answerAs.roles },
+          slackPrincipal(a.team, a.user, email, a.app.answerAs.roles).claims,
           { via: "slack", commandId, waitMs: OUTCOME_WAIT_MS, onQueued: markQueued },
         )
         .then((r): Submitted | "failed" => {

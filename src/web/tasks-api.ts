@@ -35,7 +35,7 @@ import { engineClient, lockLost } from "../engine-client/client.js";
 import type { Submitted } from "../engine-client/result.js";
 import { RefusalCode, RefusalError, refuse } from "../engine/refusals.js";
 import type { Runtime } from "../runtime.js";
-import { requireWorker } from "./auth.js";
+import { requireWorker } from "../auth/tokens.js";
 import { dependency } from "../engine-client/dependency.js";
 import { readBody } from "../http/request-body.js";
 

@@ -8,7 +8,7 @@ import test from "ava";
 import { execFile } from "node:child_process";
 import { readFileSync } from "node:fs";
 import { promisify } from "node:util";
-import { signPrincipal } from "../../src/web/auth.js";
+import { signPrincipal } from "../../src/auth/jwt.js";
 import { dropDatabase } from "../helpers/db.js";
 import { linkIn, waitForEmail } from "../helpers/mail.js";
 import { ADMIN_TOKEN, JWT_SECRET, ROOT, request, startCluster, type Cluster } from "../helpers/server.js";

@@ -6,7 +6,7 @@
  * Each request carries an abort signal so a hang fails the test instead of stalling the suite.
  */
 import test from "ava";
-import { signPrincipal } from "../../src/web/auth.js";
+import { signPrincipal } from "../../src/auth/jwt.js";
 import { deployFixture, startRun, uniqueTitle } from "../helpers/callback.js";
 import { dropDatabase, sql } from "../helpers/db.js";
 import { kill, spawnWithEnv, TcpProxy } from "../helpers/faults.js";

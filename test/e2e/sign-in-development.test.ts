@@ -14,7 +14,7 @@ import type { Browser } from "playwright-core";
 import { DESKTOP, launchBrowser, PHONE } from "../helpers/browser.js";
 import { dropDatabase } from "../helpers/db.js";
 import { JWT_SECRET, startCluster, type Cluster } from "../helpers/server.js";
-import { signPrincipal } from "../../src/web/auth.js";
+import { signPrincipal } from "../../src/auth/jwt.js";
 import { generateKeyPair, SignJWT } from "jose";
 
 let dev: Cluster;

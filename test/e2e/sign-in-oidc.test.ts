@@ -20,7 +20,7 @@ import { launchBrowser } from "../helpers/browser.js";
 import { dropDatabase } from "../helpers/db.js";
 import { CLIENT_ID, issuerKey, signInAtIssuer, startIssuer, type TestIssuer } from "../helpers/oidc-issuer.js";
 import { JWT_SECRET, startCluster, type Cluster } from "../helpers/server.js";
-import { signPrincipal } from "../../src/web/auth.js";
+import { signPrincipal } from "../../src/auth/jwt.js";
 import { SESSION_COOKIE, LOGIN_COOKIE, seal, unseal } from "../../src/web/identity/session.js";
 import { JWKS_COOLDOWN_MS } from "../../src/web/identity/oidc.js";
 import { createHash, randomBytes } from "node:crypto";

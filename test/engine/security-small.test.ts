@@ -11,7 +11,7 @@ import { RefusalError } from "../../src/engine/refusals.js";
 import { encodeCursor, parseRunsQuery } from "../../src/operators/runs-list.js";
 import { slackEscape, teamsEscape, wireRequest } from "../../src/channels/wire.js";
 import { redactUnmatchedPath } from "../../src/web/access-log.js";
-import { signPrincipal, verifyPrincipal, type JwtSettings } from "../../src/web/auth.js";
+import { signPrincipal, verifyPrincipal, type JwtSettings } from "../../src/auth/jwt.js";
 
 const SECRET = "unit-jwt-secret";
 const SETTINGS: JwtSettings = { secret: SECRET, maxTtlSeconds: 86_400, audience: null, issuer: null };

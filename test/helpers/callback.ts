@@ -8,7 +8,7 @@ import { randomBytes } from "node:crypto";
 import { readFileSync } from "node:fs";
 import http from "node:http";
 import { join } from "node:path";
-import { signPrincipal } from "../../src/web/auth.js";
+import { signPrincipal } from "../../src/auth/jwt.js";
 import { ADMIN_TOKEN, JWT_SECRET, ROOT, request } from "./server.js";
 
 export type Answer = Awaited<ReturnType<typeof request>>;

@@ -21,7 +21,7 @@ import { promisify } from "node:util";
 import { validate, compileErrors } from "@readme/openapi-parser";
 import { createClient, SlotflowProblem, type RunId } from "slotflow/client";
 import { typesCommand } from "../../src/cli/types.js";
-import { signPrincipal } from "../../src/web/auth.js";
+import { signPrincipal } from "../../src/auth/jwt.js";
 import { comparedPart } from "../../src/sdk/types.js";
 import { dropDatabase } from "../helpers/db.js";
 import { tsc } from "./tsc.js";

@@ -30,7 +30,7 @@ import { prepareTaskAnswer } from "../../src/engine/commands/prepare.js";
 import { Sealer } from "../../src/engine/sealing/seal.js";
 import { deploy, taskTypesOf } from "../../src/engine/versions/deploy.js";
 import { RefusalCode, RefusalError } from "../../src/engine/refusals.js";
-import { requireWorker } from "../../src/web/auth.js";
+import { requireWorker } from "../../src/auth/tokens.js";
 import { parsePoll } from "../../src/web/tasks-api.js";
 import { dropDatabase, freshDatabase, sql } from "../helpers/db.js";
 import { partitionedTests, partitionRunTables } from "../helpers/partitioned.js";

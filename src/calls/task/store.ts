@@ -23,8 +23,10 @@
  */
 import { createHash, randomBytes } from "node:crypto";
 import type { Db } from "../../db.js";
+import { LOWER_UUID as UUID, UUID_PATTERN } from "../../json/uuid.js";
 
-const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
+/** A lock token: the run id, a dot, 32 random bytes base64url. */
+const LOCK_TOKEN = new RegExp(`^(${UUID_PATTERN})\\.[A-Za-z0-9_-]{43}$`);
 
 /** A task a poll claimed: as the wire protocol shows it, plus the sealed request to open. */
 export interface ClaimedTask {
@@ -48,7 +50,7 @@ export function lockSha256(taskId: string, token: string): string {
 
 /** The run id a lock token begins with, or null when `token` is not shaped like one. */
 export function lockTokenRunId(token: string): string | null {
-  const m = /^([0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12})\.[A-Za-z0-9_-]{43}$/.exec(token);
+  const m = LOCK_TOKEN.exec(token);
   return m ? m[1]! : null;
 }
 

@@ -19,6 +19,7 @@ import { entityJson, Step } from "../step.js";
 import { toJson } from "../../lang/runtime/values.js";
 import type { CurrentVersions } from "../versions/version-cache.js";
 import { currentVersion, loadVersion } from "../versions/workflows.js";
+import { UUID } from "../../json/uuid.js";
 
 type Prepared<K extends Command["kind"]> = { ok: true; cmd: Extract<Command, { kind: K }> } | { ok: false; refusal: Refusal };
 
@@ -41,7 +42,7 @@ export async function prepareStart(db: Db, workflow: string, input: unknown, lim
 }
 
 /** A run id as the API takes it: a UUID, strictly (issue 28 item 6: a looser shape reached PostgreSQL and answered 500). */
-export const RUN_ID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+export const RUN_ID = UUID;
 
 /** What the early raise check reads: the database, and to evaluate `Candidates` read-only, the sealer and base URL. */
 export type RaiseDeps = Pick<EngineDeps, "db" | "sealer" | "baseUrl">;

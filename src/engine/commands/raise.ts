@@ -25,13 +25,13 @@
  * check (prepare.ts), so a non-candidate is refused 403 before the body says anything (issue 28 item 7).
  */
 import { checkBody } from "../values/body.js";
-import { admits, evaluate, Scope, type Principal } from "../../lang/runtime/interpreter.js";
+import { Scope, type Principal } from "../../lang/runtime/interpreter.js";
 import { NO_SUCH_RUN_OR_SLOT, RefusalCode, refuse, type Refusal } from "../refusals.js";
 import { acceptEvent } from "../lifecycles/run.js";
 import { slotScope, slotsOf } from "../lifecycles/slot.js";
 import type { SlotRecord, Step } from "../step.js";
 import type { CompiledSlot } from "../../lang/compiled.js";
-import { linkOnlyDetail, slotAccess } from "../../lang/slot-access.js";
+import { authorizeRefusal, candidateGate } from "./gate.js";
 import { requiresRefusal } from "./requires.js";
 import { applied, refused, type CommandResult } from "./result.js";
 import type { AnsweredBy, Command } from "./types.js";
@@ -62,13 +62,8 @@ export function checkBeforeBody(
     const status = slot.status === "open" ? "expired" : slot.status;
     return no(refuse(RefusalCode.SlotClosed, `Slot "${alias}" is ${status}.`, { slotStatus: status }));
   }
-  const access = slotAccess(step.workflow, decl);
-  if (access === "link-only") return no(refuse(RefusalCode.NotACandidate, linkOnlyDetail(alias)));
-  if (decl.candidates) {
-    const base = slotScope(step, slot);
-    const matchers = decl.candidates.map((m) => evaluate(step, base, m));
-    if (!admits(matchers, principal)) return no(refuse(RefusalCode.NotACandidate, `The principal is not a candidate for slot "${alias}".`));
-  }
+  const gate = candidateGate(step, decl, slot, principal); // the one Candidates gate (gate.ts)
+  if (gate.refusal) return no(gate.refusal);
   // v0.4 Many responders: a principal completes at most one element of a fanned-out slot.
   const mine = slot.element === null ? undefined : candidates.find((s) => s.status === "completed" && answeredByPrincipal(s, principal.id));
   if (mine) {
@@ -91,10 +86,8 @@ export async function raise(step: Step, cmd: Extract<Command, { kind: "raise" }>
   const event = step.workflow.events[slot.event];
   const checked = checkBody(cmd.args, event.params, { now: step.now });
   if (!checked.ok) return refused(refuse(RefusalCode.InvalidBody, checked.detail, { expects: checked.expects, errors: checked.problems }));
-  for (const attr of event.authorize) {
-    const scope = Scope.of({ ...checked.args, [attr.param.name]: principal });
-    if (!evaluate(step, scope, attr.body)) return refused(refuse(RefusalCode.AuthorizeDenied, `The principal is not authorized to raise ${event.name}.`));
-  }
+  const denied = authorizeRefusal(step, event, principal, checked.args); // the one [Authorize] gate (gate.ts)
+  if (denied) return refused(denied);
   const scope = slotScope(step, slot, Scope.of(checked.args));
   const requires = requiresRefusal(step, scope, decl, `The Requires condition of slot "${cmd.alias}" does not hold.`);
   if (requires) return refused(requires);

@@ -26,6 +26,7 @@ import { isAliasDone, slotScope } from "../lifecycles/slot.js";
 import { Scope } from "../../lang/runtime/interpreter.js";
 import { loadVersion } from "../versions/workflows.js";
 import { slotText } from "./responder.js";
+import { LOWER_UUID as UUID } from "../../json/uuid.js";
 
 export type { InboxCounts, InboxOrder };
 
@@ -96,7 +97,6 @@ export interface InboxPage {
 }
 
 const NAME = /^(?:slotflow\.)?[A-Za-z_][A-Za-z0-9_]{0,199}$/;
-const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
 const INSTANT = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/;
 
 const bad = (param: string, detail: string) => new RefusalError(refuse(RefusalCode.InvalidQuery, `?${param}: ${detail}`, { parameter: param }));

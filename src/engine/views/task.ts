@@ -22,16 +22,18 @@
  *               not-a-candidate when the slot is link-only or `Candidates` admits it not, 403
  *               authorize-denied when an `[Authorize]` predicate of the event is false for it (a
  *               predicate that needs the answer's arguments cannot be judged before the answer:
- *               the raise judges it); else null.
+ *               the raise judges it); else null. Decided by the raise's own gate
+ *               (commands/gate.ts; issue 39 item 1: the page had a copy of it).
  * The raise itself (`POST`) checks everything again under the run lock (commands/raise.ts).
  */
 import type { Db } from "../../db.js";
 import type { CompiledParam, CompiledWorkflow } from "../../lang/compiled.js";
 import { linkOnlyDetail, slotAccess, type SlotAccess } from "../../lang/slot-access.js";
-import { admits, evaluate, RuntimeFault, Scope, type Principal } from "../../lang/runtime/interpreter.js";
+import { RuntimeFault, type Principal } from "../../lang/runtime/interpreter.js";
 import { slotScope } from "../lifecycles/slot.js";
 import { LIFECYCLES } from "../lifecycles/lifecycles.js";
 import type { PrincipalClaims, AnsweredBy } from "../commands/types.js";
+import { authorizeRefusal, candidateGate, recordedCandidates } from "../commands/gate.js";
 import { RUN_ID } from "../commands/prepare.js";
 import { RefusalCode, refuse, type Refusal } from "../refusals.js";
 import type { Sealer } from "../sealing/seal.js";
@@ -112,42 +114,30 @@ export async function taskView(deps: TaskDeps, runId: string, alias: string, ele
   const slot = step.slots.find((s) => s.id === row.id);
   const who: Principal = { kind: "principal", ...principal };
   view.access = slotAccess(wf, decl);
-  if (view.access === "link-only") {
-    view.refusal = refuse(RefusalCode.NotACandidate, linkOnlyDetail(alias));
-  } else if (decl.candidates) {
-    try {
-      if (slot) {
-        // the slot of the run's current visit: its Candidates evaluated now, as the raise does
-        const matchers = decl.candidates.map((m) => evaluate(step, slotScope(step, slot), m));
-        const list = matchers as unknown as MatcherValue[];
+  // the raise's own gate (commands/gate.ts), asked read-only: no second copy of Candidates or [Authorize]
+  try {
+    if (slot) {
+      // the slot of the run's current visit: its Candidates evaluated now, as the raise does
+      const gate = candidateGate(step, decl, slot, who);
+      if (gate.matchers) {
+        const list = gate.matchers as unknown as MatcherValue[];
         view.candidates = { users: list.filter((m) => m.matcher === "user").map((m) => m.value), roles: list.filter((m) => m.matcher === "role").map((m) => m.value), anyone: list.some((m) => m.matcher === "anyone") };
-        if (!admits(matchers, who)) view.refusal = refuse(RefusalCode.NotACandidate, `The principal is not a candidate for slot "${alias}".`);
-      } else {
-        // a slot of an earlier visit: the candidates recorded when it was created (lifecycles/slot.ts)
-        const anyone = decl.candidates.some((m) => m.kind === "call" && m.callee.kind === "name" && m.callee.name === "anyone");
-        view.candidates = { users: row.candidateUsers, roles: row.candidateRoles, anyone };
-        if (!anyone && !row.candidateUsers.includes(who.id) && !row.candidateRoles.some((r) => who.roles.includes(r))) {
-          view.refusal = refuse(RefusalCode.NotACandidate, `The principal is not a candidate for slot "${alias}".`);
-        }
       }
-    } catch (err) {
-      if (!(err instanceof RuntimeFault)) throw err;
-      // Candidates that cannot be evaluated now admit nobody (the raise would refuse too)
-      view.refusal = refuse(RefusalCode.NotACandidate, `The candidates of slot "${alias}" cannot be evaluated now.`);
+      view.refusal = gate.refusal;
+    } else if (view.access === "link-only") {
+      view.refusal = refuse(RefusalCode.NotACandidate, linkOnlyDetail(alias));
+    } else if (decl.candidates) {
+      // a slot of an earlier visit: the candidates recorded when it was created (lifecycles/slot.ts)
+      const { refusal, ...candidates } = recordedCandidates(decl, row, who);
+      view.candidates = candidates;
+      view.refusal = refusal;
     }
+  } catch (err) {
+    if (!(err instanceof RuntimeFault)) throw err;
+    // Candidates that cannot be evaluated now admit nobody (the raise would refuse too)
+    view.refusal = refuse(RefusalCode.NotACandidate, `The candidates of slot "${alias}" cannot be evaluated now.`);
   }
-  if (!view.refusal && event) {
-    for (const attr of event.authorize) {
-      try {
-        if (!evaluate(step, Scope.of({ [attr.param.name]: who }), attr.body)) {
-          view.refusal = refuse(RefusalCode.AuthorizeDenied, `The principal is not authorized to raise ${event.name}.`);
-          break;
-        }
-      } catch (err) {
-        if (!(err instanceof RuntimeFault)) throw err; // needs the answer's arguments: judged by the raise
-      }
-    }
-  }
+  if (!view.refusal && event) view.refusal = authorizeRefusal(step, event, who, null);
   // L1 (issue 38): a principal who may not answer learns nothing of the task — open or closed —
   // but who may answer it: no Title, no Intro, no answerer.
   if (view.refusal) {

@@ -9,11 +9,12 @@
  *
  * CSRF (every console POST): a browser resends Basic credentials on a cross-site form post, so each
  * form carries `csrf`, an HMAC-SHA256 of the role and user name under a key derived from the admin
- * token: a page from another origin cannot read it. A POST whose `Origin` header names another
- * origin is refused too.
+ * token (src/auth/csrf.ts, which makes and checks it): a page from another origin cannot read it. A
+ * POST from another origin is refused too (src/auth/same-origin.ts).
  */
 import basicAuth from "basic-auth";
-import { createHash, createHmac, timingSafeEqual } from "node:crypto";
+import { consoleCsrf, csrfMatches } from "../../auth/csrf.js";
+import { sameSecret as same } from "../../auth/tokens.js";
 
 export type ConsoleRole = "operator" | "viewer";
 
@@ -21,11 +22,6 @@ export interface ConsoleUser {
   role: ConsoleRole;
   /** The HTTP Basic user name as typed (may be empty); recorded as the actor of an action. */
   name: string;
-}
-
-function same(a: string, b: string): boolean {
-  const digest = (s: string) => createHash("sha256").update(s).digest();
-  return timingSafeEqual(digest(a), digest(b));
 }
 
 /** The signed-in user of an `Authorization` header, or null. */
@@ -46,11 +42,10 @@ export function actorOf(user: ConsoleUser): string {
 
 /** The CSRF token of a signed-in user (stable for the same admin token, role and user name). */
 export function csrfToken(adminToken: string, user: ConsoleUser): string {
-  const key = createHash("sha256").update(`slotflow-console-csrf\u0000${adminToken}`).digest();
-  return createHmac("sha256", key).update(`${user.role}\u0000${user.name}`).digest("base64url");
+  return consoleCsrf(adminToken, user);
 }
 
 /** True when `given` is the user's CSRF token. */
 export function csrfValid(adminToken: string, user: ConsoleUser, given: unknown): boolean {
-  return typeof given === "string" && given.length > 0 && same(given, csrfToken(adminToken, user));
+  return csrfMatches(csrfToken(adminToken, user), given);
 }

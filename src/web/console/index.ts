@@ -16,7 +16,7 @@
  * Sign-in: HTTP Basic (access.ts) — operator (admin token) or viewer (SLOTFLOW_VIEWER_TOKEN); 401
  * with `WWW-Authenticate: Basic` otherwise; a viewer's POST is 403 before anything is read. Every
  * POST is `application/x-www-form-urlencoded` (at most 16 KiB) carrying the user's CSRF token; a
- * POST from another origin (`Origin`) or with a wrong token is 403. An action answers 303 to the
+ * POST from another origin (src/auth/same-origin.ts) or with a wrong token is 403. An action answers 303 to the
  * run's page with `?done=`/`?error=` (a fixed set of notices) — no JavaScript needed. The actor of
  * an action (`console operator "USER"`) and its reason are recorded in the run's history.
  * Headers of every console response: the responder page's (CSP with a per-response nonce and
@@ -25,22 +25,24 @@
 import { randomBytes } from "node:crypto";
 import Router from "@koa/router";
 import type { Context, Next } from "koa";
-import getRawBody from "raw-body";
 import { CANCEL_REASON_MAX } from "../../engine-client/cancel-reason.js";
 import { RefusalCode, RefusalError } from "../../engine/refusals.js";
 import { parseRunsQuery } from "../../operators/runs-list.js";
 import type { Runtime } from "../../runtime.js";
 import { dependency } from "../../engine-client/dependency.js";
 import { engineClient } from "../../engine-client/client.js";
+import { readForm } from "../../auth/form.js";
+import { sameOrigin } from "../../auth/same-origin.js";
+import { setPageSecurityHeaders } from "../page/headers.js";
 import { actorOf, consoleUser, csrfToken, csrfValid, type ConsoleUser } from "./access.js";
 import { consolePage, messagePage } from "./layout.js";
 import { NOTICES, readRun, runBody } from "./run-page.js";
 import { runsBody } from "./runs-page.js";
 import { workflowBody } from "./workflow-page.js";
+import { UUID } from "../../json/uuid.js";
 
 export const CONSOLE_PATH = "/console";
 const FORM_LIMIT_BYTES = 16 * 1024;
-const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 const NAME = /^(?:slotflow\.)?[A-Za-z_][A-Za-z0-9_]{0,199}$/; // built-ins: `slotflow.` + an identifier (issue 33 item 2)
 
 interface ConsoleState {
@@ -49,25 +51,9 @@ interface ConsoleState {
   form: URLSearchParams | null;
 }
 
+/** The console's headers (page/headers.ts, kind `console`). */
 function setHeaders(ctx: Context, nonce: string): void {
-  ctx.set(
-    "Content-Security-Policy",
-    [
-      "default-src 'none'",
-      `script-src 'nonce-${nonce}'`,
-      `style-src 'nonce-${nonce}'`,
-      "img-src 'self'",
-      "connect-src 'self'",
-      "form-action 'self'",
-      "base-uri 'none'",
-      "frame-ancestors 'none'",
-    ].join("; "),
-  );
-  ctx.set("Referrer-Policy", "no-referrer");
-  ctx.set("Cache-Control", "no-store");
-  ctx.set("X-Robots-Tag", "noindex, nofollow");
-  ctx.set("X-Content-Type-Options", "nosniff");
-  ctx.set("X-Frame-Options", "DENY");
+  setPageSecurityHeaders(ctx, "console", nonce);
 }
 
 function page(ctx: Context, status: number, text: string): void {
@@ -86,24 +72,9 @@ function flatQuery(ctx: Context): Record<string, string> {
   return out;
 }
 
-async function readForm(ctx: Context): Promise<URLSearchParams> {
-  if (!ctx.is("application/x-www-form-urlencoded")) throw new RefusalError({ code: RefusalCode.UnsupportedMediaType, detail: "Send the console's forms as application/x-www-form-urlencoded." });
-  try {
-    return new URLSearchParams(await getRawBody(ctx.req, { limit: FORM_LIMIT_BYTES, encoding: "utf-8" }));
-  } catch {
-    throw new RefusalError({ code: RefusalCode.PayloadTooLarge, detail: `A console form is at most ${FORM_LIMIT_BYTES} bytes.` });
-  }
-}
-
-/**
- * True when the request's `Origin` is absent, `null`, or this server's own (Koa 3's `ctx.origin`
- * is the header itself). Browsers send `Origin: null` for a form POST from a page whose referrer
- * policy is `no-referrer` (the console's, like the responder page's), so `null` proves nothing
- * either way: the CSRF token is the check that always applies; this one refuses a named other site.
- */
-function sameOrigin(ctx: Context): boolean {
-  const origin = ctx.get("origin");
-  return !origin || origin === "null" || origin === `${ctx.protocol}://${ctx.host}`;
+/** A console form (src/auth/form.ts), at most FORM_LIMIT_BYTES. */
+function readConsoleForm(ctx: Context): Promise<URLSearchParams> {
+  return readForm(ctx, FORM_LIMIT_BYTES, { wrongType: "Send the console's forms as application/x-www-form-urlencoded.", tooLarge: `A console form is at most ${FORM_LIMIT_BYTES} bytes.` });
 }
 
 /**
@@ -139,8 +110,8 @@ export function consoleGate(rt: Runtime) {
     const state: ConsoleState = { nonce, user, form: null };
     if (ctx.method !== "GET" && ctx.method !== "HEAD") {
       if (user.role !== "operator") return page(ctx, 403, messagePage(nonce, "Read-only", "You are signed in as a viewer: you can look, not act."));
-      if (!sameOrigin(ctx)) return page(ctx, 403, messagePage(nonce, "Refused", "This form was sent from another site."));
-      state.form = await readForm(ctx);
+      if (!sameOrigin(ctx, rt.config.baseUrl)) return page(ctx, 403, messagePage(nonce, "Refused", "This form was sent from another site."));
+      state.form = await readConsoleForm(ctx);
       if (!csrfValid(rt.config.adminToken, user, state.form.get("csrf"))) {
         return page(ctx, 403, messagePage(nonce, "Refused", "The form's CSRF token is missing or wrong: reload the page and try again."));
       }

@@ -19,7 +19,7 @@ import { MAX_ROLES_CLAIM_STEPS } from "../../config.js";
 import type { PrincipalClaims } from "../../engine/commands/types.js";
 import { RefusalCode, RefusalError, refuse } from "../../engine/refusals.js";
 import { boundedRoles } from "./session.js";
-import { MAX_IAT_SKEW_S, checkedPrincipal, lifetimeRefusal } from "../auth.js";
+import { MAX_IAT_SKEW_S, checkedPrincipal, lifetimeRefusal } from "../../auth/jwt.js";
 
 /** Asymmetric JWS algorithms a bearer JWT of the issuer may use. */
 export const ISSUER_ALGORITHMS = ["RS256", "RS384", "RS512", "PS256", "PS384", "PS512", "ES256", "ES384", "ES512", "EdDSA", "Ed25519"];

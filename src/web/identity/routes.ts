@@ -13,13 +13,15 @@
  * returnTo: a path on this site only, else `/inbox` (forms.ts `safeReturnTo`). Every answer is
  * `Cache-Control: no-store`.
  */
-import { randomBytes, createHash, timingSafeEqual } from "node:crypto";
+import { randomBytes } from "node:crypto";
 import Router from "@koa/router";
 import type { Context } from "koa";
 import { RefusalCode, RefusalError, refuse } from "../../engine/refusals.js";
 import type { Runtime } from "../../runtime.js";
 import { devSignInPage, type DevForm } from "./dev-page.js";
-import { readForm, safeReturnTo, sameOrigin } from "./forms.js";
+import { csrfMatches, randomCsrf } from "../../auth/csrf.js";
+import { sameOrigin } from "../../auth/same-origin.js";
+import { readForm, safeReturnTo } from "./forms.js";
 import { LogoutTokenError, beginLogin, finishLogin, logoutUrl, verifyLogoutToken } from "./oidc.js";
 import { endIssuerSessions } from "./store.js";
 import { LOGIN_COOKIE, LOGIN_LIFETIME_S, endSession, readSession, seal, setCookie, startSession, unseal } from "./session.js";
@@ -35,7 +37,6 @@ function pageHeaders(ctx: Context, nonce: string): void {
   ctx.type = "text/html; charset=utf-8";
 }
 
-const sameText = (a: string, b: string) => timingSafeEqual(createHash("sha256").update(a).digest(), createHash("sha256").update(b).digest());
 
 /**
  * The page a browser's sign-out gets when the issuer has an end-session endpoint (issue 38 defect
@@ -75,7 +76,7 @@ export function identityRouter(rt: Runtime): Router {
   });
 
   async function showDevPage(ctx: Context, status: number, returnTo: string, values?: DevForm, error?: string): Promise<void> {
-    const csrf = randomBytes(32).toString("base64url");
+    const csrf = randomCsrf();
     setCookie(ctx, config.baseUrl, LOGIN_COOKIE, await seal(config.sessionKeys, "dev-csrf", { t: csrf }, LOGIN_LIFETIME_S), LOGIN_LIFETIME_S, "/auth");
     const nonce = randomBytes(16).toString("base64");
     pageHeaders(ctx, nonce);
@@ -102,7 +103,7 @@ export function identityRouter(rt: Runtime): Router {
     const form = await readForm(ctx);
     const pending = await unseal(config.sessionKeys, "dev-csrf", ctx.cookies.get(LOGIN_COOKIE));
     const given = form.get("csrf") ?? "";
-    if (!pending || typeof pending.t !== "string" || !sameText(given, pending.t)) {
+    if (!pending || typeof pending.t !== "string" || !csrfMatches(pending.t, given)) {
       throw new RefusalError(refuse(RefusalCode.CsrfRefused, "The sign-in form's CSRF token is missing, wrong or stale: open /auth/login again."));
     }
     const returnTo = safeReturnTo(form.get("returnTo"), config.baseUrl);
@@ -158,7 +159,7 @@ export function identityRouter(rt: Runtime): Router {
     }
     if (!sameOrigin(ctx, config.baseUrl)) throw new RefusalError(refuse(RefusalCode.CsrfRefused, "This logout was sent from another site."));
     const given = ctx.get("x-csrf-token") || (ctx.is("application/x-www-form-urlencoded") ? (await readForm(ctx)).get("csrf") : null);
-    if (!csrfOk({ principal: session.principal, via: "session", csrf: session.csrf, development: session.development }, given)) {
+    if (!csrfOk({ via: "session", csrf: session.csrf }, given)) {
       throw new RefusalError(refuse(RefusalCode.CsrfRefused, "The logout's CSRF token is missing or wrong (send the session's token as the csrf form field or the X-CSRF-Token header)."));
     }
     await endSession(ctx, config.baseUrl, rt, session);

@@ -24,11 +24,12 @@
  * and a development session (`dev`) on a process where the development sign-in is off — so a
  * production process never accepts one.
  */
-import { createHash, hkdfSync, randomBytes } from "node:crypto";
+import { createHash, hkdfSync } from "node:crypto";
 import { EncryptJWT, jwtDecrypt, decodeProtectedHeader, type JWTPayload } from "jose";
 import type { Context } from "koa";
 import type { PrincipalClaims } from "../../engine/commands/types.js";
 import { endSessionRow, openSessionRow, sessionLive, type SessionStore } from "./store.js";
+import { randomCsrf } from "../../auth/csrf.js";
 
 /** The session cookie's name (contract: `slotflow_session`). */
 export const SESSION_COOKIE = "slotflow_session";
@@ -144,7 +145,7 @@ export async function startSession(
   opts: { development: boolean; idToken?: string | null; issuerSid?: string | null },
 ): Promise<boolean> {
   // a placeholder sid of the real length first: the size check must not leave a row behind
-  const base = { sub: principal.id, email: principal.email, roles: boundedRoles(principal.roles), csrf: randomBytes(32).toString("base64url"), dev: opts.development, aud: originOf(cfg.baseUrl), sid: "x".repeat(43) };
+  const base = { sub: principal.id, email: principal.email, roles: boundedRoles(principal.roles), csrf: randomCsrf(), dev: opts.development, aud: originOf(cfg.baseUrl), sid: "x".repeat(43) };
   let claims: JWTPayload = opts.idToken ? { ...base, idt: opts.idToken } : base;
   if ((await seal(cfg.sessionKeys, "session", claims, SESSION_LIFETIME_S)).length > MAX_COOKIE_BYTES) claims = base;
   if ((await seal(cfg.sessionKeys, "session", claims, SESSION_LIFETIME_S)).length > MAX_COOKIE_BYTES) return false;

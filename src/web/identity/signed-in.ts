@@ -7,7 +7,7 @@
  * not skipped):
  * 1. the signed session cookie `slotflow_session` (sign-in through the OpenID provider or the
  *    development sign-in — src/web/identity/ owns both);
- * 2. `Authorization: Bearer <jwt>`: an HS256 JWT signed with SLOTFLOW_JWT_SECRET (src/web/auth.ts),
+ * 2. `Authorization: Bearer <jwt>`: an HS256 JWT signed with SLOTFLOW_JWT_SECRET (src/auth/jwt.ts),
  *    or one signed by SLOTFLOW_OIDC_ISSUER (verified against its JWKS).
  *
  * A bearer JWT's header `alg` decides which: `HS256` is checked against SLOTFLOW_JWT_SECRET only;
@@ -21,20 +21,23 @@
  * expired counts as absent (a page then sends the browser to sign in again).
  */
 import { t } from "../../i18n/index.js";
-import { createHash, timingSafeEqual } from "node:crypto";
 import { decodeProtectedHeader } from "jose";
 import type { Context } from "koa";
 import type { PrincipalClaims } from "../../engine/commands/types.js";
 import { RefusalCode, RefusalError, refuse } from "../../engine/refusals.js";
 import type { Runtime } from "../../runtime.js";
-import { jwtSettings, verifyPrincipal } from "../auth.js";
+import { csrfMatches } from "../../auth/csrf.js";
+import { jwtSettings, verifyPrincipal } from "../../auth/jwt.js";
+import type { Principal, PrincipalSource } from "../../auth/principal.js";
+import { bearerToken } from "../../auth/tokens.js";
 import { html, type Html } from "../page/html.js";
 import { verifyIssuerJwt } from "./oidc.js";
 import { readSession } from "./session.js";
 
-/** A signed-in principal and how it came. */
+/** A signed-in principal and how it came (src/auth/principal.ts: `source` is "session", "hs256" or "issuer"). */
 export interface SignedIn {
   principal: PrincipalClaims;
+  source: Extract<PrincipalSource, "session" | "hs256" | "issuer">;
   /** "session": a browser with the session cookie (forms need `csrf`); "bearer": an API client. */
   via: "session" | "bearer";
   /** The session's CSRF token (every state-changing form of a session carries it); null for bearer. */
@@ -52,10 +55,13 @@ export async function signedIn(ctx: Context, rt: Runtime): Promise<SignedIn | nu
   let found: SignedIn | null = null;
   const session = await readSession(ctx, rt.config, rt);
   if (session) {
-    found = { principal: session.principal, via: "session", csrf: session.csrf, development: session.development };
+    found = { principal: session.principal, source: "session", via: "session", csrf: session.csrf, development: session.development };
   } else {
-    const bearer = /^Bearer\s+(\S+)$/i.exec(ctx.get("authorization"));
-    if (bearer) found = { principal: await bearerPrincipal(ctx, rt, bearer[1]!), via: "bearer", csrf: null, development: false };
+    const bearer = bearerToken(ctx.get("authorization"));
+    if (bearer !== null) {
+      const p = await bearerPrincipal(ctx, rt, bearer);
+      found = { principal: p.claims, source: p.source as "hs256" | "issuer", via: "bearer", csrf: null, development: false };
+    }
   }
   state[MEMO] = found;
   return found;
@@ -69,7 +75,7 @@ export async function requirePrincipal(ctx: Context, rt: Runtime): Promise<Signe
 }
 
 /** HS256 (SLOTFLOW_JWT_SECRET) or the issuer's, by the token's header `alg`. */
-async function bearerPrincipal(ctx: Context, rt: Runtime, token: string): Promise<PrincipalClaims> {
+async function bearerPrincipal(ctx: Context, rt: Runtime, token: string): Promise<Principal> {
   let alg: unknown = null;
   try {
     alg = decodeProtectedHeader(token).alg;
@@ -77,8 +83,8 @@ async function bearerPrincipal(ctx: Context, rt: Runtime, token: string): Promis
     // not a JWS: the HS256 check below refuses it with its usual 401
   }
   const oidc = rt.config.oidc;
-  if (alg === "HS256" || !oidc) return verifyPrincipal(ctx, jwtSettings(rt.config));
-  return verifyIssuerJwt(oidc, token, rt.config.jwtMaxTtlSeconds);
+  if (alg === "HS256" || !oidc) return { claims: await verifyPrincipal(ctx, jwtSettings(rt.config)), source: "hs256" };
+  return { claims: await verifyIssuerJwt(oidc, token, rt.config.jwtMaxTtlSeconds), source: "issuer" };
 }
 
 /**
@@ -94,14 +100,12 @@ export async function signedInPage(ctx: Context, rt: Runtime): Promise<SignedIn 
 }
 
 /**
- * True when a state-changing form of `who` carries its CSRF token (bearer clients need none).
- * Compared in constant time (digests of both, so neither length nor content leaks through timing).
+ * True when a state-changing form of `who` carries its CSRF token (bearer clients need none);
+ * src/auth/csrf.ts compares it.
  */
-export function csrfOk(who: SignedIn, given: unknown): boolean {
+export function csrfOk<W extends Pick<SignedIn, "via" | "csrf">>(who: W, given: unknown): boolean {
   if (who.via === "bearer") return true;
-  if (typeof given !== "string" || who.csrf === null) return false;
-  const digest = (v: string) => createHash("sha256").update(v).digest();
-  return timingSafeEqual(digest(given), digest(who.csrf));
+  return csrfMatches(who.csrf, given);
 }
 
 /** CSS for `developmentBanner` (pages add it to their own nonce'd style: inline style attributes would break their CSP). */

@@ -18,12 +18,13 @@
  */
 import { randomBytes } from "node:crypto";
 import type { Context } from "koa";
+import { setPageSecurityHeaders } from "./headers.js";
 import { responderPage } from "../../engine/views/responder.js";
 import { STATUS } from "../problems.js";
 import type { Runtime } from "../../runtime.js";
 import { dependency } from "../../engine-client/dependency.js";
 import { endedDocument, formDocument } from "./document.js";
-import { forwardCsrf } from "./forward-csrf.js";
+import { forwardCsrf } from "../../auth/csrf.js";
 import { addVary, readerOf } from "./reader.js";
 export { forwardRefusedDocument } from "./document.js";
 
@@ -41,26 +42,7 @@ export function wantsResponderPage(ctx: Context): boolean {
  * this origin (`img-src 'self'`, the logo's route only serves images); else `img-src 'none'`.
  */
 export function setPageHeaders(ctx: Context, nonce: string, logo = false): void {
-  ctx.set(
-    "Content-Security-Policy",
-    [
-      "default-src 'none'",
-      `script-src 'nonce-${nonce}'`,
-      `style-src 'nonce-${nonce}'`,
-      "connect-src 'self'",
-      logo ? "img-src 'self'" : "img-src 'none'",
-      "font-src 'none'",
-      // the forward form (v0.4) posts to this origin without JavaScript
-      "form-action 'self'",
-      "base-uri 'none'",
-      "frame-ancestors 'none'",
-    ].join("; "),
-  );
-  ctx.set("Referrer-Policy", "no-referrer");
-  ctx.set("Cache-Control", "no-store");
-  ctx.set("X-Robots-Tag", "noindex, nofollow");
-  ctx.set("X-Content-Type-Options", "nosniff");
-  ctx.set("X-Frame-Options", "DENY");
+  setPageSecurityHeaders(ctx, "responder", nonce, logo);
   addVary(ctx, "Accept");
 }
 

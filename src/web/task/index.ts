@@ -13,7 +13,7 @@
  * `POST` the same path — `application/x-www-form-urlencoded` (at most 64 KiB) with the form's
  * fields and `csrf`; refused with a 403 page when `Origin` names another origin or
  * `Sec-Fetch-Site` is `cross-site` / `same-site`, or when the CSRF token is wrong (identity/
- * signed-in.ts `csrfOk`); 415 / 413 pages for another body. Then the form fields become the event's
+ * signed-in.ts `csrfOk`; the checks and the form reader are src/auth/'s); 415 / 413 pages for another body. Then the form fields become the event's
  * JSON body (page/form-body.ts, the responder page's mapping) and the ordinary raise path runs as
  * this principal (the engine client's raise, src/engine-client/: `Candidates`, `[Authorize]`, `Requires`, `After`):
  *   303 to the task page once applied (it then says "Answered by you at …");
@@ -29,7 +29,6 @@
  * `form-action 'self'`, `frame-ancestors 'none'`; no-store; no-referrer; nosniff; DENY.
  */
 import { randomBytes } from "node:crypto";
-import getRawBody from "raw-body";
 import Router from "@koa/router";
 import type { Context } from "koa";
 import { taskView, type TaskView } from "../../engine/views/task.js";
@@ -39,6 +38,8 @@ import { valueDepthExceeds } from "../../json/depth.js";
 import { isStorableString } from "../../json/storable.js";
 import type { Runtime } from "../../runtime.js";
 import { dependency } from "../../engine-client/dependency.js";
+import { readFormBody } from "../../auth/form.js";
+import { sameOrigin } from "../../auth/same-origin.js";
 import { csrfOk, signedInPage, type SignedIn } from "../identity/signed-in.js";
 import { setScriptlessPageHeaders } from "../page/headers.js";
 import { formBody, listRows } from "../page/form-body.js";
@@ -70,15 +71,6 @@ function elementOf(ctx: Context): number | null | undefined {
   if (raw === undefined) return null;
   if (typeof raw !== "string" || !/^\d{1,9}$/.test(raw)) return undefined;
   return Number(raw);
-}
-
-/** True when the request comes from this server's own pages (see the module header). */
-function sameOrigin(ctx: Context, baseUrl: string): boolean {
-  const site = ctx.get("sec-fetch-site");
-  if (site && site !== "same-origin" && site !== "none") return false;
-  const origin = ctx.get("origin");
-  if (!origin || origin === "null") return true;
-  return origin === `${ctx.protocol}://${ctx.host}` || origin === new URL(baseUrl).origin;
 }
 
 /** The list rows to show for a posted form; a fresh form shows one blank row per list. */
@@ -155,15 +147,14 @@ export function taskRouter(rt: Runtime): Router {
     const { who, doc, element } = got;
     let view = got.view;
     if (!sameOrigin(ctx, rt.config.baseUrl)) return send(ctx, 403, refusedDocument(doc, who, view, "origin"));
-    if (!ctx.is("application/x-www-form-urlencoded")) {
+    const form = await readFormBody(ctx, TASK_FORM_LIMIT_BYTES);
+    if (form === "wrong-type") {
       return send(ctx, 415, taskDocument(doc, who, view, { csrf: who.csrf ?? "", action: actionOf(ctx), post: { values: new URLSearchParams(), errors: {}, rows: rowsOf(view, new URLSearchParams(), true) }, message: "Send the task's form as a web form (application/x-www-form-urlencoded)." }));
     }
-    let values: URLSearchParams;
-    try {
-      values = new URLSearchParams(await getRawBody(ctx.req, { limit: TASK_FORM_LIMIT_BYTES, encoding: "utf-8" }));
-    } catch {
+    if (form === "too-large") {
       return send(ctx, 413, taskDocument(doc, who, view, { csrf: who.csrf ?? "", action: actionOf(ctx), post: { values: new URLSearchParams(), errors: {}, rows: rowsOf(view, new URLSearchParams(), true) }, message: `The form is larger than ${TASK_FORM_LIMIT_BYTES} bytes: shorten the answer.` }));
     }
+    const values = form;
     if (!csrfOk(who, values.get("csrf"))) return send(ctx, 403, refusedDocument(doc, who, view, "csrf"));
     const again = (status: number, errors: Record<string, string>, message: string | null, rows = rowsOf(view, values, false)) =>
       send(ctx, status, taskDocument(doc, who, view, { csrf: who.csrf ?? "", action: actionOf(ctx), post: { values, errors, rows }, message }));

@@ -1,30 +1,28 @@
 /**
- * Bearer authentication: the admin token (`SLOTFLOW_ADMIN_TOKEN`) for the admin API, and
- * principals' HS256 JWTs (`SLOTFLOW_JWT_SECRET`, verified with jose) for the ordinary raise path.
+ * Principals' HS256 JWTs (source `hs256`, principal.ts): signed with `SLOTFLOW_JWT_SECRET`,
+ * verified with jose, for the ordinary raise path, the inbox and the task pages.
  * JWT claims: `sub` (the principal id, required), `email` (string, optional), `roles` (array of
  * strings, optional), `exp` (required: issue 28 item 8 — a token without it was accepted forever),
  * `iat` (optional); the lifetime — `exp` − `iat`, or `exp` − now without `iat` — at most
  * SLOTFLOW_JWT_MAX_TTL_SECONDS; `aud` and `iss` required to match when SLOTFLOW_JWT_AUDIENCE /
  * SLOTFLOW_JWT_ISSUER are set.
  */
-import { timingSafeEqual, createHash } from "node:crypto";
 import { jwtVerify, SignJWT } from "jose";
 import type { Context } from "koa";
 import type { PrincipalClaims } from "../engine/commands/types.js";
 import { RefusalCode, RefusalError, refuse } from "../engine/refusals.js";
+import { checkedPrincipal } from "./principal.js";
+import { bearerToken } from "./tokens.js";
 
-function bearer(ctx: Context): string | null {
-  const m = /^Bearer\s+(\S+)$/i.exec(ctx.get("authorization"));
-  return m ? m[1] : null;
-}
+/** `checkedPrincipal` lives in principal.ts (the one principal type); re-exported for the JWT's readers. */
+export { checkedPrincipal };
+
+const bearer = (ctx: Context): string | null => bearerToken(ctx.get("authorization"));
 
 const unauthorized = (detail: string) => new RefusalError(refuse(RefusalCode.Unauthorized, detail));
 
 /** Clock skew allowed for a token's `iat` in the future, seconds (issue 38 L2). */
 export const MAX_IAT_SKEW_S = 60;
-
-/** C0 and C1 control characters and DEL. */
-const CONTROL = /[\u0000-\u001f\u007f-\u009f]/;
 
 /**
  * Why a token's lifetime is refused, or null: `iat` more than MAX_IAT_SKEW_S ahead of now, or
@@ -36,45 +34,6 @@ export function lifetimeRefusal(claims: { iat?: unknown; exp?: unknown }, maxTtl
   const from = typeof claims.iat === "number" ? claims.iat : nowS;
   if (typeof claims.exp !== "number" || claims.exp - from > maxTtlSeconds) return "lives too long";
   return null;
-}
-
-/**
- * Throws 401 `unauthorized` when a principal's id, email or a role holds a control character
- * (issue 38 L6: a NUL answered 500 on the inbox and a misleading 503 on raise); returns it otherwise.
- */
-export function checkedPrincipal(p: PrincipalClaims): PrincipalClaims {
-  if (CONTROL.test(p.id) || (p.email !== null && CONTROL.test(p.email)) || p.roles.some((r) => CONTROL.test(r))) {
-    throw unauthorized("The principal's id, email or a role holds a control character; such a principal is refused.");
-  }
-  return p;
-}
-
-/** Throws 401 unless the request carries the admin token. */
-export function requireAdmin(ctx: Context, adminToken: string): void {
-  const given = bearer(ctx);
-  const digest = (s: string) => createHash("sha256").update(s).digest();
-  if (!given || !timingSafeEqual(digest(given), digest(adminToken))) {
-    throw unauthorized("This endpoint needs the admin bearer token (Authorization: Bearer $SLOTFLOW_ADMIN_TOKEN).");
-  }
-}
-
-/**
- * Throws 401 unless the request carries a task worker's token (v0.5 SDK, issue 41 item 3): one of
- * `workerTokens` (SLOTFLOW_WORKER_TOKEN, comma-separated for rotation), or — outside production —
- * the admin token when none is configured. In production without SLOTFLOW_WORKER_TOKEN the task
- * API takes no token at all (the admin token is never a worker's there). Every token is compared
- * in constant time; the token is never echoed.
- */
-export function requireWorker(ctx: Context, workerTokens: readonly string[], adminToken: string, production = false): void {
-  if (workerTokens.length === 0 && production) {
-    throw unauthorized("The task API takes only SLOTFLOW_WORKER_TOKEN in production, and this server has none: set it (comma-separated tokens for rotation).");
-  }
-  const given = bearer(ctx);
-  const digest = (s: string) => createHash("sha256").update(s).digest();
-  const accepted = workerTokens.length > 0 ? workerTokens : [adminToken];
-  let ok = false;
-  if (given) for (const t of accepted) if (timingSafeEqual(digest(given), digest(t))) ok = true;
-  if (!ok) throw unauthorized("The task API needs a worker's bearer token (Authorization: Bearer $SLOTFLOW_WORKER_TOKEN).");
 }
 
 /** How principal JWTs are checked and minted (config.ts: SLOTFLOW_JWT_*). */
