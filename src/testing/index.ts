@@ -286,9 +286,17 @@ export class TestRun {
   async advanceTime(duration: string | number): Promise<TestRun> {
     let remaining = durationMs(duration);
     const { db } = await engine();
-    // Each round moves the clock to the next due time (or by what is left), then applies what is
-    // due. Bounded, so that a workflow that keeps scheduling cannot hold a test forever.
+    // Each round first applies what is due now (call attempts, expiries, timer firings); only when
+    // nothing could be applied does it move the clock, to the next due time or by what is left.
+    // Moving first would, when something was already due (a retry's short backoff elapsed while
+    // the machine was busy), spend the whole duration in one move and leave what that attempt
+    // scheduled for a moment later never applied. Bounded, so that a workflow that keeps
+    // scheduling cannot hold a test forever.
     for (let round = 0; round < 10_000; round++) {
+      const made = await makeAttempts(await engine(), await dueAttempts(db, this.id));
+      const applied = (await expireDue(this.id)) + made;
+      if (applied > 0) continue;
+      if (remaining <= 0) break;
       const [next] = await db.$queryRaw<{ wait_ms: number | null }[]>`
         SELECT (extract(epoch FROM (min(t) - now())) * 1000)::float8 AS wait_ms FROM (
           SELECT deadline AS t FROM slots
@@ -296,19 +304,14 @@ export class TestRun {
           UNION ALL
           SELECT next_attempt_at FROM calls
            WHERE run_id = ${this.id}::uuid AND status = 'pending' AND next_attempt_at > now()) due`;
-      const step = next.wait_ms === null ? remaining : Math.min(remaining, Math.max(0, Math.ceil(next.wait_ms)));
-      if (step > 0) {
-        await db.$executeRaw`UPDATE slots SET deadline = deadline - make_interval(secs => ${step / 1000}::float8)
-          WHERE run_id = ${this.id}::uuid AND deadline IS NOT NULL AND status IN ('open', 'waiting')`;
-        // calls' next attempts and Deadlines move with the clock too (v0.5: retries' backoff)
-        await db.$executeRaw`UPDATE calls SET next_attempt_at = next_attempt_at - make_interval(secs => ${step / 1000}::float8),
-                                              deadline = deadline - make_interval(secs => ${step / 1000}::float8)
-          WHERE run_id = ${this.id}::uuid AND status = 'pending'`;
-        remaining -= step;
-      }
-      const made = await makeAttempts(await engine(), await dueAttempts(db, this.id));
-      const applied = (await expireDue(this.id)) + made;
-      if (remaining <= 0 && applied === 0) break;
+      const step = next.wait_ms === null ? remaining : Math.min(remaining, Math.max(1, Math.ceil(next.wait_ms)));
+      await db.$executeRaw`UPDATE slots SET deadline = deadline - make_interval(secs => ${step / 1000}::float8)
+        WHERE run_id = ${this.id}::uuid AND deadline IS NOT NULL AND status IN ('open', 'waiting')`;
+      // calls' next attempts and Deadlines move with the clock too (v0.5: retries' backoff)
+      await db.$executeRaw`UPDATE calls SET next_attempt_at = next_attempt_at - make_interval(secs => ${step / 1000}::float8),
+                                            deadline = deadline - make_interval(secs => ${step / 1000}::float8)
+        WHERE run_id = ${this.id}::uuid AND status = 'pending'`;
+      remaining -= step;
     }
     return this.refresh();
   }

@@ -74,6 +74,17 @@ test.serial("retries wait for advanceTime, keep the call id, and honour Retry-Af
   t.true(requests.filter((r) => r.path === "/score/flaky").every((r) => r.callId === call.callId));
 });
 
+test.serial("advanceTime applies what is already due before it moves the clock: a retry due while the machine was slow still leads to the next", async (t) => {
+  const run = await (await wf()).start({ company: "ACME", mode: "down", c: {} });
+  // the second attempt's backoff (at most 1 s, full jitter) runs out in real time before advanceTime:
+  // moving the clock first would spend the whole hour in one move and leave the third attempt,
+  // scheduled a moment after the second, never made (the run stuck in Checking)
+  await new Promise((r) => setTimeout(r, 1100));
+  await run.advanceTime("1h");
+  t.is(run.state, "Failed");
+  t.is((await run.calls())[0]!.attempts.length, 3);
+});
+
 test.serial("attempts spent: the call fails and on x.failed runs; without a stand-in a call stays pending", async (t) => {
   const run = await (await wf()).start({ company: "ACME", mode: "down", c: {} });
   await run.advanceTime("1h");
