@@ -103,7 +103,7 @@ test("property: blanks, line breaks and name characters typed anywhere, the re-p
       }
       return true;
     }),
-    { numRuns: 200, seed: 2103 },
+    { numRuns: 400, seed: 2103 }, // 400: the share below is a statistic of the sample, steadier over more edits as the corpus of .flow files grows
   );
   t.log(`${incremental} of ${edits} edits between clean parses re-parsed one declaration or only moved the later ones`);
   // The rest are in comments, in the header, at a declaration's first or last character.
