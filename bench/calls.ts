@@ -43,6 +43,28 @@ const CS = (flag("c") ?? "1,10,50").split(",").map(Number);
 const WARM = Number(flag("warm") ?? 100);
 const WORKER_TOKEN = "bench-worker-token";
 
+/** A workflow whose one state calls `callee` (`http "endpoint"` or `task "type"`) and routes on the score. */
+function scoringFlow(name: string, callee: string, timeout: string): string {
+  return `workflow ${name}(company: string)
+event Scored(score: int, band: string)
+initial state Checking {
+  call ${callee} as credit returns Scored {
+    Input { company: company }
+    Timeout: ${timeout}
+    Attempts: 3
+  }
+  on credit(score, band) {
+    when (score >= 700) -> Good
+    default -> Manual
+  }
+  on credit.failed -> Failed
+}
+terminal state Good
+terminal state Manual
+terminal state Failed
+`;
+}
+
 /** The three workflows; each routes on its answer and ends, so "finished" is "answered". */
 const FLOWS = {
   BenchWait: `workflow BenchWait(company: string)
@@ -55,42 +77,8 @@ initial state Waiting {
 }
 terminal state Finished
 `,
-  BenchHttp: `workflow BenchHttp(company: string)
-event Scored(score: int, band: string)
-initial state Checking {
-  call http "bench-svc" as credit returns Scored {
-    Input { company: company }
-    Timeout: 10s
-    Attempts: 3
-  }
-  on credit(score, band) {
-    when (score >= 700) -> Good
-    default -> Manual
-  }
-  on credit.failed -> Failed
-}
-terminal state Good
-terminal state Manual
-terminal state Failed
-`,
-  BenchTask: `workflow BenchTask(company: string)
-event Scored(score: int, band: string)
-initial state Checking {
-  call task "bench.score" as credit returns Scored {
-    Input { company: company }
-    Timeout: 30s
-    Attempts: 3
-  }
-  on credit(score, band) {
-    when (score >= 700) -> Good
-    default -> Manual
-  }
-  on credit.failed -> Failed
-}
-terminal state Good
-terminal state Manual
-terminal state Failed
-`,
+  BenchHttp: scoringFlow("BenchHttp", 'http "bench-svc"', "10s"),
+  BenchTask: scoringFlow("BenchTask", 'task "bench.score"', "30s"),
 };
 
 type Kind = "start" | "deposit" | "http" | "task" | "hop";
