@@ -8,5 +8,8 @@ export default {
   nodeArguments: ["--import=./test/preload/fail-on-warning.mjs", "--import=./test/preload/durations.mjs"],
   workerThreads: false,
   timeout: "60s",
-  concurrency: 2,
+  // three test files at once on 2 cores: most end-to-end files wait (sweeps, timers, outages,
+  // browsers) more than they compute — one npm test's files spent 1,712 s of wall time for 831 s of
+  // CPU at concurrency 2 — so a third keeps both cores busy (docs/testing.md, "Round four")
+  concurrency: 3,
 };
