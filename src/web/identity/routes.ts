@@ -133,13 +133,13 @@ export function identityRouter(rt: Runtime): Router {
       throw new RefusalError(refuse(RefusalCode.SignInFailed, "No sign-in is pending in this browser (it took longer than 10 minutes, or started elsewhere): start again from /auth/login."));
     }
     const currentUrl = new URL(ctx.originalUrl, config.baseUrl);
-    const { principal, idToken, issuerSid } = await finishLogin(config, config.oidc, currentUrl, {
+    const { principal, idToken, issuerSid, zone } = await finishLogin(config, config.oidc, currentUrl, {
       state: pending.state,
       nonce: pending.nonce,
       verifier: pending.verifier,
       returnTo: String(pending.returnTo),
     });
-    if (!(await startSession(ctx, config, rt, principal, { development: false, idToken, issuerSid }))) {
+    if (!(await startSession(ctx, config, rt, principal, { development: false, idToken, issuerSid, zone }))) {
       throw new RefusalError(
         refuse(RefusalCode.SignInFailed, "The roles and email the issuer gives this person do not fit in a session cookie (about 3.8 KB): point SLOTFLOW_OIDC_ROLES_CLAIM at a claim with fewer roles."),
       );
