@@ -157,21 +157,33 @@ const ZONE_NAME = /^[A-Za-z][A-Za-z0-9_+-]*(?:\/[A-Za-z0-9_+-]+){0,3}$/;
 
 /**
  * The reader's time zone (interfaces.md "Pages in the responder's language": times in the reader's
- * zone) from an IANA name such as an OpenID Connect `zoneinfo` claim (`Europe/Berlin`): its
- * canonical spelling as `Intl` knows it (`asia/tokyo` → `Asia/Tokyo`), or null — for anything
+ * zone) from an IANA name such as an OpenID Connect `zoneinfo` claim (`Europe/Berlin`): the name
+ * as given, with its letters as `Intl` spells them (`asia/tokyo` → `Asia/Tokyo`), or null — for anything
  * but a string of at most MAX_ZONE_CHARS characters shaped like an IANA name, a zone `Intl` does
  * not know (`new Intl.DateTimeFormat` throws RangeError), and UTC itself (`Etc/UTC`, `GMT`):
  * null means "UTC with the offset written", the pages' behaviour without a zone.
  */
 export function readerZone(value: unknown): string | null {
+  const zone = resolvedZone(value);
+  if (zone === null || zone === "UTC") return null;
+  // the name as given, in Intl's spelling of its letters; not Intl's older alias
+  // (some ICU versions resolve Asia/Kolkata to Asia/Calcutta)
+  return zone.toLowerCase() === (value as string).toLowerCase() ? zone : (value as string);
+}
+
+/** True when `value` is an IANA time zone name `Intl` knows, UTC included (the development sign-in's check). */
+export function isTimeZone(value: unknown): boolean {
+  return resolvedZone(value) !== null;
+}
+
+/** `Intl`'s name of the zone `value` names, or null (not a string shaped like an IANA name, or unknown). */
+function resolvedZone(value: unknown): string | null {
   if (typeof value !== "string" || value.length > MAX_ZONE_CHARS || !ZONE_NAME.test(value)) return null;
-  let zone: string;
   try {
-    zone = new Intl.DateTimeFormat("en", { timeZone: value }).resolvedOptions().timeZone;
+    return new Intl.DateTimeFormat("en", { timeZone: value }).resolvedOptions().timeZone;
   } catch {
     return null;
   }
-  return zone === "UTC" ? null : zone;
 }
 
 /**

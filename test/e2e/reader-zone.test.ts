@@ -7,7 +7,9 @@
  * through it in headless Chromium against a real `slotflow serve`, and the inbox (`/inbox`), the
  * task page (before and after an answer) and the inbox's done view write each `<time>` in that
  * zone with the offset and the zone's name — server-rendered, the pages stay without script. No
- * `zoneinfo`, or one `Intl` does not know: UTC with the offset written, as before.
+ * `zoneinfo`, or one `Intl` does not know: UTC with the offset written, as before. The development
+ * sign-in (a second `slotflow serve`, SLOTFLOW_DEV_SIGN_IN=1) takes a time zone too, and refuses one
+ * `Intl` does not know.
  * Fixture: test/fixtures/reader-zone.flow.
  */
 import test, { type ExecutionContext } from "ava";
@@ -23,12 +25,13 @@ const SESSION_KEY = "reader-zone-session-key-0123456789abcdef01";
 
 let idp: TestIssuer;
 let cluster: Cluster;
+let dev: Cluster;
 let base: string;
 let browser: Browser;
 
 test.before(async () => {
   idp = await startIssuer();
-  [cluster, browser] = await Promise.all([
+  [cluster, dev, browser] = await Promise.all([
     startCluster("readerzone", {
       env: {
         SLOTFLOW_OIDC_ISSUER: idp.issuer,
@@ -37,17 +40,20 @@ test.before(async () => {
         SLOTFLOW_SESSION_SECRET: SESSION_KEY,
       },
     }),
+    startCluster("readerzonedev", { env: { SLOTFLOW_DEV_SIGN_IN: "1" } }),
     launchBrowser(),
   ]);
   base = cluster.baseUrl;
   idp.register(base);
-  await deployFixture(base, "reader-zone.flow");
+  await Promise.all([deployFixture(base, "reader-zone.flow"), deployFixture(dev.baseUrl, "reader-zone.flow")]);
 });
 
 test.after.always(async () => {
   await browser?.close();
-  await cluster?.stop();
-  if (cluster) await dropDatabase(cluster.databaseUrl);
+  for (const c of [cluster, dev]) {
+    await c?.stop();
+    if (c) await dropDatabase(c.databaseUrl);
+  }
   await idp?.close();
 });
 
@@ -209,4 +215,27 @@ test.serial("a zoneinfo no one knows (Mars/Olympus_Mons) is not kept: times in U
   await Promise.all([page.waitForURL(/\/inbox\/tasks\//), link.click()]);
   for (const time of await timesIn(page, "dl.facts")) assertUtc(t, time);
   await page.context().close();
+});
+
+test.serial("the development sign-in takes a time zone: the inbox writes times there; a zone Intl does not know is refused with a 422 page", async (t) => {
+  const title = uniqueTitle("devzone");
+  await startRun(dev.baseUrl, "ZoneDemo", { req: { title } });
+  const context = await browser.newContext({ javaScriptEnabled: false });
+  const page = await context.newPage();
+  await page.goto(`${dev.baseUrl}/auth/login?returnTo=%2Finbox`);
+  await page.getByLabel("User id").fill("dev-dana");
+  await page.getByLabel("Roles (optional)").fill("finance");
+  await page.getByLabel("Time zone (optional)").fill("Mars/Base_Alpha");
+  await Promise.all([page.waitForNavigation(), page.getByRole("button", { name: "Sign in" }).click()]);
+  t.is(await page.getByRole("alert").innerText(), "Enter an IANA time zone such as Europe/Berlin, or leave it empty.");
+  t.is(await page.getByLabel("Time zone (optional)").inputValue(), "Mars/Base_Alpha", "the form keeps what was typed");
+  t.is((await context.request.get(`${dev.baseUrl}/auth/whoami`)).status(), 401, "nobody signed in");
+
+  await page.getByLabel("Time zone (optional)").fill("asia/tokyo");
+  await Promise.all([page.waitForURL(`${dev.baseUrl}/inbox`), page.getByRole("button", { name: "Sign in" }).click()]);
+  const item = page.locator("ol.tasks > li", { has: page.getByRole("link", { name: `Approve ${title}` }) });
+  const times = await item.locator("time").evaluateAll((els) => els.map((e) => ({ iso: e.getAttribute("datetime") ?? "", text: (e.textContent ?? "").trim() })));
+  t.is(times.length, 2);
+  for (const time of times) assertInZone(t, time, "Asia/Tokyo");
+  await context.close();
 });
