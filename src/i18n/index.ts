@@ -11,8 +11,8 @@
  * - `chooseLanguage(…)` — which language a page speaks: the slot's `Language` when set and
  *   available; else `?lang=`; else `Accept-Language` matched by `@formatjs/intl-localematcher`
  *   (RFC 4647 lookup: `de-CH` → `de`, the browser's order kept); else the configured default (SLOTFLOW_DEFAULT_LANGUAGE, `en`).
- * - `formatNumber`, `formatDateUtc`, `yesNo`, `isRightToLeft`, `languageName` — values in the
- *   reader's language through `Intl`.
+ * - `formatNumber`, `formatDateUtc`, `formatDateIn`, `yesNo`, `isRightToLeft`, `languageName` — values in the
+ *   reader's language through `Intl`; `readerZone` checks a reader's IANA time zone.
  */
 import { IntlMessageFormat, type PrimitiveType } from "intl-messageformat";
 import { match } from "@formatjs/intl-localematcher";
@@ -149,6 +149,63 @@ export function formatDateUtc(lang: string, d: Date): string {
     return `${parts.day} ${parts.month} ${parts.year} at ${parts.hour}:${parts.minute} UTC`;
   }
   return new Intl.DateTimeFormat(lang, { day: "numeric", month: "long", year: "numeric", hour: "2-digit", minute: "2-digit", timeZone: "UTC", timeZoneName: "short" }).format(d);
+}
+
+/** The longest IANA time zone name `readerZone` accepts, characters (the longest real one has 32). */
+export const MAX_ZONE_CHARS = 64;
+const ZONE_NAME = /^[A-Za-z][A-Za-z0-9_+-]*(?:\/[A-Za-z0-9_+-]+){0,3}$/;
+
+/**
+ * The reader's time zone (interfaces.md "Pages in the responder's language": times in the reader's
+ * zone) from an IANA name such as an OpenID Connect `zoneinfo` claim (`Europe/Berlin`): the name
+ * as given, with its letters as `Intl` spells them (`asia/tokyo` → `Asia/Tokyo`), or null — for anything
+ * but a string of at most MAX_ZONE_CHARS characters shaped like an IANA name, a zone `Intl` does
+ * not know (`new Intl.DateTimeFormat` throws RangeError), and UTC itself (`Etc/UTC`, `GMT`):
+ * null means "UTC with the offset written", the pages' behaviour without a zone.
+ */
+export function readerZone(value: unknown): string | null {
+  const zone = resolvedZone(value);
+  if (zone === null || zone === "UTC") return null;
+  // the name as given, in Intl's spelling of its letters; not Intl's older alias
+  // (some ICU versions resolve Asia/Kolkata to Asia/Calcutta)
+  return zone.toLowerCase() === (value as string).toLowerCase() ? zone : (value as string);
+}
+
+/** True when `value` is an IANA time zone name `Intl` knows, UTC included (the development sign-in's check). */
+export function isTimeZone(value: unknown): boolean {
+  return resolvedZone(value) !== null;
+}
+
+/** `Intl`'s name of the zone `value` names, or null (not a string shaped like an IANA name, or unknown). */
+function resolvedZone(value: unknown): string | null {
+  if (typeof value !== "string" || value.length > MAX_ZONE_CHARS || !ZONE_NAME.test(value)) return null;
+  try {
+    return new Intl.DateTimeFormat("en", { timeZone: value }).resolvedOptions().timeZone;
+  } catch {
+    return null;
+  }
+}
+
+/**
+ * A date and time in the reader's time zone `zone` (a `readerZone` answer), as `lang` writes it,
+ * with the offset and the zone's name written: `28 November 2026 at 15:05 GMT+1 (Europe/Berlin)`,
+ * `28. November 2026 um 15:05 GMT+1 (Europe/Berlin)`. `zone` null (or one `readerZone` refuses):
+ * `formatDateUtc`, UTC with the offset written.
+ */
+export function formatDateIn(lang: string, d: Date, zone: string | null): string {
+  const checked = zone === null ? null : readerZone(zone);
+  if (checked === null) return formatDateUtc(lang, d);
+  const text = new Intl.DateTimeFormat(lang === "en" ? "en-GB" : lang, {
+    day: "numeric",
+    month: "long",
+    year: "numeric",
+    hour: "2-digit",
+    minute: "2-digit",
+    hourCycle: "h23",
+    timeZone: checked,
+    timeZoneName: "shortOffset",
+  }).format(d);
+  return `${text} (${checked})`;
 }
 
 /** The options the page script uses to write a date in the browser's time zone (same fields as formatDateUtc). */

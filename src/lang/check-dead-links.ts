@@ -8,8 +8,9 @@
  * a field (a `send webhook` is data, delivered whatever links it carries: issue 38, so it is never
  * reported):
  *   - in the handler of `x.expired` of x's own state: x's link died with the deadline;
- *   - in any member (`enter`, `on …`, a timer, a milestone) of a state x does not belong to: x's
- *     slots are closed when their state is left, and their links with them.
+ *   - in any member (`enter`, `on …`, a timer, a milestone, a slot's `each` block or timer) of a
+ *     state x does not belong to: x's slots are closed when their state is left, and their links
+ *     with them.
  * A field assigned again earlier in the same block (before the send, in statement order) holds that
  * new value there and is not reported; nor is a field that some slot of the sending state's own
  * (other than the one expiring there) also fills, since it may hold that live link. A `let` assigned from such a field in the block carries it
@@ -95,7 +96,10 @@ function sent(st: Statement): Expr[] {
   }
 }
 
-/** The blocks of a state's members, each with what runs it: `{ on: "x.expired" | null, statements }`. */
+/**
+ * The blocks of a state's members, each with what runs it: `{ on: "x.expired" | null, statements }`;
+ * a slot's `each` block and its timers (`after`/`every` inside `subscribe` or `call`) included.
+ */
 function blocks(state: StateDecl): { expiredOf: string | null; statements: Statement[] }[] {
   const out: { expiredOf: string | null; statements: Statement[] }[] = [];
   for (const m of state.members) {
@@ -114,6 +118,15 @@ function blocks(state: StateDecl): { expiredOf: string | null; statements: State
         break;
       case "milestone":
         out.push({ expiredOf: null, statements: m.body });
+        break;
+      case "subscribe":
+      case "call":
+        // a slot's own bodies run in its state while it is open: its `each` block and its timers
+        // (language reference "Timers on a slot, per element")
+        for (const st of m.settings) {
+          if (st.kind === "each") out.push({ expiredOf: null, statements: st.body });
+          else if (st.kind === "timer") out.push({ expiredOf: null, statements: [...st.handler.statements, ...arms(st.handler.arms)] });
+        }
         break;
     }
   }

@@ -247,6 +247,39 @@ terminal state T
   t.deepEqual(labels(completion(member.a, member.pos)), ["done", "count", "CallbackUrl", "TaskUrl"]);
 });
 
+test("timers on a slot (issue 43 item 3): hover explains after and every inside a subscribe or call block, the delay of every P after D, and a state's timer apart", (t) => {
+  const src = `workflow W(people: list<string>)
+entity V { n: int? }
+event Sign(ok: bool)
+initial state S {
+  subscribe Sign(ok) as sigs for each p in people {
+    After: first
+    every 2d after 1d { send email to p { subject: "sign", body: sigs.CallbackUrl() } }
+    after 10d -> T
+  }
+  subscribe Sign(ok) as first
+  call http "crm" as c { every 1h { send email to "ops@example.test" { subject: "crm", body: "late" } } }
+  after 30d -> T
+  on sigs(ok) -> T
+  on first(ok) -> T
+  on c() -> T
+}
+terminal state T
+`;
+  const hoverOf = (needle: string, shift: number) => {
+    const i = src.indexOf(needle);
+    if (i < 0) throw new Error(`no ${needle}`);
+    const c = at(`${src.slice(0, i + shift)}‸${src.slice(i + shift)}`);
+    return JSON.stringify(hover(c.a, c.pos));
+  };
+  t.regex(hoverOf("every 2d after 1d", 2), /\(slot timer\) `every P \[after D\] \{ … \}`.*every P while the slot \(each element, when fanned out\) is open/);
+  t.regex(hoverOf("after 1d {", 2), /\(slot timer\).*first run's delay of this `every` timer/);
+  t.regex(hoverOf("after 10d -> T", 1), /\(slot timer\) `after D \{ … \}`.*runs once, D after the slot opens/);
+  t.regex(hoverOf("every 1h", 3), /\(slot timer\) `every P \[after D\] \{ … \}`/, "on a call too");
+  t.regex(hoverOf("after 30d", 1), /\(timer\) `after D \{ … \}`.*A timer of the state/);
+  t.notRegex(hoverOf("After: first", 1), /timer/, "the After setting is not a timer");
+});
+
 test("completion in send message { } offers its fields; after answer: the slot aliases of the state (v0.4)", (t) => {
   const src = (cursorLine: string) =>
     `workflow W\nevent E(ok: bool)\ninitial state A {\n  subscribe E(ok) as decision\n  subscribe E(ok) as other\n  enter {\n${cursorLine}\n  }\n  on decision(ok) -> B\n  on other(ok) -> B\n}\nstate B {\n  subscribe E(ok) as later\n  on later(ok) -> C\n}\nterminal state C\n`;

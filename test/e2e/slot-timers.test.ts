@@ -2,12 +2,13 @@
  * Timers on a slot over real web, worker and sweeper processes, PostgreSQL and Redis (issue 43
  * item 3): the sweeper's one query fires a slot timer's row like any timer; the reminder mints a
  * fresh link for the element, the first link then answers 410 `link-retired` over HTTP and the new
- * one completes the slot; the run view shows `slotTimers`. Fixture: test/fixtures/slot-timers.flow.
+ * one completes the slot; the run view shows `slotTimers`, and the console's run page lists them
+ * (alias and element, the timer as written, its next firing). Fixture: test/fixtures/slot-timers.flow.
  */
 import test from "ava";
 import { deployFixture, postLink, showRun, startRun, uniqueTitle } from "../helpers/callback.js";
 import { dropDatabase } from "../helpers/db.js";
-import { eventually, printedLinks, startCluster, type Cluster } from "../helpers/server.js";
+import { ADMIN_TOKEN, eventually, printedLinks, request, startCluster, type Cluster } from "../helpers/server.js";
 
 const clusters: Cluster[] = [];
 test.after.always(async () => {
@@ -31,6 +32,13 @@ test.serial("the sweeper fires a per-element reminder; its fresh link works whil
   t.deepEqual(view.timers, []);
   t.deepEqual(view.slotTimers.map((x) => [x.alias, x.element, x.index, x.schedule]), [["signoff", 0, 0, "every 1h after 5s"]]);
   t.true(Math.abs(new Date(view.slotTimers[0].next).getTime() - started - 5000) < 5000);
+  // the console's run page lists the slot's timer: the element, the timer as written, its next
+  // firing (any: the reminder may have fired by now, and the next is then an hour later)
+  const operator = { authorization: `Basic ${Buffer.from(`olga:${ADMIN_TOKEN}`).toString("base64")}` };
+  const page = await request(c.baseUrl, "GET", `/console/runs/${runId}`, { headers: operator });
+  t.is(page.status, 200);
+  const list = /<h3 id="slot-timers-h">Timers on slots<\/h3>\s*<ul class="plain" id="slot-timers">(.*?)<\/ul>/s.exec(page.text)?.[1] ?? "";
+  t.regex(list, new RegExp(`^<li><code>signoff\\[0\\]</code>: <code>every 1h after 5s</code> — next <time datetime="\\d{4}-[^"]+Z">[^<]+ UTC</time> — <time class="countdown" datetime="[^"]+">[^<]+</time></li>$`));
   const first = await eventually(async () => printedLinks(c.output())[before], 30_000);
   const fired = await eventually(async () => {
     const r = await showRun(c.baseUrl, runId);

@@ -74,7 +74,7 @@ test("the roles claim: a dotted path into objects, an array of strings only, a b
   t.deepEqual(rolesAt({}, ["constructor", "roles"]), [], "inherited properties are not walked");
 });
 
-const session = (csrf: string): SignedIn => ({ principal: { id: "a", email: null, roles: [] }, source: "session", via: "session", csrf, development: true });
+const session = (csrf: string): SignedIn => ({ principal: { id: "a", email: null, roles: [] }, source: "session", via: "session", csrf, development: true, zone: null });
 
 test("csrfOk: the session's exact token; bearer needs none; the development banner shows only for development sessions and escapes the id", (t) => {
   const token = "t".repeat(43);

@@ -5,7 +5,9 @@
  *
  * - Accounts: any login `x` is the account `x` with `email` `x@example.test`, a top-level `roles`
  *   claim `["top-level"]` and the nested `realm_access.roles` `["approver", "finance"]` (as Keycloak
- *   gives them), all in the `profile` scope.
+ *   gives them), all in the `profile` scope. A login starting with a prefix of ZONE_LOGINS also has
+ *   the standard `zoneinfo` claim (`profile` scope): `berlin-…` Europe/Berlin, `tokyo-…` Asia/Tokyo,
+ *   `badzone-…` a zone no one knows.
  * - The client `slotflow` is public (PKCE, no secret): redirect URI `{slotflowBase}/auth/callback`,
  *   post-logout redirect `{slotflowBase}/`.
  * - `startIssuer({ backchannelLogout: true })`: the provider's Back-Channel Logout 1.0 is on, and
@@ -40,10 +42,14 @@ export async function issuerKey(kid: string): Promise<IssuerKey> {
 
 export const CLIENT_ID = "slotflow";
 
+/** The `zoneinfo` claim of a login starting with each prefix (the reader's time zone; none for other logins). */
+export const ZONE_LOGINS: Record<string, string> = { "berlin-": "Europe/Berlin", "tokyo-": "Asia/Tokyo", "badzone-": "Mars/Olympus_Mons" };
+
 export function accountClaims(id: string): Record<string, unknown> {
   // a login starting with "sales-" is someone outside finance (the 403 of a task only finance may answer)
   const realmRoles = id.startsWith("sales-") ? ["sales"] : ["approver", "finance"];
-  return { sub: id, email: `${id}@example.test`, email_verified: true, name: id, roles: ["top-level"], realm_access: { roles: realmRoles } };
+  const zone = Object.entries(ZONE_LOGINS).find(([prefix]) => id.startsWith(prefix))?.[1];
+  return { sub: id, email: `${id}@example.test`, email_verified: true, name: id, roles: ["top-level"], realm_access: { roles: realmRoles }, ...(zone ? { zoneinfo: zone } : {}) };
 }
 
 /**
@@ -96,7 +102,7 @@ export async function startIssuer(opts: { backchannelLogout?: boolean } = {}): P
       ],
       jwks: { keys: keys.map((k) => k.privateJwk) as never },
       cookies: { keys: ["oidc-test-cookie-key"] },
-      claims: { openid: ["sub"], email: ["email", "email_verified"], profile: ["name", "roles", "realm_access"] },
+      claims: { openid: ["sub"], email: ["email", "email_verified"], profile: ["name", "roles", "realm_access", "zoneinfo"] },
       findAccount: async (_ctx, id) => ({ accountId: id, claims: async () => accountClaims(id) as never }),
       pkce: { required: () => true },
       // slotflow listens on 127.0.0.1, which the provider's SSRF guard refuses to call; and its

@@ -5,7 +5,7 @@
  */
 import test from "ava";
 import { parse, TYPE, type MessageFormatElement } from "@formatjs/icu-messageformat-parser";
-import { CATALOGS, LANGUAGES, t, tParts, chooseLanguage, formatNumber, formatDateUtc, yesNo } from "../../src/i18n/index.js";
+import { CATALOGS, LANGUAGES, t, tParts, chooseLanguage, formatNumber, formatDateIn, formatDateUtc, readerZone, yesNo } from "../../src/i18n/index.js";
 
 /** The argument names of a message, with the plural/select arguments' options' arguments. */
 function placeholders(els: MessageFormatElement[], out = new Set<string>(), depth = 0): Set<string> {
@@ -85,4 +85,27 @@ test("values in the reader's language: numbers, Yes/No, dates in UTC with the of
   t0.is(formatDateUtc("en", d), "25 November 2026 at 14:00 UTC");
   t0.regex(formatDateUtc("de", d), /25\. November 2026.*14:00.*UTC/);
   t0.regex(formatDateUtc("ja", d), /2026年11月25日.*14:00.*UTC/);
+});
+
+test("readerZone keeps an IANA zone Intl knows (its letters as Intl spells them) and refuses anything else; UTC itself is no zone", (t0) => {
+  t0.is(readerZone("Europe/Berlin"), "Europe/Berlin");
+  t0.is(readerZone("asia/tokyo"), "Asia/Tokyo");
+  t0.is(readerZone("America/Argentina/Buenos_Aires"), "America/Argentina/Buenos_Aires");
+  for (const utc of ["UTC", "Etc/UTC", "GMT", "Etc/GMT"]) t0.is(readerZone(utc), null, utc);
+  for (const bad of ["Mars/Olympus_Mons", "", "+01:00", "Europe/Berlin\n", "../../etc/passwd", "Europe/Berlin<script>", "A".repeat(65), 3600, null, undefined, ["Europe/Berlin"]]) {
+    t0.is(readerZone(bad), null, JSON.stringify(bad));
+  }
+});
+
+test("formatDateIn writes the time in the reader's zone with the offset and the zone's name, in the page's language; without a zone, UTC", (t0) => {
+  const winter = new Date("2026-11-25T14:05:00Z");
+  const summer = new Date("2026-07-01T14:05:00Z");
+  t0.is(formatDateIn("en", winter, "Europe/Berlin"), "25 November 2026 at 15:05 GMT+1 (Europe/Berlin)");
+  t0.is(formatDateIn("en", summer, "Europe/Berlin"), "1 July 2026 at 16:05 GMT+2 (Europe/Berlin)", "summer time");
+  t0.is(formatDateIn("en", new Date("2026-11-25T20:30:00Z"), "Asia/Tokyo"), "26 November 2026 at 05:30 GMT+9 (Asia/Tokyo)", "the next day there");
+  t0.is(formatDateIn("en", winter, "Asia/Kolkata"), "25 November 2026 at 19:35 GMT+5:30 (Asia/Kolkata)");
+  t0.regex(formatDateIn("de", winter, "Europe/Berlin"), /^25\. November 2026 um 15:05 GMT\+1 \(Europe\/Berlin\)$/);
+  t0.regex(formatDateIn("ja", winter, "Asia/Tokyo"), /^2026年11月25日 23:05 GMT\+9 \(Asia\/Tokyo\)$/);
+  t0.is(formatDateIn("en", winter, null), formatDateUtc("en", winter));
+  t0.is(formatDateIn("en", winter, "Mars/Olympus_Mons"), "25 November 2026 at 14:05 UTC", "an unknown zone: UTC");
 });

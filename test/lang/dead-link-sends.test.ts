@@ -90,6 +90,34 @@ terminal state Done
   t.truthy(r.workflow);
 });
 
+test("a slot's timers and each block are walked: a link held from another state warns there; one filled in a slot timer is a holder", (t) => {
+  expectDiagnostics(
+    t,
+    `${head}event Escalate(go: bool)
+initial state Waiting {
+  subscribe Confirm(ok) as confirm {
+    Deadline: 3d
+    after 1h { po.link = confirm.CallbackUrl() }
+    every 1d { send email to po.email { subject: "Reminder", body: po.link ?? "" } }
+  }
+  on confirm(ok) -> Done
+  on confirm.expired -> Escalated
+}
+state Escalated {
+  subscribe Escalate(go) as boss for each e in [po.email] {
+    each { send email to e { subject: "Escalated", body: ⟦po.link⟧ ?? "" } }
+    every 1d { send message to "chat" { text: "still open", link: ⟦po.link⟧ } }
+  }
+  call http "crm" as c { after 2h { send email to po.email { subject: "Late", body: ⟦po.link⟧ ?? "" } } }
+  on boss(go) -> Done
+  on c() -> Done
+}
+terminal state Done
+`,
+    [Codes.DeadLinkSent, Codes.DeadLinkSent, Codes.DeadLinkSent],
+  );
+});
+
 test("a send webhook is data (issue 38): a dead link in its fields is delivered as it is, so no FLOW350", (t) => {
   const r = compile(
     `${head}initial state Waiting {

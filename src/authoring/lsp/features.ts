@@ -15,6 +15,7 @@ import { format, formatParsed } from "../format.js";
 import type { FlowSymbol, SymbolKind } from "../symbols.js";
 import type { Analysis } from "./analysis.js";
 import { diagnosticDescription, diagnosticHref } from "./docs.js";
+import { timerHover } from "./timer-hover.js";
 import { nearNames } from "../../lang/near-names.js";
 
 /** The diagnostics of `slotflow check`, one for one: code, severity, message, range, and a link to the code's entry. */
@@ -147,7 +148,11 @@ export function hover(a: Analysis, pos: Position): Hover | null {
     const slotMember = SLOT_MEMBERS[word];
     const setting = SETTING_HOVER[word];
     const callWord = Object.hasOwn(CALL_WORDS, word) ? CALL_WORDS[word] : undefined;
-    if (builtin && /^\s*\(/.test(a.text.slice(e)) && a.text[s - 1] !== ".") {
+    const timerWord = timerHover(a.ast, offset, word);
+    if (timerWord) {
+      parts.push(`(${timerWord.kind}) \`${timerWord.signature}\`\n\n${timerWord.text}`);
+      range = { start: a.position(s), end: a.position(e) };
+    } else if (builtin && /^\s*\(/.test(a.text.slice(e)) && a.text[s - 1] !== ".") {
       parts.push(`(builtin) \`${builtin.name}\`\n\n\`\`\`flow\n${builtin.signature}\n\`\`\`${builtin.matcher ? "\n\nA matcher: only in `Candidates`." : ""}`);
       range = { start: a.position(s), end: a.position(e) };
     } else if (slotMember && /\.\s*$/.test(a.text.slice(Math.max(0, s - 8), s))) {

@@ -160,6 +160,8 @@ export const ar: Catalog = {
   "signin.email": "البريد الإلكتروني (اختياري)",
   "signin.roles": "الأدوار (اختياري)",
   "signin.rolesHelp": "مفصولة بفواصل، مثل finance, approver.",
+  "signin.zone": "المنطقة الزمنية (اختياري)",
+  "signin.zoneHelp": "منطقة زمنية من IANA مثل Europe/Berlin، لأوقات صفحاتك؛ فارغة: UTC.",
   "signin.submit": "تسجيل الدخول",
   "signin.signOut": "تسجيل الخروج",
 };

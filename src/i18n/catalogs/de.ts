@@ -160,6 +160,8 @@ export const de: Catalog = {
   "signin.email": "E-Mail (optional)",
   "signin.roles": "Rollen (optional)",
   "signin.rolesHelp": "Durch Kommas getrennt, z. B. finance, approver.",
+  "signin.zone": "Zeitzone (optional)",
+  "signin.zoneHelp": "Eine IANA-Zeitzone wie Europe/Berlin, für die Zeiten auf Ihren Seiten; leer: UTC.",
   "signin.submit": "Anmelden",
   "signin.signOut": "Abmelden",
 };

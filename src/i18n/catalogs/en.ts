@@ -174,6 +174,8 @@ export const en = {
   "signin.email": "Email (optional)",
   "signin.roles": "Roles (optional)",
   "signin.rolesHelp": "Comma-separated, e.g. finance, approver.",
+  "signin.zone": "Time zone (optional)",
+  "signin.zoneHelp": "An IANA time zone such as Europe/Berlin, for the times on your pages; empty: UTC.",
   "signin.submit": "Sign in",
   "signin.signOut": "Sign out",
 } as const;

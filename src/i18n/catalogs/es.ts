@@ -160,6 +160,8 @@ export const es: Catalog = {
   "signin.email": "Correo (opcional)",
   "signin.roles": "Roles (opcional)",
   "signin.rolesHelp": "Separados por comas, p. ej. finance, approver.",
+  "signin.zone": "Zona horaria (opcional)",
+  "signin.zoneHelp": "Una zona horaria IANA como Europe/Berlin, para las horas de sus páginas; vacía: UTC.",
   "signin.submit": "Iniciar sesión",
   "signin.signOut": "Cerrar sesión",
 };

@@ -160,6 +160,8 @@ export const fr: Catalog = {
   "signin.email": "E-mail (facultatif)",
   "signin.roles": "Rôles (facultatif)",
   "signin.rolesHelp": "Séparés par des virgules, par ex. finance, approver.",
+  "signin.zone": "Fuseau horaire (facultatif)",
+  "signin.zoneHelp": "Un fuseau horaire IANA comme Europe/Berlin, pour les heures de vos pages ; vide : UTC.",
   "signin.submit": "Se connecter",
   "signin.signOut": "Se déconnecter",
 };

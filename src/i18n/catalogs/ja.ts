@@ -160,6 +160,8 @@ export const ja: Catalog = {
   "signin.email": "メール (任意)",
   "signin.roles": "ロール (任意)",
   "signin.rolesHelp": "カンマ区切り。例: finance, approver。",
+  "signin.zone": "タイムゾーン (任意)",
+  "signin.zoneHelp": "Europe/Berlin のような IANA タイムゾーン。ページの時刻に使います。空欄: UTC。",
   "signin.submit": "サインイン",
   "signin.signOut": "サインアウト",
 };

@@ -7,7 +7,9 @@
  *    dead/none, never the token) — and what unblocks it: the operator's "Revoke link" (with a
  *    reason) and the answer paths; then the state's pending timers (`after 5d`, `every 1d`), each
  *    with its next firing as a date and a countdown and where it may move the run (issue 30 item
- *    2); then "Cancel run" (with a reason). A viewer sees the same without the forms.
+ *    2); the timers on its slots (`after`/`every` inside a `subscribe` or `call` block): per open
+ *    slot (element) the alias (`sigs[1]`), the timer as written and its next firing; then "Cancel
+ *    run" (with a reason). A viewer sees the same without the forms.
  * 1b. "Responders" (v0.4 Many responders, elements.ts): each element of a fanned-out slot with its
  *    value, status and its own link's state (`dead (quorum-reached)` …), the slot's Quorum and how
  *    many elements are completed; an operator's per-element "Revoke link".
@@ -202,6 +204,20 @@ ${user.role === "operator" && link === "live" && s.element === null
       })}</ul>
 </section>`
     : null;
+  // the timers on the current state's slots (language reference "Timers on a slot, per element"): one per open slot (element)
+  const slotTimers = view.status === "running" ? view.slotTimers : [];
+  const slotTimerList = slotTimers.length
+    ? html`<section class="timers" aria-labelledby="slot-timers-h">
+<h3 id="slot-timers-h">Timers on slots</h3>
+<ul class="plain" id="slot-timers">${slotTimers.map((tm) => {
+        const decl = state?.slots.find((x) => x.alias === tm.alias)?.timers?.find((x) => x.index === tm.index);
+        const targets = [...new Set((decl?.handler.arms ?? []).map((a) => a.target.name))];
+        const next = tm.next ? new Date(tm.next) : null;
+        const slot = tm.element === null ? tm.alias : `${tm.alias}[${tm.element}]`;
+        return html`<li><code>${slot}</code>: <code>${tm.schedule ?? `timer ${tm.index}`}</code> — ${next ? html`next <time datetime="${next.toISOString()}">${utc(next)}</time> — <time class="countdown" datetime="${next.toISOString()}">${countdown(next, now)}</time>` : html`<span class="muted">not scheduled</span>`}${targets.length ? html` <span class="muted">(may move to ${targets.join(", ")})</span>` : null}</li>`;
+      })}</ul>
+</section>`
+    : null;
   const cancel =
     view.status !== "running"
       ? html`<p>The run has ${view.status === "cancelled" ? "been cancelled" : "finished"}; it waits on nothing.</p>`
@@ -216,6 +232,7 @@ ${user.role === "operator" && link === "live" && s.element === null
 <h2 id="waiting-h">Waiting on</h2>
 ${open.length ? slots : view.status === "running" ? html`<p>No open or waiting slot.</p>` : null}
 ${timerList}
+${slotTimerList}
 ${cancel}
 </section>`;
 }

@@ -1,6 +1,7 @@
 /**
  * The development sign-in page (v0.4 "People inside the company": without an issuer and outside
- * production, `GET /auth/login` is "a development sign-in page (id, email, roles)"). Server-rendered,
+ * production, `GET /auth/login` is "a development sign-in page (id, email, roles)"; and a time zone,
+ * as an issuer's `zoneinfo` claim gives it, for the times on the insiders' pages). Server-rendered,
  * no script; one inline style under the response's CSP nonce; labelled fields; works at 360 px.
  */
 import { isRightToLeft, t } from "../../i18n/index.js";
@@ -29,10 +30,12 @@ export interface DevForm {
   id: string;
   email: string;
   roles: string;
+  /** An IANA time zone name, or empty (UTC). */
+  zone: string;
 }
 
 /** The development sign-in page: `csrf` goes in a hidden field, `returnTo` too; `error` is shown above the form. */
-export function devSignInPage(nonce: string, csrf: string, returnTo: string, values: DevForm = { id: "", email: "", roles: "" }, error: string | null = null, reader: Reader = plainReader()): string {
+export function devSignInPage(nonce: string, csrf: string, returnTo: string, values: DevForm = { id: "", email: "", roles: "", zone: "" }, error: string | null = null, reader: Reader = plainReader()): string {
   const lang = reader.lang;
   return html`<!doctype html>
 <html lang="${lang}" dir="${isRightToLeft(lang) ? "rtl" : "ltr"}">
@@ -60,6 +63,9 @@ ${error ? html`<p class="error" role="alert">${error}</p>` : null}
 <label for="roles">${t(lang, "signin.roles")}</label>
 <p class="help" id="roles-help">${t(lang, "signin.rolesHelp")}</p>
 <input id="roles" name="roles" type="text" maxlength="2000" aria-describedby="roles-help" value="${values.roles}">
+<label for="zone">${t(lang, "signin.zone")}</label>
+<p class="help" id="zone-help">${t(lang, "signin.zoneHelp")}</p>
+<input id="zone" name="zone" type="text" maxlength="64" autocomplete="off" aria-describedby="zone-help" value="${values.zone}">
 <button type="submit">${t(lang, "signin.submit")}</button>
 </form>
 </main>

@@ -11,6 +11,9 @@
  *   `nbf`; asymmetric algorithms only (never `none`, never HS256 with a public key).
  * - Roles: the claim SLOTFLOW_OIDC_ROLES_CLAIM names, a dotted path walked at most
  *   MAX_ROLES_CLAIM_STEPS objects deep; anything but an array of strings gives no roles.
+ * - Time zone: the standard `zoneinfo` claim (OpenID Connect Core 1.0 §5.1, scope `profile`; an
+ *   IANA name such as `Europe/Berlin`) of the ID token or userinfo at sign-in, when src/i18n
+ *   `readerZone` accepts it; else none (the pages then write times in UTC with the offset).
  */
 import * as client from "openid-client";
 import { createRemoteJWKSet, jwtVerify, type JWTPayload } from "jose";
@@ -20,6 +23,7 @@ import type { PrincipalClaims } from "../../engine/commands/types.js";
 import { RefusalCode, RefusalError, refuse } from "../../engine/refusals.js";
 import { boundedRoles } from "./session.js";
 import { MAX_IAT_SKEW_S, checkedPrincipal, lifetimeRefusal } from "../../auth/jwt.js";
+import { readerZone } from "../../i18n/index.js";
 
 /** Asymmetric JWS algorithms a bearer JWT of the issuer may use. */
 export const ISSUER_ALGORITHMS = ["RS256", "RS384", "RS512", "PS256", "PS384", "PS512", "ES256", "ES384", "ES512", "EdDSA", "Ed25519"];
@@ -129,11 +133,12 @@ export async function beginLogin(config: Config, settings: OidcSettings, returnT
 
 /**
  * Completes a sign-in from the callback's URL: exchanges the code (checking state, nonce, PKCE and
- * the ID token), reads userinfo when the issuer has it, and returns the principal and the id_token.
+ * the ID token), reads userinfo when the issuer has it, and returns the principal, the id_token and
+ * the person's time zone (`zoneinfo`, checked by `readerZone`; null when absent or unknown).
  * Throws 400 `sign-in-failed` for a wrong state, nonce or code (or the issuer's own error), 503 when
  * the issuer does not answer. Never quotes a code or token.
  */
-export async function finishLogin(config: Config, settings: OidcSettings, currentUrl: URL, pending: PendingLogin): Promise<{ principal: PrincipalClaims; idToken: string | null; issuerSid: string | null }> {
+export async function finishLogin(config: Config, settings: OidcSettings, currentUrl: URL, pending: PendingLogin): Promise<{ principal: PrincipalClaims; idToken: string | null; issuerSid: string | null; zone: string | null }> {
   const { config: oidc } = await issuerOf(settings);
   let tokens: Awaited<ReturnType<typeof client.authorizationCodeGrant>>;
   try {
@@ -157,7 +162,7 @@ export async function finishLogin(config: Config, settings: OidcSettings, curren
     }
   }
   const sid = idClaims.sid;
-  return { principal: principalOf(claims, settings), idToken: tokens.id_token ?? null, issuerSid: typeof sid === "string" && sid.length <= 500 ? sid : null };
+  return { principal: principalOf(claims, settings), idToken: tokens.id_token ?? null, issuerSid: typeof sid === "string" && sid.length <= 500 ? sid : null, zone: readerZone(claims.zoneinfo) };
 }
 
 /** Where logout sends the browser: the issuer's end_session_endpoint (id_token_hint or client_id, post_logout_redirect_uri), else null. */

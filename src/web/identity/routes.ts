@@ -4,7 +4,7 @@
  * | route | does |
  * |---|---|
  * | `GET /auth/login?returnTo=PATH` | with SLOTFLOW_OIDC_ISSUER: 302 to its authorization endpoint (state, nonce, PKCE S256), the pending sign-in sealed in the `slotflow_login` cookie (path /auth, 10 min). Without one, with SLOTFLOW_DEV_SIGN_IN=1: the development sign-in page; otherwise 404 |
- * | `POST /auth/login` (id, email, roles, csrf, returnTo) | the development sign-in (same-origin, the page's CSRF token): a session with `development: true`, 303 to returnTo; 422 page for a missing or over-long id; 404 unless SLOTFLOW_DEV_SIGN_IN=1 (and no issuer) |
+ * | `POST /auth/login` (id, email, roles, zone, csrf, returnTo) | the development sign-in (same-origin, the page's CSRF token): a session with `development: true` (and the IANA time `zone` when given), 303 to returnTo; 422 page for a missing or over-long id, or a zone `Intl` does not know; 404 unless SLOTFLOW_DEV_SIGN_IN=1 (and no issuer) |
  * | `GET /auth/callback` | completes the issuer's sign-in: `slotflow_session`, 303 to returnTo; 400 `sign-in-failed` on a wrong or stale state, nonce or code; 404 without an issuer |
  * | `POST /auth/logout` (`csrf` form field or `X-CSRF-Token` header) | ends the session (its server-side row at once); 303 to the issuer's end_session_endpoint (id_token_hint, else client_id; post_logout_redirect_uri `{BASE_URL}/`) when it has one, else `/`; a browser's form (`Sec-Fetch-Dest: document`) gets instead a 200 page that moves on to that endpoint by itself (meta refresh and a link: a redirect of a form would be blocked by the page's CSP `form-action 'self'`); 403 `csrf-refused` without the session's token or from another site |
  * | `POST /auth/backchannel-logout` (form field `logout_token`) | OpenID Connect Back-Channel Logout 1.0, from the issuer server to server (no cookie, no CSRF): a valid logout token (oidc.ts `verifyLogoutToken`) ends at once every live session it names (`sid`: the issuer's session kept at sign-in; `sub`: the person); 200 with an empty body; 400 `{"error":"invalid_request"}` for a missing or invalid token (nothing ends); 404 without an issuer |
@@ -29,6 +29,7 @@ import { csrfOk, signedIn } from "./signed-in.js";
 import { setScriptlessPageHeaders } from "../page/headers.js";
 import { html } from "../page/html.js";
 import { readerOf } from "../page/reader.js";
+import { isTimeZone } from "../../i18n/index.js";
 
 const notFound = () => new RefusalError(refuse(RefusalCode.NotFound, "No such page."));
 
@@ -107,16 +108,17 @@ export function identityRouter(rt: Runtime): Router {
       throw new RefusalError(refuse(RefusalCode.CsrfRefused, "The sign-in form's CSRF token is missing, wrong or stale: open /auth/login again."));
     }
     const returnTo = safeReturnTo(form.get("returnTo"), config.baseUrl);
-    const values: DevForm = { id: (form.get("id") ?? "").trim(), email: (form.get("email") ?? "").trim(), roles: form.get("roles") ?? "" };
+    const values: DevForm = { id: (form.get("id") ?? "").trim(), email: (form.get("email") ?? "").trim(), roles: form.get("roles") ?? "", zone: (form.get("zone") ?? "").trim() };
     const roles = values.roles.split(",").map((r) => r.trim()).filter((r) => r !== "");
     const problem =
       values.id === "" || values.id.length > 200 ? "Enter a user id of at most 200 characters."
       : /[\u0000-\u001f\u007f-\u009f]/.test(values.id + values.email + values.roles) ? "Enter a user id, email and roles without control characters."
       : values.email.length > 320 || (values.email !== "" && !/^[^@\s]+@[^@\s]+$/.test(values.email)) ? "Enter an email address like alice@example.com, or leave it empty."
       : roles.length > 100 || roles.some((r) => r.length > 200) ? "Enter at most 100 roles of at most 200 characters each."
+      : values.zone !== "" && !isTimeZone(values.zone) ? "Enter an IANA time zone such as Europe/Berlin, or leave it empty."
       : null;
     if (problem) return showDevPage(ctx, 422, returnTo, values, problem);
-    if (!(await startSession(ctx, config, rt, { id: values.id, email: values.email || null, roles }, { development: true }))) {
+    if (!(await startSession(ctx, config, rt, { id: values.id, email: values.email || null, roles }, { development: true, zone: values.zone || null }))) {
       return showDevPage(ctx, 422, returnTo, values, "These roles do not fit in a session cookie: enter fewer or shorter ones.");
     }
     setCookie(ctx, config.baseUrl, LOGIN_COOKIE, null, 0, "/auth");
@@ -133,13 +135,13 @@ export function identityRouter(rt: Runtime): Router {
       throw new RefusalError(refuse(RefusalCode.SignInFailed, "No sign-in is pending in this browser (it took longer than 10 minutes, or started elsewhere): start again from /auth/login."));
     }
     const currentUrl = new URL(ctx.originalUrl, config.baseUrl);
-    const { principal, idToken, issuerSid } = await finishLogin(config, config.oidc, currentUrl, {
+    const { principal, idToken, issuerSid, zone } = await finishLogin(config, config.oidc, currentUrl, {
       state: pending.state,
       nonce: pending.nonce,
       verifier: pending.verifier,
       returnTo: String(pending.returnTo),
     });
-    if (!(await startSession(ctx, config, rt, principal, { development: false, idToken, issuerSid }))) {
+    if (!(await startSession(ctx, config, rt, principal, { development: false, idToken, issuerSid, zone }))) {
       throw new RefusalError(
         refuse(RefusalCode.SignInFailed, "The roles and email the issuer gives this person do not fit in a session cookie (about 3.8 KB): point SLOTFLOW_OIDC_ROLES_CLAIM at a claim with fewer roles."),
       );

@@ -13,7 +13,9 @@
  * Key rotation: SLOTFLOW_SESSION_SECRET is comma-separated, newest first; the first seals, all open.
  * Session content: `sub`, `email`, `roles`, `csrf` (random, 256 bits), `dev` (development sign-in),
  * `aud` (BASE_URL's origin: the cookie is bound to the deployment that minted it), `iat`, `exp` (at
- * most SESSION_LIFETIME_S after `iat`), and `idt` (the id_token) when the cookie stays under
+ * most SESSION_LIFETIME_S after `iat`), `tz` (the person's IANA time zone, from the issuer's
+ * `zoneinfo` claim or the development sign-in, when it is one `Intl` knows — src/i18n `readerZone`;
+ * checked again on read), and `idt` (the id_token) when the cookie stays under
  * MAX_COOKIE_BYTES with it (else logout sends `client_id` instead).
  *
  * `sid`: the server-side session id (store.ts, issue 38 L4): a session is live only while its row
@@ -30,6 +32,7 @@ import type { Context } from "koa";
 import type { PrincipalClaims } from "../../engine/commands/types.js";
 import { endSessionRow, openSessionRow, sessionLive, type SessionStore } from "./store.js";
 import { randomCsrf } from "../../auth/csrf.js";
+import { readerZone } from "../../i18n/index.js";
 
 /** The session cookie's name (contract: `slotflow_session`). */
 export const SESSION_COOKIE = "slotflow_session";
@@ -101,6 +104,8 @@ export interface Session {
   csrf: string;
   /** Signed in through the development sign-in. */
   development: boolean;
+  /** The person's IANA time zone (src/i18n `readerZone`), for the times on their pages; null: UTC. */
+  zone: string | null;
   /** The issuer's id_token, for `id_token_hint` at logout; null when it did not fit or there is none. */
   idToken: string | null;
   /** The server-side session id (store.ts); a credential: never logged. */
@@ -133,7 +138,8 @@ export function boundedRoles(roles: unknown): string[] {
 }
 
 /**
- * Starts a session: sets `slotflow_session` for `principal` (the id_token too when it fits) and
+ * Starts a session: sets `slotflow_session` for `principal` (the id_token too when it fits; the
+ * time zone `opts.zone` when src/i18n `readerZone` accepts it, else none) and
  * returns true; false (nothing set) when even without the id_token the cookie would exceed
  * MAX_COOKIE_BYTES — a browser would drop it — so the caller can say so instead of looping.
  */
@@ -142,10 +148,20 @@ export async function startSession(
   cfg: { baseUrl: string; sessionKeys: string[] },
   store: SessionStore,
   principal: PrincipalClaims,
-  opts: { development: boolean; idToken?: string | null; issuerSid?: string | null },
+  opts: { development: boolean; idToken?: string | null; issuerSid?: string | null; zone?: string | null },
 ): Promise<boolean> {
   // a placeholder sid of the real length first: the size check must not leave a row behind
-  const base = { sub: principal.id, email: principal.email, roles: boundedRoles(principal.roles), csrf: randomCsrf(), dev: opts.development, aud: originOf(cfg.baseUrl), sid: "x".repeat(43) };
+  const zone = readerZone(opts.zone);
+  const base = {
+    sub: principal.id,
+    email: principal.email,
+    roles: boundedRoles(principal.roles),
+    csrf: randomCsrf(),
+    dev: opts.development,
+    aud: originOf(cfg.baseUrl),
+    sid: "x".repeat(43),
+    ...(zone ? { tz: zone } : {}),
+  };
   let claims: JWTPayload = opts.idToken ? { ...base, idt: opts.idToken } : base;
   if ((await seal(cfg.sessionKeys, "session", claims, SESSION_LIFETIME_S)).length > MAX_COOKIE_BYTES) claims = base;
   if ((await seal(cfg.sessionKeys, "session", claims, SESSION_LIFETIME_S)).length > MAX_COOKIE_BYTES) return false;
@@ -183,6 +199,7 @@ export async function readSession(ctx: Context, cfg: SessionConfig, store: Sessi
     principal: { id: p.sub, email: typeof p.email === "string" ? p.email : null, roles: boundedRoles(p.roles) },
     csrf: p.csrf,
     development: p.dev === true,
+    zone: readerZone(p.tz),
     idToken: typeof p.idt === "string" ? p.idt : null,
     sid: p.sid,
     issuedAt: p.iat,

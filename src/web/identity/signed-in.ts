@@ -44,6 +44,12 @@ export interface SignedIn {
   csrf: string | null;
   /** True when signed in through the development sign-in (every page says so). */
   development: boolean;
+  /**
+   * The person's IANA time zone kept in the session (src/i18n `readerZone`; the issuer's `zoneinfo`
+   * claim at sign-in): the insiders' pages write times in it. Null — no zone, an unknown one, or a
+   * bearer client — means UTC with the offset written.
+   */
+  zone: string | null;
 }
 
 const MEMO = Symbol("slotflow.signedIn");
@@ -55,12 +61,12 @@ export async function signedIn(ctx: Context, rt: Runtime): Promise<SignedIn | nu
   let found: SignedIn | null = null;
   const session = await readSession(ctx, rt.config, rt);
   if (session) {
-    found = { principal: session.principal, source: "session", via: "session", csrf: session.csrf, development: session.development };
+    found = { principal: session.principal, source: "session", via: "session", csrf: session.csrf, development: session.development, zone: session.zone };
   } else {
     const bearer = bearerToken(ctx.get("authorization"));
     if (bearer !== null) {
       const p = await bearerPrincipal(ctx, rt, bearer);
-      found = { principal: p.claims, source: p.source as "hs256" | "issuer", via: "bearer", csrf: null, development: false };
+      found = { principal: p.claims, source: p.source as "hs256" | "issuer", via: "bearer", csrf: null, development: false, zone: null };
     }
   }
   state[MEMO] = found;

@@ -14,6 +14,10 @@
  * answered (page/values.ts); the same parameters and refusals as `GET /api/inbox?view=done`.
  * Both views are linked above the list ("To do", "Done").
  *
+ * Times (since, deadline, answered at, datetime values) are `<time datetime>` elements written in
+ * the signed-in person's time zone with the offset and the zone's name (their session's, from the
+ * issuer's `zoneinfo` claim), else in UTC with the offset written — no script rewrites them.
+ *
  * Headers: a CSP with `default-src 'none'`, the one inline style under a fresh nonce,
  * `form-action 'self'` (the filter form), no script; `Cache-Control: no-store` (the page is
  * personal); `Referrer-Policy: same-origin`; no token is ever written into the page.
@@ -30,7 +34,7 @@ import { DEVELOPMENT_BANNER_STYLE, developmentBanner, signedInPage, signOutForm,
 import { pageHeading, pageShell } from "../page/document.js";
 import { setScriptlessPageHeaders } from "../page/headers.js";
 import { html, raw, type Html } from "../page/html.js";
-import { formatDateUtc, t as tr } from "../../i18n/index.js";
+import { formatDateIn, t as tr } from "../../i18n/index.js";
 import { readerOf, type Reader } from "../page/reader.js";
 import { readInbox, type InboxRead } from "./api.js";
 import { answerHtml } from "../page/values.js";
@@ -81,11 +85,16 @@ function inboxHref(params: Record<string, string | null>): string {
   return s ? `/inbox?${s}` : "/inbox";
 }
 
-function time(d: Date, text: string): Html {
-  return html`<time datetime="${d.toISOString()}">${text}</time>`;
+/**
+ * A time on the page: `<time datetime>` with the ISO instant, written in the reader's time zone
+ * `zone` with the offset and the zone's name, else in UTC with the offset (interfaces.md "Answers
+ * people can trust": insiders' pages write times in the reader's zone; src/i18n `formatDateIn`).
+ */
+function time(d: Date, lang: string, zone: string | null): Html {
+  return html`<time datetime="${d.toISOString()}">${formatDateIn(lang, d, zone)}</time>`;
 }
 
-function taskItem(t: InboxTask, now: Date, lang: string): Html {
+function taskItem(t: InboxTask, now: Date, lang: string, zone: string | null): Html {
   const url = new URL(t.taskUrl);
   const heading = pageHeading(t.title, t.event, lang);
   const since = t.openedAt ?? t.listedAt;
@@ -101,8 +110,8 @@ function taskItem(t: InboxTask, now: Date, lang: string): Html {
 <dt>${tr(lang, "inbox.workflow")}</dt><dd>${t.workflow}</dd>
 <dt>${tr(lang, "inbox.runState")}</dt><dd>${t.state}</dd>
 <dt>${tr(lang, "inbox.status")}</dt><dd>${status}</dd>
-<dt>${tr(lang, t.status === "open" ? "inbox.openSince" : "inbox.listedSince")}</dt><dd>${time(since, formatDateUtc(lang, since))} (${ago(since, now)})</dd>
-<dt>${tr(lang, "inbox.deadline")}</dt><dd>${t.deadline ? html`${time(t.deadline, formatDateUtc(lang, t.deadline))} (${countdown(t.deadline, now)})` : tr(lang, "inbox.none")}</dd>
+<dt>${tr(lang, t.status === "open" ? "inbox.openSince" : "inbox.listedSince")}</dt><dd>${time(since, lang, zone)} (${ago(since, now)})</dd>
+<dt>${tr(lang, "inbox.deadline")}</dt><dd>${t.deadline ? html`${time(t.deadline, lang, zone)} (${countdown(t.deadline, now)})` : tr(lang, "inbox.none")}</dd>
 </dl>
 </article></li>`;
 }
@@ -114,15 +123,15 @@ function viewsNav(lang: string, current: "open" | "done", kept: Record<string, s
   return html`<nav class="views" aria-label="${tr(lang, "inbox.views")}">${link("open", "inbox.toDo")}${link("done", "inbox.done")}</nav>`;
 }
 
-function doneItem(t: InboxDoneTask, now: Date, lang: string): Html {
+function doneItem(t: InboxDoneTask, now: Date, lang: string, zone: string | null): Html {
   const url = new URL(t.taskUrl);
   const id = `d-${t.runId}-${t.alias}-${t.element ?? ""}`;
   return html`<li><article aria-labelledby="${id}">
 <h2 id="${id}"><a href="${url.pathname + url.search}">${pageHeading(t.title, t.event, lang)}</a></h2>
 <dl class="facts">
 <dt>${tr(lang, "inbox.workflow")}</dt><dd>${t.workflow}</dd>
-<dt>${tr(lang, "inbox.answeredAt")}</dt><dd>${time(t.answeredAt, formatDateUtc(lang, t.answeredAt))} (${ago(t.answeredAt, now)})</dd>
-<dt>${tr(lang, "inbox.yourAnswer")}</dt><dd>${answerHtml(t.params, t.answer, lang)}</dd>
+<dt>${tr(lang, "inbox.answeredAt")}</dt><dd>${time(t.answeredAt, lang, zone)} (${ago(t.answeredAt, now)})</dd>
+<dt>${tr(lang, "inbox.yourAnswer")}</dt><dd>${answerHtml(t.params, t.answer, lang, undefined, zone)}</dd>
 </dl>
 </article></li>`;
 }
@@ -136,7 +145,7 @@ function doneDocument(nonce: string, reader: Reader, signed: SignedIn, query: Pa
   const body = html`<h1>${tr(lang, "inbox.doneTitle")}</h1>
 <p class="who">${tr(lang, "task.signedInAs", { who })}</p>
 ${viewsNav(lang, "done", { workflow: query.workflow, limit: query.limit, lang: query.lang })}
-${page.tasks.length > 0 ? html`<ol class="tasks" id="done" aria-label="${tr(lang, "inbox.doneTitle")}">${page.tasks.map((t) => doneItem(t, now, lang))}</ol>` : html`<p class="counts" id="counts">${query.cursor ? tr(lang, "inbox.noMore") : tr(lang, "inbox.doneEmpty")}</p>`}
+${page.tasks.length > 0 ? html`<ol class="tasks" id="done" aria-label="${tr(lang, "inbox.doneTitle")}">${page.tasks.map((t) => doneItem(t, now, lang, reader.zone))}</ol>` : html`<p class="counts" id="counts">${query.cursor ? tr(lang, "inbox.noMore") : tr(lang, "inbox.doneEmpty")}</p>`}
 <nav class="pages" aria-label="${tr(lang, "inbox.pages")}">
 ${query.cursor ? html`<a href="${inboxHref({ ...kept, cursor: null })}">${tr(lang, "inbox.firstPage")}</a>` : null}
 ${page.nextCursor ? html`<a href="${inboxHref({ ...kept, cursor: page.nextCursor })}" rel="next">${tr(lang, "inbox.nextPage")}</a>` : null}
@@ -180,7 +189,7 @@ ${query.lang ? html`<input type="hidden" name="lang" value="${query.lang}">` : n
 <button type="submit">${tr(lang, "inbox.show")}</button>
 </form>
 ${countsLine(page, lang)}
-${page.tasks.length > 0 ? html`<ol class="tasks" aria-labelledby="counts">${page.tasks.map((t) => taskItem(t, now, lang))}</ol>` : query.cursor ? html`<p>${tr(lang, "inbox.noMore")}</p>` : null}
+${page.tasks.length > 0 ? html`<ol class="tasks" aria-labelledby="counts">${page.tasks.map((t) => taskItem(t, now, lang, reader.zone))}</ol>` : query.cursor ? html`<p>${tr(lang, "inbox.noMore")}</p>` : null}
 <nav class="pages" aria-label="${tr(lang, "inbox.pages")}">
 ${query.cursor ? html`<a href="${inboxHref({ ...kept, cursor: null })}">${tr(lang, "inbox.firstPage")}</a>` : null}
 ${page.nextCursor ? html`<a href="${inboxHref({ ...kept, cursor: page.nextCursor })}" rel="next">${tr(lang, "inbox.nextPage")}</a>` : null}
@@ -199,7 +208,8 @@ export async function inboxPageHandler(rt: Runtime, ctx: Context): Promise<void>
   if (!who) return;
   const nonce = randomBytes(16).toString("base64");
   setScriptlessPageHeaders(ctx, nonce, rt.config.brand.logoFile !== null);
-  const reader = readerOf(ctx, rt.config);
+  // times in the signed-in person's zone (their session's, from the issuer's zoneinfo claim)
+  const reader: Reader = { ...readerOf(ctx, rt.config), zone: who.zone };
   ctx.type = "text/html; charset=utf-8";
   let page: InboxRead;
   try {

@@ -8,7 +8,7 @@
 import type { CompiledParam } from "../../lang/compiled.js";
 import type { Refusal } from "../../engine/refusals.js";
 import { NUMBER_MARK } from "../../engine/views/responder.js";
-import { BROWSER_DATE_OPTIONS, formatDateUtc, formatNumber, isRightToLeft, LANGUAGES, languageName, t, tParts, yesNo } from "../../i18n/index.js";
+import { BROWSER_DATE_OPTIONS, formatDateIn, formatDateUtc, formatNumber, isRightToLeft, LANGUAGES, languageName, t, tParts, yesNo } from "../../i18n/index.js";
 import { brandLogoPath } from "../brand-logo.js";
 import { field, labelOf } from "./form.js";
 import { html, Html, raw } from "./html.js";
@@ -168,8 +168,14 @@ export function markedHtml(text: string, lang = "en"): Html {
   return html`${out}`;
 }
 
-/** A date in a sentence: `<time data-dt>` in UTC with the offset written; the page script writes it in the browser's time zone. */
-export function timeHtml(d: Date, lang: string): Html {
+/**
+ * A date in a sentence. Without `zone`: `<time data-dt>` in UTC with the offset written; the page
+ * script (on a page that has one) writes it in the browser's time zone. With the reader's `zone`
+ * (Reader.zone, the insiders' scriptless pages): `<time datetime>` written there by the server,
+ * with the offset and the zone's name (src/i18n `formatDateIn`). `datetime` is the ISO instant.
+ */
+export function timeHtml(d: Date, lang: string, zone: string | null = null): Html {
+  if (zone !== null) return html`<time datetime="${d.toISOString()}">${formatDateIn(lang, d, zone)}</time>`;
   return html`<time data-dt datetime="${d.toISOString()}">${formatDateUtc(lang, d)}</time>`;
 }
 

@@ -5,6 +5,11 @@
  * `Accept-Language` → SLOTFLOW_DEFAULT_LANGUAGE) and adds `Accept-Language` to the response's
  * `Vary`, since the same URL answers in different languages. The language switcher's links keep
  * the page's other query parameters and set `lang`.
+ *
+ * `zone`: the reader's IANA time zone for the times a page writes (interfaces.md "Pages in the
+ * responder's language": "datetime in the reader's time zone"). `readerOf` knows no zone (null:
+ * UTC with the offset written); the insiders' pages (inbox, task pages) set the signed-in
+ * person's (signed-in.ts `SignedIn.zone`, from the issuer's `zoneinfo` claim).
  */
 import type { Context } from "koa";
 import type { Config } from "../../config.js";
@@ -18,11 +23,13 @@ export interface Reader {
   langHref(l: Language): string;
   /** Only the slot's own `Language` chose the page's language: no switcher (the author decided). */
   fixed: boolean;
+  /** The reader's IANA time zone (src/i18n `readerZone`), or null: times in UTC with the offset written. */
+  zone: string | null;
 }
 
 /** A reader with no request: the default language, for mails and tests. */
 export function plainReader(lang: Language = "en", brand: Brand = { name: null, logoFile: null, color: null }): Reader {
-  return { lang, brand, langHref: (l) => `?lang=${l}`, fixed: false };
+  return { lang, brand, langHref: (l) => `?lang=${l}`, fixed: false, zone: null };
 }
 
 /** Adds `value` to the response's `Vary` once. */
@@ -44,6 +51,7 @@ export function readerOf(ctx: Context, config: Pick<Config, "defaultLanguage" | 
     lang,
     brand: config.brand,
     fixed: availableLanguage(slotLanguage) !== null,
+    zone: null,
     langHref: (l) => {
       const q = new URLSearchParams(search);
       q.set("lang", l);

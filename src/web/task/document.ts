@@ -5,10 +5,12 @@
  * page's look (page/document.ts `pageShell`) with no script at all: the form is a plain HTML form
  * post that works without JavaScript; its fields are the responder page's (page/form.ts, post
  * mode). Author text and anything read from a run enter only through the `html` tag (escaped).
+ * Times are written in the reader's time zone (`Doc.reader.zone`: the signed-in person's, from
+ * the issuer's `zoneinfo` claim) with the offset and the zone's name, else in UTC with the offset.
  */
 import type { TaskView } from "../../engine/views/task.js";
 import { DEVELOPMENT_BANNER_STYLE, developmentBanner, signOutForm, type SignedIn } from "../identity/signed-in.js";
-import { formatDateUtc, t } from "../../i18n/index.js";
+import { formatDateIn, t } from "../../i18n/index.js";
 import { pageShell, timeHtml } from "../page/document.js";
 import { answerHtml } from "../page/values.js";
 import { field, type PostedForm } from "../page/form.js";
@@ -71,10 +73,13 @@ export function candidatesText(c: TaskView["candidates"], access: TaskView["acce
   return new Intl.ListFormat(lang === "en" ? "en-GB" : lang, { type: "disjunction" }).format(all);
 }
 
-/** How a closed task ended, in one sentence in `lang` (who answered, with "you" for this principal). */
-export function endedText(view: TaskView, who: SignedIn, lang = "en"): string {
+/**
+ * How a closed task ended, in one sentence in `lang` (who answered, with "you" for this principal);
+ * when, in the reader's time zone `zone` (null: UTC), with the offset written.
+ */
+export function endedText(view: TaskView, who: SignedIn, lang = "en", zone: string | null = null): string {
   const s = view.slot;
-  const at = s.closedAt ? t(lang, "task.at", { date: formatDateUtc(lang, s.closedAt) }) : "";
+  const at = s.closedAt ? t(lang, "task.at", { date: formatDateIn(lang, s.closedAt, zone) }) : "";
   switch (s.status) {
     case "completed": {
       const a = s.answeredBy;
@@ -104,12 +109,12 @@ function kicker(view: TaskView): Html {
   return html`<p class="kicker">${view.run.workflow} · ${view.slot.alias}${el}</p>`;
 }
 
-function facts(view: TaskView, lang: string): Html {
+function facts(view: TaskView, lang: string, zone: string | null): Html {
   const s = view.slot;
   return html`<dl class="facts">
 <dt>${t(lang, "task.whoMayAnswer")}</dt><dd id="candidates">${candidatesText(view.candidates, view.access, lang)}</dd>
-${s.openedAt ? html`<dt>${t(lang, "task.waitingSince")}</dt><dd>${timeHtml(s.openedAt, lang)}</dd>` : null}
-${s.deadline ? html`<dt>${t(lang, "task.deadline")}</dt><dd>${timeHtml(s.deadline, lang)}</dd>` : null}
+${s.openedAt ? html`<dt>${t(lang, "task.waitingSince")}</dt><dd>${timeHtml(s.openedAt, lang, zone)}</dd>` : null}
+${s.deadline ? html`<dt>${t(lang, "task.deadline")}</dt><dd>${timeHtml(s.deadline, lang, zone)}</dd>` : null}
 </dl>`;
 }
 
@@ -141,13 +146,13 @@ ${view.params.length === 0 ? html`<p>${t(lang, "page.nothingToFill")}</p>` : nul
   } else if (view.live) {
     main = html`<p class="notice" id="outcome" role="status">${t(lang, "task.notOpen")}</p>`;
   } else {
-    main = html`<p class="outcome${view.slot.status === "completed" ? " done" : ""}" id="outcome" role="status" data-status="${view.slot.status}">${notice ? html`${notice} ` : null}${endedText(view, who, lang)}</p>
-${view.slot.status === "completed" && view.slot.answer ? html`<section aria-labelledby="answer-heading"><h2 id="answer-heading">${t(lang, "task.whatWasAnswered")}</h2>${answerHtml(view.params, view.slot.answer, lang, "answer")}</section>` : null}`;
+    main = html`<p class="outcome${view.slot.status === "completed" ? " done" : ""}" id="outcome" role="status" data-status="${view.slot.status}">${notice ? html`${notice} ` : null}${endedText(view, who, lang, doc.reader.zone)}</p>
+${view.slot.status === "completed" && view.slot.answer ? html`<section aria-labelledby="answer-heading"><h2 id="answer-heading">${t(lang, "task.whatWasAnswered")}</h2>${answerHtml(view.params, view.slot.answer, lang, "answer", doc.reader.zone)}</section>` : null}`;
   }
   const body = html`${kicker(view)}
 <h1>${title}</h1>
 ${view.intro ? html`<p class="intro">${view.intro}</p>` : null}
-${facts(view, lang)}
+${facts(view, lang, doc.reader.zone)}
 ${main}`;
   return shell(doc, who, title, body);
 }

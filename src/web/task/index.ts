@@ -116,6 +116,8 @@ export function taskRouter(rt: Runtime): Router {
     setScriptlessPageHeaders(ctx, doc.nonce, rt.config.brand.logoFile !== null);
     const who = await signedInPage(ctx, rt);
     if (!who) return null;
+    // times in the signed-in person's zone (their session's, from the issuer's zoneinfo claim)
+    doc.reader = { ...reader, zone: who.zone };
     const element = elementOf(ctx);
     const alias = ctx.params.alias ?? "";
     const view =
