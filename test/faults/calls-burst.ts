@@ -140,6 +140,19 @@ test.serial("kill -9 a worker and restart Redis during a burst of calls: every a
   const deployed = await request(c.baseUrl, "POST", "/api/workflows", { token: ADMIN_TOKEN, text: SOURCE });
   if (deployed.status !== 201) throw new Error(deployed.text);
 
+  // A killed process is replaced as a supervisor would (systemd, Kubernetes): started again until
+  // it stays up. A replacement that starts while Redis is being restarted refuses to start
+  // ("cannot reach Redis", exit 1, as designed) — the supervisor tries again a second later.
+  const replace = async (role: "worker") => {
+    for (let tries = 1; ; tries++) {
+      try {
+        return await c.spawn(role);
+      } catch (err) {
+        if (tries >= 60 || !/exited with \d+ before it was ready/.test(String(err))) throw err;
+        await sleep(1000);
+      }
+    }
+  };
   const killed = new Set<ServerProcess>();
   const prefix = randomBytes(3).toString("hex");
   let sent = 0;
@@ -161,7 +174,7 @@ test.serial("kill -9 a worker and restart Redis during a burst of calls: every a
           const w = c.processes.find((x) => x.role === "worker" && !killed.has(x))!;
           killed.add(w);
           await kill(w);
-          await c.spawn("worker");
+          await replace("worker");
         })(),
       );
     }
