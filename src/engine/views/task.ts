@@ -29,7 +29,7 @@
 import type { Db } from "../../db.js";
 import type { CompiledParam, CompiledWorkflow } from "../../lang/compiled.js";
 import { linkOnlyDetail, slotAccess, type SlotAccess } from "../../lang/slot-access.js";
-import { RuntimeFault, type Principal } from "../../lang/runtime/interpreter.js";
+import { principalName, RuntimeFault, type Principal } from "../../lang/runtime/interpreter.js";
 import { slotScope } from "../lifecycles/slot.js";
 import { LIFECYCLES } from "../lifecycles/lifecycles.js";
 import type { PrincipalClaims, AnsweredBy } from "../commands/types.js";
@@ -120,7 +120,8 @@ export async function taskView(deps: TaskDeps, runId: string, alias: string, ele
       // the slot of the run's current visit: its Candidates evaluated now, as the raise does
       const gate = candidateGate(step, decl, slot, who);
       if (gate.matchers) {
-        const list = gate.matchers as unknown as MatcherValue[];
+        // a name no principal can hold names nobody: left out (lang/runtime/specials.ts principalName)
+        const list = (gate.matchers as unknown as MatcherValue[]).filter((m) => m.matcher === "anyone" || principalName(m.value));
         view.candidates = { users: list.filter((m) => m.matcher === "user").map((m) => m.value), roles: list.filter((m) => m.matcher === "role").map((m) => m.value), anyone: list.some((m) => m.matcher === "anyone") };
       }
       view.refusal = gate.refusal;
