@@ -5,25 +5,47 @@
  * the question in `GET /api/inbox` and on `/inbox`, headed with the agent's name (its MCP client's
  * `clientInfo.name`, escaped), answers it on the task page (a same-origin form POST), and the
  * agent's call returns the answer and who gave it — no link is minted. `user:ID` reaches that
- * person only. A bad `to` or `via` is a tool error naming it, and starts nothing.
+ * person only. With `via` a slack-app endpoint (Slack's Web API at a local stand-in,
+ * test/helpers/slack-standin.ts) the question is also posted there, naming the agent, and a finance
+ * member's signed click answers it. A question mailed to an address names the agent in its subject
+ * and body. A bad `to` or `via` is a tool error naming it, and starts nothing.
  * On whose behalf (a principal's token) and the name's bounds: test/mcp/insiders.test.ts.
  */
 import test from "ava";
+import { createHmac } from "node:crypto";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 import { dropDatabase } from "../helpers/db.js";
 import { principalJwt } from "../helpers/callback.js";
 import { ADMIN_TOKEN, eventually, printedLinks, request, startCluster, type Cluster } from "../helpers/server.js";
+import { startSlackStandIn, type SlackStandIn } from "../helpers/slack-standin.js";
+
+const SIGNING_SECRET = "0a1b2c3d4e5f60718293a4b5c6d7e8f9";
+const TEAM = "T0FINANCE";
+const MEMBER = "U0ALICE";
+const CHANNEL = "C0FINANCE";
 
 let cluster: Cluster;
 let base: string;
+let slack: SlackStandIn;
 
 test.before(async () => {
-  cluster = await startCluster("mcpins");
+  slack = await startSlackStandIn();
+  slack.emails.set(MEMBER, "alice@finance.example");
+  cluster = await startCluster("mcpins", { env: { SLOTFLOW_SLACK_API_URL: slack.apiUrl } });
   base = cluster.baseUrl;
+  const endpoints: [string, unknown][] = [
+    ["finance-slack", { kind: "slack-app", botToken: "xoxb-1111-2222-mcpinsiders", signingSecret: SIGNING_SECRET, channel: CHANNEL, answerAs: { roles: ["finance"] }, allowUsers: [MEMBER] }],
+    ["ops-hook", { kind: "webhook", url: "https://hooks.example.com/ops" }],
+  ];
+  for (const [name, body] of endpoints) {
+    const put = await request(base, "PUT", `/api/endpoints/${name}`, { token: ADMIN_TOKEN, json: body });
+    if (put.status !== 201) throw new Error(put.text);
+  }
 });
 test.after.always(async () => {
   await cluster?.stop();
+  await slack?.close();
   if (cluster) await dropDatabase(cluster.databaseUrl);
 });
 
@@ -147,6 +169,7 @@ test.serial("a bad to or via is a tool error naming it, and starts nothing", asy
       [{ to: "group:finance" }, "to", /"role:NAME" or "user:ID"/],
       [{ to: "role:finance", via: "no-such-slack" }, "via", /no endpoint is named "no-such-slack"/],
       [{ to: "ann@example.com", via: "no-such-slack" }, "via", /via is taken only with to "role:NAME" or "user:ID"/],
+      [{ to: "role:finance", via: "ops-hook" }, "via", /"ops-hook" is a webhook endpoint; via must name a slack-app endpoint/],
     ];
     for (const [args, name, detail] of cases) {
       const result = (await client.callTool({ name: "request_approval", arguments: { title: "Anything?", waitSeconds: 0, ...args } })) as any;
@@ -157,6 +180,60 @@ test.serial("a bad to or via is a tool error naming it, and starts nothing", asy
       t.regex(problem.detail, detail, JSON.stringify(args));
     }
     t.is(await builtinRuns(), before, "nothing started");
+  } finally {
+    await client.close();
+  }
+});
+
+test.serial("with via a slack-app endpoint: the question is also posted to Slack naming the agent, with answer buttons; a finance member's click answers it, and the call says so", async (t) => {
+  const client = await agent("Ledger Bot");
+  try {
+    const started = (await client.callTool({ name: "request_approval", arguments: { to: "role:finance", via: "finance-slack", title: "Refund order 7?", waitSeconds: 0 } })) as any;
+    t.falsy(started.isError, JSON.stringify(started));
+    const runId = started.structuredContent.runId as string;
+    const post = await eventually(async () => slack.of("chat.postMessage").find((c) => String(c.params.text).includes("Refund order 7?")), 60_000);
+    t.is(post.params.channel, CHANNEL);
+    t.regex(String(post.params.text), /^The AI agent “Ledger Bot” asks for your approval\./);
+    const actions = (post.params.blocks as any[]).find((b) => b.type === "actions");
+    t.deepEqual(actions.elements.map((e: any) => e.action_id), ["slotflow_yes", "slotflow_no"]);
+    t.false(slack.calls.some((c) => /callback\//.test(c.raw)), "no link goes to Slack");
+
+    const payload = {
+      type: "block_actions",
+      team: { id: TEAM, domain: "finance" },
+      user: { id: MEMBER, username: "alice", team_id: TEAM },
+      api_app_id: "A0SLOTFLOW",
+      trigger_id: "trigger-1",
+      container: { type: "message", message_ts: "1764170000.000001", channel_id: CHANNEL },
+      channel: { id: CHANNEL, name: "finance" },
+      response_url: slack.responseUrl("mcp-1"),
+      actions: [{ type: "button", action_id: "slotflow_yes", block_id: "slotflow_answer", value: actions.elements[0].value, action_ts: `${Date.now() / 1000}` }],
+    };
+    const body = `payload=${encodeURIComponent(JSON.stringify(payload))}`;
+    const ts = String(Math.floor(Date.now() / 1000));
+    const sig = `v0=${createHmac("sha256", SIGNING_SECRET).update(`v0:${ts}:${body}`).digest("hex")}`;
+    const clicked = await request(base, "POST", "/api/slack/interactions", { body, headers: { "content-type": "application/x-www-form-urlencoded", "x-slack-request-timestamp": ts, "x-slack-signature": sig } });
+    t.is(clicked.status, 200, clicked.text);
+    const result = (await client.callTool({ name: "get_answer", arguments: { runId, waitSeconds: 60 } }, undefined, { timeout: 120_000 })) as any;
+    t.like(result.structuredContent, { status: "answered", approved: true, answeredBy: { via: "slack", id: `slack:${TEAM}:${MEMBER}`, email: "alice@finance.example" } });
+  } finally {
+    await client.close();
+  }
+});
+
+test.serial("a question mailed to an address names the agent in the subject and the body, on one line", async (t) => {
+  const client = await agent("Mail\r\nBcc: evil@example.com");
+  try {
+    const started = (await client.callTool({ name: "request_approval", arguments: { to: "ann@example.com", title: "Renew the licence?", waitSeconds: 0 } })) as any;
+    t.falsy(started.isError, JSON.stringify(started));
+    const mail = await eventually(async () => {
+      const out = cluster.output().join("\n");
+      const at = out.indexOf("Renew the licence?");
+      return at >= 0 ? out.slice(Math.max(0, at - 400), at + 1200) : undefined;
+    }, 30_000);
+    t.true(mail.includes("The AI agent “Mail Bcc: evil@example.com” asks for your approval: Renew the licence?"), mail);
+    t.true(mail.includes("The AI agent “Mail Bcc: evil@example.com” asks for your approval. What follows is the agent's own text"), mail);
+    t.false(/\nBcc:/i.test(mail), "the client's name cannot add a header");
   } finally {
     await client.close();
   }
