@@ -336,7 +336,7 @@ async function recipient(rt: Runtime, a: Json): Promise<Recipient> {
     return { recipient: to, channel: "email", role: null, user: null, via: null };
   }
   const neither = (detail: string) => invalid(detail, [{ name: "to", problem: 'is neither an email address, an endpoint name, "role:NAME" nor "user:ID"' }]);
-  if (!ENDPOINT_NAME.test(to)) throw neither('to must be an email address (one plain address, like person@example.com), the name of an endpoint, "role:NAME" or "user:ID".');
+  if (!ENDPOINT_NAME.test(to)) throw neither('to must be an email address (one plain address, like person@example.com), "role:NAME", "user:ID" or the name of an endpoint.');
   const endpoint = await dependency(rt.log, "database", () => rt.db.endpoint.findUnique({ where: { name: to }, select: { name: true, disabledAt: true, disabledReason: true } }));
   if (!endpoint) throw neither(`"${to}" is not an email address, "role:NAME" or "user:ID", and no endpoint is named so (an operator sets endpoints with 'slotflow endpoint set').`);
   if (endpoint.disabledAt) {

@@ -166,7 +166,7 @@ test.serial("a bad to or via is a tool error naming it, and starts nothing", asy
       [{ to: "role: finance" }, "to", /without control characters or surrounding spaces/],
       [{ to: "user:ann\u0007" }, "to", /"user:" followed by a user id/],
       [{ to: `role:${"r".repeat(201)}` }, "to", /1 to 200 characters/],
-      [{ to: "group:finance" }, "to", /"role:NAME" or "user:ID"/],
+      [{ to: "group:finance" }, "to", /an email address .*, "role:NAME", "user:ID" or the name of an endpoint/],
       [{ to: "role:finance", via: "no-such-slack" }, "via", /no endpoint is named "no-such-slack"/],
       [{ to: "ann@example.com", via: "no-such-slack" }, "via", /via is taken only with to "role:NAME" or "user:ID"/],
       [{ to: "role:finance", via: "ops-hook" }, "via", /"ops-hook" is a webhook endpoint; via must name a slack-app endpoint/],
