@@ -221,7 +221,7 @@ test.serial("with via a slack-app endpoint: the question is also posted to Slack
   }
 });
 
-test.serial("a question mailed to an address names the agent in the subject and the body, on one line", async (t) => {
+test.serial("a question mailed to an address names the agent in the subject and the body, on one line; no one signed in may answer it", async (t) => {
   const client = await agent("Mail\r\nBcc: evil@example.com");
   try {
     const started = (await client.callTool({ name: "request_approval", arguments: { to: "ann@example.com", title: "Renew the licence?", waitSeconds: 0 } })) as any;
@@ -234,6 +234,10 @@ test.serial("a question mailed to an address names the agent in the subject and 
     t.true(mail.includes("The AI agent “Mail Bcc: evil@example.com” asks for your approval: Renew the licence?"), mail);
     t.true(mail.includes("The AI agent “Mail Bcc: evil@example.com” asks for your approval. What follows is the agent's own text"), mail);
     t.false(/\nBcc:/i.test(mail), "the client's name cannot add a header");
+    // answered only through the link: a signed-in person's task page says so (and refuses), as for a slot without Candidates
+    const page = await call("GET", `/inbox/tasks/${started.structuredContent.runId}/answer`, await principalJwt("fiona", ["finance"]));
+    t.is(page.status, 403);
+    t.regex(page.text, /This task may be answered by only the person its link was sent to \(through the link\), never someone signed in;/);
   } finally {
     await client.close();
   }
