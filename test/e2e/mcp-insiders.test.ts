@@ -8,16 +8,19 @@
  * person only. With `via` a slack-app endpoint (Slack's Web API at a local stand-in,
  * test/helpers/slack-standin.ts) the question is also posted there, naming the agent, and a finance
  * member's signed click answers it. A question mailed to an address names the agent in its subject
- * and body. A bad `to` or `via` is a tool error naming it, and starts nothing.
+ * and body, and no one signed in may answer it. Over stdio (`slotflow mcp`) the agent is named
+ * from its initialize too. A bad `to` or `via` is a tool error naming it, and starts nothing.
  * On whose behalf (a principal's token) and the name's bounds: test/mcp/insiders.test.ts.
  */
 import test from "ava";
 import { createHmac } from "node:crypto";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
+import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 import { dropDatabase } from "../helpers/db.js";
 import { principalJwt } from "../helpers/callback.js";
-import { ADMIN_TOKEN, eventually, printedLinks, request, startCluster, type Cluster } from "../helpers/server.js";
+import { cliEntry } from "../helpers/cli-entry.js";
+import { ADMIN_TOKEN, ROOT, eventually, printedLinks, request, startCluster, type Cluster } from "../helpers/server.js";
 import { startSlackStandIn, type SlackStandIn } from "../helpers/slack-standin.js";
 
 const SIGNING_SECRET = "0a1b2c3d4e5f60718293a4b5c6d7e8f9";
@@ -238,6 +241,21 @@ test.serial("a question mailed to an address names the agent in the subject and 
     const page = await call("GET", `/inbox/tasks/${started.structuredContent.runId}/answer`, await principalJwt("fiona", ["finance"]));
     t.is(page.status, 403);
     t.regex(page.text, /This task may be answered by only the person its link was sent to \(through the link\), never someone signed in;/);
+  } finally {
+    await client.close();
+  }
+});
+
+test.serial("over stdio (slotflow mcp) the agent is named too: its clientInfo.name from initialize", async (t) => {
+  const client = new Client({ name: "Stdio desk agent", version: "1.0.0" });
+  const env = Object.fromEntries(Object.entries(cluster.env).filter((e): e is [string, string] => typeof e[1] === "string"));
+  await client.connect(new StdioClientTransport({ command: process.execPath, args: [...cliEntry(), "mcp"], cwd: ROOT, env, stderr: "ignore" }));
+  try {
+    const started = (await client.callTool({ name: "ask_human", arguments: { to: "role:finance", question: "Close the books today?", waitSeconds: 0 } })) as any;
+    t.falsy(started.isError, JSON.stringify(started));
+    const fiona = await principalJwt("fiona", ["finance"]);
+    const task = await eventually(async () => (await inbox(fiona)).find((x) => x.runId === started.structuredContent.runId), 60_000);
+    t.is(task.title, "The AI agent “Stdio desk agent” asks: Close the books today?");
   } finally {
     await client.close();
   }
