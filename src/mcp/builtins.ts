@@ -37,15 +37,35 @@ export const BUILTIN_PREFIX = "slotflow.";
 export const REQUEST_APPROVAL = "slotflow.RequestApproval";
 export const ASK_HUMAN = "slotflow.AskHuman";
 
+/**
+ * The longest role name or user id an agent may ask (`to: "role:NAME"` or `"user:ID"`, tools.ts),
+ * and the longest naming of the agent (tools.ts agentNaming: its client's name and on whose behalf).
+ */
+export const INSIDER_CHARS = 200;
+export const AGENT_CHARS = 400;
+/**
+ * The `Candidates` entry of a run asked of no role (or no user): a name no principal can have — it
+ * holds a control character, and a principal whose id or role holds one is refused (auth/principal.ts
+ * checkedPrincipal) — so a question sent by mail or to an endpoint stays answerable only through
+ * its link, as before (written with the language's escape for U+0001).
+ */
+const NOBODY = "\\u{1}nobody";
+
 /** The source of slotflow.RequestApproval. */
 export const REQUEST_APPROVAL_SOURCE = `// slotflow.RequestApproval — built in (docs/agents.md): an agent asks a person to approve something.
-// The MCP tool request_approval starts it; the link goes to the person by mail, or through an endpoint.
-// Revision 3 (change this line with any change of completeBuiltin in src/mcp/builtins.ts).
+// The MCP tool request_approval starts it; the link goes to the person by mail, or through an endpoint;
+// asked of a role or a user (channel "role" / "user"), no link: the question waits in their inbox
+// (and in Slack when \`via\` names a slack-app endpoint).
+// Revision 4 (change this line with any change of completeBuiltin in src/mcp/builtins.ts).
 workflow RequestApproval(ask: Approval)
 
 entity Approval {
   recipient: string @minLength(1) @maxLength(320)
   channel: string? @maxLength(16)
+  role: string? @maxLength(${INSIDER_CHARS})
+  user: string? @maxLength(${INSIDER_CHARS})
+  via: string? @maxLength(64)
+  agent: string? @maxLength(${AGENT_CHARS})
   title: string @minLength(1) @maxLength(200)
   details: string? @maxLength(4000)
   answerBy: datetime
@@ -60,22 +80,30 @@ event Answer(
 
 initial state Waiting {
   subscribe Answer(approved, comment) as answer {
+    Candidates: role(ask.role ?? "${NOBODY}"), user(ask.user ?? "${NOBODY}")
     Deadline: ask.answerBy
-    Title: ask.title
-    Intro: "An AI agent asks for your approval. The agent wrote the heading above and the text below; slotflow passes them on as they are.\\n\\nThe agent wrote:\\n" + (ask.details ?? "(no details)")
+    Title: (ask.agent ?? "An AI agent") + " asks for your approval: " + ask.title
+    Intro: (ask.agent ?? "An AI agent") + " asks for your approval. The agent wrote the heading above and the text below; slotflow passes them on as they are.\\n\\nThe agent wrote:\\n" + (ask.details ?? "(no details)")
   }
 
   enter {
     if (ask.channel == "endpoint") {
       send message to "{ask.recipient}" {
-        text: "An AI agent asks for your approval. The agent wrote:\\n\\n" + ask.title + "\\n\\n" + (ask.details ?? "") + "\\n\\n(end of the agent's text)"
+        text: (ask.agent ?? "An AI agent") + " asks for your approval. The agent wrote:\\n\\n" + ask.title + "\\n\\n" + (ask.details ?? "") + "\\n\\n(end of the agent's text)"
         link: answer.CallbackUrl()
         label: "Open to answer (the link works once)"
       }
+    } else if (ask.channel == "role" || ask.channel == "user") {
+      if (ask.via != null) {
+        send message to "{ask.via}" {
+          text: (ask.agent ?? "An AI agent") + " asks for your approval. The agent wrote:\\n\\n" + ask.title + "\\n\\n" + (ask.details ?? "") + "\\n\\n(end of the agent's text)"
+          answer: answer
+        }
+      }
     } else {
       send email to ask.recipient {
-        subject: "An AI agent asks for your approval: " + ask.title
-        body: "An AI agent asks for your approval. What follows is the agent's own text, passed on as it is.\\n\\nThe agent wrote:\\n\\n" + ask.title + "\\n\\n" + (ask.details ?? "") + "\\n\\n(end of the agent's text)\\n\\nOpen this link to answer (it works once): " + answer.CallbackUrl()
+        subject: (ask.agent ?? "An AI agent") + " asks for your approval: " + ask.title
+        body: (ask.agent ?? "An AI agent") + " asks for your approval. What follows is the agent's own text, passed on as it is.\\n\\nThe agent wrote:\\n\\n" + ask.title + "\\n\\n" + (ask.details ?? "") + "\\n\\n(end of the agent's text)\\n\\nOpen this link to answer (it works once): " + answer.CallbackUrl()
       }
     }
   }
@@ -95,14 +123,20 @@ terminal state Expired
 
 /** The source of slotflow.AskHuman. */
 export const ASK_HUMAN_SOURCE = `// slotflow.AskHuman — built in (docs/agents.md): an agent asks a person a question.
-// The MCP tool ask_human starts it; the link goes to the person by mail, or through an endpoint.
+// The MCP tool ask_human starts it; the link goes to the person by mail, or through an endpoint;
+// asked of a role or a user (channel "role" / "user"), no link: the question waits in their inbox
+// (and in Slack when \`via\` names a slack-app endpoint).
 // With choices, the page offers them as radio buttons and the answer must be one of them.
-// Revision 3 (change this line with any change of completeBuiltin in src/mcp/builtins.ts).
+// Revision 4 (change this line with any change of completeBuiltin in src/mcp/builtins.ts).
 workflow AskHuman(ask: Question)
 
 entity Question {
   recipient: string @minLength(1) @maxLength(320)
   channel: string? @maxLength(16)
+  role: string? @maxLength(${INSIDER_CHARS})
+  user: string? @maxLength(${INSIDER_CHARS})
+  via: string? @maxLength(64)
+  agent: string? @maxLength(${AGENT_CHARS})
   question: string @minLength(1) @maxLength(4000)
   choices: list<string>
   intro: string? @maxLength(8000)
@@ -118,23 +152,31 @@ event Reply(
 
 initial state Waiting {
   subscribe Reply(answer, comment) as reply {
+    Candidates: role(ask.role ?? "${NOBODY}"), user(ask.user ?? "${NOBODY}")
     Deadline: ask.answerBy
     Requires: len(ask.choices) == 0 || contains(ask.choices, answer) else "Answer with one of the choices listed above."
-    Title: ask.question
-    Intro: "An AI agent asks you this. The agent wrote the question above; slotflow passes it on as it is.\\n\\n" + (ask.intro ?? "")
+    Title: (ask.agent ?? "An AI agent") + " asks: " + ask.question
+    Intro: (ask.agent ?? "An AI agent") + " asks you this. The agent wrote the question above; slotflow passes it on as it is.\\n\\n" + (ask.intro ?? "")
   }
 
   enter {
     if (ask.channel == "endpoint") {
       send message to "{ask.recipient}" {
-        text: "An AI agent asks you a question. The agent wrote:\\n\\n" + ask.question + "\\n\\n(end of the agent's text)\\n\\n" + (ask.intro ?? "")
+        text: (ask.agent ?? "An AI agent") + " asks you a question. The agent wrote:\\n\\n" + ask.question + "\\n\\n(end of the agent's text)\\n\\n" + (ask.intro ?? "")
         link: reply.CallbackUrl()
         label: "Open to answer (the link works once)"
       }
+    } else if (ask.channel == "role" || ask.channel == "user") {
+      if (ask.via != null) {
+        send message to "{ask.via}" {
+          text: (ask.agent ?? "An AI agent") + " asks you a question. The agent wrote:\\n\\n" + ask.question + "\\n\\n(end of the agent's text)\\n\\n" + (ask.intro ?? "")
+          answer: reply
+        }
+      }
     } else {
       send email to ask.recipient {
-        subject: "An AI agent asks you: " + ask.question
-        body: "An AI agent asks you a question. What follows is the agent's own text, passed on as it is.\\n\\nThe agent wrote:\\n\\n" + ask.question + "\\n\\n(end of the agent's text)\\n\\n" + (ask.intro ?? "") + "\\n\\nOpen this link to answer (it works once): " + reply.CallbackUrl()
+        subject: (ask.agent ?? "An AI agent") + " asks you: " + ask.question
+        body: (ask.agent ?? "An AI agent") + " asks you a question. What follows is the agent's own text, passed on as it is.\\n\\nThe agent wrote:\\n\\n" + ask.question + "\\n\\n(end of the agent's text)\\n\\n" + (ask.intro ?? "") + "\\n\\nOpen this link to answer (it works once): " + reply.CallbackUrl()
       }
     }
   }

@@ -21,7 +21,18 @@
  * `{prefix}:ratelimit:mcp`, client `mcp-token` or `admin-token`) — past it 429 `rate-limited`
  * with `Retry-After`, before the body is read. A request without a valid token is 401 and spends
  * nothing, so no one without the token can exhaust the agents' budget.
+ *
+ * The agent's name (interfaces.md v0.5 "Agents ask insiders": pages and mails name the MCP client):
+ * a stateless server sees `initialize` (with `clientInfo.name`) in one request and each tool call
+ * in another. So the answer to `initialize` carries an `Mcp-Session-Id` that holds the name
+ * (`clientSessionId`), which MCP clients send back on every later request (MCP specification,
+ * Streamable HTTP, "Session Management"); `clientNameOf` reads it back. It is no session — no
+ * state is kept, any web process reads it, and a request without it is served as before — and it
+ * holds only what the client said of itself in initialize, which it could say anyway: no secret,
+ * nothing trusted. The name is display text, bounded and put on one line where it is shown
+ * (tools.ts agentNaming).
  */
+import { randomUUID } from "node:crypto";
 import Router from "@koa/router";
 import { mcpPrincipal, type Principal } from "../auth/principal.js";
 import { bearerToken, oneOf } from "../auth/tokens.js";
@@ -32,6 +43,36 @@ import { redisRateLimit } from "../http/rate-limit.js";
 import { readBody } from "../http/request-body.js";
 
 const BODY_LIMIT_BYTES = 1024 * 1024;
+
+/** The prefix of the session ids `clientSessionId` makes; the longest client name one carries, in UTF-8 bytes. */
+const SESSION_PREFIX = "sf1.";
+const SESSION_NAME_BYTES = 256;
+
+/**
+ * An `Mcp-Session-Id` carrying the client's name (see the module header): `sf1.<uuid>.<name as
+ * base64url>` — visible ASCII only, as the specification requires; the name cut to 256 bytes.
+ */
+export function clientSessionId(name: string): string {
+  const bytes = Buffer.from(name, "utf8").subarray(0, SESSION_NAME_BYTES);
+  return `${SESSION_PREFIX}${randomUUID()}.${bytes.toString("base64url")}`;
+}
+
+/** The client's name carried by an `Mcp-Session-Id` of `clientSessionId`, or null (absent, another form, empty). */
+export function clientNameOf(sessionId: string | undefined): string | null {
+  if (!sessionId?.startsWith(SESSION_PREFIX) || sessionId.length > 512) return null;
+  const encoded = sessionId.slice(SESSION_PREFIX.length + 37); // after "<uuid>."
+  if (!/^[A-Za-z0-9_-]+$/.test(encoded)) return null;
+  const name = Buffer.from(encoded, "base64url").toString("utf8").replace(/\uFFFD+$/, "");
+  return name.trim() ? name : null;
+}
+
+/** `clientInfo.name` of an `initialize` request, or null (another request, or no name). */
+function initializeName(body: unknown): string | null {
+  const msg = body as { method?: unknown; params?: { clientInfo?: { name?: unknown } } } | null;
+  if (msg?.method !== "initialize") return null;
+  const name = msg.params?.clientInfo?.name;
+  return typeof name === "string" && name.trim() ? name : null;
+}
 
 /** Which token the request's bearer is — `mcp-token` (SLOTFLOW_MCP_TOKEN) or `admin-token` (compared in constant time, src/auth/tokens.ts) — or 401. */
 export type McpClient = "mcp-token" | "admin-token";
@@ -102,7 +143,12 @@ export function mcpRouter(rt: Runtime): Router {
     // not when the web process starts (issue 39 item 4); later requests find it loaded.
     const [{ StreamableHTTPServerTransport }, { createMcpServer }] = await Promise.all([import("@modelcontextprotocol/sdk/server/streamableHttp.js"), import("./server.js")]);
     const gone = new AbortController();
-    const server = createMcpServer(rt, gone.signal, principal.claims.id === "mcp-token");
+    // who asks (tools.ts AgentIdentity): the client's name carried by its session id (module header);
+    // on whose behalf: the principal whose token it holds — none for the admin token or SLOTFLOW_MCP_TOKEN
+    const onBehalfOf = principal.source === "mcp" ? null : { id: principal.claims.id, email: principal.claims.email };
+    const server = createMcpServer(rt, gone.signal, principal.claims.id === "mcp-token", { clientName: clientNameOf(ctx.get("mcp-session-id") || undefined), onBehalfOf });
+    const introduced = initializeName(body);
+    if (introduced) ctx.res.setHeader("mcp-session-id", clientSessionId(introduced));
     const transport = new StreamableHTTPServerTransport({ sessionIdGenerator: undefined });
     ctx.res.once("close", () => {
       gone.abort();

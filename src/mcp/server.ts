@@ -14,15 +14,20 @@ import { packageVersion } from "../package.js";
 import { RefusalError } from "../engine/refusals.js";
 import type { Runtime } from "../runtime.js";
 import { newTask, RunTaskStore, TASK_POLL_MS } from "./tasks.js";
-import { callTool, problemText, TASK_TOOLS, TOOLS } from "./tools.js";
+import { callTool, problemText, TASK_TOOLS, TOOLS, type AgentIdentity } from "./tools.js";
 
 /**
  * A new MCP server over `rt` (one per stdio process; one per HTTP request, which is stateless).
  * `gone`: aborted when the transport under it goes (an HTTP request closed): waits end then.
  * `onlyMcpRuns`: the caller holds SLOTFLOW_MCP_TOKEN — tools and tasks reach only runs started
  * through MCP (tools.ts CallContext; issue 38 L5).
+ * `caller`: who asks, for the pages and mails of request_approval / ask_human (tools.ts
+ * AgentIdentity; interfaces.md v0.5 "Agents ask insiders"): `clientName` as the HTTP door carried
+ * it from initialize (http.ts: a stateless server never sees initialize and a tool call in one
+ * request), else the `clientInfo.name` this server got in initialize (stdio); `onBehalfOf` the
+ * principal whose token the agent holds, if any.
  */
-export function createMcpServer(rt: Runtime, gone?: AbortSignal, onlyMcpRuns = false): Server {
+export function createMcpServer(rt: Runtime, gone?: AbortSignal, onlyMcpRuns = false, caller: Partial<AgentIdentity> = {}): Server {
   const server = new Server(
     { name: "slotflow", version: packageVersion() },
     {
@@ -42,13 +47,14 @@ export function createMcpServer(rt: Runtime, gone?: AbortSignal, onlyMcpRuns = f
         ? undefined
         : (n: number, message: string) => extra.sendNotification({ method: "notifications/progress", params: { progressToken: token, progress: n, message } });
     const signal = gone ? AbortSignal.any([extra.signal, gone]) : extra.signal;
+    const agent: AgentIdentity = { clientName: caller.clientName ?? server.getClientVersion()?.name ?? null, onBehalfOf: caller.onBehalfOf ?? null };
     if (request.params.task) {
       // A task (tasks.ts): the run is started, its id is the task's. The answer to a task request
       // must be a task, so a refusal here is a JSON-RPC error (invalid params) whose data is the problem.
       if (!TASK_TOOLS.includes(request.params.name)) throw new McpError(ErrorCode.InvalidParams, `${request.params.name.slice(0, 64)} does not run as a task: call it without "task" (only ${TASK_TOOLS.join(" and ")} do).`);
       let started;
       try {
-        started = await callTool(rt, request.params.name, request.params.arguments, { signal, noWait: true, onlyMcpRuns });
+        started = await callTool(rt, request.params.name, request.params.arguments, { signal, noWait: true, onlyMcpRuns, agent });
       } catch (err) {
         const result = refused(err);
         const problem = JSON.parse((result.content[0] as { text: string }).text) as { detail: string };
@@ -57,7 +63,7 @@ export function createMcpServer(rt: Runtime, gone?: AbortSignal, onlyMcpRuns = f
       return { task: newTask(String(started.runId)) } as unknown as CallToolResult;
     }
     try {
-      const result = await callTool(rt, request.params.name, request.params.arguments, { signal, progress, onlyMcpRuns });
+      const result = await callTool(rt, request.params.name, request.params.arguments, { signal, progress, onlyMcpRuns, agent });
       return { content: [{ type: "text", text: JSON.stringify(result) }], structuredContent: result };
     } catch (err) {
       return refused(err);

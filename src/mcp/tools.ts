@@ -7,8 +7,8 @@
  *   get_run {runId}                       as GET /api/runs/{id} (showRunOr404: never a token)
  *   list_runs {…GET /api/runs filters}    operators/runs-list.ts parseRunsQuery + listRuns
  *   cancel_run {runId, reason}            as POST /api/runs/{id}/cancel (engine-client/cancel-reason.ts checkReason, then the engine client's cancel)
- *   request_approval {to, title, details?, timeoutSeconds?, waitSeconds?}   starts slotflow.RequestApproval
- *   ask_human {to, question, choices?, timeoutSeconds?, waitSeconds?}       starts slotflow.AskHuman
+ *   request_approval {to, via?, title, details?, timeoutSeconds?, waitSeconds?}   starts slotflow.RequestApproval
+ *   ask_human {to, via?, question, choices?, timeoutSeconds?, waitSeconds?}       starts slotflow.AskHuman
  *   get_answer {runId, waitSeconds?}      resumes the wait on such a run
  *
  * Every refusal is a tool error (`isError: true`) whose text is the problem as JSON,
@@ -16,8 +16,17 @@
  *
  * Whose runs (issue 38 L5): every run an MCP tool starts is marked in `mcp_runs` before it is
  * submitted; a caller with SLOTFLOW_MCP_TOKEN (`onlyMcpRuns`) sees, waits on and cancels only those. Bad input
- * of request_approval / ask_human (a `to` that is neither an email address nor an endpoint, an
- * oversized title, question or choice) is refused before anything starts.
+ * of request_approval / ask_human (a `to` that is neither an email address, an endpoint,
+ * `role:NAME` nor `user:ID`; a `via` that is no slack-app endpoint; an oversized title, question or
+ * choice) is refused before anything starts.
+ *
+ * Agents ask insiders (interfaces.md v0.5 "Answers people can trust", "Agents ask insiders"):
+ * `to: "role:NAME"` / `"user:ID"` asks the principals with that role / that id — the built-in's
+ * slot gets them as its `Candidates` (builtins.ts), so the question waits in their inbox and is
+ * answered on its task page (and in Slack with `via`); no link is minted. The agent is named in
+ * what people read (page heading, inbox, mail, message): its MCP client's name (`clientInfo.name`
+ * of initialize; CallContext `agent`) and, when its token is a principal's, on whose behalf it asks
+ * — see agentNaming.
  *
  * Waiting (issue 33 item 3): the answer is read from the run (PostgreSQL, views.ts showRun) once a
  * second; while waiting, a progress notification goes out every PROGRESS_MS when the client gave
@@ -36,7 +45,7 @@ import { checkReason } from "../engine-client/cancel-reason.js";
 import { engineClient } from "../engine-client/client.js";
 import { showRunOr404, startedView, type Started } from "../engine-client/views.js";
 import { dependency } from "../engine-client/dependency.js";
-import { ASK_HUMAN, BUILTINS, REQUEST_APPROVAL } from "./builtins.js";
+import { AGENT_CHARS, ASK_HUMAN, BUILTINS, INSIDER_CHARS, REQUEST_APPROVAL } from "./builtins.js";
 
 /** Limits of the asking tools (docs/agents.md "Limits"). */
 export const LIMITS = {
@@ -84,6 +93,19 @@ export interface CallContext {
    * Absent (the admin token, stdio): every run.
    */
   onlyMcpRuns?: boolean;
+  /**
+   * Who asks (interfaces.md v0.5 "Agents ask insiders"): `clientName` the MCP client's own name
+   * (initialize's `clientInfo.name`: self-declared, unchecked text), `onBehalfOf` the principal
+   * whose token the agent holds (null for the admin token and SLOTFLOW_MCP_TOKEN, which are no
+   * principal's). Absent: the agent is not named ("An AI agent").
+   */
+  agent?: AgentIdentity;
+}
+
+/** Who asks, as CallContext `agent` says (see there). */
+export interface AgentIdentity {
+  clientName: string | null;
+  onBehalfOf: { id: string; email: string | null } | null;
 }
 
 /** The tools that can run as an MCP task (tasks.ts): a run of a built-in is the task. */
@@ -94,7 +116,11 @@ const int = (description: string, extra: Json = {}) => ({ type: "integer", descr
 const runIdSchema = str("A run id (a UUID), as start_run, list_runs, request_approval or ask_human gave it.", { format: "uuid" });
 const waitSchema = int(`How long this call blocks waiting for the answer, in seconds (default ${LIMITS.defaultWaitSeconds}, at most ${LIMITS.maxWaitSeconds}). When it passes, the call returns {status: "waiting", runId}: call get_answer to wait again.`, { minimum: 0, maximum: LIMITS.maxWaitSeconds });
 const timeoutSchema = int(`How long the person has to answer, in seconds (default ${LIMITS.defaultTimeoutSeconds}, i.e. 24 h; at most ${LIMITS.maxTimeoutSeconds}). Past it the answer is {status: "expired"}.`, { minimum: 1, maximum: LIMITS.maxTimeoutSeconds });
-const toSchema = str("Who answers: an email address (the link is mailed there), or the name of an endpoint the operator set up (a Slack or Teams channel, a webhook; the link is posted there).", { minLength: 1, maxLength: 320 });
+const toSchema = str(
+  `Who answers: an email address (a single-use link is mailed there); the name of an endpoint the operator set up (a Slack or Teams channel, a webhook; the link is posted there); "role:NAME" (every signed-in person with that role) or "user:ID" (that signed-in person only) — then no link is made: the question waits in their slotflow inbox and they answer on its task page (NAME / ID: 1–${INSIDER_CHARS} characters, no control characters, no surrounding spaces).`,
+  { minLength: 1, maxLength: 320 },
+);
+const viaSchema = str('Only with to "role:NAME" or "user:ID": the name of a slack-app endpoint the operator set up; the question is also posted there, with buttons to answer it in Slack.', { minLength: 1, maxLength: 64 });
 
 const answerOutput = {
   type: "object",
@@ -107,7 +133,7 @@ const answerOutput = {
     answeredAt: { type: "string", description: "When the person answered (RFC 3339)." },
     answeredBy: {
       type: ["object", "null"],
-      description: "Who answered: {via: \"link\"} through the link sent to `to` (for an address, the only way), or {via: \"principal\" | \"slack\", id, email} for a signed-in person.",
+      description: "Who answered: {via: \"link\"} through the link sent to `to` (for an address or an endpoint, the only way), or {via: \"principal\" | \"slack\", id, email} for a signed-in person (to \"role:NAME\" or \"user:ID\": on the task page, or in Slack).",
     },
   },
   required: ["status", "runId"],
@@ -183,11 +209,12 @@ export const TOOLS: ToolDef[] = [
   {
     name: "request_approval",
     description:
-      "Asks a person to approve or decline something, and waits for the answer. A single-use link is sent to `to` (mailed to an address, or posted to an endpoint); the person answers on a web page (approve or decline, with an optional comment). Returns {status: \"answered\", approved, comment, answeredAt} when the answer comes within waitSeconds, else {status: \"waiting\", runId}: then call get_answer {runId}. The link never reaches you. Use it as a permission prompt before an irreversible action.",
+      "Asks a person to approve or decline something, and waits for the answer. A single-use link is sent to `to` (mailed to an address, or posted to an endpoint); or, with to \"role:NAME\" / \"user:ID\", the question waits in those people's slotflow inbox (and in Slack with `via`). The person answers on a web page (approve or decline, with an optional comment); the page names you (your MCP client's name). Returns {status: \"answered\", approved, comment, answeredAt} when the answer comes within waitSeconds, else {status: \"waiting\", runId}: then call get_answer {runId}. The link never reaches you. Use it as a permission prompt before an irreversible action.",
     inputSchema: {
       type: "object",
       properties: {
         to: toSchema,
+        via: viaSchema,
         title: str(`What to approve, in one line (at most ${LIMITS.titleChars} characters): the page's heading and the mail's subject.`, { minLength: 1, maxLength: LIMITS.titleChars }),
         details: str(`What the person needs to decide (at most ${LIMITS.detailsChars} characters).`, { maxLength: LIMITS.detailsChars }),
         timeoutSeconds: timeoutSchema,
@@ -202,11 +229,12 @@ export const TOOLS: ToolDef[] = [
   {
     name: "ask_human",
     description:
-      "Asks a person a question, and waits for the answer. A single-use link is sent to `to` (mailed to an address, or posted to an endpoint); the person answers on a web page (with choices, they pick one of them). Returns {status: \"answered\", answer, comment, answeredAt} when the answer comes within waitSeconds, else {status: \"waiting\", runId}: then call get_answer {runId}. The link never reaches you.",
+      "Asks a person a question, and waits for the answer. A single-use link is sent to `to` (mailed to an address, or posted to an endpoint); or, with to \"role:NAME\" / \"user:ID\", the question waits in those people's slotflow inbox (and in Slack with `via`). The person answers on a web page (with choices, they pick one of them); the page names you (your MCP client's name). Returns {status: \"answered\", answer, comment, answeredAt} when the answer comes within waitSeconds, else {status: \"waiting\", runId}: then call get_answer {runId}. The link never reaches you.",
     inputSchema: {
       type: "object",
       properties: {
         to: toSchema,
+        via: viaSchema,
         question: str(`The question (at most ${LIMITS.questionChars} characters).`, { minLength: 1, maxLength: LIMITS.questionChars }),
         choices: {
           type: "array",
@@ -261,33 +289,100 @@ function integer(a: Json, name: string, min: number, max: number, dflt: number):
   return v;
 }
 
-/** Where a built-in sends its link: an email address, or the name of an endpoint (the built-ins' `channel`). */
+/**
+ * Who a built-in asks (its `ask` row's fields): an email address or an endpoint (`channel`
+ * "email" / "endpoint": the link goes there), or a role or a user (`channel` "role" / "user": the
+ * slot's `Candidates`, no link; `via` a slack-app endpoint that also posts the question).
+ */
 interface Recipient {
   recipient: string;
-  channel: "email" | "endpoint";
+  channel: "email" | "endpoint" | "role" | "user";
+  role: string | null;
+  user: string | null;
+  via: string | null;
 }
 
+/** C0 and C1 control characters, DEL, and the Unicode line and paragraph separators. */
+const CONTROL = /[\u0000-\u001f\u007f-\u009f\u2028\u2029]/;
+
 /**
- * Checks `to` (interfaces.md "Agents ask people": an email address or an endpoint name): an
- * email address by the language's isEmailAddress (the rule `send email` enforces), else the name
- * of an endpoint that exists and is not disabled (`slotflow endpoint set`; webhook, slack, teams —
- * the link goes there with `send message`). Anything else is refused invalid-body naming `to`,
+ * Checks `to` and `via` (interfaces.md "Agents ask people": an email address or an endpoint name;
+ * v0.5 "Agents ask insiders": `role:NAME` or `user:ID`, with `via` a slack-app endpoint):
+ * - `role:NAME` / `user:ID`: NAME / ID of 1–INSIDER_CHARS characters, no control character (no
+ *   principal can hold one: auth/principal.ts checkedPrincipal), no surrounding spaces;
+ * - an email address by the language's isEmailAddress (the rule `send email` enforces), within
+ *   SLOTFLOW_MCP_MAIL_DOMAINS when set;
+ * - else the name of an endpoint that exists and is not disabled (`slotflow endpoint set`;
+ *   webhook, slack, teams — the link goes there with `send message`).
+ * `via` is taken only with a role or a user, and must name a slack-app endpoint that exists and is
+ * not disabled. Anything else is refused invalid-body naming `to` or `via` and what was expected,
  * before anything starts.
  */
 async function recipient(rt: Runtime, a: Json): Promise<Recipient> {
   const to = text(a, "to", 320)!;
+  const insider = /^(role|user):/.exec(to);
+  const via = a.via === undefined ? null : text(a, "via", 64)!;
+  if (insider) {
+    const kind = insider[1] as "role" | "user";
+    const name = to.slice(kind.length + 1);
+    const what = kind === "role" ? "a role name" : "a user id";
+    const problem = `must be "${kind}:" followed by ${what} of 1 to ${INSIDER_CHARS} characters, without control characters or surrounding spaces`;
+    if (!name || name.length > INSIDER_CHARS || CONTROL.test(name) || name.trim() !== name) throw invalid(`to ${problem}.`, [{ name: "to", problem }]);
+    return { recipient: to, channel: kind, role: kind === "role" ? name : null, user: kind === "user" ? name : null, via: via === null ? null : await slackAppOr400(rt, via) };
+  }
+  if (via !== null) throw invalid('via is taken only with to "role:NAME" or "user:ID": a link sent to an address or an endpoint goes there alone.', [{ name: "via", problem: 'is taken only with to "role:NAME" or "user:ID"' }]);
   if (isEmailAddress(to)) {
     mailDomainOr400(rt, to);
-    return { recipient: to, channel: "email" };
+    return { recipient: to, channel: "email", role: null, user: null, via: null };
   }
-  const neither = (detail: string) => invalid(detail, [{ name: "to", problem: "is neither an email address nor an endpoint name" }]);
-  if (!ENDPOINT_NAME.test(to)) throw neither("to must be an email address (one plain address, like person@example.com) or the name of an endpoint.");
+  const neither = (detail: string) => invalid(detail, [{ name: "to", problem: 'is neither an email address, an endpoint name, "role:NAME" nor "user:ID"' }]);
+  if (!ENDPOINT_NAME.test(to)) throw neither('to must be an email address (one plain address, like person@example.com), "role:NAME", "user:ID" or the name of an endpoint.');
   const endpoint = await dependency(rt.log, "database", () => rt.db.endpoint.findUnique({ where: { name: to }, select: { name: true, disabledAt: true, disabledReason: true } }));
-  if (!endpoint) throw neither(`"${to}" is not an email address, and no endpoint is named so (an operator sets endpoints with 'slotflow endpoint set').`);
+  if (!endpoint) throw neither(`"${to}" is not an email address, "role:NAME" or "user:ID", and no endpoint is named so (an operator sets endpoints with 'slotflow endpoint set').`);
   if (endpoint.disabledAt) {
     throw invalid(`The endpoint "${to}" is disabled (${endpoint.disabledReason ?? "by its failures"}): an operator re-enables it with 'slotflow endpoint set'.`, [{ name: "to", problem: "names a disabled endpoint" }]);
   }
-  return { recipient: endpoint.name, channel: "endpoint" };
+  return { recipient: endpoint.name, channel: "endpoint", role: null, user: null, via: null };
+}
+
+/** `via`: the name of a slack-app endpoint that exists and is not disabled (else 422 naming `via`). */
+async function slackAppOr400(rt: Runtime, via: string): Promise<string> {
+  const problem = "must name a slack-app endpoint that is not disabled";
+  const refused = (detail: string) => invalid(detail, [{ name: "via", problem }]);
+  if (!ENDPOINT_NAME.test(via)) throw refused("via must be the name of a slack-app endpoint (docs/slack.md).");
+  const endpoint = await dependency(rt.log, "database", () => rt.db.endpoint.findUnique({ where: { name: via }, select: { name: true, kind: true, disabledAt: true } }));
+  if (!endpoint) throw refused(`via: no endpoint is named "${via}" (an operator sets a slack-app endpoint with PUT /api/endpoints/{name}).`);
+  if (endpoint.kind !== "slack-app") throw refused(`via: the endpoint "${via}" is a ${endpoint.kind} endpoint; via must name a slack-app endpoint, whose messages carry answer buttons.`);
+  if (endpoint.disabledAt) throw refused(`via: the endpoint "${via}" is disabled; an operator re-enables it.`);
+  return endpoint.name;
+}
+
+/** The longest client name and principal id or email shown (each; agentNaming). */
+const NAME_CHARS = 80;
+
+/** `v` as one line of at most `max` characters: control characters and runs of spaces become one space. */
+function oneLine(v: string, max: number): string {
+  const line = v.replace(new RegExp(CONTROL.source, "g"), " ").replace(/\s+/g, " ").trim();
+  return line.length > max ? `${line.slice(0, max - 1)}…` : line;
+}
+
+/**
+ * How pages, the inbox, mails and messages name the agent that asks (interfaces.md v0.5 "Agents
+ * ask insiders"), the subject of "… asks for your approval": `The AI agent “NAME”` and, when its
+ * token is a principal's, `, on behalf of ID (EMAIL),` — or null when nothing is known (the
+ * built-ins then say "An AI agent"). NAME, ID and EMAIL are client-controlled text: each is cut to
+ * NAME_CHARS characters on one line (no control characters); pages escape it when they show it.
+ * At most AGENT_CHARS characters (builtins.ts).
+ */
+export function agentNaming(agent: AgentIdentity | undefined): string | null {
+  const name = agent?.clientName ? oneLine(agent.clientName, NAME_CHARS) : "";
+  const who = agent?.onBehalfOf;
+  if (!name && !who) return null;
+  const head = name ? `The AI agent “${name}”` : "An AI agent";
+  if (!who) return head;
+  const id = oneLine(who.id, NAME_CHARS);
+  const email = who.email ? oneLine(who.email, NAME_CHARS) : "";
+  return `${head}, on behalf of ${id}${email && email !== id ? ` (${email})` : ""},`.slice(0, AGENT_CHARS);
 }
 
 /**
@@ -310,7 +405,7 @@ function mailDomainOr400(rt: Runtime, address: string): void {
 function builtinMailOr400(rt: Runtime, workflow: string, input: unknown): void {
   if (rt.config.mcpMailDomains === null || !BUILTINS.some((b) => b.name === workflow)) return;
   const ask = (input as { ask?: { recipient?: unknown; channel?: unknown } } | null)?.ask;
-  if (ask?.channel === "endpoint" || typeof ask?.recipient !== "string") return; // the workflow's own input checks refuse a missing recipient
+  if (ask?.channel === "endpoint" || ask?.channel === "role" || ask?.channel === "user" || typeof ask?.recipient !== "string") return; // the workflow's own input checks refuse a missing recipient
   mailDomainOr400(rt, ask.recipient);
 }
 
@@ -454,16 +549,16 @@ export async function callTool(rt: Runtime, name: string, rawArgs: unknown, ctx:
       return { id: result.run.id, status: "cancelled" };
     }
     case "request_approval": {
-      const a = argsOf(rawArgs, ["to", "title", "details", "timeoutSeconds", "waitSeconds"]);
+      const a = argsOf(rawArgs, ["to", "via", "title", "details", "timeoutSeconds", "waitSeconds"]);
       const to = await recipient(rt, a);
       const title = text(a, "title", LIMITS.titleChars)!;
       const details = text(a, "details", LIMITS.detailsChars, true) ?? null;
       const timeout = integer(a, "timeoutSeconds", 1, LIMITS.maxTimeoutSeconds, LIMITS.defaultTimeoutSeconds);
       const wait = integer(a, "waitSeconds", 0, LIMITS.maxWaitSeconds, LIMITS.defaultWaitSeconds);
-      return ask(rt, REQUEST_APPROVAL, { ...to, title, details, answerBy: answerBy(timeout), approved: null, comment: null }, wait, ctx);
+      return ask(rt, REQUEST_APPROVAL, { ...to, agent: agentNaming(ctx.agent), title, details, answerBy: answerBy(timeout), approved: null, comment: null }, wait, ctx);
     }
     case "ask_human": {
-      const a = argsOf(rawArgs, ["to", "question", "choices", "timeoutSeconds", "waitSeconds"]);
+      const a = argsOf(rawArgs, ["to", "via", "question", "choices", "timeoutSeconds", "waitSeconds"]);
       const to = await recipient(rt, a);
       const question = text(a, "question", LIMITS.questionChars)!;
       const choices = choicesOf(a.choices);
@@ -471,7 +566,7 @@ export async function callTool(rt: Runtime, name: string, rawArgs: unknown, ctx:
       const wait = integer(a, "waitSeconds", 0, LIMITS.maxWaitSeconds, LIMITS.defaultWaitSeconds);
       // the page offers choices as radio buttons (builtins.ts completeBuiltin); a mail or message lists them
       const intro = choices.length ? `Answer with one of: ${choices.map((c) => `“${c}”`).join(", ")}.` : null;
-      return ask(rt, ASK_HUMAN, { ...to, question, choices, intro, answerBy: answerBy(timeout), answer: null, comment: null }, wait, ctx);
+      return ask(rt, ASK_HUMAN, { ...to, agent: agentNaming(ctx.agent), question, choices, intro, answerBy: answerBy(timeout), answer: null, comment: null }, wait, ctx);
     }
     case "get_answer": {
       const a = argsOf(rawArgs, ["runId", "waitSeconds"]);

@@ -65,7 +65,7 @@ test.serial("request_approval: the person answers the mailed link on the respond
     const before = printedLinks(cluster.output()).length;
     const call = client.callTool({ name: "request_approval", arguments: { to: "approver@example.com", title: "Deploy release 2.0?", details: "It migrates the orders table.", waitSeconds: 90 } }, undefined, { timeout: 120_000 });
     const page = await openPage(await nextLink(before));
-    t.is(await page.title(), "Deploy release 2.0?");
+    t.is(await page.title(), "The AI agent “slotflow-browser-test” asks for your approval: Deploy release 2.0?", "the page names the agent (its MCP client's name)");
     t.regex(await page.locator("main").innerText(), /It migrates the orders table\./);
     await page.getByRole("group", { name: "Do you approve?" }).getByLabel("Yes").check();
     await page.getByLabel("Comment").fill("Go, after 18:00.");
@@ -156,7 +156,7 @@ test.serial("a to that is neither an address nor an existing, enabled endpoint: 
     const questions = (await runsOf("slotflow.AskHuman")).length;
     const unknown = (await client.callTool({ name: "request_approval", arguments: { to: "no-such-endpoint", title: "x" } })) as any;
     t.true(unknown.isError);
-    t.like(problemOf(unknown), { code: "invalid-body", errors: [{ name: "to", problem: "is neither an email address nor an endpoint name" }] });
+    t.like(problemOf(unknown), { code: "invalid-body", errors: [{ name: "to", problem: 'is neither an email address, an endpoint name, "role:NAME" nor "user:ID"' }] });
     t.regex(problemOf(unknown).detail, /no endpoint is named so/);
     const junk = (await client.callTool({ name: "ask_human", arguments: { to: "two words", question: "x?" } })) as any;
     t.like(problemOf(junk), { code: "invalid-body" });

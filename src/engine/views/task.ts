@@ -15,9 +15,11 @@
  *               the principal may answer (else null, and `answeredBy`, `answer` null: issue 38 L1);
  *   candidates  who may answer (the `Candidates` matchers evaluated now: user ids, role names and
  *               `anyone()`; for a slot of an earlier visit, as recorded at its creation), null when
- *               the slot has none;
+ *               the slot has none; a name no principal can hold (specials.ts principalName) is left out;
  *   access      lang/slot-access.ts: "candidates", "link-only" (no Candidates, v0.5: nobody
- *               signed in) or "anyone" (no Candidates in a version compiled before v0.5);
+ *               signed in; shown so too when the Candidates name only names no principal can
+ *               hold — a built-in's question sent by link, src/mcp/builtins.ts) or "anyone" (no
+ *               Candidates in a version compiled before v0.5);
  *   refusal     whether the slot is open or closed, why `principal` may not answer: 403
  *               not-a-candidate when the slot is link-only or `Candidates` admits it not, 403
  *               authorize-denied when an `[Authorize]` predicate of the event is false for it (a
@@ -29,7 +31,7 @@
 import type { Db } from "../../db.js";
 import type { CompiledParam, CompiledWorkflow } from "../../lang/compiled.js";
 import { linkOnlyDetail, slotAccess, type SlotAccess } from "../../lang/slot-access.js";
-import { RuntimeFault, type Principal } from "../../lang/runtime/interpreter.js";
+import { principalName, RuntimeFault, type Principal } from "../../lang/runtime/interpreter.js";
 import { slotScope } from "../lifecycles/slot.js";
 import { LIFECYCLES } from "../lifecycles/lifecycles.js";
 import type { PrincipalClaims, AnsweredBy } from "../commands/types.js";
@@ -120,7 +122,11 @@ export async function taskView(deps: TaskDeps, runId: string, alias: string, ele
       // the slot of the run's current visit: its Candidates evaluated now, as the raise does
       const gate = candidateGate(step, decl, slot, who);
       if (gate.matchers) {
-        const list = gate.matchers as unknown as MatcherValue[];
+        // a name no principal can hold names nobody: left out (lang/runtime/specials.ts principalName)
+        const all = gate.matchers as unknown as MatcherValue[];
+        const list = all.filter((m) => m.matcher === "anyone" || principalName(m.value));
+        // Candidates that name only such names (a built-in's question sent by link) are, to people, "only through its link"
+        if (list.length === 0 && all.length > 0) view.access = "link-only";
         view.candidates = { users: list.filter((m) => m.matcher === "user").map((m) => m.value), roles: list.filter((m) => m.matcher === "role").map((m) => m.value), anyone: list.some((m) => m.matcher === "anyone") };
       }
       view.refusal = gate.refusal;

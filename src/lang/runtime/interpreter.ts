@@ -24,7 +24,7 @@ import { CalendarDate, display, Duration, type Value } from "./values.js";
 import type { World } from "./world.js";
 
 export { RuntimeFault } from "./fault.js";
-export { admits, candidateNames, elementRef, type Principal } from "./specials.js";
+export { admits, candidateNames, elementRef, principalName, type Principal } from "./specials.js";
 export { display, equals } from "./values.js";
 export { evaluate } from "./evaluate.js";
 export { Scope } from "./scope.js";

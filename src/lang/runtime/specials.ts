@@ -49,17 +49,27 @@ export function isSpecial(v: Value, kind: Special["kind"]): boolean {
  * The principals a `Candidates` setting names, from its evaluated matcher values: the ids of its
  * `user(…)` entries and the names of its `role(…)` entries, each once, in source order (v0.4
  * "People inside the company": the inbox lists a slot for exactly these). `anyone()` names nobody:
- * such a slot is answered from its task page, listed in no inbox (docs/inbox.md).
+ * such a slot is answered from its task page, listed in no inbox (docs/inbox.md). A name no
+ * principal can hold (principalName) names nobody either, and is left out.
  */
 export function candidateNames(matchers: Value[]): { users: string[]; roles: string[] } {
   const users = new Set<string>();
   const roles = new Set<string>();
   for (const m of matchers) {
     const matcher = m as Matcher;
-    if (matcher.matcher === "anyone") continue;
+    if (matcher.matcher === "anyone" || !principalName(matcher.value)) continue;
     (matcher.matcher === "role" ? roles : users).add(matcher.value);
   }
   return { users: [...users], roles: [...roles] };
+}
+
+/**
+ * False for a role name or user id no principal can hold: one with a C0/C1 control character or
+ * DEL (a principal with one is refused, auth/principal.ts checkedPrincipal). A built-in uses such
+ * a name for "no role" / "no user" (src/mcp/builtins.ts); lists of candidates leave it out.
+ */
+export function principalName(value: string): boolean {
+  return !/[\u0000-\u001f\u007f-\u009f]/.test(value);
 }
 
 /** True when the matcher values of a `Candidates` setting admit `principal` (`anyone()` admits every one). */
