@@ -181,7 +181,7 @@ export const de: Catalog = {
   "answer.failed": "Der Workflow konnte diese Antwort nicht übernehmen: Es wurde nichts geändert. Wenden Sie sich an den Absender des Links.",
   "answer.notAllowed": "Diese Antwort ist nicht erlaubt: Eine Regel des Workflows lehnt sie ab.",
   "answer.tooLarge": "Die Antwort ist zu groß zum Senden: Kürzen Sie sie.",
-  "task.notCandidate": "Diese Aufgabe darf {candidates} beantworten; Sie sind angemeldet als {me} ({roles}).",
+  "task.notCandidate": "Wer diese Aufgabe beantworten darf: {candidates}. Sie sind angemeldet als {me} ({roles}).",
   "task.authorizeDenied": "Der Workflow erlaubt diese Antwort nur bestimmten Personen (eine [Authorize]-Regel seines Ereignisses {event}), und Sie, {me} ({roles}), gehören nicht dazu.",
   "task.yourRoles": "Ihre Rollen: {roles}",
   "task.noRole": "Sie haben keine Rolle",
