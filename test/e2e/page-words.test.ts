@@ -36,6 +36,8 @@ initial state Waiting {
   }
   subscribe Offer(amount, code, day) as linked {
     Requires: amount <= limit else "At most " + limit + " for " + who + ".", de: "Höchstens " + limit + " für " + who + "."
+    Title: "Linked offer for " + who, de: "Verlinktes Angebot für " + who
+    Forwardable: true
   }
   enter { send email to who { subject: "words " + who, body: linked.CallbackUrl() } }
   on offer(amount, code, day) -> Done
@@ -174,4 +176,17 @@ test("the link: the JSON API keeps the default Requires wording and adds `wordin
   t.is(words.byCode["authorize-denied"], "Diese Antwort ist nicht erlaubt: Eine Regel des Workflows lehnt sie ab.");
   t.regex(words.requiresGeneric, /^Diese Antwort kann jetzt nicht angenommen werden/);
   t.is(words.dayOptions.dateStyle, "long");
+});
+
+test("the development mail print of a forward mail is in the forwarder's language: the Title variant and slotflow's words in German", async (t) => {
+  const run = await begin();
+  const link = linkIn(await waitForEmail(() => cluster.output(), `words ${run.who}`));
+  const colleague = `${uniqueTitle("kollegin")}@example.test`;
+  const forwarded = await postLink(`${link}/forward`, { email: colleague }, { headers: { "accept-language": "de-CH, en;q=0.5" } });
+  t.is(forwarded.status, 200, forwarded.text);
+  const mail = await waitForEmail(() => cluster.output(), `Verlinktes Angebot für ${run.who}`);
+  t.is(mail.to, colleague);
+  t.true(mail.body.includes(`${run.who} hat diese Anfrage an Sie weitergegeben:`), mail.body);
+  t.regex(mail.body, /Hier antworten: http/);
+  t.notRegex(mail.body, /passed this request on|Answer it here/);
 });
