@@ -197,4 +197,13 @@ export const ar: Catalog = {
   "task.slotClosed": "أُغلقت هذه المهمة قبل وصول إجابتك.",
   "task.alreadyAnsweredByYou": "لقد أجبت بالفعل عن جزء آخر من هذه المهمة: يجيب كل شخص عن جزء واحد فقط.",
   "task.devBanner": "تسجيل دخول للتطوير — ليس للإنتاج. مسجّل الدخول باسم {who} دون موفّر هوية.",
+  // v0.5 sign-in pages: the development sign-in's refusals, the sign-out hand-over page
+  "signin.errId": "أدخل معرّف مستخدم لا يزيد على 200 حرف.",
+  "signin.errControl": "أدخل معرّف المستخدم والبريد الإلكتروني والأدوار دون أحرف تحكم.",
+  "signin.errEmail": "أدخل عنوان بريد إلكتروني مثل alice@example.com، أو اتركه فارغًا.",
+  "signin.errRoles": "أدخل 100 دور على الأكثر، لا يزيد كل منها على 200 حرف.",
+  "signin.errCookie": "هذه الأدوار لا تتسع لها ملفات تعريف الارتباط للجلسة: أدخل أدوارًا أقل أو أقصر.",
+  "signout.title": "جارٍ تسجيل الخروج",
+  "signout.heading": "لقد سجّلت الخروج من slotflow",
+  "signout.continue": "تابع تسجيل الخروج لدى موفّر الهوية",
 };

@@ -197,4 +197,13 @@ export const de: Catalog = {
   "task.slotClosed": "Diese Aufgabe wurde geschlossen, bevor Ihre Antwort ankam.",
   "task.alreadyAnsweredByYou": "Sie haben bereits einen anderen Teil dieser Aufgabe beantwortet: Jede Person beantwortet nur einen.",
   "task.devBanner": "Entwicklungs-Anmeldung — nicht für den Produktivbetrieb. Angemeldet als {who} ohne Identitätsanbieter.",
+  // v0.5 sign-in pages: the development sign-in's refusals, the sign-out hand-over page
+  "signin.errId": "Geben Sie eine Benutzerkennung mit höchstens 200 Zeichen ein.",
+  "signin.errControl": "Geben Sie Benutzerkennung, E-Mail und Rollen ohne Steuerzeichen ein.",
+  "signin.errEmail": "Geben Sie eine E-Mail-Adresse wie alice@example.com ein, oder lassen Sie das Feld leer.",
+  "signin.errRoles": "Geben Sie höchstens 100 Rollen mit je höchstens 200 Zeichen ein.",
+  "signin.errCookie": "Diese Rollen passen nicht in ein Sitzungs-Cookie: Geben Sie weniger oder kürzere ein.",
+  "signout.title": "Abmelden",
+  "signout.heading": "Sie sind von slotflow abgemeldet",
+  "signout.continue": "Weiter zur Abmeldung bei Ihrem Identitätsanbieter",
 };

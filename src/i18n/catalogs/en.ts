@@ -211,6 +211,15 @@ export const en = {
   "task.slotClosed": "This task closed before your answer arrived.",
   "task.alreadyAnsweredByYou": "You already answered another part of this task: each person answers one.",
   "task.devBanner": "Development sign-in — not for production. Signed in as {who} without an identity provider.",
+  // v0.5 sign-in pages: the development sign-in's refusals, the sign-out hand-over page
+  "signin.errId": "Enter a user id of at most 200 characters.",
+  "signin.errControl": "Enter a user id, email and roles without control characters.",
+  "signin.errEmail": "Enter an email address like alice@example.com, or leave it empty.",
+  "signin.errRoles": "Enter at most 100 roles of at most 200 characters each.",
+  "signin.errCookie": "These roles do not fit in a session cookie: enter fewer or shorter ones.",
+  "signout.title": "Signing out",
+  "signout.heading": "You are signed out of slotflow",
+  "signout.continue": "Continue to sign out at your identity provider",
 } as const;
 
 /** A key of slotflow's catalogs. */

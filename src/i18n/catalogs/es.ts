@@ -197,4 +197,13 @@ export const es: Catalog = {
   "task.slotClosed": "Esta tarea se cerró antes de que llegara su respuesta.",
   "task.alreadyAnsweredByYou": "Ya respondió a otra parte de esta tarea: cada persona responde solo una.",
   "task.devBanner": "Inicio de sesión de desarrollo: no apto para producción. Sesión iniciada como {who} sin proveedor de identidad.",
+  // v0.5 sign-in pages: the development sign-in's refusals, the sign-out hand-over page
+  "signin.errId": "Introduzca un id de usuario de 200 caracteres como máximo.",
+  "signin.errControl": "Introduzca el id de usuario, el correo y los roles sin caracteres de control.",
+  "signin.errEmail": "Introduzca una dirección de correo como alice@example.com, o déjelo vacío.",
+  "signin.errRoles": "Introduzca como máximo 100 roles de 200 caracteres como máximo cada uno.",
+  "signin.errCookie": "Estos roles no caben en una cookie de sesión: introduzca menos o más cortos.",
+  "signout.title": "Cerrando sesión",
+  "signout.heading": "Ha cerrado la sesión de slotflow",
+  "signout.continue": "Continuar para cerrar la sesión en su proveedor de identidad",
 };

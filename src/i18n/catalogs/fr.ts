@@ -197,4 +197,13 @@ export const fr: Catalog = {
   "task.slotClosed": "Cette tâche a été close avant l’arrivée de votre réponse.",
   "task.alreadyAnsweredByYou": "Vous avez déjà répondu à une autre partie de cette tâche : chaque personne n’en traite qu’une.",
   "task.devBanner": "Connexion de développement — pas pour la production. Connecté en tant que {who} sans fournisseur d’identité.",
+  // v0.5 sign-in pages: the development sign-in's refusals, the sign-out hand-over page
+  "signin.errId": "Saisissez un identifiant d’au plus 200 caractères.",
+  "signin.errControl": "Saisissez l’identifiant, l’e-mail et les rôles sans caractères de contrôle.",
+  "signin.errEmail": "Saisissez une adresse e-mail comme alice@example.com, ou laissez le champ vide.",
+  "signin.errRoles": "Saisissez au plus 100 rôles d’au plus 200 caractères chacun.",
+  "signin.errCookie": "Ces rôles ne tiennent pas dans un cookie de session : saisissez-en moins ou de plus courts.",
+  "signout.title": "Déconnexion",
+  "signout.heading": "Vous êtes déconnecté de slotflow",
+  "signout.continue": "Continuer la déconnexion auprès de votre fournisseur d’identité",
 };

@@ -197,4 +197,13 @@ export const ja: Catalog = {
   "task.slotClosed": "回答が届く前にこのタスクは終了しました。",
   "task.alreadyAnsweredByYou": "このタスクの別の部分にすでに回答しています。1 人が回答できるのは 1 つだけです。",
   "task.devBanner": "開発用サインイン — 本番用ではありません。ID プロバイダーなしで {who} としてサインインしています。",
+  // v0.5 sign-in pages: the development sign-in's refusals, the sign-out hand-over page
+  "signin.errId": "200 文字以内のユーザー ID を入力してください。",
+  "signin.errControl": "ユーザー ID、メール、ロールに制御文字を含めないでください。",
+  "signin.errEmail": "alice@example.com のようなメールアドレスを入力するか、空欄のままにしてください。",
+  "signin.errRoles": "ロールは 100 個まで、それぞれ 200 文字以内で入力してください。",
+  "signin.errCookie": "これらのロールはセッション Cookie に収まりません。数を減らすか短くしてください。",
+  "signout.title": "サインアウト中",
+  "signout.heading": "slotflow からサインアウトしました",
+  "signout.continue": "ID プロバイダーでのサインアウトに進む",
 };
