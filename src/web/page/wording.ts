@@ -4,7 +4,11 @@
  * from slotflow's message catalogs (src/i18n, issue 42; `lang` defaults to English). The page's server
  * side (document.ts) and its script (script.ts, which receives `SCRIPT_WORDS` as JSON) both take
  * their wording from this module. The JSON API's problem details are not touched: API clients keep
- * reading `detail` (refusals.ts, link.ts); this is what a person on the page reads instead.
+ * reading `detail` (refusals.ts, link.ts); this is what a person on the page reads instead — a
+ * broken constraint in the page's language (`rulePhrase`, from the rule as the 422 names it; a rule
+ * the page was not written with falls back to the API's English phrase), a `Requires` refusal
+ * in the author's variant for the page's language (the problem's `wordings`), the service's
+ * refusals (rate-limited, unavailable, handler-failed…) in slotflow's own words.
  *
  * The states of a link, as a person sees them:
  *   answered  — an answer was already sent through it (link-burned)
