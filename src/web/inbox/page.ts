@@ -87,7 +87,7 @@ function inboxHref(params: Record<string, string | null>): string {
  * `6日後`). `ms` is the instant minus now (negative: in the past).
  */
 function relative(lang: string, ms: number): string {
-  const s = Math.trunc(ms / 1000);
+  const s = Math.trunc(ms / 1000); // -0 stays -0: the past
   const abs = Math.abs(s);
   const [n, unit]: [number, Intl.RelativeTimeFormatUnit] = abs >= 86_400 ? [Math.trunc(s / 86_400), "day"] : abs >= 3600 ? [Math.trunc(s / 3600), "hour"] : abs >= 60 ? [Math.trunc(s / 60), "minute"] : [s, "second"];
   return new Intl.RelativeTimeFormat(lang, { numeric: "always" }).format(n, unit);
@@ -95,7 +95,8 @@ function relative(lang: string, ms: number): string {
 
 /** How long ago `then` was, in `lang` (see relative). */
 function agoIn(lang: string, then: Date, now: Date): string {
-  return lang === "en" ? ago(then, now) : relative(lang, Math.min(0, then.getTime() - now.getTime()));
+  // always in the past: an instant a moment ahead of this clock is "0 seconds ago" (-0), never "in 0 seconds"
+  return lang === "en" ? ago(then, now) : relative(lang, -Math.max(0, now.getTime() - then.getTime()));
 }
 
 /** When a deadline falls (or fell), in `lang` (see relative). */
