@@ -98,3 +98,13 @@ export function refuse(code: RefusalCode, detail: string, extra?: Record<string,
  * whether the run exists nor where it stands.
  */
 export const NO_SUCH_RUN_OR_SLOT = "No run with this id has a slot of this name.";
+
+/**
+ * The generic `requires-failed` details, used when the author gave no `else` wording (or it gave no
+ * text): through a link (deposit) and on the ordinary raise path. Pages recognise them and say the
+ * same in their own language (web/page/wording.ts, web/task).
+ */
+export const REQUIRES_GENERIC_LINK = "This response cannot be accepted now: a condition of the workflow does not hold. The link stays valid.";
+export function requiresGenericRaise(alias: string): string {
+  return `The Requires condition of slot "${alias}" does not hold.`;
+}

@@ -210,3 +210,18 @@ export function formatDateIn(lang: string, d: Date, zone: string | null): string
 
 /** The options the page script uses to write a date in the browser's time zone (same fields as formatDateUtc). */
 export const BROWSER_DATE_OPTIONS: Intl.DateTimeFormatOptions = { day: "numeric", month: "long", year: "numeric", hour: "2-digit", minute: "2-digit", hourCycle: "h23", timeZoneName: "short" };
+
+/**
+ * A calendar day (`YYYY-MM-DD`) as `lang` writes it in a sentence: English keeps the ISO form the
+ * API's problem phrases use (`2026-11-28`); every other language writes the day with `Intl`
+ * (`28. November 2026`, `2026年11月28日`). A string that is not a day comes back unchanged.
+ */
+export function formatDay(lang: string, iso: string): string {
+  if (lang === "en" || !/^\d{4}-\d{2}-\d{2}$/.test(iso)) return iso;
+  const d = new Date(`${iso}T00:00:00Z`);
+  if (Number.isNaN(d.getTime())) return iso;
+  return new Intl.DateTimeFormat(lang, DAY_OPTIONS).format(d);
+}
+
+/** The options a day is written with (formatDay; the page script uses the same). */
+export const DAY_OPTIONS: Intl.DateTimeFormatOptions = { dateStyle: "long", timeZone: "UTC" };

@@ -823,6 +823,7 @@ export function openApiDocument(baseUrl: string, workflows: WorkflowSignature[] 
             reason: { type: "string", description: "For 410: burned, retired, completed, cancelled, expired, dropped, run-finished, run-cancelled, revoked, quorum-reached" },
             parameter: { type: "string", description: "For invalid-query: the query parameter refused" },
             expects: { type: "object", additionalProperties: { type: "string" }, description: "For invalid-body: parameter name → JSON type, followed by the parameter's constraints as the workflow writes them when it has any (v0.5: \"number @min(0)\")" },
+            wordings: { type: "object", additionalProperties: { type: "string" }, description: "For requires-failed, when the author gave `Requires … else` language variants: BCP 47 tag → the refusal in that language (detail is the default wording)" },
           },
           required: ["type", "title", "status"],
         },

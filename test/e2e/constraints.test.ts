@@ -5,7 +5,8 @@
  *   - through the link as JSON: 422 invalid-body, `errors` naming each parameter and rule,
  *     `expects` listing each parameter's type and constraints;
  *   - through the link's responder page in Chromium: the field messages under the fields, and the
- *     page's HTML hints (min, max, minlength, pattern, radio buttons for @oneOf);
+ *     page's HTML hints (min, max, minlength, pattern, radio buttons for @oneOf); on a German page
+ *     the messages in German (the rule's phrase from the catalogs);
  *   - through the task page (a plain form post): 422 with the field messages;
  *   - through the raise API: 422 with `expects`;
  *   - through a Slack modal: the errors in the modal, by input;
@@ -230,6 +231,28 @@ test.serial("an empty name, a future incorporation date and a negative revenue a
   }
   const view = await showRun(base, insider.runId);
   t.is(view.state, "Done");
+});
+
+test.serial("the responder page in German says each broken rule in German (the day of `today` as German writes it); the JSON keeps the API's English", async (t) => {
+  const viaLink = await begin("german");
+  const page = await (await browser.newContext({ locale: "de-DE" })).newPage();
+  await page.goto(viaLink.link);
+  t.is(await page.locator("html").getAttribute("lang"), "de");
+  await page.getByLabel("Company name").fill("");
+  await page.getByLabel("Incorporated on").fill("2099-01-01");
+  await page.getByLabel("Annual revenue").fill("-5");
+  await page.getByRole("group", { name: "Size" }).getByLabel("medium").check();
+  await page.getByRole("button", { name: "Antwort senden" }).click();
+  await page.locator("#err-revenue:not([hidden])").waitFor();
+  const day = new Intl.DateTimeFormat("de", { dateStyle: "long", timeZone: "UTC" }).format(new Date(`${today()}T00:00:00Z`));
+  t.is(await page.locator("#err-name").innerText(), "„Company name“: darf nicht leer sein.");
+  t.is(await page.locator("#err-incorporated").innerText(), `„Incorporated on“: darf nicht in der Zukunft liegen (nach dem ${day}).`);
+  t.is(await page.locator("#err-revenue").innerText(), "„Annual revenue“: muss mindestens 0 sein.");
+  t.is(await page.locator("#check-fields").innerText(), "Bitte prüfen Sie die unten markierten Felder.");
+  t.is(await slotOf(viaLink.runId, "linked"), "open");
+  await page.context().close();
+  const json = await postLink(viaLink.link, BAD);
+  t.like(json.body.errors[2], { problem: "must be at least 0", rule: "@min(0)" });
 });
 
 /** Deploys `source` (inline); throws unless the deploy created a version. */

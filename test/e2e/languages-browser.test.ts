@@ -73,6 +73,8 @@ const CASES = [
     checkFields: "Bitte prüfen Sie die unten markierten Felder.",
     done: "Erledigt — Ihre Antwort wurde gespeichert. Sie können diese Seite schließen.",
     askedBy: `Anfrage von ${BRAND}`,
+    // the Requires refusal: the author's variant for the language (Arabic has none: the default wording)
+    requires: "Höchstens 100 Stück, nicht 500.",
   },
   {
     locale: "ja-JP",
@@ -89,6 +91,8 @@ const CASES = [
     checkFields: "下の印の付いた項目を確認してください。",
     done: "完了 — 回答を記録しました。このページは閉じてかまいません。",
     askedBy: `${BRAND} からの依頼`,
+    // the Requires refusal: the author's variant for the language (Arabic has none: the default wording)
+    requires: "100 個までです (500 個ではありません)。",
   },
   {
     locale: "ar-EG",
@@ -105,6 +109,8 @@ const CASES = [
     checkFields: "يُرجى التحقق من الحقول المُعلَّمة أدناه.",
     done: "تم — سُجّلت إجابتك. يمكنك إغلاق هذه الصفحة.",
     askedBy: `الطلب من ${BRAND}`,
+    // the Requires refusal: the author's variant for the language (Arabic has none: the default wording)
+    requires: "At most 100 items, not 500.",
   },
 ] as const;
 
@@ -137,6 +143,12 @@ for (const c of CASES) {
     t.is(await page.locator("#check-fields").innerText(), c.checkFields);
     t.is(await page.locator("#err-ok").innerText(), c.required);
     await page.getByRole("radio", { name: c.yes }).check();
+    // too many: the Requires refusal in the page's language (the problem's `wordings`)
+    await page.getByLabel(c.quantity).fill("500");
+    await page.getByRole("button", { name: c.send }).click();
+    await page.locator("#outcome.error").waitFor();
+    t.is(await page.locator("#outcome").innerText(), c.requires);
+    await page.getByLabel(c.quantity).fill("3");
     await page.getByRole("button", { name: c.send }).click();
     await page.locator("#outcome.done").waitFor();
     t.is(await page.locator("#outcome").innerText(), c.done);

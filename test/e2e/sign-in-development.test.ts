@@ -94,7 +94,13 @@ test("the development sign-in form refuses another site and a missing or wrong C
   const hugePage = await huge.text();
   t.regex(hugePage, /do not fit in a session cookie/);
   t.is((await context.request.get(`${dev.baseUrl}/auth/whoami`)).status(), 401);
-  const fresh = /name="csrf" value="([^"]+)"/.exec(hugePage)![1]!;
+  const fresh1 = /name="csrf" value="([^"]+)"/.exec(hugePage)![1]!;
+  // the form's refusals are in the reader's language (docs/languages.md)
+  const german = await post({ id: " ", csrf: fresh1 }, { "accept-language": "de-DE,de;q=0.9" });
+  t.is(german.status(), 422);
+  const germanPage = await german.text();
+  t.regex(germanPage, /<p class="error" role="alert">Geben Sie eine Benutzerkennung mit höchstens 200 Zeichen ein\.<\/p>/);
+  const fresh = /name="csrf" value="([^"]+)"/.exec(germanPage)![1]!;
   const ok = await post({ id: "mallory", csrf: fresh, returnTo: "https://evil.example/" });
   t.is(ok.status(), 303);
   t.is(ok.headers().location, "/inbox", "returnTo to another site is refused");

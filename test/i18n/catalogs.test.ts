@@ -1,11 +1,13 @@
 /**
  * Issue 42 item 3: every catalog has every key of the English one, and each of its messages the
  * same placeholders (read from the parsed ICU MessageFormat AST, nested plurals and selects
- * included); plural messages cover the categories the language's own rules need (Intl.PluralRules).
+ * included); plural messages cover the categories the language's own rules need (Intl.PluralRules);
+ * a broken constraint's phrase (web/page/wording.ts `rulePhrase`) in each language.
  */
 import test from "ava";
 import { parse, TYPE, type MessageFormatElement } from "@formatjs/icu-messageformat-parser";
-import { CATALOGS, LANGUAGES, t, tParts, chooseLanguage, formatNumber, formatDateIn, formatDateUtc, readerZone, yesNo } from "../../src/i18n/index.js";
+import { CATALOGS, LANGUAGES, t, tParts, chooseLanguage, formatDay, formatNumber, formatDateIn, formatDateUtc, readerZone, yesNo } from "../../src/i18n/index.js";
+import { DAY_MARK, fieldError, rulePhrase, rulePhrases } from "../../src/web/page/wording.js";
 
 /** The argument names of a message, with the plural/select arguments' options' arguments. */
 function placeholders(els: MessageFormatElement[], out = new Set<string>(), depth = 0): Set<string> {
@@ -108,4 +110,43 @@ test("formatDateIn writes the time in the reader's zone with the offset and the 
   t0.regex(formatDateIn("ja", winter, "Asia/Tokyo"), /^2026年11月25日 23:05 GMT\+9 \(Asia\/Tokyo\)$/);
   t0.is(formatDateIn("en", winter, null), formatDateUtc("en", winter));
   t0.is(formatDateIn("en", winter, "Mars/Olympus_Mons"), "25 November 2026 at 14:05 UTC", "an unknown zone: UTC");
+});
+
+test("a broken rule's phrase in each language, made from the rule as written (the API's English problem is read only for the day of `today`)", (t0) => {
+  // English: the API's own phrases (pages and tests quote them)
+  t0.is(rulePhrase("en", "@min(0)", "must be at least 0"), "must be at least 0");
+  t0.is(rulePhrase("en", "@max(today)", "must not be in the future (after 2026-11-28)"), "must not be in the future (after 2026-11-28)");
+  t0.is(rulePhrase("en", "@min(today)", "must not be in the past (before 2026-11-28)"), "must not be in the past (before 2026-11-28)");
+  t0.is(rulePhrase("en", '@min("1900-01-01")', "x"), "must be on or after 1900-01-01");
+  t0.is(rulePhrase("en", "@minLength(1)", "x"), "must not be empty");
+  t0.is(rulePhrase("en", "@minLength(3)", "x"), "must be at least 3 characters long");
+  t0.is(rulePhrase("en", "@maxLength(200)", "x"), "must be at most 200 characters long");
+  t0.is(rulePhrase("en", '@pattern("[A-Z]{2}[0-9]{6}")', "x"), 'must match the pattern "[A-Z]{2}[0-9]{6}"');
+  t0.is(rulePhrase("en", "@email", "x"), "must be one email address, such as name@example.com");
+  t0.is(rulePhrase("en", '@oneOf("small", "large")', "x"), 'must be one of "small", "large"');
+  // other languages: their own words, numbers and days
+  t0.is(rulePhrase("de", "@min(1000000)", "x"), "muss mindestens 1.000.000 sein");
+  t0.is(rulePhrase("de", "@max(today)", "must not be in the future (after 2026-11-28)"), "darf nicht in der Zukunft liegen (nach dem 28. November 2026)");
+  t0.is(rulePhrase("fr", "@maxLength(1)", "x"), "doit compter au plus 1 caractère");
+  t0.is(rulePhrase("fr", "@maxLength(20)", "x"), "doit compter au plus 20 caractères");
+  t0.is(rulePhrase("es", '@max("2030-01-31")', "x"), "debe ser el 31 de enero de 2030 o anterior");
+  t0.is(rulePhrase("ja", "@minLength(1)", "x"), "空欄にはできません");
+  t0.is(rulePhrase("ar", "@minLength(2)", "x"), "يجب ألا يقل طوله عن حرفين");
+  t0.is(fieldError("Betrag", "must be at least 0", "de", "@min(0)"), "„Betrag“: muss mindestens 0 sein.");
+  t0.is(fieldError("Montant", "is required", "fr"), CATALOGS.fr["field.required"].replace("{label}", "Montant"));
+  // a rule this version of the page cannot read: the API's problem, as it was
+  t0.is(rulePhrase("de", "@future(3)", "must be something"), "must be something");
+  t0.is(rulePhrase("de", "@min(", "must be something"), "must be something");
+  // for the page script: a `today` bound's day is left to it (DAY_MARK)
+  t0.deepEqual(rulePhrases("de", ["@max(today)", "@min(0)"]), { "@max(today)": `darf nicht in der Zukunft liegen (nach dem ${DAY_MARK})`, "@min(0)": "muss mindestens 0 sein" });
+  // every language has a phrase for every rule that differs from English but for English itself
+  for (const lang of LANGUAGES.filter((l) => l !== "en")) {
+    for (const rule of ["@min(0)", "@max(5)", '@min("2000-01-01")', '@max("2000-01-01")', "@min(today)", "@max(today)", "@minLength(1)", "@minLength(4)", "@maxLength(9)", '@pattern("a+")', "@email", '@oneOf("a")']) {
+      const phrase = rulePhrase(lang, rule, "problem on 2026-11-28");
+      t0.true(phrase !== "" && phrase !== rulePhrase("en", rule, "problem on 2026-11-28"), `${lang} ${rule}: ${phrase}`);
+    }
+  }
+  t0.is(formatDay("de", "2026-11-28"), "28. November 2026");
+  t0.is(formatDay("en", "2026-11-28"), "2026-11-28");
+  t0.is(formatDay("de", "not a day"), "not a day");
 });

@@ -23,7 +23,7 @@
 import { checkBody } from "../values/body.js";
 import { Scope } from "../../lang/runtime/interpreter.js";
 import { burnLink, deadDetail, refusalForEndedLink } from "../lifecycles/link.js";
-import { RefusalCode, refuse } from "../refusals.js";
+import { REQUIRES_GENERIC_LINK, RefusalCode, refuse } from "../refusals.js";
 import { acceptEvent } from "../lifecycles/run.js";
 import { slotScope } from "../lifecycles/slot.js";
 import type { Step } from "../step.js";
@@ -76,7 +76,7 @@ export async function deposit(step: Step, cmd: Extract<Command, { kind: "deposit
   if (!checked.ok) return refused(refuse(RefusalCode.InvalidBody, checked.detail, { expects: checked.expects, errors: checked.problems }));
   const decl = step.workflow.states[slot.state].slots.find((s) => s.alias === slot.alias)!;
   const scope = slotScope(step, slot, Scope.of(checked.args));
-  const requires = requiresRefusal(step, scope, decl, "This response cannot be accepted now: a condition of the workflow does not hold. The link stays valid.");
+  const requires = requiresRefusal(step, scope, decl, REQUIRES_GENERIC_LINK);
   if (requires) return refused(requires);
   // Who answered (v0.4), with the evidence of v0.5 (issue 43 item 2): the element, whom slotflow
   // sent the link to, and who forwarded it (read before the burn: the history as committed).

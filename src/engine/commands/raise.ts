@@ -26,7 +26,7 @@
  */
 import { checkBody } from "../values/body.js";
 import { Scope, type Principal } from "../../lang/runtime/interpreter.js";
-import { NO_SUCH_RUN_OR_SLOT, RefusalCode, refuse, type Refusal } from "../refusals.js";
+import { NO_SUCH_RUN_OR_SLOT, RefusalCode, refuse, requiresGenericRaise, type Refusal } from "../refusals.js";
 import { acceptEvent } from "../lifecycles/run.js";
 import { slotScope, slotsOf } from "../lifecycles/slot.js";
 import type { SlotRecord, Step } from "../step.js";
@@ -89,7 +89,7 @@ export async function raise(step: Step, cmd: Extract<Command, { kind: "raise" }>
   const denied = authorizeRefusal(step, event, principal, checked.args); // the one [Authorize] gate (gate.ts)
   if (denied) return refused(denied);
   const scope = slotScope(step, slot, Scope.of(checked.args));
-  const requires = requiresRefusal(step, scope, decl, `The Requires condition of slot "${cmd.alias}" does not hold.`);
+  const requires = requiresRefusal(step, scope, decl, requiresGenericRaise(cmd.alias));
   if (requires) return refused(requires);
   // Who answered (v0.4): a principal of the web (task page, API) or a Slack user, by the command's `via`.
   const answeredBy: AnsweredBy = { via: cmd.via ?? "principal", id: cmd.principal.id, email: cmd.principal.email };

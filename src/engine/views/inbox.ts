@@ -25,7 +25,7 @@ import { LIFECYCLES } from "../lifecycles/lifecycles.js";
 import { isAliasDone, slotScope } from "../lifecycles/slot.js";
 import { Scope } from "../../lang/runtime/interpreter.js";
 import { loadVersion } from "../versions/workflows.js";
-import { slotText } from "./responder.js";
+import { slotText, slotVariants } from "./responder.js";
 import { LOWER_UUID as UUID } from "../../json/uuid.js";
 
 export type { InboxCounts, InboxOrder };
@@ -78,6 +78,8 @@ export interface InboxTask {
   params: { name: string; type: string; optional: boolean }[];
   /** The author's `Title`, evaluated now; null without one (the page then says `Answer: <event>`). */
   title: string | null;
+  /** The `Title`'s language variants by BCP 47 tag, evaluated now (the inbox page shows its language's). */
+  titles: Record<string, string>;
   status: "open" | "waiting";
   /** Since when it is open; null while waiting on `After`. */
   openedAt: Date | null;
@@ -249,6 +251,7 @@ export async function inboxPage(deps: InboxDeps, principal: InboxPrincipal, filt
       event: r.event,
       params,
       title: step && decl ? slotText(step, slot ? slotScope(step, slot) : Scope.of({}), decl.title) : null,
+      titles: step && decl ? slotVariants(step, slot ? slotScope(step, slot) : Scope.of({}), decl.titles) : {},
       status: r.status as "open" | "waiting",
       openedAt: r.opened_at,
       deadline: r.deadline,
@@ -281,6 +284,8 @@ export interface InboxDoneTask {
   params: CompiledWorkflow["events"][string]["params"];
   /** The author's `Title`, evaluated now (null without one; outside its visit, without the slot's own scope). */
   title: string | null;
+  /** The `Title`'s language variants by BCP 47 tag, evaluated now. */
+  titles: Record<string, string>;
   /** When the answer completed the slot. */
   answeredAt: Date;
   /** What was answered: the slot's completion arguments (JSON form). */
@@ -337,6 +342,7 @@ export async function inboxDonePage(deps: InboxDeps, principal: InboxPrincipal, 
       event: r.event,
       params: wfOf(r).events[r.event]?.params ?? [],
       title: step && decl ? slotText(step, slot ? slotScope(step, slot) : Scope.of({}), decl.title) : null,
+      titles: step && decl ? slotVariants(step, slot ? slotScope(step, slot) : Scope.of({}), decl.titles) : {},
       answeredAt: r.closed_at,
       answer: r.args ?? {},
       taskUrl: deps.baseUrl + path,

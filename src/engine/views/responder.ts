@@ -183,14 +183,7 @@ async function pageText(
   const valueText = (v: boolean | Date) => `${NUMBER_MARK.open}${typeof v === "boolean" ? `b:${v}` : `d:${v.toISOString()}`}${NUMBER_MARK.close}`;
   const step: World = markNumbers ? Object.create(loaded, { numberText: { value: numberText }, valueText: { value: valueText } }) : loaded;
   const scope = slot ? slotScope(loaded, slot) : Scope.of({});
-  const variants = (exprs: Record<string, Expr> | undefined): Record<string, string> => {
-    const out: Record<string, string> = {};
-    for (const [tag, expr] of Object.entries(exprs ?? {})) {
-      const text = slotText(step, scope, expr);
-      if (text !== null) out[tag] = text;
-    }
-    return out;
-  };
+  const variants = (exprs: Record<string, Expr> | undefined): Record<string, string> => slotVariants(step, scope, exprs);
   return {
     title: slotText(step, scope, decl.title),
     intro: slotText(step, scope, decl.intro),
@@ -233,6 +226,24 @@ export function slotText(step: World, scope: Scope, expr: Expr | null | undefine
  * A slot declaration's `Title` and `Intro` together (see slotText), in `scope` (a fanned-out slot's:
  * its element's variable). Used by the task page (views/task.ts).
  */
-export function slotTexts(step: World, decl: Pick<CompiledSlot, "title" | "intro">, scope: Scope = Scope.of({})): { title: string | null; intro: string | null } {
-  return { title: slotText(step, scope, decl.title), intro: slotText(step, scope, decl.intro) };
+export function slotTexts(
+  step: World,
+  decl: Pick<CompiledSlot, "title" | "intro" | "titles" | "intros">,
+  scope: Scope = Scope.of({}),
+): { title: string | null; intro: string | null; titles: Record<string, string>; intros: Record<string, string> } {
+  return { title: slotText(step, scope, decl.title), intro: slotText(step, scope, decl.intro), titles: slotVariants(step, scope, decl.titles), intros: slotVariants(step, scope, decl.intros) };
+}
+
+/**
+ * A text's language variants (`Title: …, de: …`; language.md "Languages of the responder"),
+ * each evaluated as slotText does, by canonical BCP 47 tag; a variant that evaluates to null (or
+ * fails) is left out, so the page falls back to the default wording. Empty without variants.
+ */
+export function slotVariants(step: World, scope: Scope, exprs: Record<string, Expr> | undefined): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const [tag, expr] of Object.entries(exprs ?? {})) {
+    const text = slotText(step, scope, expr);
+    if (text !== null) out[tag] = text;
+  }
+  return out;
 }

@@ -67,6 +67,9 @@ export interface TaskView {
   params: CompiledParam[];
   title: string | null;
   intro: string | null;
+  /** The `Title`/`Intro` language variants by BCP 47 tag (language.md "Languages of the responder"); empty without variants or when refused. */
+  titles: Record<string, string>;
+  intros: Record<string, string>;
   /** `anyone`: an `anyone()` entry admits any signed-in principal. */
   candidates: { users: string[]; roles: string[]; anyone: boolean } | null;
   /** Who may answer through the ordinary path (lang/slot-access.ts); null when the version lacks the slot. */
@@ -107,6 +110,8 @@ export async function taskView(deps: TaskDeps, runId: string, alias: string, ele
     params: event?.params ?? [],
     title: null,
     intro: null,
+    titles: {},
+    intros: {},
     candidates: null,
     access: null,
     refusal: null,

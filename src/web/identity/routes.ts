@@ -27,9 +27,9 @@ import { endIssuerSessions } from "./store.js";
 import { LOGIN_COOKIE, LOGIN_LIFETIME_S, endSession, readSession, seal, setCookie, startSession, unseal } from "./session.js";
 import { csrfOk, signedIn } from "./signed-in.js";
 import { setScriptlessPageHeaders } from "../page/headers.js";
-import { html } from "../page/html.js";
+import { html, raw } from "../page/html.js";
+import { isRightToLeft, isTimeZone, t } from "../../i18n/index.js";
 import { readerOf } from "../page/reader.js";
-import { isTimeZone } from "../../i18n/index.js";
 
 const notFound = () => new RefusalError(refuse(RefusalCode.NotFound, "No such page."));
 
@@ -42,23 +42,23 @@ function pageHeaders(ctx: Context, nonce: string): void {
 /**
  * The page a browser's sign-out gets when the issuer has an end-session endpoint (issue 38 defect
  * 2): it moves on to `to` at once (`<meta http-equiv="refresh">`), with a link for a browser that
- * does not. No script; the page's CSP is the scriptless pages'.
+ * does not, in the reader's language (docs/languages.md). No script; the page's CSP is the scriptless pages'.
  */
-function handOverPage(nonce: string, to: string): string {
+function handOverPage(nonce: string, to: string, lang: string): string {
   return html`<!doctype html>
-<html lang="en">
+<html lang="${lang}"${isRightToLeft(lang) ? raw(' dir="rtl"') : null}>
 <head>
 <meta charset="utf-8">
 <meta name="viewport" content="width=device-width, initial-scale=1">
 <meta name="robots" content="noindex, nofollow">
 <meta http-equiv="refresh" content="0;url=${to}">
-<title>Signing out — slotflow</title>
+<title>${t(lang, "signout.title")} — slotflow</title>
 <style nonce="${nonce}">body { margin: 0; font: 1rem/1.5 system-ui, sans-serif; } main { max-width: 32rem; margin: 0 auto; padding: 1.25rem 1rem; } a { font-weight: 600; }</style>
 </head>
 <body>
 <main>
-<h1>You are signed out of slotflow</h1>
-<p><a href="${to}">Continue to sign out at your identity provider</a></p>
+<h1>${t(lang, "signout.heading")}</h1>
+<p><a href="${to}">${t(lang, "signout.continue")}</a></p>
 </main>
 </body>
 </html>
@@ -110,16 +110,18 @@ export function identityRouter(rt: Runtime): Router {
     const returnTo = safeReturnTo(form.get("returnTo"), config.baseUrl);
     const values: DevForm = { id: (form.get("id") ?? "").trim(), email: (form.get("email") ?? "").trim(), roles: form.get("roles") ?? "", zone: (form.get("zone") ?? "").trim() };
     const roles = values.roles.split(",").map((r) => r.trim()).filter((r) => r !== "");
+    // the page's words in its language (docs/languages.md): the same reader as the page shown again
+    const lang = readerOf(ctx, config).lang;
     const problem =
-      values.id === "" || values.id.length > 200 ? "Enter a user id of at most 200 characters."
-      : /[\u0000-\u001f\u007f-\u009f]/.test(values.id + values.email + values.roles) ? "Enter a user id, email and roles without control characters."
-      : values.email.length > 320 || (values.email !== "" && !/^[^@\s]+@[^@\s]+$/.test(values.email)) ? "Enter an email address like alice@example.com, or leave it empty."
-      : roles.length > 100 || roles.some((r) => r.length > 200) ? "Enter at most 100 roles of at most 200 characters each."
-      : values.zone !== "" && !isTimeZone(values.zone) ? "Enter an IANA time zone such as Europe/Berlin, or leave it empty."
+      values.id === "" || values.id.length > 200 ? t(lang, "signin.errId")
+      : /[\u0000-\u001f\u007f-\u009f]/.test(values.id + values.email + values.roles) ? t(lang, "signin.errControl")
+      : values.email.length > 320 || (values.email !== "" && !/^[^@\s]+@[^@\s]+$/.test(values.email)) ? t(lang, "signin.errEmail")
+      : roles.length > 100 || roles.some((r) => r.length > 200) ? t(lang, "signin.errRoles")
+      : values.zone !== "" && !isTimeZone(values.zone) ? t(lang, "signin.errZone")
       : null;
     if (problem) return showDevPage(ctx, 422, returnTo, values, problem);
     if (!(await startSession(ctx, config, rt, { id: values.id, email: values.email || null, roles }, { development: true, zone: values.zone || null }))) {
-      return showDevPage(ctx, 422, returnTo, values, "These roles do not fit in a session cookie: enter fewer or shorter ones.");
+      return showDevPage(ctx, 422, returnTo, values, t(lang, "signin.errCookie"));
     }
     setCookie(ctx, config.baseUrl, LOGIN_COOKIE, null, 0, "/auth");
     rt.log.info({ principal: values.id }, "development sign-in");
@@ -175,7 +177,7 @@ export function identityRouter(rt: Runtime): Router {
       const nonce = randomBytes(16).toString("base64");
       pageHeaders(ctx, nonce);
       ctx.status = 200;
-      ctx.body = handOverPage(nonce, to.href);
+      ctx.body = handOverPage(nonce, to.href, readerOf(ctx, config).lang);
       return;
     }
     ctx.status = 303;

@@ -123,9 +123,9 @@ export const DEVELOPMENT_BANNER_STYLE =
  * sign-in is "marked as such on every page it signs into"); empty for anyone else. Class
  * `dev-banner` (see DEVELOPMENT_BANNER_STYLE), `role="note"`.
  */
-export function developmentBanner(who: SignedIn | null): Html {
+export function developmentBanner(who: SignedIn | null, lang = "en"): Html {
   if (!who?.development) return html``;
-  return html`<div class="dev-banner" role="note">Development sign-in — not for production. Signed in as ${who.principal.id} without an identity provider.</div>`;
+  return html`<div class="dev-banner" role="note">${t(lang, "task.devBanner", { who: who.principal.id })}</div>`;
 }
 
 /** A session's "Sign out" form (`POST /auth/logout` with its CSRF token); empty for a bearer client. */

@@ -74,7 +74,7 @@ const ORDER_WORDS = { newest: "inbox.newest", deadline: "inbox.deadlineSoonest" 
  * every page it signs into), and a sign-out form for a session.
  */
 function shell(nonce: string, reader: Reader, title: string, body: Html, who: SignedIn | null): string {
-  return pageShell(nonce, title, html`${developmentBanner(who)}${body}${signOutForm(who, reader.lang)}`, { reader, style: INBOX_STYLE + DEVELOPMENT_BANNER_STYLE });
+  return pageShell(nonce, title, html`${developmentBanner(who, reader.lang)}${body}${signOutForm(who, reader.lang)}`, { reader, style: INBOX_STYLE + DEVELOPMENT_BANNER_STYLE });
 }
 
 /** `/inbox` with these parameters (empty ones left out). */
@@ -83,6 +83,29 @@ function inboxHref(params: Record<string, string | null>): string {
   for (const [k, v] of Object.entries(params)) if (v) q.set(k, v);
   const s = q.toString();
   return s ? `/inbox?${s}` : "/inbox";
+}
+
+/**
+ * A span from now as `lang` says it: English keeps the console's wording (`2 d 3 h ago`, `in 6 d
+ * 23 h`); every other language `Intl.RelativeTimeFormat` in the largest whole unit (`vor 2 Tagen`,
+ * `6日後`). `ms` is the instant minus now (negative: in the past).
+ */
+function relative(lang: string, ms: number): string {
+  const s = Math.trunc(ms / 1000); // -0 stays -0: the past
+  const abs = Math.abs(s);
+  const [n, unit]: [number, Intl.RelativeTimeFormatUnit] = abs >= 86_400 ? [Math.trunc(s / 86_400), "day"] : abs >= 3600 ? [Math.trunc(s / 3600), "hour"] : abs >= 60 ? [Math.trunc(s / 60), "minute"] : [s, "second"];
+  return new Intl.RelativeTimeFormat(lang, { numeric: "always" }).format(n, unit);
+}
+
+/** How long ago `then` was, in `lang` (see relative). */
+function agoIn(lang: string, then: Date, now: Date): string {
+  // always in the past: an instant a moment ahead of this clock is "0 seconds ago" (-0), never "in 0 seconds"
+  return lang === "en" ? ago(then, now) : relative(lang, -Math.max(0, now.getTime() - then.getTime()));
+}
+
+/** When a deadline falls (or fell), in `lang` (see relative). */
+function countdownIn(lang: string, deadline: Date, now: Date): string {
+  return lang === "en" ? countdown(deadline, now) : relative(lang, deadline.getTime() - now.getTime());
 }
 
 /**
@@ -96,7 +119,7 @@ function time(d: Date, lang: string, zone: string | null): Html {
 
 function taskItem(t: InboxTask, now: Date, lang: string, zone: string | null): Html {
   const url = new URL(t.taskUrl);
-  const heading = pageHeading(t.title, t.event, lang);
+  const heading = pageHeading(t.titles[lang] ?? t.title, t.event, lang);
   const since = t.openedAt ?? t.listedAt;
   const status =
     t.status === "open"
@@ -110,8 +133,8 @@ function taskItem(t: InboxTask, now: Date, lang: string, zone: string | null): H
 <dt>${tr(lang, "inbox.workflow")}</dt><dd>${t.workflow}</dd>
 <dt>${tr(lang, "inbox.runState")}</dt><dd>${t.state}</dd>
 <dt>${tr(lang, "inbox.status")}</dt><dd>${status}</dd>
-<dt>${tr(lang, t.status === "open" ? "inbox.openSince" : "inbox.listedSince")}</dt><dd>${time(since, lang, zone)} (${ago(since, now)})</dd>
-<dt>${tr(lang, "inbox.deadline")}</dt><dd>${t.deadline ? html`${time(t.deadline, lang, zone)} (${countdown(t.deadline, now)})` : tr(lang, "inbox.none")}</dd>
+<dt>${tr(lang, t.status === "open" ? "inbox.openSince" : "inbox.listedSince")}</dt><dd>${time(since, lang, zone)} (${agoIn(lang, since, now)})</dd>
+<dt>${tr(lang, "inbox.deadline")}</dt><dd>${t.deadline ? html`${time(t.deadline, lang, zone)} (${countdownIn(lang, t.deadline, now)})` : tr(lang, "inbox.none")}</dd>
 </dl>
 </article></li>`;
 }
@@ -127,10 +150,10 @@ function doneItem(t: InboxDoneTask, now: Date, lang: string, zone: string | null
   const url = new URL(t.taskUrl);
   const id = `d-${t.runId}-${t.alias}-${t.element ?? ""}`;
   return html`<li><article aria-labelledby="${id}">
-<h2 id="${id}"><a href="${url.pathname + url.search}">${pageHeading(t.title, t.event, lang)}</a></h2>
+<h2 id="${id}"><a href="${url.pathname + url.search}">${pageHeading(t.titles[lang] ?? t.title, t.event, lang)}</a></h2>
 <dl class="facts">
 <dt>${tr(lang, "inbox.workflow")}</dt><dd>${t.workflow}</dd>
-<dt>${tr(lang, "inbox.answeredAt")}</dt><dd>${time(t.answeredAt, lang, zone)} (${ago(t.answeredAt, now)})</dd>
+<dt>${tr(lang, "inbox.answeredAt")}</dt><dd>${time(t.answeredAt, lang, zone)} (${agoIn(lang, t.answeredAt, now)})</dd>
 <dt>${tr(lang, "inbox.yourAnswer")}</dt><dd>${answerHtml(t.params, t.answer, lang, undefined, zone)}</dd>
 </dl>
 </article></li>`;

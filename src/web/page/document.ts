@@ -8,7 +8,8 @@
 import type { CompiledParam } from "../../lang/compiled.js";
 import type { Refusal } from "../../engine/refusals.js";
 import { NUMBER_MARK } from "../../engine/views/responder.js";
-import { BROWSER_DATE_OPTIONS, formatDateIn, formatDateUtc, formatNumber, isRightToLeft, LANGUAGES, languageName, t, tParts, yesNo } from "../../i18n/index.js";
+import { rulesText } from "../../engine/values/rules.js";
+import { BROWSER_DATE_OPTIONS, DAY_OPTIONS, formatDateIn, formatDateUtc, formatNumber, isRightToLeft, LANGUAGES, languageName, t, tParts, yesNo } from "../../i18n/index.js";
 import { brandLogoPath } from "../brand-logo.js";
 import { field, labelOf } from "./form.js";
 import { html, Html, raw } from "./html.js";
@@ -21,9 +22,11 @@ import { forwardWords, linkStateOf, linkWords, scriptWords } from "./wording.js"
  * page) in place of its `__PAGE_WORDS__` placeholder (not an environment variable); `<` escaped so
  * the JSON cannot end the script element.
  */
-function pageScript(lang: string, labels: string[]): string {
+function pageScript(lang: string, params: CompiledParam[]): string {
+  const labels = params.map((p) => labelOf(p));
+  const rules = params.flatMap((p) => rulesText(p.rules));
   // English pages write dates the British way, as the server does (`28 November 2026 at 05:42 UTC`)
-  const words = { ...scriptWords(lang, labels), dateLocale: lang === "en" ? "en-GB" : lang, dateOptions: BROWSER_DATE_OPTIONS };
+  const words = { ...scriptWords(lang, labels, rules), dateLocale: lang === "en" ? "en-GB" : lang, dateOptions: BROWSER_DATE_OPTIONS, dayOptions: DAY_OPTIONS };
   return PAGE_SCRIPT.replace("__PAGE_WORDS__", JSON.stringify(words).replaceAll("<", "\\u003c"));
 }
 
@@ -278,7 +281,7 @@ ${page.params.length === 0 ? html`<p>${t(lang, "page.nothingToFill")}</p>` : nul
 <p id="outcome" class="outcome" role="status" aria-live="polite"></p>
 ${receiptSection(lang)}
 ${forward ? forwardSection(forward, lang) : null}`;
-  return documentShell(nonce, reader, unmarked(title, lang), body, pageScript(lang, page.params.map((p) => labelOf(p))), forward !== null ? "forward" : "normal");
+  return documentShell(nonce, reader, unmarked(title, lang), body, pageScript(lang, page.params), forward !== null ? "forward" : "normal");
 }
 
 /**

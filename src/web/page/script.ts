@@ -9,8 +9,10 @@
  * - reads the form back into the JSON body (form.ts says how each control maps to JSON), POSTs it
  *   to the page's own URL, and shows the outcome in the live region: "done" for 200/202, a plain
  *   sentence for the states of a link and for a 422 (wording.ts, given to the script as WORDS), the
- *   problem's `detail` otherwise (a `Requires` refusal); and each 422 `errors` entry next to its
- *   field in the author's words (`@label`: "“Quantity” is required…"; aria-invalid);
+ *   problem's `detail` otherwise — for a `Requires` refusal the author's variant for the page's
+ *   language (the problem's `wordings`), else their default wording; and each 422 `errors` entry
+ *   next to its field in the author's words (`@label`: "“Quantity” is required…"; a broken rule in
+ *   the page's language: "„Umsatz“: muss mindestens 0 sein."; aria-invalid);
  * - writes each `<time data-dt>` (a date the server wrote in UTC with the offset) in the browser's
  *   time zone, in the page's language (issue 42); all its sentences are in the page's language;
  * - keeps the answer and its key in sessionStorage (this tab only) until done, so that reloading
@@ -182,6 +184,17 @@ export const PAGE_SCRIPT = String.raw`
     return v;
   }
 
+  // a broken rule in the page's language (wording.ts rulePhrases): the phrase of the rule as
+  // written, with the day of a "today" bound read from the problem; the API's problem otherwise
+  const rulePhrase = (e) => {
+    const phrase = Object.prototype.hasOwnProperty.call(WORDS.rules, e.rule) ? WORDS.rules[e.rule] : null;
+    if (phrase === null) return String(e.problem);
+    if (!phrase.includes("\u0001")) return phrase;
+    const m = /\d{4}-\d{2}-\d{2}/.exec(String(e.problem));
+    if (!m) return String(e.problem);
+    const day = WORDS.lang === "en" ? m[0] : new Intl.DateTimeFormat(WORDS.lang, WORDS.dayOptions).format(new Date(m[0] + "T00:00:00Z"));
+    return phrase.split("\u0001").join(day);
+  };
   const clearErrors = () => {
     for (const p of form.querySelectorAll(".error")) { p.hidden = true; p.textContent = ""; }
     for (const c of form.querySelectorAll("[aria-invalid]")) c.removeAttribute("aria-invalid");
@@ -198,7 +211,7 @@ export const PAGE_SCRIPT = String.raw`
       const required = /^is required/.test(String(e.problem));
       // a broken constraint (v0.5) is said with its phrase: "“Revenue” must be at least 0."
       const sentence = e.rule
-        ? WORDS.rule.replace("{label}", () => label).replace("{problem}", () => String(e.problem))
+        ? WORDS.rule.replace("{label}", () => label).replace("{problem}", () => rulePhrase(e))
         : (required ? WORDS.required : WORDS.invalid)[label] || (required ? WORDS.requiredAround : WORDS.invalidAround).join(label);
       if (!line.textContent.includes(sentence)) line.textContent = (line.textContent ? line.textContent + " " : "") + sentence;
       for (const c of block.querySelectorAll("input, textarea, select")) c.setAttribute("aria-invalid", "true");
@@ -233,7 +246,11 @@ export const PAGE_SCRIPT = String.raw`
     }
     const p = r.problem || {};
     const code = p.code === "link-dead" && p.reason === "expired" ? "link-dead-expired" : p.code === "link-retired" && p.reason === "forwarded" ? "link-retired-forwarded" : p.code;
-    const detail = WORDS.byCode[code] || p.detail || p.title || WORDS.refused.join(String(r.status));
+    const own = (o, k) => o !== null && typeof o === "object" && Object.prototype.hasOwnProperty.call(o, k);
+    const requires = code === "requires-failed"
+      ? (own(p.wordings, WORDS.lang) && typeof p.wordings[WORDS.lang] === "string" ? p.wordings[WORDS.lang] : p.detail === WORDS.requiresGenericDetail ? WORDS.requiresGeneric : null)
+      : null;
+    const detail = requires || (own(WORDS.byCode, code) ? WORDS.byCode[code] : null) || p.detail || p.title || WORDS.refused.join(String(r.status));
     if (r.status >= 500 || r.status === 429) {
       pending = body;
       say(WORDS.tryAgain.join(detail), "error");

@@ -47,7 +47,7 @@ function backToInbox(doc: Doc): Html {
 
 function shell(doc: Doc, who: SignedIn, title: string, body: Html): string {
   // the same banner as the inbox (identity/signed-in.ts): the development sign-in is marked on every page
-  return pageShell(doc.nonce, title, html`${developmentBanner(who)}${backToInbox(doc)}${body}${signOutForm(who, doc.reader.lang)}`, { reader: doc.reader, footer: footer(who, doc.reader.lang), style: DEVELOPMENT_BANNER_STYLE + BACK_STYLE });
+  return pageShell(doc.nonce, title, html`${developmentBanner(who, doc.reader.lang)}${backToInbox(doc)}${body}${signOutForm(who, doc.reader.lang)}`, { reader: doc.reader, footer: footer(who, doc.reader.lang), style: DEVELOPMENT_BANNER_STYLE + BACK_STYLE });
 }
 
 const BACK_STYLE = `
@@ -100,8 +100,14 @@ export function endedText(view: TaskView, who: SignedIn, lang = "en", zone: stri
   }
 }
 
+/** The task's heading in `lang`: the author's `Title` variant for it, else the default `Title`, else `Answer: <event>`. */
 function heading(view: TaskView, lang: string): string {
-  return view.title ?? t(lang, "page.answerHeading", { event: view.slot.event });
+  return view.titles[lang] ?? view.title ?? t(lang, "page.answerHeading", { event: view.slot.event });
+}
+
+/** The task's `Intro` in `lang` (its variant, else the default wording), or null. */
+function introOf(view: TaskView, lang: string): string | null {
+  return view.intros[lang] ?? view.intro;
 }
 
 function kicker(view: TaskView): Html {
@@ -151,7 +157,7 @@ ${view.slot.status === "completed" && view.slot.answer ? html`<section aria-labe
   }
   const body = html`${kicker(view)}
 <h1>${title}</h1>
-${view.intro ? html`<p class="intro">${view.intro}</p>` : null}
+${introOf(view, lang) ? html`<p class="intro">${introOf(view, lang)}</p>` : null}
 ${facts(view, lang, doc.reader.zone)}
 ${main}`;
   return shell(doc, who, title, body);
@@ -172,15 +178,15 @@ export function acceptedDocument(doc: Doc, who: SignedIn, view: TaskView, action
  * the workflow, the slot's alias and who may answer.
  */
 export function refusedDocument(doc: Doc, who: SignedIn, view: TaskView | null, why: "not-a-candidate" | "authorize-denied" | "csrf" | "origin"): string {
-  const me = nameOf(who.principal);
-  const roles = who.principal.roles.length ? `your roles: ${who.principal.roles.join(", ")}` : "you hold no role";
-  const sentence = {
-    "not-a-candidate": `This task may be answered by ${candidatesText(view?.candidates ?? null, view?.access ?? "candidates")}; you are signed in as ${me} (${roles}).`,
-    "authorize-denied": `The workflow allows this answer only to some people (an [Authorize] rule of its event${view ? ` ${view.slot.event}` : ""}), and you, ${me} (${roles}), are not one of them.`,
-    csrf: "The form's CSRF token is missing or wrong: reload the task page and send the form again.",
-    origin: "This form was sent from another site: open the task page and answer there.",
-  }[why];
   const lang = doc.reader.lang;
+  const me = nameOf(who.principal);
+  const roles = who.principal.roles.length ? t(lang, "task.yourRoles", { roles: who.principal.roles.join(", ") }) : t(lang, "task.noRole");
+  const sentence = {
+    "not-a-candidate": () => t(lang, "task.notCandidate", { candidates: candidatesText(view?.candidates ?? null, view?.access ?? "candidates", lang), me, roles }),
+    "authorize-denied": () => t(lang, "task.authorizeDenied", { event: view?.slot.event ?? "", me, roles }),
+    csrf: () => t(lang, "task.csrf"),
+    origin: () => t(lang, "task.origin"),
+  }[why]();
   const title = why === "csrf" || why === "origin" ? t(lang, "task.refused") : t(lang, "task.cannotAnswer");
   const body = html`${view ? kicker(view) : null}
 <h1 data-refused="${why}">${title}</h1>

@@ -32,7 +32,7 @@ import { randomBytes } from "node:crypto";
 import Router from "@koa/router";
 import type { Context } from "koa";
 import { taskView, type TaskView } from "../../engine/views/task.js";
-import { RefusalError, type Refusal } from "../../engine/refusals.js";
+import { RefusalError, requiresGenericRaise, type Refusal } from "../../engine/refusals.js";
 import type { BodyProblem } from "../../engine/values/body.js";
 import { valueDepthExceeds } from "../../json/depth.js";
 import { isStorableString } from "../../json/storable.js";
@@ -47,6 +47,7 @@ import { labelOf, type PostedForm } from "../page/form.js";
 import { fieldError } from "../page/wording.js";
 import { readerOf } from "../page/reader.js";
 import { engineClient } from "../../engine-client/client.js";
+import { formatNumber, t } from "../../i18n/index.js";
 import { acceptedDocument, notFoundDocument, refusedDocument, type Doc, taskDocument } from "./document.js";
 
 /** The route of a task page (interfaces.md "People inside the company"). */
@@ -105,6 +106,19 @@ function fieldErrors(view: TaskView, refusal: Refusal, lang: string): { errors: 
   return { errors, rest };
 }
 
+/**
+ * A `requires-failed` refusal as the task page says it, in `lang`: the author's `else` variant for
+ * that language (the refusal's `wordings`), else their default wording (`detail`); the generic
+ * refusal (no wording given) in slotflow's own words (language.md "Languages of the responder").
+ */
+export function requiresWords(refusal: Pick<Refusal, "detail" | "extra">, alias: string, lang: string): string {
+  const wordings = (refusal.extra as { wordings?: Record<string, unknown> } | undefined)?.wordings;
+  const variant = wordings && Object.prototype.hasOwnProperty.call(wordings, lang) ? wordings[lang] : undefined;
+  if (typeof variant === "string") return variant;
+  if (refusal.detail === requiresGenericRaise(alias)) return t(lang, "task.requiresGeneric");
+  return refusal.detail;
+}
+
 export function taskRouter(rt: Runtime): Router {
   const client = engineClient(rt);
   const router = new Router({ sensitive: true, strict: true });
@@ -151,10 +165,10 @@ export function taskRouter(rt: Runtime): Router {
     if (!sameOrigin(ctx, rt.config.baseUrl)) return send(ctx, 403, refusedDocument(doc, who, view, "origin"));
     const form = await readFormBody(ctx, TASK_FORM_LIMIT_BYTES);
     if (form === "wrong-type") {
-      return send(ctx, 415, taskDocument(doc, who, view, { csrf: who.csrf ?? "", action: actionOf(ctx), post: { values: new URLSearchParams(), errors: {}, rows: rowsOf(view, new URLSearchParams(), true) }, message: "Send the task's form as a web form (application/x-www-form-urlencoded)." }));
+      return send(ctx, 415, taskDocument(doc, who, view, { csrf: who.csrf ?? "", action: actionOf(ctx), post: { values: new URLSearchParams(), errors: {}, rows: rowsOf(view, new URLSearchParams(), true) }, message: t(doc.reader.lang, "task.wrongType") }));
     }
     if (form === "too-large") {
-      return send(ctx, 413, taskDocument(doc, who, view, { csrf: who.csrf ?? "", action: actionOf(ctx), post: { values: new URLSearchParams(), errors: {}, rows: rowsOf(view, new URLSearchParams(), true) }, message: `The form is larger than ${TASK_FORM_LIMIT_BYTES} bytes: shorten the answer.` }));
+      return send(ctx, 413, taskDocument(doc, who, view, { csrf: who.csrf ?? "", action: actionOf(ctx), post: { values: new URLSearchParams(), errors: {}, rows: rowsOf(view, new URLSearchParams(), true) }, message: t(doc.reader.lang, "task.tooLarge", { bytes: formatNumber(doc.reader.lang, TASK_FORM_LIMIT_BYTES) }) }));
     }
     const values = form;
     if (!csrfOk(who, values.get("csrf"))) return send(ctx, 403, refusedDocument(doc, who, view, "csrf"));
@@ -179,7 +193,7 @@ export function taskRouter(rt: Runtime): Router {
 
     const body = formBody(view.params, values);
     if (valueDepthExceeds(body, rt.config.limits.maxInputDepth)) {
-      return again(422, {}, `An answer is nested deeper than ${rt.config.limits.maxInputDepth} levels (SLOTFLOW_MAX_INPUT_DEPTH).`);
+      return again(422, {}, t(doc.reader.lang, "task.tooDeep", { depth: formatNumber(doc.reader.lang, rt.config.limits.maxInputDepth) }));
     }
     const result = await client.raise({ runId: view.run.id, alias: view.slot.alias, element }, body, who.principal);
     if (result.kind === "accepted") return send(ctx, 202, acceptedDocument(doc, who, view, actionOf(ctx)));
@@ -192,21 +206,23 @@ export function taskRouter(rt: Runtime): Router {
     switch (refusal.code) {
       case "invalid-body": {
         const { errors, rest } = fieldErrors(view, refusal, doc.reader.lang);
-        return again(422, errors, rest.length ? `Please check the answer: ${rest.join(" ")}` : null);
+        return again(422, errors, rest.length ? t(doc.reader.lang, "task.checkAnswer", { problems: rest.join(" ") }) : null);
       }
       case "not-a-candidate":
       case "authorize-denied":
         return send(ctx, 403, refusedDocument(doc, who, view, refusal.code));
       case "requires-failed":
-        return again(409, {}, refusal.detail);
+        return again(409, {}, requiresWords(refusal, view.slot.alias, doc.reader.lang));
+      case "already-answered-by-you":
+        return again(409, {}, t(doc.reader.lang, "task.alreadyAnsweredByYou"));
       case "handler-failed":
       case "configuration-fault":
-        return again(409, {}, "The workflow could not apply this answer: nothing was changed. Tell the workflow's owner.");
+        return again(409, {}, t(doc.reader.lang, "task.handlerFailed"));
       case "slot-closed":
       case "slot-not-open": {
         const fresh = await dependency(rt.log, "database", () => taskView({ db: rt.db, sealer: rt.sealer, baseUrl: rt.config.baseUrl }, view.run.id, view.slot.alias, element, who.principal));
         if (fresh) view = fresh;
-        return send(ctx, 409, taskDocument(doc, who, view, { csrf: who.csrf ?? "", action: actionOf(ctx), post: { values, errors: {}, rows: rowsOf(view, values, false) }, message: refusal.detail }, "Your answer was not applied."));
+        return send(ctx, 409, taskDocument(doc, who, view, { csrf: who.csrf ?? "", action: actionOf(ctx), post: { values, errors: {}, rows: rowsOf(view, values, false) }, message: t(doc.reader.lang, refusal.code === "slot-closed" ? "task.slotClosed" : "task.notOpen") }, t(doc.reader.lang, "task.notApplied")));
       }
       case "not-found":
         return send(ctx, 404, notFoundDocument(doc, who));
