@@ -5,7 +5,7 @@
  */
 import test from "ava";
 import { parse, TYPE, type MessageFormatElement } from "@formatjs/icu-messageformat-parser";
-import { CATALOGS, LANGUAGES, t, tParts, chooseLanguage, formatNumber, formatDateIn, formatDateUtc, readerZone, yesNo } from "../../src/i18n/index.js";
+import { CATALOGS, LANGUAGES, t, tParts, chooseLanguage, formatNumber, formatDateIn, formatDateUtc, readerZone, yesNo, zoneOffset } from "../../src/i18n/index.js";
 
 /** The argument names of a message, with the plural/select arguments' options' arguments. */
 function placeholders(els: MessageFormatElement[], out = new Set<string>(), depth = 0): Set<string> {
@@ -108,4 +108,18 @@ test("formatDateIn writes the time in the reader's zone with the offset and the 
   t0.regex(formatDateIn("ja", winter, "Asia/Tokyo"), /^2026年11月25日 23:05 GMT\+9 \(Asia\/Tokyo\)$/);
   t0.is(formatDateIn("en", winter, null), formatDateUtc("en", winter));
   t0.is(formatDateIn("en", winter, "Mars/Olympus_Mons"), "25 November 2026 at 14:05 UTC", "an unknown zone: UTC");
+});
+
+test("zoneOffset: the zone's UTC offset at an instant as RFC 3339 writes it (the task page's datetime offset); without a zone, Z", (t0) => {
+  const winter = new Date("2026-11-25T14:05:00Z");
+  const summer = new Date("2026-07-01T14:05:00Z");
+  t0.is(zoneOffset("Europe/Berlin", winter), "+01:00");
+  t0.is(zoneOffset("Europe/Berlin", summer), "+02:00", "summer time");
+  t0.is(zoneOffset("Asia/Kolkata", winter), "+05:30");
+  t0.is(zoneOffset("Asia/Kathmandu", winter), "+05:45");
+  t0.is(zoneOffset("America/St_Johns", winter), "-03:30");
+  t0.is(zoneOffset("America/New_York", summer), "-04:00");
+  t0.is(zoneOffset("Europe/London", winter), "Z", "GMT in winter");
+  t0.is(zoneOffset(null, winter), "Z");
+  t0.is(zoneOffset("Mars/Olympus_Mons", winter), "Z", "an unknown zone: UTC");
 });
