@@ -6,7 +6,8 @@
  * here — each door (src/web routes, the console, Slack, MCP, the testing kit, the task workers'
  * API) turns a `Submitted` into its own answer.
  *
- * One method per command a door sends: start, deposit (by link), raise (as a principal), forward,
+ * One method per command a door sends: start, deposit (by link), raise (as a principal; raiseChecked
+ * for a door that read the run and asked the gate itself), forward,
  * cancel, revoke, completeTask / failTask. Each resolves a `Submitted` (or `Deposited`); every
  * refusal comes back as `{kind: "refused"}` — the early checks', the worker's, and 503
  * `unavailable` when PostgreSQL or Redis could not answer (`guard`, dependency.ts on a server).
@@ -19,7 +20,8 @@ import { randomUUID } from "node:crypto";
 import { answerCommand, failCommand } from "../calls/task/lease.js";
 import { heldTask } from "../calls/task/store.js";
 import type { Limits } from "../config.js";
-import { prepareRaise, prepareStart, prepareTaskAnswer, RUN_ID, type RaiseDeps } from "../engine/commands/prepare.js";
+import { prepareRaise, prepareStart, prepareTaskAnswer, raiseCommand, RUN_ID, type RaiseDeps } from "../engine/commands/prepare.js";
+import type { CompiledParam } from "../lang/compiled.js";
 import { prepareDeposit, prepareForward } from "../engine/commands/redeem.js";
 import type { Command, Outcome, PrincipalClaims } from "../engine/commands/types.js";
 import { RefusalCode, RefusalError, refuse, type Refusal } from "../engine/refusals.js";
@@ -133,6 +135,22 @@ export class EngineClient {
       if (!prepared.ok) return refused(prepared.refusal);
       const cmd = { ...prepared.cmd, ...(opts.via && opts.via !== "principal" ? { via: opts.via } : {}), ...(opts.commandId ? { commandId: opts.commandId } : {}) };
       return this.submit(cmd, { waitMs: opts.waitMs, onQueued: opts.onQueued });
+    });
+  }
+
+  /**
+   * A raise as `principal` for a door that has read the run and asked the gate itself, once (the
+   * task page: engine/views/task.ts — the run read once, `Candidates` and `[Authorize]` asked once
+   * through commands/gate.ts, the slot seen open in the run's current visit): only the body is
+   * checked here (422 invalid-body against `params`, the slot's event's parameters as the door
+   * read them; prepare.ts `raiseCommand`), with no second read of the run, then the raise command,
+   * which the worker checks again under the run lock (404, 409, 403 as for `raise`).
+   */
+  raiseChecked(target: { runId: string; alias: string; element: number | null }, params: CompiledParam[], body: unknown, principal: PrincipalClaims): Promise<Submitted> {
+    return this.refusing(async () => {
+      const prepared = raiseCommand(params, target.runId, target.alias, target.element, body, principal);
+      if (!prepared.ok) return refused(prepared.refusal);
+      return this.submit(prepared.cmd);
     });
   }
 

@@ -12,7 +12,8 @@
  *   available; else `?lang=`; else `Accept-Language` matched by `@formatjs/intl-localematcher`
  *   (RFC 4647 lookup: `de-CH` → `de`, the browser's order kept); else the configured default (SLOTFLOW_DEFAULT_LANGUAGE, `en`).
  * - `formatNumber`, `formatDateUtc`, `formatDateIn`, `yesNo`, `isRightToLeft`, `languageName` — values in the
- *   reader's language through `Intl`; `readerZone` checks a reader's IANA time zone.
+ *   reader's language through `Intl`; `readerZone` checks a reader's IANA time zone, `zoneOffset`
+ *   gives its UTC offset at an instant.
  */
 import { IntlMessageFormat, type PrimitiveType } from "intl-messageformat";
 import { match } from "@formatjs/intl-localematcher";
@@ -206,6 +207,21 @@ export function formatDateIn(lang: string, d: Date, zone: string | null): string
     timeZoneName: "shortOffset",
   }).format(d);
   return `${text} (${checked})`;
+}
+
+/**
+ * The UTC offset of time zone `zone` (a `readerZone` answer) at instant `at`, as RFC 3339 writes
+ * it: `+01:00` for Europe/Berlin in winter, `+02:00` in summer, `-03:30`, `Z` for none. `zone`
+ * null (or one `readerZone` refuses): `Z`. From `Intl`'s `longOffset` name of the zone (`GMT+01:00`).
+ */
+export function zoneOffset(zone: string | null, at: Date): string {
+  const checked = zone === null ? null : readerZone(zone);
+  if (checked === null) return "Z";
+  const name = new Intl.DateTimeFormat("en-US", { timeZone: checked, timeZoneName: "longOffset" }).formatToParts(at).find((p) => p.type === "timeZoneName")?.value ?? "GMT";
+  const m = /^GMT([+-]\d{2}):?(\d{2})?/.exec(name);
+  if (!m) return "Z";
+  const offset = `${m[1]}:${m[2] ?? "00"}`;
+  return offset === "+00:00" || offset === "-00:00" ? "Z" : offset;
 }
 
 /** The options the page script uses to write a date in the browser's time zone (same fields as formatDateUtc). */

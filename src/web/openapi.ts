@@ -490,7 +490,7 @@ export function openApiDocument(baseUrl: string, workflows: WorkflowSignature[] 
       },
       "/auth/whoami": {
         get: {
-          summary: "Who is signed in: {id, email, roles, via, development, csrf, expiresAt}",
+          summary: "Who is signed in: {id, email, roles, via, development, csrf, expiresAt, zone} (zone: the session's IANA time zone, null without one)",
           security: [{ session: [] }, { principalJwt: [] }, { issuerJwt: [] }],
           responses: responses({ "200": jsonOk("The principal") }, ["unauthorized", "unavailable"]),
         },

@@ -6,7 +6,9 @@
  * (`berlin-…` Europe/Berlin, `tokyo-…` Asia/Tokyo, `badzone-…` a zone no one knows); people sign in
  * through it in headless Chromium against a real `slotflow serve`, and the inbox (`/inbox`), the
  * task page (before and after an answer) and the inbox's done view write each `<time>` in that
- * zone with the offset and the zone's name — server-rendered, the pages stay without script. No
+ * zone with the offset and the zone's name — server-rendered, the pages stay without script; the
+ * task page's datetime offset starts on the zone's offset now, and `GET /auth/whoami` reports the
+ * session's `zone`. No
  * `zoneinfo`, or one `Intl` does not know: UTC with the offset written, as before. The development
  * sign-in (a second `slotflow serve`, SLOTFLOW_DEV_SIGN_IN=1) takes a time zone too, and refuses one
  * `Intl` does not know.
@@ -98,6 +100,18 @@ function offsetMinutes(zone: string, iso: string): number {
   return Math.round((local - Math.floor(d.getTime() / 60_000) * 60_000) / 60_000);
 }
 
+/** An offset in minutes as the offset selector's values write it (RFC 3339): `+01:00`, `-03:30`, `Z`. */
+function offsetValue(minutes: number): string {
+  if (minutes === 0) return "Z";
+  const a = Math.abs(minutes);
+  return `${minutes < 0 ? "-" : "+"}${String(Math.floor(a / 60)).padStart(2, "0")}:${String(a % 60).padStart(2, "0")}`;
+}
+
+/** `GET /auth/whoami` with the page's session. */
+async function whoami(page: Page): Promise<{ id: string; zone: unknown }> {
+  return (await page.context().request.get(`${base}/auth/whoami`)).json();
+}
+
 /**
  * `time` is written in `zone` with the offset and the zone's name: its hour and minute are the
  * instant of its `datetime` moved by the zone's offset, and the offset written is that offset.
@@ -133,6 +147,7 @@ test.serial("zoneinfo Europe/Berlin: the inbox, the task page before and after t
   const login = uniqueTitle("berlin-ann");
   const page = await signedInAt(login, "/inbox");
   t.is(await sessionZone(page), "Europe/Berlin", "the zone is kept in the sealed session");
+  t.is((await whoami(page)).zone, "Europe/Berlin", "whoami reports the session's zone");
 
   // the inbox: since when and the deadline
   const link = page.getByRole("link", { name: `Approve ${task.title}` });
@@ -152,6 +167,8 @@ test.serial("zoneinfo Europe/Berlin: the inbox, the task page before and after t
   for (const time of facts) assertInZone(t, time, "Europe/Berlin");
   await assertScriptless(t, page);
 
+  // the datetime's offset selector starts on Berlin's offset now (not UTC, as without a zone)
+  t.is(await page.locator('select[name="due.offset"]').inputValue(), offsetValue(offsetMinutes("Europe/Berlin", new Date().toISOString())));
   // answer: a datetime given at 09:30 +01:00 is 08:30 UTC, and 09:30 in Berlin on 1 December
   await page.getByRole("group", { name: "Approve?" }).getByLabel("Yes").check();
   await page.getByLabel("Due at", { exact: true }).fill("2026-12-01T09:30");
@@ -192,6 +209,7 @@ test.serial("no zoneinfo: the inbox and the task page write times in UTC with th
   const task = await newTask("nozone");
   const page = await signedInAt(uniqueTitle("plain-pat"), "/inbox");
   t.is(await sessionZone(page), undefined, "no zone kept");
+  t.is((await whoami(page)).zone, null, "whoami: no zone");
   const link = page.getByRole("link", { name: `Approve ${task.title}` });
   const times = await page.locator("ol.tasks > li", { has: link }).locator("time").evaluateAll((els) => els.map((e) => ({ iso: e.getAttribute("datetime") ?? "", text: (e.textContent ?? "").trim() })));
   t.is(times.length, 2);
@@ -200,6 +218,7 @@ test.serial("no zoneinfo: the inbox and the task page write times in UTC with th
   const facts = await timesIn(page, "dl.facts");
   t.is(facts.length, 2);
   for (const time of facts) assertUtc(t, time);
+  t.is(await page.locator('select[name="due.offset"]').inputValue(), "Z", "the datetime's offset starts on UTC, as before");
   await page.context().close();
 });
 

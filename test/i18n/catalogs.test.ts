@@ -6,7 +6,7 @@
  */
 import test from "ava";
 import { parse, TYPE, type MessageFormatElement } from "@formatjs/icu-messageformat-parser";
-import { CATALOGS, LANGUAGES, t, tParts, chooseLanguage, formatDay, formatNumber, formatDateIn, formatDateUtc, readerZone, yesNo } from "../../src/i18n/index.js";
+import { CATALOGS, LANGUAGES, t, tParts, chooseLanguage, formatDay, formatNumber, formatDateIn, formatDateUtc, readerZone, yesNo, zoneOffset } from "../../src/i18n/index.js";
 import { DAY_MARK, fieldError, rulePhrase, rulePhrases } from "../../src/web/page/wording.js";
 
 /** The argument names of a message, with the plural/select arguments' options' arguments. */
@@ -149,4 +149,18 @@ test("a broken rule's phrase in each language, made from the rule as written (th
   t0.is(formatDay("de", "2026-11-28"), "28. November 2026");
   t0.is(formatDay("en", "2026-11-28"), "2026-11-28");
   t0.is(formatDay("de", "not a day"), "not a day");
+});
+
+test("zoneOffset: the zone's UTC offset at an instant as RFC 3339 writes it (the task page's datetime offset); without a zone, Z", (t0) => {
+  const winter = new Date("2026-11-25T14:05:00Z");
+  const summer = new Date("2026-07-01T14:05:00Z");
+  t0.is(zoneOffset("Europe/Berlin", winter), "+01:00");
+  t0.is(zoneOffset("Europe/Berlin", summer), "+02:00", "summer time");
+  t0.is(zoneOffset("Asia/Kolkata", winter), "+05:30");
+  t0.is(zoneOffset("Asia/Kathmandu", winter), "+05:45");
+  t0.is(zoneOffset("America/St_Johns", winter), "-03:30");
+  t0.is(zoneOffset("America/New_York", summer), "-04:00");
+  t0.is(zoneOffset("Europe/London", winter), "Z", "GMT in winter");
+  t0.is(zoneOffset(null, winter), "Z");
+  t0.is(zoneOffset("Mars/Olympus_Mons", winter), "Z", "an unknown zone: UTC");
 });

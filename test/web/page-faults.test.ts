@@ -5,7 +5,8 @@
  * - the forward form's email field is styled like the other fields;
  * - a parameter whose `@help` already says "Optional:" (the agents' built-ins) does not say it twice;
  * - expired, replaced, passed-on and unknown links answered nothing: no "Answered through a
- *   single-use link…" footer; a used link and a live one not yet open keep it.
+ *   single-use link…" footer; a used link and a live one not yet open keep it;
+ * - a datetime's offset selector starts on UTC unless the page (the task page) gives an offset.
  */
 import test from "ava";
 import { plainReader } from "../../src/web/page/reader.js";
@@ -82,4 +83,29 @@ test("expired, replaced, passed-on, dead and unknown links answered nothing: no 
   }
   t.regex(ended(refuse(RefusalCode.LinkBurned, "x")), /<footer>Answered through a single-use link/);
   t.regex(ended(refuse(RefusalCode.SlotNotOpen, "x")), /<footer>Answered through a single-use link/);
+});
+
+test("a datetime's offset selector starts on UTC unless the page gives an offset (the task page: the person's zone's); a posted offset wins", (t) => {
+  const r = compile(`workflow W(a: A)
+entity A { n: int }
+event Due(at: datetime, later: list<datetime>)
+initial state S {
+  subscribe Due(at, later) as due
+  on due(at, later) -> Done
+}
+terminal state Done
+`, "w.flow");
+  if (!r.workflow) throw new Error(JSON.stringify(r.diagnostics));
+  const [at, later] = r.workflow.events.Due.params;
+  const selected = (h: string) => [...h.matchAll(/<option value="([^"]+)" selected>/g)].map((m) => m[1]);
+  const fresh = { values: new URLSearchParams(), errors: {}, rows: { later: ["r1"] } };
+  // the responder page (script mode) and a post-mode form without an offset: UTC, as before
+  t.deepEqual(selected(field(at!, undefined, "en").text), ["Z"]);
+  t.deepEqual(selected(field(at!, fresh, "en").text), ["Z"]);
+  // the task page passes the person's offset: the field and each list row start on it
+  t.deepEqual(selected(field(at!, fresh, "en", "+02:00").text), ["+02:00"]);
+  t.deepEqual(selected(field(later!, fresh, "en", "+05:45").text), ["+05:45"]);
+  // a form shown again keeps what was sent; an offset that is no entry starts on UTC
+  t.deepEqual(selected(field(at!, { ...fresh, values: new URLSearchParams({ "at.offset": "-03:30" }) }, "en", "+02:00").text), ["-03:30"]);
+  t.deepEqual(selected(field(at!, fresh, "en", "+02:07").text), ["Z"]);
 });

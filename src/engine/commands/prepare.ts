@@ -5,6 +5,7 @@
  */
 import { randomUUID } from "node:crypto";
 import type { Db } from "../../db.js";
+import type { CompiledParam } from "../../lang/compiled.js";
 import { checkBody } from "../values/body.js";
 import { DEFAULT_LIMITS, type Limits } from "../../config.js";
 import { checkInput } from "../values/input.js";
@@ -84,7 +85,25 @@ export async function prepareRaise(
       if (!(err instanceof RuntimeFault)) throw err;
     }
   }
-  const checked = checkBody(body, wf.events[decl.event].params);
+  return raiseCommand(wf.events[decl.event].params, runId, alias, element, body, principal);
+}
+
+/**
+ * The last of prepareRaise's checks, for a door that has already read the run and asked the gate
+ * itself (the task page: views/task.ts reads the run once and asks commands/gate.ts once, so its
+ * POST does not read the run again): 422 invalid-body when `body` does not match `params` (the
+ * slot's event's parameters, as the door read them); else the raise command, with the normalised
+ * arguments. Reads nothing. The worker checks everything again under the run lock.
+ */
+export function raiseCommand(
+  params: CompiledParam[],
+  runId: string,
+  alias: string,
+  element: number | null,
+  body: unknown,
+  principal: PrincipalClaims,
+): Prepared<"raise"> {
+  const checked = checkBody(body, params);
   if (!checked.ok) return { ok: false, refusal: refuse(RefusalCode.InvalidBody, checked.detail, { expects: checked.expects, errors: checked.problems }) };
   const args = Object.fromEntries(Object.entries(checked.args).map(([k, v]) => [k, toJson(v)]));
   return { ok: true, cmd: { kind: "raise", commandId: randomUUID(), runId: runId.toLowerCase(), alias, element, args, principal } };

@@ -26,7 +26,10 @@
  *               predicate that needs the answer's arguments cannot be judged before the answer:
  *               the raise judges it); else null. Decided by the raise's own gate
  *               (commands/gate.ts; issue 39 item 1: the page had a copy of it).
- * The raise itself (`POST`) checks everything again under the run lock (commands/raise.ts).
+ * Reads: one statement for the run and its current visit (sql/step-read.ts `readStepUnlocked`;
+ * the run is read once), one more only for a slot of an earlier visit; the version from the
+ * process's cache. The task page's `POST` submits on this view's gate (engine-client
+ * `raiseChecked`); the raise itself checks everything again under the run lock (commands/raise.ts).
  */
 import type { Db } from "../../db.js";
 import type { CompiledParam, CompiledWorkflow } from "../../lang/compiled.js";
@@ -39,6 +42,7 @@ import { authorizeRefusal, candidateGate, recordedCandidates } from "../commands
 import { RUN_ID } from "../commands/prepare.js";
 import { RefusalCode, refuse, type Refusal } from "../refusals.js";
 import type { Sealer } from "../sealing/seal.js";
+import { readStepUnlocked } from "../sql/step-read.js";
 import { Step } from "../step.js";
 import { loadVersion } from "../versions/workflows.js";
 import { slotTexts } from "./responder.js";
@@ -77,6 +81,21 @@ export interface TaskView {
   refusal: Refusal | null;
 }
 
+/** What the view reads of a slot: a step's slot (current visit) or a slot row (an earlier visit). */
+interface SlotRow {
+  state: string;
+  visit: number;
+  event: string;
+  status: string;
+  openedAt: Date | null;
+  deadline: Date | null;
+  closedAt: Date | null;
+  answeredBy: unknown;
+  args: unknown;
+  candidateUsers: string[] | null;
+  candidateRoles: string[] | null;
+}
+
 interface MatcherValue {
   matcher: "role" | "user" | "anyone";
   value: string;
@@ -85,11 +104,17 @@ interface MatcherValue {
 /** The task page of slot `alias` (element `element`) of run `runId` for `principal`; see the module header. */
 export async function taskView(deps: TaskDeps, runId: string, alias: string, element: number | null, principal: PrincipalClaims): Promise<TaskView | null> {
   if (!RUN_ID.test(runId)) return null;
-  const run = await deps.db.run.findUnique({ where: { id: runId.toLowerCase() }, select: { id: true, workflowName: true, version: true, state: true, status: true, visit: true } });
-  if (!run) return null;
-  const row = await deps.db.slot.findFirst({ where: { runId: run.id, alias, element }, orderBy: { visit: "desc" } });
+  // One round trip for the run and its current visit (sql/step-read.ts `readStepUnlocked`): the
+  // run is read once; a slot of an earlier visit costs one more read.
+  const read = await readStepUnlocked(deps.db, runId.toLowerCase());
+  if (!read.run) return null;
+  const wf: CompiledWorkflow = await loadVersion(deps.db, read.run.workflow_name as string, read.run.version as number);
+  const step = Step.fromRead({ tx: deps.db, sealer: deps.sealer, baseUrl: deps.baseUrl, lifecycles: LIFECYCLES }, wf, read);
+  const run = step.run;
+  // the slot of the latest visit that has one: the current visit's (in the step), else an earlier one's
+  const slot = step.slots.find((s) => s.alias === alias && s.element === element);
+  const row: SlotRow | null = slot ?? (await deps.db.slot.findFirst({ where: { runId: run.id, alias, element }, orderBy: { visit: "desc" } }));
   if (!row) return null;
-  const wf: CompiledWorkflow = await loadVersion(deps.db, run.workflowName, run.version);
   const decl = wf.states[row.state]?.slots.find((s) => s.alias === alias);
   const event = wf.events[row.event];
   const live = run.status === "running" && row.state === run.state && row.visit === run.visit && (row.status === "open" || row.status === "waiting");
@@ -117,8 +142,6 @@ export async function taskView(deps: TaskDeps, runId: string, alias: string, ele
     refusal: null,
   };
   if (!decl) return view;
-  const step = await Step.load({ tx: deps.db, sealer: deps.sealer, baseUrl: deps.baseUrl, lifecycles: LIFECYCLES }, wf, run);
-  const slot = step.slots.find((s) => s.id === row.id);
   const who: Principal = { kind: "principal", ...principal };
   view.access = slotAccess(wf, decl);
   // the raise's own gate (commands/gate.ts), asked read-only: no second copy of Candidates or [Authorize]
@@ -139,7 +162,7 @@ export async function taskView(deps: TaskDeps, runId: string, alias: string, ele
       view.refusal = refuse(RefusalCode.NotACandidate, linkOnlyDetail(alias));
     } else if (decl.candidates) {
       // a slot of an earlier visit: the candidates recorded when it was created (lifecycles/slot.ts)
-      const { refusal, ...candidates } = recordedCandidates(decl, row, who);
+      const { refusal, ...candidates } = recordedCandidates(decl, { candidateUsers: row.candidateUsers ?? [], candidateRoles: row.candidateRoles ?? [] }, who);
       view.candidates = candidates;
       view.refusal = refusal;
     }

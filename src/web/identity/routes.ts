@@ -8,7 +8,7 @@
  * | `GET /auth/callback` | completes the issuer's sign-in: `slotflow_session`, 303 to returnTo; 400 `sign-in-failed` on a wrong or stale state, nonce or code; 404 without an issuer |
  * | `POST /auth/logout` (`csrf` form field or `X-CSRF-Token` header) | ends the session (its server-side row at once); 303 to the issuer's end_session_endpoint (id_token_hint, else client_id; post_logout_redirect_uri `{BASE_URL}/`) when it has one, else `/`; a browser's form (`Sec-Fetch-Dest: document`) gets instead a 200 page that moves on to that endpoint by itself (meta refresh and a link: a redirect of a form would be blocked by the page's CSP `form-action 'self'`); 403 `csrf-refused` without the session's token or from another site |
  * | `POST /auth/backchannel-logout` (form field `logout_token`) | OpenID Connect Back-Channel Logout 1.0, from the issuer server to server (no cookie, no CSRF): a valid logout token (oidc.ts `verifyLogoutToken`) ends at once every live session it names (`sid`: the issuer's session kept at sign-in; `sub`: the person); 200 with an empty body; 400 `{"error":"invalid_request"}` for a missing or invalid token (nothing ends); 404 without an issuer |
- * | `GET /auth/whoami` | 200 `{id, email, roles, via, development, csrf, expiresAt}` for whoever is signed in (session or bearer; `csrf` and `expiresAt` null for bearer), else 401 |
+ * | `GET /auth/whoami` | 200 `{id, email, roles, via, development, csrf, expiresAt, zone}` for whoever is signed in (session or bearer; `csrf` and `expiresAt` null for bearer; `zone` the session's IANA time zone, null without one and for bearer), else 401 |
  *
  * returnTo: a path on this site only, else `/inbox` (forms.ts `safeReturnTo`). Every answer is
  * `Cache-Control: no-store`.
@@ -227,6 +227,8 @@ export function identityRouter(rt: Runtime): Router {
       development: who.development,
       csrf: who.csrf,
       expiresAt: session ? new Date(session.expiresAt * 1000).toISOString() : null,
+      // the person's time zone kept in the session (the issuer's zoneinfo, or the development sign-in's)
+      zone: who.zone,
     };
   });
 

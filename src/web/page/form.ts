@@ -117,7 +117,24 @@ function hints(type: TypeSpec, rules: ParamRules | undefined): Html | null {
 }
 
 /** The control (inputs only, no label) for a value of `type` named `name` whose element id is `id`. */
-function control(type: TypeSpec, id: string, name: string, describedBy: string, multiline: boolean, labelText: string, lang: string, post?: PostedForm, param = name, rules?: ParamRules): Html {
+/**
+ * One parameter's input. `offset`: the UTC offset a `datetime`'s offset selector starts on when
+ * nothing was posted for it (an entry of OFFSETS; "Z", UTC, unless the page passes the reader's:
+ * the task page, the signed-in person's zone).
+ */
+function control(
+  type: TypeSpec,
+  id: string,
+  name: string,
+  describedBy: string,
+  multiline: boolean,
+  labelText: string,
+  lang: string,
+  post?: PostedForm,
+  param = name,
+  rules?: ParamRules,
+  offset = "Z",
+): Html {
   const req = type.optional ? "" : " required";
   const v = shown(post, name);
   const bad = invalid(post, param);
@@ -133,7 +150,7 @@ function control(type: TypeSpec, id: string, name: string, describedBy: string, 
     case "decimal":
       return html`<input id="${id}" type="number" step="any" inputmode="decimal" name="${name}" aria-describedby="${describedBy}"${bad}${value}${hint} data-value${req}>`;
     case "datetime": {
-      const off = shown(post, `${name}.offset`) ?? "Z";
+      const off = shown(post, `${name}.offset`) ?? (OFFSETS.includes(offset) ? offset : "Z");
       return html`<span class="pair"><input id="${id}" type="datetime-local" name="${name}" aria-describedby="${describedBy}"${bad}${value} data-value${req}>
 <select id="${id}-offset" name="${name}.offset" aria-label="${t(lang, "field.offsetLabel", { label: labelText })}" data-offset>${OFFSETS.map((o) => html`<option value="${o}"${o === off ? " selected" : ""}>${o === "Z" ? "UTC" : `UTC${o}`}</option>`)}</select></span>`;
     }
@@ -188,7 +205,7 @@ ${errorLine(p, post)}
  * One list row with id `rowId` (`__ID__` in the script's template). In post mode its "Remove"
  * button is a submit button (`_remove=<param>.<row>`): the server shows the form again without it.
  */
-function listRow(p: CompiledParam, element: TypeSpec, rowId: string, labelText: string, lang: string, post?: PostedForm): Html {
+function listRow(p: CompiledParam, element: TypeSpec, rowId: string, labelText: string, lang: string, post?: PostedForm, offset = "Z"): Html {
   const name = `${p.name}.${rowId}`;
   const itemId = `f-${p.name}-${rowId}`;
   const remove = post
@@ -203,7 +220,7 @@ ${radio("true", t(lang, "field.yes"), true)}${radio("false", t(lang, "field.no")
 ${remove}</div>`;
   }
   return html`<div class="row" data-row><span class="item" data-kind="${element.kind === "list" ? "json" : element.kind}" data-optional="${String(element.optional)}"><label for="${itemId}">${t(lang, element.kind === "list" ? "field.itemJson" : "field.item")}</label>
-${control(element, itemId, name, `err-${p.name}`, false, t(lang, "field.itemLabel", { label: labelText }), lang, post, p.name)}</span>
+${control(element, itemId, name, `err-${p.name}`, false, t(lang, "field.itemLabel", { label: labelText }), lang, post, p.name, undefined, offset)}</span>
 ${remove}</div>`;
 }
 
@@ -212,10 +229,10 @@ ${remove}</div>`;
  * "Remove" are script buttons. Post mode: the rows of `post.rows`, "Add" is a submit button
  * (`_add=<param>`) and the server shows the form again with one more blank row.
  */
-function listField(p: CompiledParam, labelText: string, describedBy: string, helpLine: Html, lang: string, post?: PostedForm): Html {
+function listField(p: CompiledParam, labelText: string, describedBy: string, helpLine: Html, lang: string, post?: PostedForm, offset = "Z"): Html {
   const type = p.type as Extract<TypeSpec, { kind: "list" }>;
   const element = type.element;
-  const rows = post ? (post.rows[p.name] ?? []).map((id) => listRow(p, element, id, labelText, lang, post)) : [];
+  const rows = post ? (post.rows[p.name] ?? []).map((id) => listRow(p, element, id, labelText, lang, post, offset)) : [];
   const add = post
     ? html`<button type="submit" class="secondary" name="_add" value="${p.name}" formnovalidate>${t(lang, "field.addItem")}</button>`
     : html`<button type="button" class="secondary" data-add>${t(lang, "field.addItem")}</button>`;
@@ -235,8 +252,11 @@ ${errorLine(p, post)}
  * One parameter's block: label, help, control, error line. Without `post` it is the responder
  * page's (its script adds list rows and shows refusals); with `post` it is a plain HTML form's
  * (the task page): values shown again, the refusal beside the field, server-rendered list rows.
+ * `offset`: where a `datetime`'s offset selector starts when nothing was posted for it — "Z" (UTC,
+ * the responder page's) unless given; the task page gives the signed-in person's zone's current
+ * offset (i18n `zoneOffset`). An offset that is not an entry of OFFSETS starts on UTC.
  */
-export function field(p: CompiledParam, post?: PostedForm, lang = "en"): Html {
+export function field(p: CompiledParam, post?: PostedForm, lang = "en", offset = "Z"): Html {
   const labelText = labelOf(p, lang);
   const help = helpOf(p, lang);
   const helps = [help, p.page?.options?.length ? null : optionalHint(p.type, help, lang)].filter((h): h is string => !!h);
@@ -247,11 +267,11 @@ export function field(p: CompiledParam, post?: PostedForm, lang = "en"): Html {
   if (p.type.kind === "string" && p.page?.options?.length) return choiceField(p, p.page.options, labelText, describedBy, helpLine, lang, post);
   // v0.5: `@oneOf(…)` shows its choices as radio buttons, like a built-in's allowed answers
   if (p.type.kind === "string" && p.rules?.oneOf?.length) return choiceField(p, p.rules.oneOf, labelText, describedBy, helpLine, lang, post);
-  if (p.type.kind === "list") return listField(p, labelText, describedBy, helpLine, lang, post);
+  if (p.type.kind === "list") return listField(p, labelText, describedBy, helpLine, lang, post, offset);
   const id = `f-${p.name}`;
   return html`<div class="field" data-param="${p.name}" data-kind="${p.type.kind}" data-optional="${String(p.type.optional)}" data-label="${labelText}">
 <label for="${id}">${labelText}</label>${helpLine}
-${control(p.type, id, p.name, describedBy, p.page?.multiline === true, labelText, lang, post, p.name, p.rules)}
+${control(p.type, id, p.name, describedBy, p.page?.multiline === true, labelText, lang, post, p.name, p.rules, offset)}
 ${errorLine(p, post)}
 </div>`;
 }

@@ -10,7 +10,7 @@
  */
 import type { TaskView } from "../../engine/views/task.js";
 import { DEVELOPMENT_BANNER_STYLE, developmentBanner, signOutForm, type SignedIn } from "../identity/signed-in.js";
-import { formatDateIn, t } from "../../i18n/index.js";
+import { formatDateIn, t, zoneOffset } from "../../i18n/index.js";
 import { pageShell, timeHtml } from "../page/document.js";
 import { answerHtml } from "../page/values.js";
 import { field, type PostedForm } from "../page/form.js";
@@ -142,10 +142,12 @@ export function taskDocument(doc: Doc, who: SignedIn, view: TaskView, form: Task
   let main: Html;
   if (view.live && view.slot.status === "open") {
     const fieldErrors = Object.keys(form.post.errors).length > 0;
+    // a datetime's offset selector starts on the person's zone's offset now (UTC without a zone)
+    const offset = zoneOffset(doc.reader.zone, new Date());
     main = html`${form.message || fieldErrors ? html`<p class="outcome error" id="outcome" role="alert">${form.message ?? t(lang, "field.checkFields")}</p>` : null}
 <form id="answer" method="post" action="${form.action}" novalidate>
 <input type="hidden" name="csrf" value="${form.csrf}">
-${view.params.map((p) => field(p, form.post, lang))}
+${view.params.map((p) => field(p, form.post, lang, offset))}
 ${view.params.length === 0 ? html`<p>${t(lang, "page.nothingToFill")}</p>` : null}
 <button type="submit">${t(lang, "page.send")}</button>
 </form>`;

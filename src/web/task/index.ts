@@ -15,7 +15,11 @@
  * `Sec-Fetch-Site` is `cross-site` / `same-site`, or when the CSRF token is wrong (identity/
  * signed-in.ts `csrfOk`; the checks and the form reader are src/auth/'s); 415 / 413 pages for another body. Then the form fields become the event's
  * JSON body (page/form-body.ts, the responder page's mapping) and the ordinary raise path runs as
- * this principal (the engine client's raise, src/engine-client/: `Candidates`, `[Authorize]`, `Requires`, `After`):
+ * this principal (the engine client's raiseChecked, src/engine-client/: `Candidates`, `[Authorize]`, `Requires`, `After`).
+ * A POST reads the run once, for the view (engine/views/task.ts: one statement with the run's
+ * current visit), and asks the gate (`Candidates`, `[Authorize]`, commands/gate.ts) once there;
+ * the client then checks only the body and submits — no second read in the web process. The
+ * worker applies the command in its own transaction with the run locked and checks it all again:
  *   303 to the task page once applied (it then says "Answered by you at …");
  *   202 a page "accepted, being applied" when the worker was late;
  *   422 the form again with each refusal beside its field (values kept);
@@ -195,7 +199,9 @@ export function taskRouter(rt: Runtime): Router {
     if (valueDepthExceeds(body, rt.config.limits.maxInputDepth)) {
       return again(422, {}, t(doc.reader.lang, "task.tooDeep", { depth: formatNumber(doc.reader.lang, rt.config.limits.maxInputDepth) }));
     }
-    const result = await client.raise({ runId: view.run.id, alias: view.slot.alias, element }, body, who.principal);
+    // The view above read the run once and asked the gate (Candidates, [Authorize]) once: the
+    // client checks only the body, and the worker checks everything again under the run lock.
+    const result = await client.raiseChecked({ runId: view.run.id, alias: view.slot.alias, element }, view.params, body, who.principal);
     if (result.kind === "accepted") return send(ctx, 202, acceptedDocument(doc, who, view, actionOf(ctx)));
     if (result.kind === "applied") {
       ctx.status = 303;
