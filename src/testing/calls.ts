@@ -82,11 +82,16 @@ export async function makeAttempts(deps: EngineDeps, jobs: { callId: string; run
   return made;
 }
 
-/** Attempts of `runId`'s pending calls now due (the kit's clock: `advanceTime` moved them). */
-export async function dueAttempts(db: Db, runId: string): Promise<{ callId: string; runId: string; attempt: number }[]> {
+/**
+ * Attempts of `runId`'s pending calls due at `now` (the kit's clock: `advanceTime` moved them).
+ * `advanceTime` passes one instant per round to this, to the expiries and to its "what is due
+ * next" query, so a due time is either handled in the round or waited for — never neither.
+ */
+export async function dueAttempts(db: Db, runId: string, now: Date): Promise<{ callId: string; runId: string; attempt: number }[]> {
   const rows = await db.$queryRawUnsafe<{ id: string; attempts: number }[]>(
-    `SELECT id, attempts FROM calls WHERE run_id = $1::uuid AND status = 'pending' AND type <> 'task' AND claimed_until IS NULL AND next_attempt_at <= now() ORDER BY next_attempt_at`,
+    `SELECT id, attempts FROM calls WHERE run_id = $1::uuid AND status = 'pending' AND type <> 'task' AND claimed_until IS NULL AND next_attempt_at <= $2 ORDER BY next_attempt_at`,
     runId,
+    now,
   );
   return rows.map((r) => ({ callId: r.id, runId, attempt: r.attempts + 1 }));
 }

@@ -148,10 +148,10 @@ export interface OutboxMessage {
  * Applies the expiry of every due open slot and the firing of every due timer (of `runId` only,
  * when given); resolves how many slots expired plus how many timers fired.
  */
-async function expireDue(runId?: string): Promise<number> {
+async function expireDue(runId?: string, now = new Date()): Promise<number> {
   const deps = await engine();
   let expired = 0;
-  for (const cmd of await dueExpiries(deps.db, new Date(), 500, runId)) {
+  for (const cmd of await dueExpiries(deps.db, now, 500, runId)) {
     const { outcome } = await applyWithCalls(deps, cmd);
     if (outcome.ok && (outcome.status === "expired" || outcome.status === "fired")) expired++;
   }
@@ -293,17 +293,22 @@ export class TestRun {
     // scheduled for a moment later never applied. Bounded, so that a workflow that keeps
     // scheduling cannot hold a test forever.
     for (let round = 0; round < 10_000; round++) {
-      const made = await makeAttempts(await engine(), await dueAttempts(db, this.id));
-      const applied = (await expireDue(this.id)) + made;
+      // One instant per round for all three questions — what is due (attempts, expiries) and when
+      // the next thing falls due: with each asking its own now(), a due time falling between the
+      // questions was neither applied nor waited for, and the whole rest of the duration went in
+      // one move (a retry then scheduled from the real clock was stranded).
+      const now = new Date();
+      const made = await makeAttempts(await engine(), await dueAttempts(db, this.id, now));
+      const applied = (await expireDue(this.id, now)) + made;
       if (applied > 0) continue;
       if (remaining <= 0) break;
       const [next] = await db.$queryRaw<{ wait_ms: number | null }[]>`
-        SELECT (extract(epoch FROM (min(t) - now())) * 1000)::float8 AS wait_ms FROM (
+        SELECT (extract(epoch FROM (min(t) - ${now}::timestamptz)) * 1000)::float8 AS wait_ms FROM (
           SELECT deadline AS t FROM slots
-           WHERE run_id = ${this.id}::uuid AND deadline IS NOT NULL AND status = 'open' AND deadline > now()
+           WHERE run_id = ${this.id}::uuid AND deadline IS NOT NULL AND status = 'open' AND deadline > ${now}::timestamptz
           UNION ALL
           SELECT next_attempt_at FROM calls
-           WHERE run_id = ${this.id}::uuid AND status = 'pending' AND next_attempt_at > now()) due`;
+           WHERE run_id = ${this.id}::uuid AND status = 'pending' AND next_attempt_at > ${now}::timestamptz) due`;
       const step = next.wait_ms === null ? remaining : Math.min(remaining, Math.max(1, Math.ceil(next.wait_ms)));
       await db.$executeRaw`UPDATE slots SET deadline = deadline - make_interval(secs => ${step / 1000}::float8)
         WHERE run_id = ${this.id}::uuid AND deadline IS NOT NULL AND status IN ('open', 'waiting')`;
