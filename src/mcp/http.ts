@@ -165,7 +165,11 @@ export function mcpRouter(rt: Runtime, principalOf?: BearerPrincipal): Router {
     } else {
       if (!principalOf) throw new RefusalError(refuse(RefusalCode.Unauthorized, "The MCP endpoint needs a bearer token (Authorization: Bearer $SLOTFLOW_MCP_TOKEN or $SLOTFLOW_ADMIN_TOKEN)."));
       // a principal's JWT (source hs256 or issuer); 401 when it is not valid, before the body is read
-      principal = await principalOf(ctx, given!);
+      principal = await principalOf(ctx, given!).catch((err: unknown) => {
+        if (!(err instanceof RefusalError) || err.code !== RefusalCode.Unauthorized) throw err;
+        // say what else the token could have been (a mistyped SLOTFLOW_MCP_TOKEN lands here too); never the token
+        throw new RefusalError(refuse(RefusalCode.Unauthorized, `The bearer token is neither $${rt.config.mcpToken ? "SLOTFLOW_MCP_TOKEN nor $SLOTFLOW_ADMIN_TOKEN" : "SLOTFLOW_ADMIN_TOKEN"} nor a valid principal's JWT. ${err.message}`));
+      });
       ctx.state.mcpClient = principalClient(principal.claims.id);
     }
     await dependency(rt.log, "redis", () => limit.consume(ctx));

@@ -84,8 +84,10 @@ test.serial("a bad, expired or control-character principal JWT is 401 on /mcp, b
     const res = await ping(token);
     t.is(res.status, 401, why);
     t.is(res.body.code, "unauthorized", why);
+    t.regex(res.body.detail, /neither \$SLOTFLOW_MCP_TOKEN nor \$SLOTFLOW_ADMIN_TOKEN nor a valid principal's JWT/, why);
     t.false(res.text.includes(token), `${why}: the token is not echoed`);
   }
+  t.regex((await ping(cases[3]![1])).body.detail, /control character/, "the control character is named");
   t.is((await ping(await principalJwt("lee", []))).status, 200, "a valid principal JWT is taken");
 });
 
