@@ -12,7 +12,8 @@
  * | `mcp` | SLOTFLOW_MCP_TOKEN (`mcp-token`) or the admin token (`admin-token`) on `POST /mcp` | mcp/http.ts |
  *
  * The web's `signedIn` (web/identity/signed-in.ts) resolves the first three for every page and
- * principal endpoint. Operators (the admin token, the console's Basic sign-in) and task workers
+ * principal endpoint; its `bearerPrincipal` (the `hs256` and `issuer` sources) also serves
+ * `POST /mcp`, handed to mcp/http.ts by the web app, for an agent holding a principal's token. Operators (the admin token, the console's Basic sign-in) and task workers
  * (SLOTFLOW_WORKER_TOKEN) are callers, not principals: tokens.ts admits them.
  */
 import type { PrincipalClaims } from "../engine/commands/types.js";

@@ -2,7 +2,10 @@
  * `POST /mcp` (issue 33 item 1): the MCP server over Streamable HTTP on the web process, stateless
  * (a fresh server and transport per request, no session: any web process behind a load balancer
  * can answer any request). Bearer: the admin token, or SLOTFLOW_MCP_TOKEN when set (interfaces.md:
- * "the admin token, or SLOTFLOW_MCP_TOKEN when set"); 401 before the body is read. A JSON-RPC batch (a JSON array) is refused 400 with a JSON-RPC error
+ * "the admin token, or SLOTFLOW_MCP_TOKEN when set"), or a principal's JWT — the tokens the raise
+ * and inbox APIs take (HS256 with SLOTFLOW_JWT_SECRET, or the issuer's), resolved by the web's one
+ * resolver (BearerPrincipal); 401 before the body is read (a control character in the principal's
+ * id, email or a role too). A JSON-RPC batch (a JSON array) is refused 400 with a JSON-RPC error
  * (-32600), before any of it runs. A tool call that waits streams its progress notifications as server-sent
  * events on the request's response; closing the request ends the wait (the tool returns
  * `waiting`; get_answer resumes). Bodies: JSON, at most 1 MiB (request-body.ts).
@@ -12,13 +15,17 @@
  * before the token, by `rebindingRefusal` — a 403 with a JSON-RPC error body, as the SDK's own
  * host-validation middleware answers.
  *
- * Whose runs (issue 38 L5): with SLOTFLOW_MCP_TOKEN the tools reach only runs started through MCP
- * (tools.ts `onlyMcpRuns`); with the admin token, every run.
+ * Whose runs (tools.ts McpScope; issue 38 L5): with SLOTFLOW_MCP_TOKEN the tools reach only runs
+ * started through MCP; with the admin token, every run; with a principal's token the session is
+ * limited — only request_approval, ask_human and get_answer (tools/list shows only those), and
+ * get_answer only for the questions that principal asked — and its questions name it ("…, on
+ * behalf of ID (EMAIL), …": interfaces.md v0.5 "Agents ask insiders").
  *
  * Rate limit (interfaces.md v0.5 "Security, round two", MCP; issue 38 L5): after the token is
  * checked, each request counts against its token's budget — SLOTFLOW_RATE_LIMIT_PER_MINUTE
  * requests per 60 s, shared by every web process (http/rate-limit.ts, key
- * `{prefix}:ratelimit:mcp`, client `mcp-token` or `admin-token`) — past it 429 `rate-limited`
+ * `{prefix}:ratelimit:mcp`, client `mcp-token`, `admin-token` or `principal:` and a SHA-256 prefix
+ * of the principal's id: each principal its own budget) — past it 429 `rate-limited`
  * with `Retry-After`, before the body is read. A request without a valid token is 401 and spends
  * nothing, so no one without the token can exhaust the agents' budget.
  *
@@ -32,7 +39,8 @@
  * nothing trusted. The name is display text, bounded and put on one line where it is shown
  * (tools.ts agentNaming).
  */
-import { randomUUID } from "node:crypto";
+import { createHash, randomUUID } from "node:crypto";
+import type { Context } from "koa";
 import Router from "@koa/router";
 import { mcpPrincipal, type Principal } from "../auth/principal.js";
 import { bearerToken, oneOf } from "../auth/tokens.js";
@@ -41,6 +49,7 @@ import type { Runtime } from "../runtime.js";
 import { dependency } from "../engine-client/dependency.js";
 import { redisRateLimit } from "../http/rate-limit.js";
 import { readBody } from "../http/request-body.js";
+import type { McpScope } from "./tools.js";
 
 const BODY_LIMIT_BYTES = 1024 * 1024;
 
@@ -74,13 +83,29 @@ function initializeName(body: unknown): string | null {
   return typeof name === "string" && name.trim() ? name : null;
 }
 
-/** Which token the request's bearer is — `mcp-token` (SLOTFLOW_MCP_TOKEN) or `admin-token` (compared in constant time, src/auth/tokens.ts) — or 401. */
+/** Which token the request's bearer is — `mcp-token` (SLOTFLOW_MCP_TOKEN) or `admin-token` (compared in constant time, src/auth/tokens.ts) — or `principal`: any other bearer, to be verified as a principal's JWT. */
 export type McpClient = "mcp-token" | "admin-token";
-function whichToken(authorization: string, mcpToken: string | null, adminToken: string): McpClient {
-  const given = bearerToken(authorization);
+function whichToken(given: string | null, mcpToken: string | null, adminToken: string): McpClient | "principal" {
   if (mcpToken && oneOf(given, [mcpToken])) return "mcp-token";
   if (oneOf(given, [adminToken])) return "admin-token";
-  throw new RefusalError(refuse(RefusalCode.Unauthorized, `The MCP endpoint needs a bearer token (Authorization: Bearer $${mcpToken ? "SLOTFLOW_MCP_TOKEN" : "SLOTFLOW_ADMIN_TOKEN"}).`));
+  if (given !== null) return "principal";
+  throw new RefusalError(
+    refuse(RefusalCode.Unauthorized, `The MCP endpoint needs a bearer token (Authorization: Bearer $${mcpToken ? "SLOTFLOW_MCP_TOKEN" : "SLOTFLOW_ADMIN_TOKEN"}, or a principal's JWT).`),
+  );
+}
+
+/**
+ * Resolves a principal's bearer JWT (HS256 with SLOTFLOW_JWT_SECRET, or the issuer's): the web's
+ * one resolver of bearer principals (web/identity/signed-in.ts `bearerPrincipal`, which the inbox
+ * API and the raise API use), handed in by the web app — MCP imports no web module. Throws 401
+ * `unauthorized` for a token that is not valid (bad signature, expired, a control character in
+ * the id, email or a role), 503 when the issuer does not answer.
+ */
+export type BearerPrincipal = (ctx: Context, token: string) => Promise<Principal>;
+
+/** The rate limit's client of a principal (a label of its id: bounded, one line). */
+function principalClient(id: string): string {
+  return `principal:${createHash("sha256").update(id).digest("hex").slice(0, 32)}`;
 }
 
 const LOOPBACK_HOSTNAMES = new Set(["localhost", "127.0.0.1", "[::1]"]);
@@ -116,8 +141,11 @@ export function rebindingRefusal(baseUrl: string, host: string, origin: string |
   return null;
 }
 
-/** The router of `POST /mcp`. */
-export function mcpRouter(rt: Runtime): Router {
+/**
+ * The router of `POST /mcp`. `principalOf`: how a bearer that is neither SLOTFLOW_MCP_TOKEN nor
+ * the admin token is resolved as a principal (BearerPrincipal); without it such a bearer is 401.
+ */
+export function mcpRouter(rt: Runtime, principalOf?: BearerPrincipal): Router {
   const router = new Router({ sensitive: true, strict: true });
   const limit = redisRateLimit(rt.queues.connection, rt.config.rateLimitPerMinute, rt.config.queuePrefix, "mcp", (ctx) => String(ctx.state.mcpClient));
   router.post("/mcp", async (ctx) => {
@@ -127,9 +155,23 @@ export function mcpRouter(rt: Runtime): Router {
       ctx.body = { jsonrpc: "2.0", error: { code: -32000, message: rebinding }, id: null };
       return;
     }
-    ctx.state.mcpClient = whichToken(ctx.get("authorization"), rt.config.mcpToken, rt.config.adminToken);
-    // the one principal type (src/auth/principal.ts): source "mcp", id the token's label
-    const principal: Principal = mcpPrincipal(ctx.state.mcpClient as McpClient);
+    const given = bearerToken(ctx.get("authorization"));
+    const client = whichToken(given, rt.config.mcpToken, rt.config.adminToken);
+    let principal: Principal;
+    if (client !== "principal") {
+      // the one principal type (src/auth/principal.ts): source "mcp", id the token's label
+      principal = mcpPrincipal(client);
+      ctx.state.mcpClient = client;
+    } else {
+      if (!principalOf) throw new RefusalError(refuse(RefusalCode.Unauthorized, "The MCP endpoint needs a bearer token (Authorization: Bearer $SLOTFLOW_MCP_TOKEN or $SLOTFLOW_ADMIN_TOKEN)."));
+      // a principal's JWT (source hs256 or issuer); 401 when it is not valid, before the body is read
+      principal = await principalOf(ctx, given!).catch((err: unknown) => {
+        if (!(err instanceof RefusalError) || err.code !== RefusalCode.Unauthorized) throw err;
+        // say what else the token could have been (a mistyped SLOTFLOW_MCP_TOKEN lands here too); never the token
+        throw new RefusalError(refuse(RefusalCode.Unauthorized, `The bearer token is neither $${rt.config.mcpToken ? "SLOTFLOW_MCP_TOKEN nor $SLOTFLOW_ADMIN_TOKEN" : "SLOTFLOW_ADMIN_TOKEN"} nor a valid principal's JWT. ${err.message}`));
+      });
+      ctx.state.mcpClient = principalClient(principal.claims.id);
+    }
     await dependency(rt.log, "redis", () => limit.consume(ctx));
     const body = await readBody(ctx, "json", BODY_LIMIT_BYTES, rt.config.limits.maxInputDepth);
     // A JSON-RPC batch is refused (interfaces.md "Security, round two"): one request, one tool
@@ -146,7 +188,9 @@ export function mcpRouter(rt: Runtime): Router {
     // who asks (tools.ts AgentIdentity): the client's name carried by its session id (module header);
     // on whose behalf: the principal whose token it holds — none for the admin token or SLOTFLOW_MCP_TOKEN
     const onBehalfOf = principal.source === "mcp" ? null : { id: principal.claims.id, email: principal.claims.email };
-    const server = createMcpServer(rt, gone.signal, principal.claims.id === "mcp-token", { clientName: clientNameOf(ctx.get("mcp-session-id") || undefined), onBehalfOf });
+    // whose runs (tools.ts McpScope): SLOTFLOW_MCP_TOKEN MCP's runs, a principal only the questions it asked, the admin token all
+    const scope: McpScope = onBehalfOf ? { askedBy: onBehalfOf.id } : principal.claims.id === "mcp-token" ? "mcp-runs" : "all";
+    const server = createMcpServer(rt, gone.signal, scope, { clientName: clientNameOf(ctx.get("mcp-session-id") || undefined), onBehalfOf });
     const introduced = initializeName(body);
     if (introduced) ctx.res.setHeader("mcp-session-id", clientSessionId(introduced));
     const transport = new StreamableHTTPServerTransport({ sessionIdGenerator: undefined });

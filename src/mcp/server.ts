@@ -14,32 +14,33 @@ import { packageVersion } from "../package.js";
 import { RefusalError } from "../engine/refusals.js";
 import type { Runtime } from "../runtime.js";
 import { newTask, RunTaskStore, TASK_POLL_MS } from "./tasks.js";
-import { callTool, problemText, TASK_TOOLS, TOOLS, type AgentIdentity } from "./tools.js";
+import { callTool, problemText, TASK_TOOLS, toolsFor, type AgentIdentity, type McpScope } from "./tools.js";
 
 /**
  * A new MCP server over `rt` (one per stdio process; one per HTTP request, which is stateless).
  * `gone`: aborted when the transport under it goes (an HTTP request closed): waits end then.
- * `onlyMcpRuns`: the caller holds SLOTFLOW_MCP_TOKEN — tools and tasks reach only runs started
- * through MCP (tools.ts CallContext; issue 38 L5).
+ * `scope` (tools.ts McpScope): whose runs tools and tasks reach — every run (the admin token,
+ * stdio), only runs started through MCP (SLOTFLOW_MCP_TOKEN; issue 38 L5), or only the questions a
+ * principal asked, and then only its three tools (tools/list shows only those: tools.ts toolsFor).
  * `caller`: who asks, for the pages and mails of request_approval / ask_human (tools.ts
  * AgentIdentity; interfaces.md v0.5 "Agents ask insiders"): `clientName` as the HTTP door carried
  * it from initialize (http.ts: a stateless server never sees initialize and a tool call in one
  * request), else the `clientInfo.name` this server got in initialize (stdio); `onBehalfOf` the
  * principal whose token the agent holds, if any.
  */
-export function createMcpServer(rt: Runtime, gone?: AbortSignal, onlyMcpRuns = false, caller: Partial<AgentIdentity> = {}): Server {
+export function createMcpServer(rt: Runtime, gone?: AbortSignal, scope: McpScope = "all", caller: Partial<AgentIdentity> = {}): Server {
   const server = new Server(
     { name: "slotflow", version: packageVersion() },
     {
       // tasks (tasks.ts): tools/call of request_approval / ask_human may be a task; tasks/cancel cancels its run
       capabilities: { tools: {}, tasks: { cancel: {}, requests: { tools: { call: {} } } } },
-      taskStore: new RunTaskStore(rt, onlyMcpRuns),
+      taskStore: new RunTaskStore(rt, scope),
       defaultTaskPollInterval: TASK_POLL_MS,
       instructions:
         "slotflow runs workflows that wait on people. Use request_approval to ask a person for a yes/no decision (a permission prompt) and ask_human for a question; both send a single-use link to the person (by mail, or to an endpoint) and wait. When they return {status: \"waiting\", runId}, call get_answer {runId} to keep waiting.",
     },
   );
-  server.setRequestHandler(ListToolsRequestSchema, () => ({ tools: TOOLS }));
+  server.setRequestHandler(ListToolsRequestSchema, () => ({ tools: toolsFor(scope) }));
   server.setRequestHandler(CallToolRequestSchema, async (request, extra): Promise<CallToolResult> => {
     const token = request.params._meta?.progressToken;
     const progress =
@@ -54,7 +55,7 @@ export function createMcpServer(rt: Runtime, gone?: AbortSignal, onlyMcpRuns = f
       if (!TASK_TOOLS.includes(request.params.name)) throw new McpError(ErrorCode.InvalidParams, `${request.params.name.slice(0, 64)} does not run as a task: call it without "task" (only ${TASK_TOOLS.join(" and ")} do).`);
       let started;
       try {
-        started = await callTool(rt, request.params.name, request.params.arguments, { signal, noWait: true, onlyMcpRuns, agent });
+        started = await callTool(rt, request.params.name, request.params.arguments, { signal, noWait: true, scope, agent });
       } catch (err) {
         const result = refused(err);
         const problem = JSON.parse((result.content[0] as { text: string }).text) as { detail: string };
@@ -63,7 +64,7 @@ export function createMcpServer(rt: Runtime, gone?: AbortSignal, onlyMcpRuns = f
       return { task: newTask(String(started.runId)) } as unknown as CallToolResult;
     }
     try {
-      const result = await callTool(rt, request.params.name, request.params.arguments, { signal, progress, onlyMcpRuns, agent });
+      const result = await callTool(rt, request.params.name, request.params.arguments, { signal, progress, scope, agent });
       return { content: [{ type: "text", text: JSON.stringify(result) }], structuredContent: result };
     } catch (err) {
       return refused(err);

@@ -4,7 +4,8 @@
  * 1.x; docs/agents.md "As a task"). A client that sends `tools/call` of request_approval or
  * ask_human with `params.task` gets a task at once instead of a blocking call; then
  * `tasks/get {taskId}` says where it stands, `tasks/result {taskId}` waits for the answer (the
- * same result the blocking call returns), `tasks/cancel {taskId}` cancels the run.
+ * same result the blocking call returns), `tasks/cancel {taskId}` cancels the run (not with a
+ * principal's token, which cancels nothing: tools.ts McpScope).
  *
  * The task is the run: its id is the run's id, its state is read from the run (PostgreSQL) on
  * every request — nothing is kept in memory, so any web process, a restarted one, or a new
@@ -24,16 +25,16 @@ import type { Runtime } from "../runtime.js";
 import { engineClient } from "../engine-client/client.js";
 import { showRunOr404 } from "../engine-client/views.js";
 import { BUILTINS } from "./builtins.js";
-import { answerOf, mcpRunOr404 } from "./tools.js";
+import { answerOf, mcpRunOr404, type McpScope } from "./tools.js";
 
 /** How often a client should poll tasks/get, and how often tasks/result reads the run, ms. */
 export const TASK_POLL_MS = 2000;
 
 /** The task of built-in run `runId` (or null: no such run, or not a run of request_approval / ask_human). */
-async function taskOf(rt: Runtime, runId: string, onlyMcpRuns: boolean): Promise<{ task: Task; result: Record<string, unknown> | null } | null> {
+async function taskOf(rt: Runtime, runId: string, scope: McpScope): Promise<{ task: Task; result: Record<string, unknown> | null } | null> {
   let view;
   try {
-    await mcpRunOr404(rt, runId, onlyMcpRuns);
+    await mcpRunOr404(rt, runId, scope);
     view = await showRunOr404(rt, runId);
   } catch (err) {
     if (err instanceof RefusalError && err.code === "not-found") return null;
@@ -61,10 +62,10 @@ export function newTask(runId: string): Task {
  * start the run first (server.ts): `createTask` is never the way in, and refuses.
  */
 export class RunTaskStore implements TaskStore {
-  /** `onlyMcpRuns`: the caller holds SLOTFLOW_MCP_TOKEN (issue 38 L5): only runs started through MCP are its tasks. */
+  /** `scope` (tools.ts McpScope): SLOTFLOW_MCP_TOKEN's tasks are only runs started through MCP (issue 38 L5); a principal's, only the questions it asked. */
   constructor(
     private readonly rt: Runtime,
-    private readonly onlyMcpRuns = false,
+    private readonly scope: McpScope = "all",
   ) {}
 
   createTask(_params: CreateTaskOptions, _requestId: RequestId, request: Request): Promise<Task> {
@@ -72,7 +73,7 @@ export class RunTaskStore implements TaskStore {
   }
 
   async getTask(taskId: string): Promise<Task | null> {
-    return (await taskOf(this.rt, taskId, this.onlyMcpRuns))?.task ?? null;
+    return (await taskOf(this.rt, taskId, this.scope))?.task ?? null;
   }
 
   /** The run holds the result: nothing to store. */
@@ -80,7 +81,7 @@ export class RunTaskStore implements TaskStore {
 
   /** The tool's result: the answer as the blocking call returns it. Called once the task is terminal. */
   async getTaskResult(taskId: string): Promise<Result> {
-    const found = await taskOf(this.rt, taskId, this.onlyMcpRuns);
+    const found = await taskOf(this.rt, taskId, this.scope);
     if (!found?.result) throw new Error(`task ${taskId.slice(0, 64)} has no result yet`);
     return { content: [{ type: "text", text: JSON.stringify(found.result) }], structuredContent: found.result };
   }
@@ -88,7 +89,9 @@ export class RunTaskStore implements TaskStore {
   /** `cancelled` (tasks/cancel) cancels the run, with the reason recorded in its history; other changes come from the run. */
   async updateTaskStatus(taskId: string, status: Task["status"]): Promise<void> {
     if (status !== "cancelled") return;
-    await mcpRunOr404(this.rt, taskId, this.onlyMcpRuns);
+    await mcpRunOr404(this.rt, taskId, this.scope);
+    // a principal's token cancels nothing (tools.ts PRINCIPAL_TOOLS: no cancel_run, so no tasks/cancel either)
+    if (typeof this.scope === "object") throw new Error("tasks/cancel is not offered to a principal's token: an operator or SLOTFLOW_MCP_TOKEN cancels a run");
     const result = await engineClient(this.rt).cancel(taskId, "The agent cancelled its MCP task.", "mcp");
     if (result.kind === "refused") throw new RefusalError(result.refusal);
   }

@@ -15,7 +15,9 @@
  * `{code, detail, …}` with the code of the HTTP API's problem types (issue 33 item 4).
  *
  * Whose runs (issue 38 L5): every run an MCP tool starts is marked in `mcp_runs` before it is
- * submitted; a caller with SLOTFLOW_MCP_TOKEN (`onlyMcpRuns`) sees, waits on and cancels only those. Bad input
+ * submitted; a caller with SLOTFLOW_MCP_TOKEN (McpScope `"mcp-runs"`) sees, waits on and cancels only those.
+ * A caller with a principal's token (McpScope `askedBy`) calls only request_approval, ask_human and
+ * get_answer, and get_answer reaches only the questions it asked (mcp_runs.asked_by). Bad input
  * of request_approval / ask_human (a `to` that is neither an email address, an endpoint,
  * `role:NAME` nor `user:ID`; a `via` that is no slack-app endpoint; an oversized title, question or
  * choice) is refused before anything starts.
@@ -87,12 +89,8 @@ export interface CallContext {
   progress?: (progress: number, message: string) => Promise<void>;
   /** request_approval / ask_human only start the run (a task, tasks.ts): they return `waiting` at once. */
   noWait?: boolean;
-  /**
-   * The caller holds SLOTFLOW_MCP_TOKEN (http.ts): get_run, list_runs, cancel_run and get_answer
-   * reach only runs started through MCP; any other run is not-found, as an unknown id (issue 38 L5).
-   * Absent (the admin token, stdio): every run.
-   */
-  onlyMcpRuns?: boolean;
+  /** Whose runs the caller reaches (McpScope); absent: every run (the admin token, stdio). */
+  scope?: McpScope;
   /**
    * Who asks (interfaces.md v0.5 "Agents ask insiders"): `clientName` the MCP client's own name
    * (initialize's `clientInfo.name`: self-declared, unchecked text), `onBehalfOf` the principal
@@ -100,6 +98,25 @@ export interface CallContext {
    * principal's). Absent: the agent is not named ("An AI agent").
    */
   agent?: AgentIdentity;
+}
+
+/**
+ * Whose runs an MCP caller reaches (http.ts decides by its bearer token):
+ * - `"all"`: the admin token, or stdio — every run, every tool;
+ * - `"mcp-runs"`: SLOTFLOW_MCP_TOKEN — get_run, list_runs, cancel_run and get_answer (and the tasks)
+ *   reach only runs started through MCP; any other run is not-found, as an unknown id (issue 38 L5);
+ * - `{askedBy: ID}`: a principal's token (interfaces.md v0.5 "Agents ask insiders": the agent asks
+ *   on that principal's behalf) — only PRINCIPAL_TOOLS; each run it starts is recorded with ID
+ *   (mcp_runs.asked_by), and get_answer and its tasks reach only runs recorded with ID.
+ */
+export type McpScope = "all" | "mcp-runs" | { askedBy: string };
+
+/** The tools a principal's token may call (McpScope `askedBy`): asking, and waiting for its own answers. */
+export const PRINCIPAL_TOOLS: readonly string[] = ["request_approval", "ask_human", "get_answer"];
+
+/** The tools tools/list shows a caller of `scope`: a principal's only PRINCIPAL_TOOLS. */
+export function toolsFor(scope: McpScope | undefined): ToolDef[] {
+  return typeof scope === "object" ? TOOLS.filter((t) => PRINCIPAL_TOOLS.includes(t.name)) : TOOLS;
 }
 
 /** Who asks, as CallContext `agent` says (see there). */
@@ -409,19 +426,36 @@ function builtinMailOr400(rt: Runtime, workflow: string, input: unknown): void {
   mailDomainOr400(rt, ask.recipient);
 }
 
-/** Marks `runId` as started through MCP (table mcp_runs), before its start is submitted. */
-export async function markMcpRun(rt: Runtime, runId: string): Promise<void> {
-  await dependency(rt.log, "database", () => rt.db.mcpRun.create({ data: { runId } }));
+/**
+ * Marks `runId` as started through MCP (table mcp_runs), before its start is submitted; `askedBy`:
+ * the principal whose token started it (McpScope), else null.
+ */
+export async function markMcpRun(rt: Runtime, runId: string, askedBy: string | null = null): Promise<void> {
+  await dependency(rt.log, "database", () => rt.db.mcpRun.create({ data: { runId, askedBy } }));
 }
 
 /**
- * For a caller limited to MCP's runs (`onlyMcpRuns`): not-found — the words of an unknown id —
- * unless `runId` was started through MCP. Otherwise nothing.
+ * For a limited caller (McpScope): not-found — the words of an unknown id — unless `runId` was
+ * started through MCP (`"mcp-runs"`) or, for a principal, asked by that principal. Otherwise nothing.
  */
-export async function mcpRunOr404(rt: Runtime, runId: string, onlyMcpRuns: boolean | undefined): Promise<void> {
-  if (!onlyMcpRuns) return;
-  const marked = RUN_ID.test(runId) ? await dependency(rt.log, "database", () => rt.db.mcpRun.findUnique({ where: { runId: runId.toLowerCase() }, select: { runId: true } })) : null;
-  if (!marked) throw new RefusalError(refuse(RefusalCode.NotFound, "No run has this id."));
+export async function mcpRunOr404(rt: Runtime, runId: string, scope: McpScope | undefined): Promise<void> {
+  if (scope === undefined || scope === "all") return;
+  const marked = RUN_ID.test(runId) ? await dependency(rt.log, "database", () => rt.db.mcpRun.findUnique({ where: { runId: runId.toLowerCase() }, select: { askedBy: true } })) : null;
+  if (!marked || (typeof scope === "object" && marked.askedBy !== scope.askedBy)) throw new RefusalError(refuse(RefusalCode.NotFound, "No run has this id."));
+}
+
+/**
+ * A principal's token (McpScope `askedBy`) calls only PRINCIPAL_TOOLS: any other tool is refused
+ * `unauthorized` (the token does not authorize the tool), saying why, before its arguments are read.
+ */
+function toolAllowedOr401(name: string, scope: McpScope | undefined): void {
+  if (typeof scope !== "object" || PRINCIPAL_TOOLS.includes(name)) return;
+  throw new RefusalError(
+    refuse(
+      RefusalCode.Unauthorized,
+      `${JSON.stringify(name.slice(0, 64))} is not offered to a principal's token: an agent holding a person's token may only ask on their behalf (${PRINCIPAL_TOOLS.join(", ")}); the other tools need SLOTFLOW_MCP_TOKEN or the admin token.`,
+    ),
+  );
 }
 
 /** The answer of a built-in run as its view shows it, or null while it waits (issue 33 item 3). */
@@ -461,7 +495,7 @@ const sleep = (ms: number, signal: AbortSignal) =>
  * request_approval / ask_human.
  */
 async function waitForAnswer(rt: Runtime, runId: string, waitSeconds: number, ctx: CallContext): Promise<Json> {
-  await mcpRunOr404(rt, runId, ctx.onlyMcpRuns);
+  await mcpRunOr404(rt, runId, ctx.scope);
   const until = Date.now() + waitSeconds * 1000;
   let nextProgress = Date.now() + PROGRESS_MS;
   let beats = 0;
@@ -494,15 +528,16 @@ async function waitForAnswer(rt: Runtime, runId: string, waitSeconds: number, ct
  * 413, then the start command), marked as started through MCP before it is submitted; throws
  * RefusalError for every refusal, nothing started then.
  */
-async function startRun(rt: Runtime, workflow: string, input: unknown): Promise<Started> {
-  const result = await engineClient(rt).start(workflow, input, (runId) => markMcpRun(rt, runId));
+async function startRun(rt: Runtime, workflow: string, input: unknown, scope: McpScope | undefined): Promise<Started> {
+  const askedBy = typeof scope === "object" ? scope.askedBy : null;
+  const result = await engineClient(rt).start(workflow, input, (runId) => markMcpRun(rt, runId, askedBy));
   if (result.kind === "refused") throw new RefusalError(result.refusal);
   return startedView(result);
 }
 
 /** Starts a built-in run, then waits for its answer. */
 async function ask(rt: Runtime, workflow: string, input: Json, waitSeconds: number, ctx: CallContext): Promise<Json> {
-  const started = await startRun(rt, workflow, { ask: input });
+  const started = await startRun(rt, workflow, { ask: input }, ctx.scope);
   rt.log.info({ runId: started.id, workflow }, "mcp: asked a person");
   return waitForAnswer(rt, started.id, ctx.noWait ? 0 : waitSeconds, ctx);
 }
@@ -511,6 +546,7 @@ const answerBy = (timeoutSeconds: number) => new Date(Date.now() + timeoutSecond
 
 /** Runs tool `name`; throws RefusalError for a refusal (the server turns it into a tool error). */
 export async function callTool(rt: Runtime, name: string, rawArgs: unknown, ctx: CallContext): Promise<Json> {
+  toolAllowedOr401(name, ctx.scope);
   switch (name) {
     case "list_workflows": {
       argsOf(rawArgs, []);
@@ -521,12 +557,12 @@ export async function callTool(rt: Runtime, name: string, rawArgs: unknown, ctx:
       const a = argsOf(rawArgs, ["workflow", "input"]);
       const workflow = text(a, "workflow", 209)!;
       builtinMailOr400(rt, workflow, a.input);
-      return await startRun(rt, workflow, a.input === undefined ? {} : a.input);
+      return await startRun(rt, workflow, a.input === undefined ? {} : a.input, ctx.scope);
     }
     case "get_run": {
       const a = argsOf(rawArgs, ["runId"]);
       const runId = text(a, "runId", 64)!;
-      await mcpRunOr404(rt, runId, ctx.onlyMcpRuns);
+      await mcpRunOr404(rt, runId, ctx.scope);
       return (await showRunOr404(rt, runId)) as unknown as Json;
     }
     case "list_runs": {
@@ -534,7 +570,7 @@ export async function callTool(rt: Runtime, name: string, rawArgs: unknown, ctx:
       const a = argsOf(rawArgs, keys);
       const query: Record<string, string> = {};
       for (const k of keys) if (a[k] !== undefined && a[k] !== null) query[k] = String(a[k]);
-      const filter = { ...parseRunsQuery(query), ...(ctx.onlyMcpRuns ? { startedThroughMcp: true } : {}) };
+      const filter = { ...parseRunsQuery(query), ...(ctx.scope === "mcp-runs" ? { startedThroughMcp: true } : {}) };
       const page = await dependency(rt.log, "database", () => listRuns(rt.db, filter));
       return JSON.parse(JSON.stringify(page)) as Json;
     }
@@ -542,7 +578,7 @@ export async function callTool(rt: Runtime, name: string, rawArgs: unknown, ctx:
       const a = argsOf(rawArgs, ["runId", "reason"]);
       const runId = text(a, "runId", 64)!;
       const reason = checkReason(a.reason);
-      await mcpRunOr404(rt, runId, ctx.onlyMcpRuns);
+      await mcpRunOr404(rt, runId, ctx.scope);
       const result = await engineClient(rt).cancel(runId, reason, "mcp");
       if (result.kind === "refused") throw new RefusalError(result.refusal);
       if (result.kind === "accepted") return { id: result.runId, status: "accepted" };

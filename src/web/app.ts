@@ -41,6 +41,7 @@ import { consoleGate, consoleRouter } from "./console/index.js";
 import { taskRouter } from "./task/index.js";
 import { requireAdmin } from "../auth/tokens.js";
 import { mcpRouter } from "../mcp/http.js";
+import { bearerPrincipal } from "./identity/signed-in.js";
 import { inboxRouter } from "./inbox/index.js";
 import { identityRouter } from "./identity/routes.js";
 import { homeRouter } from "./home.js";
@@ -114,7 +115,7 @@ export function webRouters(
   runEndWaiters: RunEndWaiters = new RunEndWaiters(rt.config),
   taskWaiters: TaskWaiters = new TaskWaiters(rt.config),
 ): Router[] {
-  return [opsRouter(rt, isDraining), runResultRouter(rt, runEndWaiters), tasksRouter(rt, taskWaiters, isDraining), callbackRouter(rt, rateLimit), adminRouter(rt), endpointsRouter(rt), slackRouter(rt), runsApiRouter(rt), receiptsRouter(rt), consoleRouter(rt), taskRouter(rt), mcpRouter(rt), inboxRouter(rt), identityRouter(rt), homeRouter(rt)];
+  return [opsRouter(rt, isDraining), runResultRouter(rt, runEndWaiters), tasksRouter(rt, taskWaiters, isDraining), callbackRouter(rt, rateLimit), adminRouter(rt), endpointsRouter(rt), slackRouter(rt), runsApiRouter(rt), receiptsRouter(rt), consoleRouter(rt), taskRouter(rt), mcpRouter(rt, (ctx, token) => bearerPrincipal(ctx, rt, token)), inboxRouter(rt), identityRouter(rt), homeRouter(rt)];
 }
 
 export function createWebApp(rt: Runtime): WebApp {

@@ -3,13 +3,15 @@
  * how the agent is named (tools.ts agentNaming: its client's name and, for a principal's token,
  * on whose behalf — one line, bounded), the client's name carried over stateless HTTP in the
  * Mcp-Session-Id (http.ts), and the built-ins' "no role / no user" candidate, which names nobody
- * (specials.ts principalName). End to end: test/e2e/mcp-insiders.test.ts.
+ * (specials.ts principalName), and what a principal's token may call (tools.ts McpScope). End to
+ * end: test/e2e/mcp-insiders.test.ts and test/e2e/mcp-behalf.test.ts.
  */
 import test from "ava";
 import { candidateNames, principalName } from "../../src/lang/runtime/interpreter.js";
 import { AGENT_CHARS } from "../../src/mcp/builtins.js";
 import { clientNameOf, clientSessionId } from "../../src/mcp/http.js";
-import { agentNaming } from "../../src/mcp/tools.js";
+import { agentNaming, callTool, PRINCIPAL_TOOLS, TOOLS, toolsFor } from "../../src/mcp/tools.js";
+import type { Runtime } from "../../src/runtime.js";
 
 test("agentNaming: the client's name, and on whose behalf when the token is a principal's; null when nothing is known", (t) => {
   t.is(agentNaming(undefined), null);
@@ -42,4 +44,22 @@ test("a candidate name no principal can hold names nobody: the built-ins' 'no ro
   t.true(principalName("finance"));
   const m = (matcher: "role" | "user", value: string) => ({ kind: "matcher", matcher, value }) as never;
   t.deepEqual(candidateNames([m("role", "finance"), m("user", "\u0001nobody")]), { users: [], roles: ["finance"] });
+});
+
+test("a principal's token lists only request_approval, ask_human and get_answer; every other tool is refused naming why, before anything is read", async (t) => {
+  t.deepEqual(
+    toolsFor({ askedBy: "lee" }).map((x) => x.name),
+    ["request_approval", "ask_human", "get_answer"],
+  );
+  t.deepEqual([...PRINCIPAL_TOOLS].sort(), toolsFor({ askedBy: "lee" }).map((x) => x.name).sort());
+  t.is(toolsFor("all"), TOOLS);
+  t.is(toolsFor("mcp-runs"), TOOLS);
+  t.is(toolsFor(undefined), TOOLS);
+  // a runtime that throws when touched: the refusal comes before any database or queue
+  const untouchable = new Proxy({}, { get: () => { throw new Error("touched the runtime"); } }) as Runtime;
+  for (const name of ["start_run", "cancel_run", "list_runs", "get_run", "list_workflows", "no_such_tool"]) {
+    const err = await t.throwsAsync(callTool(untouchable, name, {}, { signal: new AbortController().signal, scope: { askedBy: "lee" } }));
+    t.is((err as { code?: string }).code, "unauthorized", name);
+    t.regex(err!.message, /is not offered to a principal's token: an agent holding a person's token may only ask on their behalf \(request_approval, ask_human, get_answer\)/, name);
+  }
 });

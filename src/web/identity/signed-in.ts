@@ -80,8 +80,13 @@ export async function requirePrincipal(ctx: Context, rt: Runtime): Promise<Signe
   return who;
 }
 
-/** HS256 (SLOTFLOW_JWT_SECRET) or the issuer's, by the token's header `alg`. */
-async function bearerPrincipal(ctx: Context, rt: Runtime, token: string): Promise<Principal> {
+/**
+ * The principal of a bearer JWT: HS256 (SLOTFLOW_JWT_SECRET) or the issuer's, by the token's
+ * header `alg` (see the module header). The one resolver of bearer principals: `signedIn` (the
+ * inbox, the task pages, raise) and `POST /mcp` (handed in by app.ts: MCP imports no web module)
+ * use it. Throws 401 `unauthorized` for a token that is not valid, 503 when the issuer does not answer.
+ */
+export async function bearerPrincipal(ctx: Context, rt: Runtime, token: string): Promise<Principal> {
   let alg: unknown = null;
   try {
     alg = decodeProtectedHeader(token).alg;
