@@ -22,6 +22,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { promisify } from "node:util";
 import { showRun, startRun } from "../helpers/callback.js";
+import { runsBuilt } from "../helpers/cli-entry.js";
 import { dropDatabase } from "../helpers/db.js";
 import { ADMIN_TOKEN, eventually, ROOT, startCluster, type Cluster } from "../helpers/server.js";
 
@@ -59,6 +60,19 @@ function documentedSetup(): { packageJson: Record<string, unknown>; tsconfig: Re
   return { packageJson: blocks[0], tsconfig: blocks[1] };
 }
 
+/**
+ * `npm pack` of this checkout into `dest`, without its lifecycle scripts: `npm pack` runs
+ * `prepare` (`npm run build`), and tsc rewriting dist/ file by file while the other test files'
+ * servers load it made one of them read a half-written module (CI: "The requested module
+ * './lexer.js' does not provide an export named 'Newline'"). `npm test` builds dist/ before any
+ * test runs; run alone with a stale dist/ (test/helpers/cli-entry.ts), this file builds it first,
+ * with nothing else running. The tarball is what `npm pack` makes after `prepare` either way.
+ */
+async function pack(dest: string, options: { cwd: string; env: NodeJS.ProcessEnv; maxBuffer: number }) {
+  if (!runsBuilt()) await run("npm", ["run", "build"], options);
+  return run("npm", ["pack", "--ignore-scripts", "--json", "--pack-destination", dest], options);
+}
+
 let dir = "";
 let databaseUrl = "";
 /** The tarball `npm pack` wrote (the SDK test below installs it too; it packs on its own when run alone). */
@@ -76,7 +90,7 @@ test.serial("the packed package installs into a fresh project, whose documented 
   delete env.SLOTFLOW_TEST_DATABASE_URL;
   const opts = (cwd: string) => ({ cwd, env, maxBuffer: 64 * 1024 * 1024 });
 
-  const packed = await run("npm", ["pack", "--json", "--pack-destination", dir], opts(ROOT));
+  const packed = await pack(dir, opts(ROOT));
   const [{ filename, files }] = JSON.parse(packed.stdout) as { filename: string; files: { path: string }[] }[];
   const paths = files.map((f) => f.path);
   t.true(paths.includes("dist/src/testing/index.js") && paths.includes("dist/src/testing/index.d.ts"), "the tarball carries the compiled kit with its types");
@@ -217,7 +231,7 @@ test.serial("the SDK in a fresh project with the packed package: types, tsc, the
   const opts = (cwd: string) => ({ cwd, env, maxBuffer: 64 * 1024 * 1024 });
   dir ||= mkdtempSync(join(tmpdir(), "slotflow-packed-"));
   if (!tarball) {
-    const packed = await run("npm", ["pack", "--json", "--pack-destination", dir], opts(ROOT));
+    const packed = await pack(dir, opts(ROOT));
     tarball = join(dir, (JSON.parse(packed.stdout) as { filename: string }[])[0]!.filename);
   }
 
