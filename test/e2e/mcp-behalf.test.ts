@@ -20,7 +20,7 @@ import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/
 import { signPrincipal } from "../../src/auth/jwt.js";
 import { dropDatabase } from "../helpers/db.js";
 import { principalJwt } from "../helpers/callback.js";
-import { ADMIN_TOKEN, JWT_SECRET, eventually, printedLinks, request, startCluster, type Cluster } from "../helpers/server.js";
+import { ADMIN_TOKEN, JWT_SECRET, eventually, printedLinks, request, pageAs, startCluster, type Cluster } from "../helpers/server.js";
 
 const MCP_TOKEN = "mcp-token-for-the-behalf-test-0123456789";
 const BUDGET = 40;
@@ -54,17 +54,8 @@ const inbox = async (jwt: string): Promise<InboxTask[]> => {
   return res.body.tasks as InboxTask[];
 };
 
-/** A GET or form POST as a principal (bearer JWT), not following redirects. */
-async function call(method: string, path: string, jwt: string, form?: Record<string, string>) {
-  const headers: Record<string, string> = { accept: "text/html", authorization: `Bearer ${jwt}` };
-  let body: string | undefined;
-  if (form) {
-    Object.assign(headers, { "content-type": "application/x-www-form-urlencoded", origin: base, "sec-fetch-site": "same-origin" });
-    body = new URLSearchParams(form).toString();
-  }
-  const res = await fetch(new URL(path, base), { method, headers, body, redirect: "manual" });
-  return { status: res.status, text: await res.text() };
-}
+/** A GET or same-origin form POST as a principal (test/helpers/server.ts pageAs). */
+const call = (method: string, path: string, jwt: string, form?: Record<string, string>) => pageAs(base, method, path, jwt, form);
 
 /** The printed mail to `to` (the terminal mail transport). */
 const mailTo = (to: string) =>

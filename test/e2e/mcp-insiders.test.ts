@@ -20,7 +20,7 @@ import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/
 import { dropDatabase } from "../helpers/db.js";
 import { principalJwt } from "../helpers/callback.js";
 import { cliEntry } from "../helpers/cli-entry.js";
-import { ADMIN_TOKEN, ROOT, eventually, printedLinks, request, startCluster, type Cluster } from "../helpers/server.js";
+import { ADMIN_TOKEN, ROOT, eventually, printedLinks, request, pageAs, startCluster, type Cluster } from "../helpers/server.js";
 import { startSlackStandIn, type SlackStandIn } from "../helpers/slack-standin.js";
 
 const SIGNING_SECRET = "0a1b2c3d4e5f60718293a4b5c6d7e8f9";
@@ -60,17 +60,8 @@ async function agent(name: string): Promise<Client> {
   return client;
 }
 
-/** A GET or form POST as a principal (bearer JWT), not following redirects. */
-async function call(method: string, path: string, jwt: string, form?: Record<string, string>) {
-  const headers: Record<string, string> = { accept: "text/html", authorization: `Bearer ${jwt}` };
-  let body: string | undefined;
-  if (form) {
-    Object.assign(headers, { "content-type": "application/x-www-form-urlencoded", origin: base, "sec-fetch-site": "same-origin" });
-    body = new URLSearchParams(form).toString();
-  }
-  const res = await fetch(new URL(path, base), { method, headers, body, redirect: "manual" });
-  return { status: res.status, headers: res.headers, text: await res.text() };
-}
+/** A GET or same-origin form POST as a principal (test/helpers/server.ts pageAs). */
+const call = (method: string, path: string, jwt: string, form?: Record<string, string>) => pageAs(base, method, path, jwt, form);
 
 type InboxTask = { runId: string; workflow: string; alias: string; title: string; taskUrl: string };
 const inbox = async (jwt: string): Promise<InboxTask[]> => {

@@ -219,6 +219,28 @@ export async function request(
   return { status: res.status, headers: res.headers, body: parsed, text };
 }
 
+/**
+ * A page request as a signed-in principal would make it from the page itself: a GET, or with
+ * `form` a same-origin form POST (`Origin` and `Sec-Fetch-Site` as a browser sends them), with
+ * the principal's bearer JWT; redirects are not followed (a 303 is the answer to read).
+ */
+export async function pageAs(
+  baseUrl: string,
+  method: string,
+  path: string,
+  jwt: string,
+  form?: Record<string, string>,
+): Promise<{ status: number; headers: Headers; text: string }> {
+  const headers: Record<string, string> = { accept: "text/html", authorization: `Bearer ${jwt}` };
+  let body: string | undefined;
+  if (form) {
+    Object.assign(headers, { "content-type": "application/x-www-form-urlencoded", origin: baseUrl, "sec-fetch-site": "same-origin" });
+    body = new URLSearchParams(form).toString();
+  }
+  const res = await fetch(new URL(path, baseUrl), { method, headers, body, redirect: "manual" });
+  return { status: res.status, headers: res.headers, text: await res.text() };
+}
+
 /** Links printed by the terminal mail transport, in order. */
 export function printedLinks(output: string[]): string[] {
   return output.flatMap((l) => [...l.matchAll(/https?:\/\/[^\s"]+\/api\/workflow\/callback\/(?:sfl_[A-Za-z0-9_-]{49}|[A-Za-z0-9_-]{43})(?![A-Za-z0-9_-])/g)].map((m) => m[0]));
