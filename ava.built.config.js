@@ -8,8 +8,8 @@ export default {
   nodeArguments: ["--import=./test/preload/fail-on-warning.mjs", "--import=./test/preload/durations.mjs"],
   workerThreads: false,
   timeout: "60s",
-  // three test files at once on 2 cores: most end-to-end files wait (sweeps, timers, outages,
-  // browsers) more than they compute — one npm test's files spent 1,712 s of wall time for 831 s of
-  // CPU at concurrency 2 — so a third keeps both cores busy (docs/testing.md, "Round four")
-  concurrency: 3,
+  // two test files at once on 2 cores: the suite is bound by CPU, and a third file at once made
+  // every file longer and so costlier (idle servers sweep, waits poll, per wall second) — measured
+  // on one machine, one after the other: 967 s at two, longer at three (docs/testing.md, "Round five")
+  concurrency: 2,
 };

@@ -12,6 +12,8 @@
  * Tests give every run a unique title and every workflow puts the title in its subjects, so a
  * subject names one message of one run.
  */
+import { pollPause } from "./poll.js";
+
 export interface PrintedEmail {
   to: string;
   subject: string;
@@ -37,17 +39,17 @@ export function parseEmails(lines: readonly string[]): PrintedEmail[] {
   return out;
 }
 
-/** Waits (polling every 50 ms) for the email whose subject is exactly `subject`; fails after `ms`. */
+/** Waits (polling with pollPause: 25 ms rising to 200 ms) for the email whose subject is exactly `subject`; fails after `ms`. */
 export async function waitForEmail(output: () => string[], subject: string, ms = 15_000): Promise<PrintedEmail> {
   const until = Date.now() + ms;
-  for (;;) {
+  for (let attempt = 0; ; attempt++) {
     const found = parseEmails(output()).find((m) => m.subject === subject);
     if (found) return found;
     if (Date.now() > until) {
       const seen = parseEmails(output()).map((m) => m.subject);
       throw new Error(`no email with subject "${subject}" within ${ms} ms; subjects seen: ${JSON.stringify(seen.slice(-20))}`);
     }
-    await new Promise((r) => setTimeout(r, 50));
+    await new Promise((r) => setTimeout(r, pollPause(attempt)));
   }
 }
 

@@ -17,9 +17,10 @@ import { recordCost } from "./costs.js";
 import { freshDatabase } from "./db.js";
 import { cliEntry } from "./cli-entry.js";
 
+import { pollPause } from "./poll.js";
 import { ROOT } from "./root.js";
 
-export { ROOT };
+export { ROOT, pollPause };
 export const ADMIN_TOKEN = "test-admin-token";
 export const JWT_SECRET = "test-jwt-secret";
 
@@ -159,10 +160,11 @@ export async function startCluster(
     SLOTFLOW_JWT_SECRET: JWT_SECRET,
     SLOTFLOW_SEAL_KEY: "test-seal-key",
     SLOTFLOW_QUEUE_PREFIX: `sft-${randomBytes(4).toString("hex")}`,
-    // a deadline is swept at most 0.5 s late (production: 1 s). Each sweep is ~7 statements and
-    // a BullMQ job: at 200 ms an idle serve used 0.64 s of CPU per 10 s with its PostgreSQL
-    // backends, at 500 ms ~0.3 s — on ~100 clusters per npm test (docs/testing.md, "Round four")
-    SLOTFLOW_SWEEP_INTERVAL_MS: "500",
+    // a deadline is swept at most 1 s late, as in production. Each sweep is ~7 statements and a
+    // BullMQ job: an idle serve used 0.44 s of CPU per 10 s at 500 ms and 0.22 s at 2 s (0.13 s
+    // without sweeps), beside its PostgreSQL backends — on ~150 processes per npm test
+    // (docs/testing.md, "Round five")
+    SLOTFLOW_SWEEP_INTERVAL_MS: "1000",
     LOG_LEVEL: "info",
     SMTP_URL: "",
     ...opts.env,
@@ -246,13 +248,13 @@ export function printedLinks(output: string[]): string[] {
   return output.flatMap((l) => [...l.matchAll(/https?:\/\/[^\s"]+\/api\/workflow\/callback\/(?:sfl_[A-Za-z0-9_-]{49}|[A-Za-z0-9_-]{43})(?![A-Za-z0-9_-])/g)].map((m) => m[0]));
 }
 
-/** Waits until `predicate` holds (polling every 50 ms), or fails after `ms`. */
+/** Waits until `predicate` holds (polling with pollPause: 25 ms rising to 200 ms), or fails after `ms`. */
 export async function eventually<T>(fn: () => Promise<T | undefined | null | false>, ms = 10_000): Promise<T> {
   const until = Date.now() + ms;
-  for (;;) {
+  for (let attempt = 0; ; attempt++) {
     const v = await fn();
     if (v) return v;
     if (Date.now() > until) throw new Error("condition did not hold in time");
-    await new Promise((r) => setTimeout(r, 50));
+    await new Promise((r) => setTimeout(r, pollPause(attempt)));
   }
 }
